@@ -1,0 +1,113 @@
+package metrics
+
+import (
+	"math"
+	"slices"
+
+	"github.com/gpusched/gpusched/model"
+)
+
+// JobRecord is the outcome of one job in a run. Start and Finish are -1 when
+// the job never started or never finished.
+type JobRecord struct {
+	ID          string
+	Submit      model.Time
+	Start       model.Time // first start
+	Finish      model.Time
+	GPUs        int    // GPUs held at the first start
+	GPUType     string // GPU type of the first allocation
+	Preemptions int
+	Resizes     int
+	GPUTime     model.Time // GPU-milliseconds held over the whole run
+	Rejected    bool
+}
+
+// Completed reports whether the job finished.
+func (r *JobRecord) Completed() bool { return r.Finish >= 0 }
+
+// JCT returns finish − submit (only meaningful when Completed).
+func (r *JobRecord) JCT() model.Time { return r.Finish - r.Submit }
+
+// Sample is the cluster's occupancy from T until the next sample.
+type Sample struct {
+	T        model.Time
+	BusyGPUs int
+	Queued   int
+}
+
+// Summary is the run's headline figures; the JSON keys are DESIGN.md's.
+// Times are in seconds, utilisation a fraction.
+type Summary struct {
+	Policy      string  `json:"policy"`
+	Placer      string  `json:"placer"`
+	Scaler      string  `json:"scaler"`
+	Jobs        int     `json:"jobs"`
+	Completed   int     `json:"completed"`
+	Rejected    int     `json:"rejected"`
+	AvgJCT      float64 `json:"avg_jct_s"`
+	P50JCT      float64 `json:"p50_jct_s"`
+	P99JCT      float64 `json:"p99_jct_s"`
+	AvgQueue    float64 `json:"avg_queue_s"`
+	Makespan    float64 `json:"makespan_s"`
+	GPUUtil     float64 `json:"gpu_util"`
+	Preemptions int     `json:"preemptions"`
+	Resizes     int     `json:"resizes"`
+}
+
+// Summarize computes the summary of recs on a cluster of totalGPUs GPUs.
+// JCT percentiles use the nearest-rank method over completed jobs.
+func Summarize(totalGPUs int, recs []JobRecord) Summary {
+	s := Summary{Jobs: len(recs)}
+	var jcts []float64
+	var queueSum float64
+	started := 0
+	first, last := model.Time(math.MaxInt64), model.Time(math.MinInt64)
+	var gpuTime model.Time
+	for i := range recs {
+		r := &recs[i]
+		first = min(first, r.Submit)
+		s.Preemptions += r.Preemptions
+		s.Resizes += r.Resizes
+		gpuTime += r.GPUTime
+		if r.Rejected {
+			s.Rejected++
+		}
+		if r.Start >= 0 {
+			started++
+			queueSum += (r.Start - r.Submit).Seconds()
+		}
+		if r.Completed() {
+			jcts = append(jcts, r.JCT().Seconds())
+			last = max(last, r.Finish)
+		}
+	}
+	s.Completed = len(jcts)
+	if started > 0 {
+		s.AvgQueue = queueSum / float64(started)
+	}
+	if len(jcts) == 0 {
+		return s
+	}
+	slices.Sort(jcts)
+	var sum float64
+	for _, j := range jcts {
+		sum += j
+	}
+	s.AvgJCT = sum / float64(len(jcts))
+	s.P50JCT = Percentile(jcts, 0.50)
+	s.P99JCT = Percentile(jcts, 0.99)
+	if last > first {
+		s.Makespan = (last - first).Seconds()
+		s.GPUUtil = gpuTime.Seconds() / (float64(totalGPUs) * s.Makespan)
+	}
+	return s
+}
+
+// Percentile returns the nearest-rank p-quantile (0 < p <= 1) of sorted.
+func Percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	k := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[max(0, min(k, len(sorted)-1))]
+}

@@ -1,0 +1,116 @@
+package model
+
+// JobSpec is what a user or a trace asks for. A job's work is either Steps of
+// Model (speed from the throughput matrix) or Duration measured on the
+// reference GPU type.
+type JobSpec struct {
+	// ID is unique within a trace or a server.
+	ID string
+	// Submit is the submission time.
+	Submit Time
+	// GPUs is the requested GPU count; MinGPUs and MaxGPUs bound an elastic
+	// job (both equal GPUs for a rigid job).
+	GPUs, MinGPUs, MaxGPUs int
+	// Model names the job type (a key of the throughput matrix); may be empty.
+	Model string
+	// Steps is the work in training steps (with Model), or 0.
+	Steps int64
+	// Duration is the run time on the reference GPU type at GPUs GPUs, or 0.
+	Duration Time
+	// GPUType, when set, restricts the job to that GPU type.
+	GPUType string
+	// Priority: higher is more important.
+	Priority int
+	// User owns the job; informational.
+	User string
+	// PeakMemMiB is the job's peak memory per GPU; 0 means unknown.
+	PeakMemMiB int
+}
+
+// Elastic reports whether the job may run with a varying GPU count.
+func (s *JobSpec) Elastic() bool { return s.MinGPUs != s.MaxGPUs }
+
+// JobState is where a job is in its life.
+type JobState uint8
+
+// Job states.
+const (
+	// Waiting jobs are queued (never started, or preempted).
+	Waiting JobState = iota
+	// Running jobs hold GPUs.
+	Running
+	// Finished jobs completed their work.
+	Finished
+	// Rejected jobs can never run on this cluster.
+	Rejected
+)
+
+// String returns the state's name.
+func (s JobState) String() string {
+	switch s {
+	case Waiting:
+		return "waiting"
+	case Running:
+		return "running"
+	case Finished:
+		return "finished"
+	case Rejected:
+		return "rejected"
+	}
+	return "unknown"
+}
+
+// Job is a job's spec plus its run-time status. The shell owns and updates
+// it; the engine only reads it.
+type Job struct {
+	Spec JobSpec
+	// Seq is the job's arrival rank, unique; it breaks every tie.
+	Seq int
+	// Model indexes the profile's job types, or -1 when the job has none.
+	Model int
+	// Work is the job's total work in profile units (steps, or seconds on the
+	// reference type for duration jobs).
+	Work float64
+	// State is the job's life-cycle state.
+	State JobState
+	// Alloc is the job's current allocation (empty unless Running).
+	Alloc []GPU
+
+	// Done is the work completed as of Mark. From Resume (>= Mark) on, a
+	// running job progresses at Rate work units per second.
+	Done   float64
+	Mark   Time
+	Resume Time
+	Rate   float64
+
+	// FirstStart is the time of the first start, or -1.
+	FirstStart Time
+	// LastStart is the time of the most recent start or resize.
+	LastStart Time
+	// Preemptions and Resizes count how often the job was stopped or resized.
+	Preemptions, Resizes int
+}
+
+// NewJob returns a waiting job for spec with the given arrival rank, model
+// index and total work.
+func NewJob(spec JobSpec, seq, model int, work float64) *Job {
+	return &Job{Spec: spec, Seq: seq, Model: model, Work: work, FirstStart: -1}
+}
+
+// DoneAt returns the work the job has completed at now.
+func (j *Job) DoneAt(now Time) float64 {
+	if j.State != Running || now <= j.Resume {
+		return j.Done
+	}
+	d := j.Done + j.Rate*(now-j.Resume).Seconds()
+	return min(d, j.Work)
+}
+
+// Remaining returns the work left at now.
+func (j *Job) Remaining(now Time) float64 { return max(j.Work-j.DoneAt(now), 0) }
+
+// Profile gives job speeds. Speed returns the work units per second that j
+// makes on n GPUs of cluster type t; 0 means the job cannot run there.
+type Profile interface {
+	Speed(j *Job, t, n int) float64
+}
