@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpusched/gpusched/assets"
+	"github.com/gpusched/gpusched/eventlog"
+	"github.com/gpusched/gpusched/metrics"
+	"github.com/gpusched/gpusched/model"
+	"github.com/gpusched/gpusched/recipe"
+	"github.com/gpusched/gpusched/report"
+	"github.com/gpusched/gpusched/sim"
+	"github.com/gpusched/gpusched/trace"
+)
+
+// simOptions are the flags of `gpusched sim`.
+type simOptions struct {
+	trace, format          string
+	gpus, cluster          string
+	gpusPerNode            int
+	throughputs, refType   string
+	names                  recipe.Names
+	backfill               bool
+	seed                   uint64
+	json                   bool
+	events, report         string
+	restartOverhead, round time.Duration
+	progress               string
+}
+
+func newSimCommand() *cobra.Command {
+	o := &simOptions{names: recipe.Defaults()}
+	cmd := &cobra.Command{
+		Use:   "sim [flags]",
+		Short: "Replay a trace through the scheduler on a simulated cluster",
+		Long: "sim replays a job trace through gpusched's scheduling core on a virtual clock\n" +
+			"and prints a summary. With no flags it replays an embedded sample (Gavel's\n" +
+			"96-job max_min_fairness trace) on an embedded " + assets.DefaultGPUs + " cluster.",
+		Example: "  gpusched sim\n" +
+			"  gpusched sim --trace small_test.trace --gpus v100=2,p100=2,k80=2 --policy srtf --json\n" +
+			"  gpusched sim --trace philly.csv --gpus v100=2500 --gpus-per-node 8 --report out/",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runSim(o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.trace, "trace", "", "trace to replay (default: the embedded sample)")
+	f.StringVar(&o.format, "format", "auto", "trace format: "+strings.Join(trace.Formats(), "|"))
+	f.StringVar(&o.gpus, "gpus", "", "cluster as GPU counts per type, e.g. v100=8,p100=8,k80=8 (default "+assets.DefaultGPUs+")")
+	f.IntVar(&o.gpusPerNode, "gpus-per-node", 4, "GPUs per node for --gpus")
+	f.StringVar(&o.cluster, "cluster", "", "cluster description file (YAML) instead of --gpus")
+	f.StringVar(&o.throughputs, "throughputs", "", "throughput matrix in Gavel's JSON format (default: the embedded Gavel matrix)")
+	f.StringVar(&o.refType, "ref-type", "v100", "reference GPU type on which trace durations were measured")
+	f.StringVar(&o.names.Policy, "policy", o.names.Policy, "queue policy: "+strings.Join(recipe.Policies(), ", "))
+	f.StringVar(&o.names.Placer, "placer", o.names.Placer, "placer: "+strings.Join(recipe.Placers(), ", "))
+	f.StringVar(&o.names.Scaler, "scaler", o.names.Scaler, "elastic scaler: "+strings.Join(recipe.Scalers(), ", "))
+	f.BoolVar(&o.backfill, "backfill", false, "fifo: start later jobs when the head of the queue does not fit")
+	f.Uint64Var(&o.seed, "seed", 1, "seed of all randomness (e.g. job types given to Philly jobs)")
+	f.BoolVar(&o.json, "json", false, "print the summary as one JSON object")
+	f.StringVar(&o.events, "events", "", "write the event log (JSON lines) to this file")
+	f.StringVar(&o.report, "report", "", "write summary.json, jobs.csv and PNG plots into this directory")
+	f.DurationVar(&o.restartOverhead, "restart-overhead", 30*time.Second, "pause without progress on every restart and resize")
+	f.DurationVar(&o.round, "round", 0, "also schedule periodically at this interval (0: only on events)")
+	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when a terminal and the run is long), always, never")
+	return cmd
+}
+
+// runSim loads every input first (bad input exits 2 before anything is
+// written), runs the simulation, then writes the outputs.
+func runSim(o *simOptions, stdout, stderr io.Writer) error {
+	in, err := loadSimInputs(o)
+	if err != nil {
+		return err
+	}
+	out, err := openEvents(o.events)
+	if err != nil {
+		return err
+	}
+	defer out.abort()
+	cfg := in.config(o)
+	if out.w != nil {
+		cfg.Events = out.w
+	}
+	bar := newProgress(o.progress, stderr, len(in.jobs))
+	cfg.Progress = bar.update
+	res, err := sim.Run(cfg)
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	sum := metrics.Summarize(in.cluster.TotalGPUs(), res.Records)
+	sum.Policy, sum.Placer, sum.Scaler = in.engine.Names()
+	if o.report != "" {
+		if err := report.Write(o.report, sum, res.Records, res.Samples, in.cluster.TotalGPUs()); err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+	}
+	if err := out.commit(); err != nil {
+		return err
+	}
+	if o.json {
+		return report.JSON(stdout, sum)
+	}
+	fmt.Fprintf(stdout, "trace %s: %d jobs on %d GPUs (%s)\n", in.traceName, len(in.jobs),
+		in.cluster.TotalGPUs(), describeCluster(in.cluster))
+	return report.Table(stdout, sum)
+}
+
+func describeCluster(c *model.Cluster) string {
+	var parts []string
+	for t, gt := range c.Types {
+		parts = append(parts, fmt.Sprintf("%s=%d", gt.Name, c.TypeGPUs(t)))
+	}
+	return strings.Join(parts, ",") + fmt.Sprintf(" on %d nodes", len(c.Nodes))
+}
+
+// eventsOut writes the event log to a temporary file that replaces the
+// target only when the run succeeds.
+type eventsOut struct {
+	path string
+	f    *os.File
+	w    *eventlog.Writer
+}
+
+func openEvents(path string) (*eventsOut, error) {
+	if path == "" {
+		return &eventsOut{}, nil
+	}
+	dir, base := splitPath(path)
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, badInput("--events %s: %w", path, err)
+	}
+	return &eventsOut{path: path, f: f, w: eventlog.NewWriter(f)}, nil
+}
+
+func (e *eventsOut) commit() error {
+	if e.f == nil {
+		return nil
+	}
+	err := e.w.Close()
+	if err == nil {
+		err = e.f.Close()
+	}
+	if err == nil {
+		err = os.Rename(e.f.Name(), e.path)
+	}
+	if err != nil {
+		return fmt.Errorf("write events %s: %w", e.path, err)
+	}
+	e.f = nil
+	return nil
+}
+
+// abort removes the temporary file unless commit succeeded.
+func (e *eventsOut) abort() {
+	if e.f != nil {
+		e.f.Close()
+		os.Remove(e.f.Name())
+	}
+}
+
+func splitPath(p string) (dir, base string) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return ".", p
+	}
+	return p[:i+1], p[i+1:]
+}

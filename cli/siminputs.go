@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+
+	"github.com/gpusched/gpusched/assets"
+	"github.com/gpusched/gpusched/config"
+	"github.com/gpusched/gpusched/engine"
+	"github.com/gpusched/gpusched/model"
+	"github.com/gpusched/gpusched/profile"
+	"github.com/gpusched/gpusched/recipe"
+	"github.com/gpusched/gpusched/sim"
+	"github.com/gpusched/gpusched/trace"
+)
+
+// simInputs is everything a run needs, loaded and validated.
+type simInputs struct {
+	engine    *engine.Engine
+	cluster   *model.Cluster
+	table     *profile.Table
+	jobs      []model.JobSpec
+	traceName string
+}
+
+func (in *simInputs) config(o *simOptions) sim.Config {
+	return sim.Config{
+		Engine: in.engine, Cluster: in.cluster, Workload: in.table, Jobs: in.jobs,
+		RestartOverhead: model.Time(o.restartOverhead.Milliseconds()),
+		Round:           model.Time(o.round.Milliseconds()),
+	}
+}
+
+func loadSimInputs(o *simOptions) (*simInputs, error) {
+	if o.restartOverhead < 0 || o.round < 0 {
+		return nil, badInput("--restart-overhead and --round must not be negative")
+	}
+	if o.progress != "auto" && o.progress != "always" && o.progress != "never" {
+		return nil, badInput("--progress %q: want auto, always or never", o.progress)
+	}
+	eng, err := recipe.New(o.names, recipe.Options{Backfill: o.backfill})
+	if err != nil {
+		return nil, usageError{err}
+	}
+	in := &simInputs{engine: eng}
+	if in.cluster, err = loadCluster(o); err != nil {
+		return nil, err
+	}
+	matrix, err := loadMatrix(o.throughputs)
+	if err != nil {
+		return nil, err
+	}
+	if in.jobs, in.traceName, err = loadTrace(o.trace, o.format); err != nil {
+		return nil, err
+	}
+	ref, err := refType(o.refType, in.cluster)
+	if err != nil {
+		return nil, err
+	}
+	if in.table, err = profile.NewTable(matrix, in.cluster, ref); err != nil {
+		return nil, usageError{err}
+	}
+	if len(in.cluster.Types) > 1 {
+		sim.AssignModels(in.jobs, in.table.Models(), o.seed)
+	}
+	for i := range in.jobs {
+		if _, _, err := in.table.Work(&in.jobs[i]); err != nil {
+			return nil, badInput("%s: %w", in.traceName, err)
+		}
+	}
+	return in, nil
+}
+
+func loadCluster(o *simOptions) (*model.Cluster, error) {
+	if o.cluster != "" && o.gpus != "" {
+		return nil, badInput("give either --gpus or --cluster, not both")
+	}
+	if o.cluster != "" {
+		data, err := os.ReadFile(o.cluster)
+		if err != nil {
+			return nil, badInput("--cluster: %w", err)
+		}
+		c, err := config.ParseClusterFile(o.cluster, data)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		return c, nil
+	}
+	spec := o.gpus
+	if spec == "" {
+		spec = assets.DefaultGPUs
+	}
+	c, err := config.ParseGPUs(spec, o.gpusPerNode)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return c, nil
+}
+
+func loadMatrix(path string) (*profile.Matrix, error) {
+	if path == "" {
+		return profile.ParseMatrix("embedded throughput matrix", assets.Throughputs())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, badInput("--throughputs: %w", err)
+	}
+	m, err := profile.ParseMatrix(path, data)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return m, nil
+}
+
+func loadTrace(path, format string) ([]model.JobSpec, string, error) {
+	name, data := assets.SampleTraceName, assets.SampleTrace()
+	if path != "" {
+		var err error
+		if data, err = os.ReadFile(path); err != nil {
+			return nil, "", badInput("--trace: %w", err)
+		}
+		name = path
+	} else if format == "auto" {
+		format = "gavel"
+	}
+	jobs, err := trace.Read(bytes.NewReader(data), name, format)
+	if err != nil {
+		return nil, "", usageError{err}
+	}
+	return jobs, name, nil
+}
+
+// refType returns the reference GPU type: the cluster's own definition when
+// it has that type, else the catalog's.
+func refType(name string, c *model.Cluster) (model.GPUType, error) {
+	if t := c.TypeIndex(name); t >= 0 {
+		return c.Types[t], nil
+	}
+	if t, ok := config.LookupType(name); ok {
+		return t, nil
+	}
+	return model.GPUType{}, badInput("--ref-type %q: unknown GPU type", name)
+}

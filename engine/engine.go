@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"errors"
+
+	"github.com/gpusched/gpusched/model"
+)
+
+// Engine runs scheduling rounds. Build it with New.
+type Engine struct {
+	policy QueuePolicy
+	placer Placer
+	scaler Scaler
+
+	pool    *Pool
+	cluster *model.Cluster
+	order   []*model.Job
+	remain  []int
+}
+
+// New assembles an engine from its stages; scaler may be nil (no resizing).
+func New(policy QueuePolicy, placer Placer, scaler Scaler) (*Engine, error) {
+	if policy == nil || placer == nil {
+		return nil, errors.New("engine: a queue policy and a placer are required")
+	}
+	return &Engine{policy: policy, placer: placer, scaler: scaler}, nil
+}
+
+// Names returns the names of the engine's policy, placer and scaler
+// ("none" when there is no scaler).
+func (e *Engine) Names() (policy, placer, scaler string) {
+	scaler = "none"
+	if e.scaler != nil {
+		scaler = e.scaler.Name()
+	}
+	return e.policy.Name(), e.placer.Name(), scaler
+}
+
+// Schedule computes one round's plan for state s at time now. It does not
+// change s.
+func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
+	if e.cluster != s.Cluster {
+		e.pool, e.cluster = NewPool(s.Cluster), s.Cluster
+		e.remain = make([]int, len(s.Cluster.Types))
+	}
+	e.pool.Reset(s)
+	ord := e.policy.Order(s, now, e.order[:0])
+	e.order = ord.Jobs[:0]
+	var plan Plan
+	if ord.Preemptive {
+		e.preemptive(s, ord.Jobs, &plan)
+	} else {
+		e.walk(s, ord, &plan)
+	}
+	if e.scaler != nil {
+		for _, a := range e.scaler.Scale(s, now, e.pool) {
+			e.pool.Give(a.Job.Alloc)
+			e.pool.Take(a.GPUs)
+			plan.Resize = append(plan.Resize, a)
+			plan.Trace = append(plan.Trace, Decision{a.Job.Spec.ID, Resized, reasonResized})
+		}
+	}
+	return plan
+}
+
+// walk places waiting jobs in order; without backfill it stops at the first
+// job that does not fit.
+func (e *Engine) walk(s *model.State, ord Order, plan *Plan) {
+	for _, j := range ord.Jobs {
+		if j.State != model.Waiting {
+			continue
+		}
+		ts := Feasible(s, j, j.Spec.MinGPUs)
+		if ts == 0 {
+			e.reject(j, plan)
+			continue
+		}
+		if e.place(s, j, ts, plan) {
+			continue
+		}
+		plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Blocked, reasonNoFit})
+		if !ord.Backfill {
+			return
+		}
+	}
+}
+
+// place tries the job's requested size, then its minimum.
+func (e *Engine) place(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
+	sizes := [2]int{j.Spec.GPUs, j.Spec.MinGPUs}
+	for i, n := range sizes {
+		if i == 1 && n == sizes[0] {
+			break
+		}
+		fit := ts
+		if n != j.Spec.MinGPUs {
+			fit = Feasible(s, j, n)
+		}
+		if fit == 0 {
+			continue
+		}
+		if gpus := e.placer.Place(e.pool, j, n, fit); gpus != nil {
+			e.pool.Take(gpus)
+			plan.Start = append(plan.Start, Assignment{Job: j, GPUs: gpus})
+			reason := reasonPlaced
+			if i == 1 {
+				reason = reasonMinOnly
+			}
+			plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Placed, reason})
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Engine) reject(j *model.Job, plan *Plan) {
+	plan.Reject = append(plan.Reject, Rejection{Job: j, Reason: reasonInfeasible})
+	plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Unschedulable, reasonInfeasible})
+}

@@ -1,0 +1,63 @@
+package engine
+
+import "github.com/gpusched/gpusched/model"
+
+// Assignment gives a job a new allocation.
+type Assignment struct {
+	Job  *model.Job
+	GPUs []model.GPU
+}
+
+// Rejection removes a job that can never run on the cluster.
+type Rejection struct {
+	Job    *model.Job
+	Reason string
+}
+
+// Plan is the outcome of one scheduling round. A shell applies it in this
+// order: Reject, Preempt, Resize, Start.
+type Plan struct {
+	Reject  []Rejection
+	Preempt []*model.Job
+	Resize  []Assignment
+	Start   []Assignment
+	// Trace explains the round, one entry per job the engine considered.
+	Trace []Decision
+}
+
+// Empty reports whether the plan changes nothing.
+func (p *Plan) Empty() bool {
+	return len(p.Reject)+len(p.Preempt)+len(p.Resize)+len(p.Start) == 0
+}
+
+// Status is the outcome of one decision.
+type Status uint8
+
+// Decision outcomes.
+const (
+	// Placed: a waiting job starts on the GPUs of the plan.
+	Placed Status = iota
+	// Kept: a running job keeps its GPUs.
+	Kept
+	// Preempted: a running job is stopped and queued again.
+	Preempted
+	// Blocked: the job could run on this cluster but not on the GPUs free now.
+	Blocked
+	// Unschedulable: the job can never run here and is rejected.
+	Unschedulable
+	// Resized: a running job's allocation changes.
+	Resized
+)
+
+// String returns the status name.
+func (s Status) String() string {
+	return [...]string{"placed", "kept", "preempted", "blocked", "unschedulable", "resized"}[s]
+}
+
+// Decision is one entry of a round's trace.
+type Decision struct {
+	Job    string
+	Status Status
+	// Reason is a short constant explanation.
+	Reason string
+}

@@ -1,0 +1,78 @@
+package engine
+
+import "github.com/gpusched/gpusched/model"
+
+// preemptive selects jobs by GPU counts as if the cluster were empty, in
+// order; preempts running jobs that were not selected; places the selected
+// waiting jobs; and cancels preemptions whose GPUs no placement used.
+func (e *Engine) preemptive(s *model.State, jobs []*model.Job, plan *Plan) {
+	for t := range e.remain {
+		e.remain[t] = s.Cluster.TypeGPUs(t)
+	}
+	c := s.Cluster
+	var selected []*model.Job
+	var sets []TypeSet
+	for _, j := range jobs {
+		if j.State == model.Running {
+			t, k := c.TypeOf(j.Alloc[0]), len(j.Alloc)
+			if e.remain[t] >= k {
+				e.remain[t] -= k
+				continue
+			}
+			plan.Preempt = append(plan.Preempt, j)
+			e.pool.Give(j.Alloc)
+			continue
+		}
+		ts := Feasible(s, j, j.Spec.MinGPUs)
+		if ts == 0 {
+			e.reject(j, plan)
+			continue
+		}
+		if t := e.reserve(s, j, ts); t >= 0 {
+			selected, sets = append(selected, j), append(sets, ts)
+			continue
+		}
+		plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Blocked, reasonNoCapacity})
+	}
+	for i, j := range selected {
+		if !e.place(s, j, sets[i], plan) {
+			plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Blocked, reasonNoFit})
+		}
+	}
+	e.cancelIdlePreemptions(plan)
+}
+
+// reserve books the job's minimum GPUs on its fastest feasible type that
+// still has room; it returns the type or -1.
+func (e *Engine) reserve(s *model.State, j *model.Job, ts TypeSet) int {
+	n := j.Spec.MinGPUs
+	best, bt := 0.0, -1
+	for t := range s.Cluster.Types {
+		if !ts.Has(t) || e.remain[t] < n {
+			continue
+		}
+		if v := s.Profile.Speed(j, t, n); v > best {
+			best, bt = v, t
+		}
+	}
+	if bt >= 0 {
+		e.remain[bt] -= n
+	}
+	return bt
+}
+
+// cancelIdlePreemptions keeps, in priority order, every job marked for
+// preemption whose GPUs are all still free, and records the final outcome
+// of every running job in the trace.
+func (e *Engine) cancelIdlePreemptions(plan *Plan) {
+	kept := plan.Preempt[:0]
+	for _, j := range plan.Preempt {
+		if e.pool.AllFree(j.Alloc) {
+			e.pool.Take(j.Alloc)
+			continue
+		}
+		kept = append(kept, j)
+		plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Preempted, reasonPreempted})
+	}
+	plan.Preempt = kept
+}

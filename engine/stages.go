@@ -1,0 +1,45 @@
+package engine
+
+import "github.com/gpusched/gpusched/model"
+
+// Order is a queue policy's answer: the jobs to consider, most important
+// first.
+type Order struct {
+	// Jobs are the candidates. A non-preemptive order holds waiting jobs
+	// only; a preemptive one holds running jobs too.
+	Jobs []*model.Job
+	// Preemptive lets the engine stop running jobs that lose their place.
+	Preemptive bool
+	// Backfill lets later jobs start when an earlier one does not fit
+	// (non-preemptive orders; preemptive orders always backfill).
+	Backfill bool
+}
+
+// QueuePolicy orders jobs (stage 1). buf may be used as the backing array of
+// the returned Order.Jobs.
+type QueuePolicy interface {
+	Name() string
+	Order(s *model.State, now model.Time, buf []*model.Job) Order
+}
+
+// Placer chooses GPUs for a job (stage 3): n GPUs of one type whose bit is
+// set in types, taken from the pool's free GPUs. It returns nil when it
+// cannot; it must not change the pool.
+type Placer interface {
+	Name() string
+	Place(p *Pool, j *model.Job, n int, types TypeSet) []model.GPU
+}
+
+// Scaler resizes running elastic jobs (stage 4), after placement, using the
+// GPUs still free in the pool. It returns the new allocations; the engine
+// commits them to the pool.
+type Scaler interface {
+	Name() string
+	Scale(s *model.State, now model.Time, p *Pool) []Assignment
+}
+
+// TypeSet is a set of GPU type indices (bit i = type i).
+type TypeSet uint64
+
+// Has reports whether type t is in the set.
+func (ts TypeSet) Has(t int) bool { return ts&(1<<uint(t)) != 0 }

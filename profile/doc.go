@@ -1,0 +1,23 @@
+// Package profile holds job profiles: how fast each job type runs on each GPU
+// type and GPU count. The source is a throughput matrix in Gavel's JSON
+// format (stanford-futuredata/gavel, scheduler/simulation_throughputs.json):
+//
+//	{"v100": {"('ResNet-50 (batch size 64)', 1)": {"null": 12.3, ...}, ...}, ...}
+//
+// Only the "null" entry (the job alone on its GPUs) is used; co-location
+// entries are ignored. A 0 entry means the job cannot run there.
+//
+// Speeds between measured GPU counts are interpolated linearly and capped at
+// linear scaling from the nearest measured count below; above the largest
+// measured count they scale linearly from it (an optimistic bound: the matrix
+// holds no data there). A GPU type missing from the matrix runs a job at the
+// reference type's speed scaled by the ratio of rated TFLOPS.
+//
+// Jobs given as a duration run at 1 work unit per second on the reference GPU
+// type at their requested GPU count (DESIGN.md, modelling rules). On other
+// types and counts they scale by the matrix's ratio for their job type when
+// they have one, otherwise by the ratio of rated TFLOPS and linearly in the
+// GPU count.
+//
+// The package is part of the pure core: it parses bytes and never reads files.
+package profile

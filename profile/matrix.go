@@ -1,0 +1,141 @@
+package profile
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Point is one measured throughput: steps per second on GPUs GPUs.
+type Point struct {
+	GPUs int
+	Rate float64
+}
+
+// Matrix is a parsed throughput matrix: for every (job type, GPU type) the
+// measured points, sorted by GPU count.
+type Matrix struct {
+	// Types are the GPU types, sorted.
+	Types []string
+	// Models are the job types, sorted.
+	Models []string
+	points map[string]map[string][]Point // model -> GPU type -> points
+}
+
+type entry struct {
+	Null *float64 `json:"null"`
+}
+
+// ParseMatrix parses a throughput matrix in Gavel's JSON format. name is used
+// in error messages only.
+func ParseMatrix(name string, data []byte) (*Matrix, error) {
+	var raw map[string]map[string]entry
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("%s: not a throughput matrix: %w", name, err)
+	}
+	m := &Matrix{points: map[string]map[string][]Point{}}
+	for gpuType, jobs := range raw {
+		gpuType = strings.ToLower(gpuType)
+		m.Types = append(m.Types, gpuType)
+		for key, e := range jobs {
+			model, n, err := parseKey(key)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", name, gpuType, err)
+			}
+			if e.Null == nil {
+				return nil, fmt.Errorf("%s: %s: %s: no \"null\" entry", name, gpuType, key)
+			}
+			if *e.Null < 0 {
+				return nil, fmt.Errorf("%s: %s: %s: negative throughput %g", name, gpuType, key, *e.Null)
+			}
+			byType := m.points[model]
+			if byType == nil {
+				byType = map[string][]Point{}
+				m.points[model] = byType
+				m.Models = append(m.Models, model)
+			}
+			byType[gpuType] = append(byType[gpuType], Point{GPUs: n, Rate: *e.Null})
+		}
+	}
+	if len(m.Models) == 0 {
+		return nil, fmt.Errorf("%s: throughput matrix has no entries", name)
+	}
+	slices.Sort(m.Types)
+	slices.Sort(m.Models)
+	for _, byType := range m.points {
+		for t, pts := range byType {
+			slices.SortFunc(pts, func(a, b Point) int { return a.GPUs - b.GPUs })
+			for i := 1; i < len(pts); i++ {
+				if pts[i].GPUs == pts[i-1].GPUs {
+					return nil, fmt.Errorf("%s: %s: GPU count %d given twice", name, t, pts[i].GPUs)
+				}
+			}
+		}
+	}
+	return m, nil
+}
+
+// parseKey splits Gavel's "('ResNet-50 (batch size 64)', 4)" into the job
+// type and the GPU count.
+func parseKey(key string) (string, int, error) {
+	s, ok := strings.CutPrefix(key, "('")
+	if ok {
+		s, ok = strings.CutSuffix(s, ")")
+	}
+	i := strings.LastIndex(s, "', ")
+	if !ok || i < 0 {
+		return "", 0, fmt.Errorf("key %q: want ('<job type>', <GPU count>)", key)
+	}
+	n, err := strconv.Atoi(s[i+3:])
+	if err != nil || n < 1 {
+		return "", 0, fmt.Errorf("key %q: GPU count must be a positive integer", key)
+	}
+	if s[:i] == "" {
+		return "", 0, fmt.Errorf("key %q: empty job type", key)
+	}
+	return s[:i], n, nil
+}
+
+// Points returns the measured points of a job type on a GPU type (nil when
+// the matrix has none).
+func (m *Matrix) Points(model, gpuType string) []Point { return m.points[model][gpuType] }
+
+// HasModel reports whether the matrix knows the job type.
+func (m *Matrix) HasModel(model string) bool { return m.points[model] != nil }
+
+// HasType reports whether the matrix has measurements for the GPU type.
+func (m *Matrix) HasType(gpuType string) bool {
+	_, ok := slices.BinarySearch(m.Types, gpuType)
+	return ok
+}
+
+// Rate returns the throughput at n GPUs from sorted points: exact where
+// measured, interpolated between measured counts but never above linear
+// scaling from the count below, linear beyond the largest count. 0 when the
+// job cannot run (no data, or a zero entry at or around n).
+func Rate(pts []Point, n int) float64 {
+	if n < 1 || len(pts) == 0 {
+		return 0
+	}
+	i, found := slices.BinarySearchFunc(pts, n, func(p Point, n int) int { return p.GPUs - n })
+	if found {
+		return pts[i].Rate
+	}
+	if i == 0 {
+		// Below the smallest measured count: scale down linearly.
+		return pts[0].Rate * float64(n) / float64(pts[0].GPUs)
+	}
+	lo := pts[i-1]
+	linear := lo.Rate * float64(n) / float64(lo.GPUs)
+	if i == len(pts) {
+		return linear
+	}
+	hi := pts[i]
+	if lo.Rate == 0 || hi.Rate == 0 {
+		return 0
+	}
+	r := lo.Rate + (hi.Rate-lo.Rate)*float64(n-lo.GPUs)/float64(hi.GPUs-lo.GPUs)
+	return min(r, linear)
+}

@@ -1,0 +1,88 @@
+package profile
+
+import (
+	"fmt"
+
+	"github.com/gpusched/gpusched/model"
+)
+
+// Table binds a Matrix to a cluster and a reference GPU type and implements
+// model.Profile. Build it once per run with NewTable.
+type Table struct {
+	m      *Matrix
+	models []string
+	index  map[string]int
+	// pts[model][cluster type] are the points used for that pair.
+	pts [][][]Point
+	// scale[model][cluster type] multiplies the rate (TFLOPS ratio when the
+	// matrix lacks the type, else 1).
+	scale    [][]float64
+	refPts   [][]Point // per model: points on the reference type
+	tflops   []float64 // per cluster type
+	refFLOPS float64
+}
+
+// NewTable returns the profile of every job type in m on cluster c, with ref
+// as the reference GPU type for duration jobs and for types the matrix lacks.
+func NewTable(m *Matrix, c *model.Cluster, ref model.GPUType) (*Table, error) {
+	if ref.TFLOPS <= 0 {
+		return nil, fmt.Errorf("reference GPU type %q has no rated performance", ref.Name)
+	}
+	t := &Table{m: m, models: m.Models, index: make(map[string]int, len(m.Models)), refFLOPS: ref.TFLOPS}
+	for _, ct := range c.Types {
+		t.tflops = append(t.tflops, ct.TFLOPS)
+	}
+	for mi, name := range m.Models {
+		t.index[name] = mi
+		refPts := m.Points(name, ref.Name)
+		t.refPts = append(t.refPts, refPts)
+		row, scale := make([][]Point, len(c.Types)), make([]float64, len(c.Types))
+		for ti, ct := range c.Types {
+			row[ti], scale[ti] = m.Points(name, ct.Name), 1
+			if !m.HasType(ct.Name) {
+				row[ti], scale[ti] = refPts, ct.TFLOPS/ref.TFLOPS
+			}
+		}
+		t.pts = append(t.pts, row)
+		t.scale = append(t.scale, scale)
+	}
+	return t, nil
+}
+
+// ModelIndex returns the index of a job type, or -1 when the matrix lacks it.
+func (t *Table) ModelIndex(name string) int {
+	if i, ok := t.index[name]; ok {
+		return i
+	}
+	return -1
+}
+
+// Models returns the job types, sorted.
+func (t *Table) Models() []string { return t.models }
+
+// Work returns a job's model index and total work in profile units: steps
+// for a step job, seconds on the reference type for a duration job.
+func (t *Table) Work(s *model.JobSpec) (int, float64, error) {
+	mi := t.ModelIndex(s.Model)
+	if s.Steps > 0 {
+		if mi < 0 {
+			return -1, 0, fmt.Errorf("job %s: job type %q is not in the throughput matrix", s.ID, s.Model)
+		}
+		return mi, float64(s.Steps), nil
+	}
+	return mi, s.Duration.Seconds(), nil
+}
+
+// Speed implements model.Profile.
+func (t *Table) Speed(j *model.Job, ti, n int) float64 {
+	if j.Spec.Steps > 0 {
+		return Rate(t.pts[j.Model][ti], n) * t.scale[j.Model][ti]
+	}
+	req := j.Spec.GPUs
+	if j.Model >= 0 {
+		if base := Rate(t.refPts[j.Model], req); base > 0 {
+			return Rate(t.pts[j.Model][ti], n) * t.scale[j.Model][ti] / base
+		}
+	}
+	return t.tflops[ti] / t.refFLOPS * float64(n) / float64(req)
+}

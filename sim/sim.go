@@ -1,0 +1,152 @@
+package sim
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/gpusched/gpusched/engine"
+	"github.com/gpusched/gpusched/eventlog"
+	"github.com/gpusched/gpusched/metrics"
+	"github.com/gpusched/gpusched/model"
+)
+
+// Workload turns job specs into work and gives job speeds; *profile.Table
+// implements it.
+type Workload interface {
+	model.Profile
+	// Work returns a job's profile index and total work.
+	Work(s *model.JobSpec) (int, float64, error)
+}
+
+// Sink receives the event log; *eventlog.Writer implements it.
+type Sink interface {
+	Emit(eventlog.Event)
+}
+
+// Config is one simulation run.
+type Config struct {
+	Engine   *engine.Engine
+	Cluster  *model.Cluster
+	Workload Workload
+	// Jobs is the trace, sorted by submit time.
+	Jobs []model.JobSpec
+	// RestartOverhead is the pause without progress on every restart and
+	// resize.
+	RestartOverhead model.Time
+	// Round, when positive, adds a scheduling round every Round while jobs
+	// are active.
+	Round model.Time
+	// Events, when set, receives the event log.
+	Events Sink
+	// Progress, when set, is called now and then with the number of jobs
+	// that have ended (finished or rejected).
+	Progress func(ended int)
+}
+
+// Result is what a run produced.
+type Result struct {
+	// Records has one entry per job, in trace order.
+	Records []metrics.JobRecord
+	// Samples are the points where busy GPUs or queue length changed.
+	Samples []metrics.Sample
+	// Rounds counts the engine rounds run.
+	Rounds int
+}
+
+// Run simulates cfg to the end: until every job has finished or been
+// rejected, or nothing more can happen.
+func Run(cfg Config) (*Result, error) {
+	if cfg.Engine == nil || cfg.Cluster == nil || cfg.Workload == nil {
+		return nil, errors.New("sim: engine, cluster and workload are required")
+	}
+	r, err := newRun(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.loop(); err != nil {
+		return nil, err
+	}
+	return &Result{Records: r.recs, Samples: r.samples, Rounds: r.rounds}, nil
+}
+
+// run is the mutable state of one simulation.
+type run struct {
+	cfg     Config
+	state   *model.State
+	jobs    []*model.Job
+	recs    []metrics.JobRecord
+	version []int // per job; finish events of older versions are stale
+	queue   eventQueue
+	next    int // next job of the trace to submit
+	ended   int
+	busy    int
+	samples []metrics.Sample
+	rounds  int
+	nextRnd model.Time
+}
+
+func newRun(cfg Config) (*run, error) {
+	r := &run{cfg: cfg, state: model.NewState(cfg.Cluster, cfg.Workload), nextRnd: -1}
+	r.jobs = make([]*model.Job, len(cfg.Jobs))
+	r.recs = make([]metrics.JobRecord, len(cfg.Jobs))
+	r.version = make([]int, len(cfg.Jobs))
+	for i := range cfg.Jobs {
+		spec := cfg.Jobs[i]
+		if i > 0 && spec.Submit < cfg.Jobs[i-1].Submit {
+			return nil, fmt.Errorf("sim: job %s submitted before its predecessor: trace not sorted", spec.ID)
+		}
+		mi, work, err := cfg.Workload.Work(&spec)
+		if err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+		r.jobs[i] = model.NewJob(spec, i, mi, work)
+		r.recs[i] = metrics.JobRecord{ID: spec.ID, Submit: spec.Submit, Start: -1, Finish: -1}
+	}
+	return r, nil
+}
+
+func (r *run) loop() error {
+	r.emitCluster()
+	for {
+		t, ok := r.nextTime()
+		if !ok {
+			return nil
+		}
+		changed := r.applyFinishes(t)
+		changed = r.applySubmits(t) || changed
+		if r.nextRnd >= 0 && r.nextRnd <= t {
+			changed, r.nextRnd = true, -1
+		}
+		if changed {
+			if err := r.round(t); err != nil {
+				return err
+			}
+		}
+		r.sample(t)
+		if r.cfg.Progress != nil {
+			r.cfg.Progress(r.ended)
+		}
+	}
+}
+
+// nextTime returns the time of the next event.
+func (r *run) nextTime() (model.Time, bool) {
+	t := model.Time(math.MaxInt64)
+	if r.next < len(r.jobs) {
+		t = r.jobs[r.next].Spec.Submit
+	}
+	for len(r.queue) > 0 && r.queue[0].version != r.version[r.queue[0].job] {
+		heap.Pop(&r.queue) // stale finish
+	}
+	if len(r.queue) > 0 {
+		t = min(t, r.queue[0].t)
+	}
+	// A periodic round can only change something while jobs run or more
+	// will arrive; otherwise waiting jobs would already have been placed.
+	if r.nextRnd >= 0 && (len(r.state.Running()) > 0 || r.next < len(r.jobs)) {
+		t = min(t, r.nextRnd)
+	}
+	return t, t != math.MaxInt64
+}
