@@ -147,6 +147,9 @@ func (e *eventsOut) commit() error {
 	}
 	err := e.w.Close()
 	if err == nil {
+		err = e.f.Chmod(0o644) // CreateTemp makes 0600; an event log is no secret
+	}
+	if err == nil {
 		err = e.f.Close()
 	}
 	if err == nil {

@@ -41,7 +41,6 @@ func BestSpeed(s *model.State, j *model.Job, n int, ts TypeSet) (float64, int) {
 // Reasons used in decision traces.
 const (
 	reasonPlaced     = "placed on free GPUs"
-	reasonKept       = "keeps its GPUs"
 	reasonPreempted  = "lost its place to higher-priority jobs"
 	reasonNoFit      = "not enough free GPUs of a feasible type"
 	reasonNoCapacity = "outranked: no capacity left in this round"

@@ -21,7 +21,8 @@ type Plan struct {
 	Preempt []*model.Job
 	Resize  []Assignment
 	Start   []Assignment
-	// Trace explains the round, one entry per job the engine considered.
+	// Trace explains the round: one entry per job that the round placed,
+	// blocked, preempted, resized or rejected, in decision order.
 	Trace []Decision
 }
 
@@ -37,8 +38,6 @@ type Status uint8
 const (
 	// Placed: a waiting job starts on the GPUs of the plan.
 	Placed Status = iota
-	// Kept: a running job keeps its GPUs.
-	Kept
 	// Preempted: a running job is stopped and queued again.
 	Preempted
 	// Blocked: the job could run on this cluster but not on the GPUs free now.
@@ -51,7 +50,7 @@ const (
 
 // String returns the status name.
 func (s Status) String() string {
-	return [...]string{"placed", "kept", "preempted", "blocked", "unschedulable", "resized"}[s]
+	return [...]string{"placed", "preempted", "blocked", "unschedulable", "resized"}[s]
 }
 
 // Decision is one entry of a round's trace.

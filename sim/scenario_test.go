@@ -58,14 +58,14 @@ type job struct{ s model.JobSpec }
 func makeJob(id string, submit float64) *job {
 	return &job{model.JobSpec{ID: id, Submit: model.FromSeconds(submit), GPUs: 1, MinGPUs: 1, MaxGPUs: 1}}
 }
-func (j *job) gpus(n int) *job { j.s.GPUs, j.s.MinGPUs, j.s.MaxGPUs = n, n, n; return j }
+func (j *job) gpus(n int) *job    { j.s.GPUs, j.s.MinGPUs, j.s.MaxGPUs = n, n, n; return j }
 func (j *job) dur(s float64) *job { j.s.Duration = model.FromSeconds(s); return j }
 func (j *job) steps(m string, n int64) *job {
 	j.s.Model, j.s.Steps = m, n
 	return j
 }
 func (j *job) gpuType(t string) *job { j.s.GPUType = t; return j }
-func (j *job) obj() model.JobSpec   { return j.s }
+func (j *job) obj() model.JobSpec    { return j.s }
 
 type scenario struct {
 	cluster  *model.Cluster

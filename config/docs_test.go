@@ -1,0 +1,47 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestGPUDocMatchesCatalog keeps docs/GPUS.md's table in step with Catalog.
+func TestGPUDocMatchesCatalog(t *testing.T) {
+	doc, err := os.ReadFile("../docs/GPUS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range Catalog() {
+		row := fmt.Sprintf("| `%s` | %d | %g |", g.Name, g.MemMiB, g.TFLOPS)
+		if !strings.Contains(string(doc), row) {
+			t.Errorf("docs/GPUS.md lacks the row %q", row)
+		}
+	}
+	if n := strings.Count(string(doc), "\n| `"); n != len(Catalog()) {
+		t.Errorf("docs/GPUS.md has %d type rows, catalog has %d types", n, len(Catalog()))
+	}
+}
+
+// TestClusterDocExample parses the first YAML example of docs/CLUSTER.md.
+func TestClusterDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../docs/CLUSTER.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```yaml\n")
+	example, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/CLUSTER.md has no yaml example")
+	}
+	c, err := ParseClusterFile("CLUSTER.md", []byte(example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "v100:32768:15.7 k80:12288:4.37 p40:24576:12 | " +
+		"rack1-0:v100:8 rack1-1:v100:8 rack1-2:v100:8 rack1-3:v100:8 old-box:k80:8 inference:p40:8"
+	if got := describe(c); got != want {
+		t.Errorf("doc example:\n got %s\nwant %s", got, want)
+	}
+}

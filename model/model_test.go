@@ -1,0 +1,94 @@
+package model
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSecondsString(t *testing.T) {
+	for _, tc := range []struct {
+		t    Time
+		want string
+	}{{0, "0"}, {12000, "12"}, {12500, "12.5"}, {1, "0.001"}, {1010, "1.01"}, {-1500, "-1.5"}} {
+		if got := tc.t.SecondsString(); got != tc.want {
+			t.Errorf("%d ms: got %q, want %q", tc.t, got, tc.want)
+		}
+	}
+	if FromSeconds(1.0005) != 1001 || FromSeconds(-2) != -2000 {
+		t.Error("FromSeconds rounds to the nearest millisecond")
+	}
+}
+
+type unit struct{}
+
+func (unit) Speed(*Job, int, int) float64 { return 1 }
+
+func TestStateLifecycle(t *testing.T) {
+	c, err := NewCluster([]GPUType{{Name: "v100", MemMiB: 16384, TFLOPS: 15.7}}, []Node{{Name: "n0", GPUs: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewState(c, unit{})
+	a := NewJob(JobSpec{ID: "a", Submit: 5, GPUs: 1, MinGPUs: 1, MaxGPUs: 1}, 1, -1, 10)
+	b := NewJob(JobSpec{ID: "b", Submit: 5, GPUs: 1, MinGPUs: 1, MaxGPUs: 1}, 0, -1, 10)
+	s.Submit(a)
+	s.Submit(b)
+	if w := s.Waiting(); w[0] != b || w[1] != a {
+		t.Fatalf("waiting queue not in (submit, seq) order")
+	}
+	g0, g1 := GPU{0, 0}, GPU{0, 1}
+	if err := s.Start(a, []GPU{g0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(b, []GPU{g0}); err == nil || !strings.Contains(err.Error(), "n0/0 is not free") {
+		t.Fatalf("double booking: %v", err)
+	}
+	if s.FreeGPUs() != 1 {
+		t.Fatalf("a failed start must not leak GPUs: free %d", s.FreeGPUs())
+	}
+	if err := s.Start(b, []GPU{g1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(a); err != nil || a.State != Waiting || s.FreeGPUs() != 1 {
+		t.Fatalf("stop: %v", err)
+	}
+	if err := s.End(b, Finished); err != nil || s.FreeGPUs() != 2 || len(s.Running()) != 0 {
+		t.Fatalf("end: %v", err)
+	}
+	if err := s.End(b, Finished); err == nil {
+		t.Fatal("ending a finished job twice")
+	}
+}
+
+func TestJobProgress(t *testing.T) {
+	j := NewJob(JobSpec{ID: "j"}, 0, -1, 100)
+	j.State, j.Done, j.Mark, j.Resume, j.Rate = Running, 10, 0, 30*Second, 2
+	for _, tc := range []struct {
+		now  Time
+		want float64
+	}{{0, 10}, {30 * Second, 10}, {40 * Second, 30}, {1000 * Second, 100}} {
+		if got := j.DoneAt(tc.now); got != tc.want {
+			t.Errorf("DoneAt(%v) = %v, want %v", tc.now, got, tc.want)
+		}
+	}
+}
+
+func TestNewClusterErrors(t *testing.T) {
+	v := GPUType{Name: "v100", MemMiB: 1, TFLOPS: 1}
+	for _, tc := range []struct {
+		types []GPUType
+		nodes []Node
+		want  string
+	}{
+		{nil, []Node{{Name: "a", GPUs: 1}}, "no GPU types"},
+		{[]GPUType{v}, nil, "no nodes"},
+		{[]GPUType{v, v}, []Node{{Name: "a", GPUs: 1}}, "declared twice"},
+		{[]GPUType{v}, []Node{{Name: "a", GPUs: 65}}, "65 GPUs"},
+		{[]GPUType{v}, []Node{{Name: "a", GPUs: 1}, {Name: "a", GPUs: 1}}, "used twice"},
+		{[]GPUType{v}, []Node{{Name: "a", Type: 1, GPUs: 1}}, "unknown GPU type"},
+	} {
+		if _, err := NewCluster(tc.types, tc.nodes); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("got %v, want %q", err, tc.want)
+		}
+	}
+}

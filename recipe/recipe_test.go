@@ -1,0 +1,35 @@
+package recipe
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestNew(t *testing.T) {
+	tests := []struct {
+		names Names
+		err   string
+	}{
+		{Defaults(), ""},
+		{Names{"srtf", "pack", "none"}, ""},
+		{Names{"lottery", "pack", "none"}, `unknown policy "lottery" (known: fifo, srtf)`},
+		{Names{"fifo", "random", "none"}, `unknown placer "random" (known: pack)`},
+		{Names{"fifo", "pack", "magic"}, `unknown scaler "magic" (known: none)`},
+	}
+	for _, tc := range tests {
+		e, err := New(tc.names, Options{})
+		if tc.err == "" {
+			if err != nil {
+				t.Errorf("%v: %v", tc.names, err)
+				continue
+			}
+			if p, pl, sc := e.Names(); p != tc.names.Policy || pl != tc.names.Placer || sc != "none" {
+				t.Errorf("%v: engine names %s %s %s", tc.names, p, pl, sc)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%v: error %v, want %q", tc.names, err, tc.err)
+		}
+	}
+}

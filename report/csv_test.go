@@ -1,0 +1,60 @@
+package report
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/gpusched/gpusched/metrics"
+)
+
+// sampleRecords is one job of each state, plus an id that needs quoting.
+func sampleRecords() []metrics.JobRecord {
+	return []metrics.JobRecord{
+		{ID: "j1", Submit: 0, Start: 1500, Finish: 3_601_250, GPUs: 4, GPUType: "v100",
+			Preemptions: 1, Resizes: 2, GPUTime: 14_399_000},
+		{ID: "j2", Submit: 30_000, Start: -1, Finish: -1, Rejected: true},
+		{ID: "j3", Submit: 60_001, Start: 70_000, Finish: -1, GPUs: 2, GPUType: "k80"},
+		{ID: `j,4 "x"`, Submit: 5000, Start: 5000, Finish: 5000, GPUs: 1, GPUType: "p100"},
+	}
+}
+
+func TestJobsCSV(t *testing.T) {
+	const header = "id,submit_s,start_s,finish_s,jct_s,queue_s,gpus,gpu_type,preemptions,resizes,state\n"
+	tests := []struct {
+		name string
+		in   []metrics.JobRecord
+		want string
+	}{
+		{"empty", nil, header},
+		{"states", sampleRecords(), header +
+			"j1,0,1.5,3601.25,3601.25,1.5,4,v100,1,2,finished\n" +
+			"j2,30,,,,,,,0,0,rejected\n" +
+			"j3,60.001,70,,,9.999,2,k80,0,0,unfinished\n" +
+			`"j,4 ""x""",5,5,5,0,0,1,p100,0,0,finished` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := JobsCSV(&b, tt.in); err != nil {
+				t.Fatal(err)
+			}
+			if got := b.String(); got != tt.want {
+				t.Errorf("JobsCSV:\n%s\nwant:\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestJobsCSVDeterministic(t *testing.T) {
+	recs := benchRecords(2000)
+	var a, b bytes.Buffer
+	if err := JobsCSV(&a, recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := JobsCSV(&b, recs); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Error("two writes of the same records differ")
+	}
+}

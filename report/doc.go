@@ -1,0 +1,43 @@
+// Package report renders the outputs of `gpusched sim`: the summary as a
+// table or as JSON, the per-job CSV, and the plots that `--report DIR` writes.
+//
+// # Summary
+//
+// [Table] and [JSON] walk the fields of [metrics.Summary] in declaration order
+// and name them by their JSON keys, so a field added to the summary appears
+// in both without a change here. JSON writes floats in their shortest
+// exact decimal form (strconv's 'f' format with precision -1), so that the
+// output is byte-identical for the same input and precise enough to be
+// checked against the event log; a NaN or infinite float is written as null. Table shows
+// keys ending in "_s" as seconds (and humanized from one minute up), keys
+// ending in "_util" as percentages, and integers with thousands separators.
+//
+// # Per-job CSV
+//
+// [JobsCSV] writes one row per record in the given order. Times are in
+// seconds with millisecond precision and no trailing zeros (the event log's
+// form, [model.Time.SecondsString]); start_s, queue_s, gpus and gpu_type are
+// empty for a job that never started, finish_s and jct_s for one that never
+// finished. state is "rejected" when the record says so, else "finished" or
+// "unfinished".
+//
+// # Plots
+//
+// [Write] draws three 6×4-inch PNGs with gonum/plot: the CDF of the JCT of
+// completed jobs (log-x in seconds when the JCTs span more than two decades
+// and are all positive, else linear in seconds, minutes or hours), the GPU
+// utilisation (busy GPUs ÷ cluster GPUs, in percent) and the queue length
+// over time. Samples are change points: each holds until the next one, so the
+// time series are drawn as step lines. A series with more than 2,000 samples
+// is downsampled to at most 2,000 equal-width time buckets, each showing the
+// time-weighted mean of the series over the bucket (so the area under the
+// curve, e.g. GPU-hours, is preserved; short spikes are flattened). The CDF
+// of more than 2,000 jobs is drawn through 2,000 evenly spaced order
+// statistics. Plotting 200,000 samples stays well under a second.
+//
+// # Files
+//
+// [Write] writes every file under a temporary name in the report directory
+// and renames them into place only once all of them have been written; on
+// an error it removes every file and directory it created.
+package report

@@ -1,0 +1,72 @@
+package trace
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// CSV headers of the formats that have one.
+const (
+	phillyHeader   = "timestamp,duration,num_gpus,gpu_time,cluster"
+	tiresiasHeader = "job_id,num_gpu,submit_time,iterations,model_name,duration,interval"
+	polluxHeader   = "name,time,application,num_replicas,batch_size"
+)
+
+// gavelColumns is the number of tab-separated columns of a Gavel trace line.
+const gavelColumns = 10
+
+// Detect picks a trace format from the file name and the first bytes of the
+// file (head; a prefix of the file is enough). In order:
+//   - a first line that is the CSV header of philly, tiresias or pollux
+//     selects that format;
+//   - the extension .trace selects gavel, .jsonl or .ndjson selects jsonl;
+//   - a first line that starts with "{" selects jsonl, one with ten
+//     tab-separated columns selects gavel.
+//
+// Blank lines and a UTF-8 byte order mark before the first line are skipped.
+// When nothing matches, the *Error says which extension and first line were
+// looked at.
+func Detect(name string, head []byte) (string, error) {
+	first := firstLine(head)
+	switch {
+	case headerIs(first, phillyHeader):
+		return formatPhilly, nil
+	case headerIs(first, tiresiasHeader):
+		return formatTiresias, nil
+	case headerIs(first, polluxHeader):
+		return formatPollux, nil
+	}
+	ext := strings.ToLower(filepath.Ext(name))
+	switch ext {
+	case ".trace":
+		return formatGavel, nil
+	case ".jsonl", ".ndjson":
+		return formatJSONL, nil
+	}
+	switch {
+	case bytes.HasPrefix(first, []byte("{")):
+		return formatJSONL, nil
+	case bytes.Count(first, []byte{'\t'}) == gavelColumns-1:
+		return formatGavel, nil
+	}
+	return "", &Error{File: name, Msg: fmt.Sprintf(
+		"cannot detect the trace format: extension %q is not .trace, .jsonl or .ndjson, and the first line %s "+
+			"is no known header (philly %q, tiresias %q, pollux %q), JSON object or %d tab-separated Gavel columns; "+
+			"give --format", ext, quote(first), phillyHeader, tiresiasHeader, polluxHeader, gavelColumns)}
+}
+
+// firstLine returns the first non-blank line of head without its
+// end-of-line bytes and surrounding spaces (and without a byte order mark).
+func firstLine(head []byte) []byte {
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	for len(head) > 0 {
+		line, rest, _ := bytes.Cut(head, []byte{'\n'})
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			return line
+		}
+		head = rest
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package trace
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// sampleSeed returns the first n lines of a committed sample.
+func sampleSeed(f *testing.F, file string, n int) []byte {
+	f.Helper()
+	data, err := os.ReadFile(filepath.Join(samples, file))
+	if err != nil {
+		f.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	return bytes.Join(lines[:min(n, len(lines))], nil)
+}
+
+// fuzzRead fuzzes Read in one format: it must never panic, every error must
+// be an *Error naming the file, and every result must keep the invariants.
+func fuzzRead(f *testing.F, format, file string, seeds ...[]byte) {
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		jobs, err := Read(bytes.NewReader(data), file, format)
+		if err != nil {
+			var perr *Error
+			if !errors.As(err, &perr) || perr.Line < 0 {
+				t.Fatalf("error %v (%T) is not a *trace.Error", err, err)
+			}
+			if !strings.HasPrefix(err.Error(), file) {
+				t.Fatalf("error %q does not start with the file name", err)
+			}
+			if jobs != nil {
+				t.Fatal("jobs returned with an error")
+			}
+			return
+		}
+		if msg := jobInvariant(jobs); msg != "" {
+			t.Fatal(msg)
+		}
+	})
+}
+
+func FuzzGavel(f *testing.F) {
+	fuzzRead(f, "gavel", "f.trace",
+		sampleSeed(f, "gavel/small_test.trace", 5),
+		sampleSeed(f, "gavel/artifact_evaluation.trace", 20),
+		[]byte(gavelRow("A3C", "10", "2", "1.5", "3.25")),
+		[]byte("a\tb\tc\td\t1\t1\t1\t1\t-1\t0"))
+}
+
+func FuzzPhilly(f *testing.F) {
+	fuzzRead(f, "philly", "f.csv",
+		sampleSeed(f, "philly/philly-head2000.csv", 20),
+		[]byte(phillyHeader+"\n2016-02-29 23:59:59,0,1,0,\n2017-10-09 07:01:55,66.5,128,66.0,x\n"),
+		[]byte(phillyHeader+"\r\n\r\n2017-12-31 00:00:00,1e3,2,2e3,c\r\n"))
+}
+
+func FuzzTiresias(f *testing.F) {
+	fuzzRead(f, "tiresias", "f.csv",
+		sampleSeed(f, "tiresias/60_job.csv", 10),
+		[]byte(tiresiasHeader+"\na,1,0.5,0,vgg,0,0\nb,2,0.5,1,vgg,1.5,3\n"))
+}
+
+func FuzzPollux(f *testing.F) {
+	fuzzRead(f, "pollux", "f.csv",
+		sampleSeed(f, "pollux/workload-6.csv", 12),
+		[]byte(polluxHeader+"\na,1,cifar10,20,4096\nb,2.5,yolov3,4,64\nc,3,imagenet,48,6400\nd,0,bert,16,384\n"+
+			"e,0,deepspeech2,12,640\nf,0,ncf,1,32768\n"))
+}
+
+func FuzzJSONL(f *testing.F) {
+	fuzzRead(f, "jsonl", "f.jsonl",
+		[]byte(`{"id":"j1","submit_s":0,"gpus":4,"min_gpus":2,"max_gpus":8,"model":"ResNet-50 (batch size 64)","steps":10000,"priority":0}`+"\n"+
+			`{"id":"j2","submit_s":30,"gpus":1,"duration_s":3600,"gpu_type":"v100","user":"alice"}`+"\n"),
+		[]byte(`{"id":"x","submit_s":1.5,"gpus":2,"model":"m","duration_s":0,"peak_mem_mib":100}`+"\n\n"+
+			`{"id":"y","submit_s":1.5,"gpus":2,"model":"m","steps":1}`),
+		[]byte(`{"id":"a","submit_s":0,"gpus":1,"duration_s":1,"id":"b"}`))
+}
+
+func FuzzDetect(f *testing.F) {
+	for _, s := range []struct{ name, head string }{
+		{"x.trace", gavelRow("A3C", "10", "2", "1", "0")},
+		{"x.jsonl", `{"id":"a"}`},
+		{"philly.csv", string(sampleSeed(f, "philly/philly-head2000.csv", 3))},
+		{"60_job.csv", string(sampleSeed(f, "tiresias/60_job.csv", 3))},
+		{"w.csv", string(sampleSeed(f, "pollux/workload-6.csv", 3))},
+		{"x.csv", "a,b\n"},
+		{"", ""},
+	} {
+		f.Add(s.name, []byte(s.head))
+	}
+	f.Fuzz(func(t *testing.T, name string, head []byte) {
+		format, err := Detect(name, head)
+		if err != nil {
+			var perr *Error
+			if !errors.As(err, &perr) || !strings.HasPrefix(err.Error(), name) {
+				t.Fatalf("error %q (%T) is not a *trace.Error starting with %q", err, err, name)
+			}
+			return
+		}
+		if format == "auto" || !slices.Contains(Formats(), format) {
+			t.Fatalf("Detect returned %q", format)
+		}
+		// Reading what was detected must not panic either.
+		if _, err := Read(bytes.NewReader(head), name, "auto"); err != nil {
+			var perr *Error
+			if !errors.As(err, &perr) {
+				t.Fatalf("Read error %v (%T) is not a *trace.Error", err, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,214 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/gpusched/gpusched/model"
+)
+
+// jsonJob is one line of the native trace format. Pointers tell a missing
+// field from a zero one.
+type jsonJob struct {
+	ID         *string
+	Submit     *float64
+	GPUs       *int
+	MinGPUs    *int
+	MaxGPUs    *int
+	Model      string
+	Steps      *int64
+	Duration   *float64
+	GPUType    string
+	User       string
+	Priority   int
+	PeakMemMiB int
+}
+
+// field returns a pointer to the field that JSON key names, or nil for an
+// unknown key. Keys are matched exactly (encoding/json alone would also
+// accept "GPUs" for "gpus").
+func (j *jsonJob) field(key string) any {
+	switch key {
+	case "id":
+		return &j.ID
+	case "submit_s":
+		return &j.Submit
+	case "gpus":
+		return &j.GPUs
+	case "min_gpus":
+		return &j.MinGPUs
+	case "max_gpus":
+		return &j.MaxGPUs
+	case "model":
+		return &j.Model
+	case "steps":
+		return &j.Steps
+	case "duration_s":
+		return &j.Duration
+	case "gpu_type":
+		return &j.GPUType
+	case "user":
+		return &j.User
+	case "priority":
+		return &j.Priority
+	case "peak_mem_mib":
+		return &j.PeakMemMiB
+	}
+	return nil
+}
+
+// readJSONL reads the native format: one JSON object per line.
+func readJSONL(r io.Reader, name string) ([]model.JobSpec, error) {
+	l := newLines(r, name)
+	var (
+		jobs  []model.JobSpec
+		lines []int
+	)
+	for l.next() {
+		j, err := decodeJSONJob(l.text)
+		if err != nil {
+			return nil, l.fail("%v", err)
+		}
+		spec, err := j.spec()
+		if err != nil {
+			return nil, l.fail("%v", err)
+		}
+		jobs = append(jobs, spec)
+		lines = append(lines, l.n)
+	}
+	if err := l.err(); err != nil {
+		return nil, err
+	}
+	return finish(name, jobs, lines)
+}
+
+// decodeJSONJob decodes one line holding exactly one JSON object whose keys
+// are all known and appear once.
+func decodeJSONJob(line []byte) (jsonJob, error) {
+	var j jsonJob
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return j, errors.New("not a JSON object")
+	}
+	var seen []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return j, badJSON(err)
+		}
+		key, _ := tok.(string)
+		ptr := j.field(key)
+		switch {
+		case ptr == nil:
+			return j, fmt.Errorf("unknown field %q", key)
+		case slices.Contains(seen, key):
+			return j, fmt.Errorf("field %q given twice", key)
+		}
+		seen = append(seen, key)
+		if err := dec.Decode(ptr); err != nil {
+			var typeErr *json.UnmarshalTypeError
+			if errors.As(err, &typeErr) {
+				return j, fmt.Errorf("field %q: got JSON %s, want %s", key, typeErr.Value, typeErr.Type)
+			}
+			return j, fmt.Errorf("field %q: %w", key, badJSON(err))
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return j, badJSON(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return j, errors.New("more than one JSON value on the line")
+	}
+	return j, nil
+}
+
+// badJSON describes a decoding error; running out of input means the object
+// does not end on its line.
+func badJSON(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errors.New("bad JSON: the object does not end on this line (one job per line)")
+	}
+	return fmt.Errorf("bad JSON: %w", err)
+}
+
+// spec checks the decoded job and converts it.
+func (j *jsonJob) spec() (model.JobSpec, error) {
+	var s model.JobSpec
+	switch {
+	case j.ID == nil:
+		return s, errors.New("missing id")
+	case strings.TrimSpace(*j.ID) == "":
+		return s, errors.New("id is empty")
+	case j.Submit == nil:
+		return s, errors.New("missing submit_s")
+	case j.GPUs == nil:
+		return s, errors.New("missing gpus")
+	}
+	s.ID, s.Model, s.GPUType, s.User, s.Priority = *j.ID, j.Model, j.GPUType, j.User, j.Priority
+	if msg := checkRange("submit_s", *j.Submit, 0, maxSeconds); msg != "" {
+		return s, errors.New(msg)
+	}
+	s.Submit = model.FromSeconds(*j.Submit)
+	if msg := checkRange("peak_mem_mib", float64(j.PeakMemMiB), 0, math.MaxInt32); msg != "" {
+		return s, errors.New(msg)
+	}
+	s.PeakMemMiB = j.PeakMemMiB
+	if err := j.gpuCounts(&s); err != nil {
+		return s, err
+	}
+	return s, j.work(&s)
+}
+
+// gpuCounts checks 1 <= min_gpus <= gpus <= max_gpus (both bounds default to
+// gpus) and sets them on s.
+func (j *jsonJob) gpuCounts(s *model.JobSpec) error {
+	s.GPUs = *j.GPUs
+	s.MinGPUs, s.MaxGPUs = s.GPUs, s.GPUs
+	if j.MinGPUs != nil {
+		s.MinGPUs = *j.MinGPUs
+	}
+	if j.MaxGPUs != nil {
+		s.MaxGPUs = *j.MaxGPUs
+	}
+	if msg := checkRange("gpus", float64(s.GPUs), 1, maxGPUs); msg != "" {
+		return errors.New(msg)
+	}
+	if msg := checkRange("min_gpus", float64(s.MinGPUs), 1, float64(s.GPUs)); msg != "" {
+		return fmt.Errorf("%s (gpus is %d)", msg, s.GPUs)
+	}
+	if msg := checkRange("max_gpus", float64(s.MaxGPUs), float64(s.GPUs), maxGPUs); msg != "" {
+		return fmt.Errorf("%s (gpus is %d)", msg, s.GPUs)
+	}
+	return nil
+}
+
+// work checks that the job gives exactly one of model+steps or duration_s
+// (model may come with duration_s as the job type for speed ratios) and
+// sets Steps or Duration on s.
+func (j *jsonJob) work(s *model.JobSpec) error {
+	switch {
+	case j.Steps != nil && j.Model == "":
+		return errors.New("steps without model")
+	case j.Steps != nil && j.Duration != nil:
+		return errors.New("both steps and duration_s: give one")
+	case j.Steps != nil:
+		if msg := checkRange("steps", float64(*j.Steps), 1, math.MaxInt64); msg != "" {
+			return errors.New(msg)
+		}
+		s.Steps = *j.Steps
+	case j.Duration != nil:
+		if msg := checkRange("duration_s", *j.Duration, 0, maxSeconds); msg != "" {
+			return errors.New(msg)
+		}
+		s.Duration = atLeastOneMilli(model.FromSeconds(*j.Duration))
+	default:
+		return errors.New("no work: give model and steps, or duration_s")
+	}
+	return nil
+}

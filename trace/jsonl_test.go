@@ -1,0 +1,56 @@
+package trace
+
+import (
+	"testing"
+
+	"github.com/gpusched/gpusched/model"
+)
+
+func TestReadJSONL(t *testing.T) {
+	elastic := rigid("j1", 0, 4)
+	elastic.MinGPUs, elastic.MaxGPUs = 2, 8
+	elastic.Model, elastic.Steps = "ResNet-50 (batch size 64)", 10000
+	timed := rigid("j2", 30*model.Second, 1)
+	timed.Duration, timed.GPUType, timed.User = 3600*model.Second, "v100", "alice"
+	full := rigid("j3", 1500, 2)
+	full.Model, full.Duration, full.Priority, full.PeakMemMiB = "LM (batch size 80)", 1, -2, 12000
+	const ok = `"submit_s":0,"gpus":1,"duration_s":1`
+	runReadCases(t, "j.jsonl", "jsonl", []readCase{
+		{name: "design examples",
+			in: `{"id":"j1","submit_s":0,"gpus":4,"min_gpus":2,"max_gpus":8,"model":"ResNet-50 (batch size 64)","steps":10000,"priority":0}` + "\n" +
+				`{"id":"j2","submit_s":30,"gpus":1,"duration_s":3600,"gpu_type":"v100","user":"alice"}` + "\n",
+			want: []model.JobSpec{elastic, timed}},
+		{name: "model with zero duration, all fields, blank lines",
+			in: "\n  \n" + `{"id":"j3","submit_s":1.5,"gpus":2,"min_gpus":2,"max_gpus":2,"model":"LM (batch size 80)","duration_s":0,` +
+				`"gpu_type":"","user":"","priority":-2,"peak_mem_mib":12000}` + "\r\n\n",
+			want: []model.JobSpec{full}},
+		{name: "not json", in: "id=j1\n", err: "j.jsonl:1: not a JSON object"},
+		{name: "array", in: "[1,2]\n", err: "j.jsonl:1: not a JSON object"},
+		{name: "object over two lines", in: "{\"id\":\"a\",\n" + ok + "}\n", err: "j.jsonl:1: bad JSON: the object does not end on this line"},
+		{name: "two objects", in: `{"id":"a",` + ok + `} {"id":"b"}` + "\n", err: "j.jsonl:1: more than one JSON value on the line"},
+		{name: "syntax", in: `{"id":"a",` + ok + `,}` + "\n", err: "j.jsonl:1: bad JSON: "},
+		{name: "unknown field", in: `{"id":"a",` + ok + `,"gpu":1}` + "\n", err: `j.jsonl:1: unknown field "gpu"`},
+		{name: "wrong case", in: `{"ID":"a",` + ok + `}` + "\n", err: `j.jsonl:1: unknown field "ID"`},
+		{name: "twice", in: `{"id":"a",` + ok + `,"id":"b"}` + "\n", err: `j.jsonl:1: field "id" given twice`},
+		{name: "wrong type", in: `{"id":"a","submit_s":0,"gpus":"4","duration_s":1}` + "\n", err: `j.jsonl:1: field "gpus": got JSON string, want int`},
+		{name: "fractional gpus", in: `{"id":"a","submit_s":0,"gpus":1.5,"duration_s":1}` + "\n", err: `j.jsonl:1: field "gpus": got JSON number 1.5, want int`},
+		{name: "missing id", in: `{` + ok + `}` + "\n", err: "j.jsonl:1: missing id"},
+		{name: "null id", in: `{"id":null,` + ok + `}` + "\n", err: "j.jsonl:1: missing id"},
+		{name: "empty id", in: `{"id":" ",` + ok + `}` + "\n", err: "j.jsonl:1: id is empty"},
+		{name: "duplicate id", in: `{"id":"a",` + ok + "}\n\n" + `{"id":"a",` + ok + "}\n", err: `j.jsonl:3: duplicate id "a" (first on line 1)`},
+		{name: "missing submit", in: `{"id":"a","gpus":1,"duration_s":1}` + "\n", err: "j.jsonl:1: missing submit_s"},
+		{name: "negative submit", in: `{"id":"a","submit_s":-1,"gpus":1,"duration_s":1}` + "\n", err: "j.jsonl:1: submit_s -1 is negative"},
+		{name: "missing gpus", in: `{"id":"a","submit_s":0,"duration_s":1}` + "\n", err: "j.jsonl:1: missing gpus"},
+		{name: "zero gpus", in: `{"id":"a","submit_s":0,"gpus":0,"duration_s":1}` + "\n", err: "j.jsonl:1: gpus 0 is less than 1"},
+		{name: "min above gpus", in: `{"id":"a",` + ok + `,"min_gpus":2}` + "\n", err: "j.jsonl:1: min_gpus 2 is too large (at most 1) (gpus is 1)"},
+		{name: "zero min", in: `{"id":"a",` + ok + `,"min_gpus":0}` + "\n", err: "j.jsonl:1: min_gpus 0 is less than 1"},
+		{name: "max below gpus", in: `{"id":"a","submit_s":0,"gpus":4,"max_gpus":2,"duration_s":1}` + "\n", err: "j.jsonl:1: max_gpus 2 is less than 4"},
+		{name: "steps without model", in: `{"id":"a","submit_s":0,"gpus":1,"steps":5}` + "\n", err: "j.jsonl:1: steps without model"},
+		{name: "steps and duration", in: `{"id":"a",` + ok + `,"model":"m","steps":5}` + "\n", err: "j.jsonl:1: both steps and duration_s"},
+		{name: "no work", in: `{"id":"a","submit_s":0,"gpus":1,"model":"m"}` + "\n", err: "j.jsonl:1: no work"},
+		{name: "zero steps", in: `{"id":"a","submit_s":0,"gpus":1,"model":"m","steps":0}` + "\n", err: "j.jsonl:1: steps 0 is less than 1"},
+		{name: "negative duration", in: `{"id":"a","submit_s":0,"gpus":1,"duration_s":-5}` + "\n", err: "j.jsonl:1: duration_s -5 is negative"},
+		{name: "negative memory", in: `{"id":"a",` + ok + `,"peak_mem_mib":-1}` + "\n", err: "j.jsonl:1: peak_mem_mib -1 is negative"},
+		{name: "huge submit", in: `{"id":"a","submit_s":1e300,"gpus":1,"duration_s":1}` + "\n", err: "j.jsonl:1: submit_s 1e+300 is too large"},
+	})
+}

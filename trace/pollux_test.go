@@ -1,0 +1,114 @@
+package trace
+
+import (
+	"testing"
+
+	"github.com/gpusched/gpusched/model"
+)
+
+// polluxJobSpec is a Pollux job as Read returns it.
+func polluxJobSpec(id string, submit model.Time, gpus int, app string, secs float64) model.JobSpec {
+	s := rigid(id, submit, gpus)
+	s.Model, s.Duration = app, model.FromSeconds(secs)
+	return s
+}
+
+// lerp interpolates linearly from a (at x0) to b (at x1) at x.
+func lerp(x, x0, x1, a, b float64) float64 { return a + (x-x0)/(x1-x0)*(b-a) }
+
+func TestReadPollux(t *testing.T) {
+	const h = polluxHeader + "\n"
+	// Expected durations, from the rows of the embedded CSVs written out:
+	// cifar10, 6 replicas ("24"), batch 2048: 342 per GPU, 3178 iterations.
+	cifar6 := 3178 * lerp(342, 257, 363, 0.23076505661010743, 0.27816870212554934)
+	// cifar10, 6 replicas, batch 3072: 512 per GPU; iterations halfway
+	// between 3178 (2048) and 2011 (4096).
+	cifar6b := lerp(3072, 2048, 4096, 3178, 2011) * lerp(512, 363, 513, 0.27816870212554934, 0.409974479675293)
+	// cifar10, 20 replicas, batch 4096: 205 per GPU, halfway between the
+	// curves of 16 ("4444") and 24 (scalability.csv, 6 nodes) replicas.
+	at16 := lerp(205, 182, 257, 0.17696428298950195, 0.224122953414917)
+	at24 := lerp(205, 182, 257, 0.22637147903442384, 0.25570971625191824)
+	cifar20 := 2011 * (at16 + at24) / 2
+	// yolov3, 4 replicas, batch 64: 16 per GPU > 8 (yolov3's max), so one
+	// accumulation step at 8 per GPU.
+	yoloStep, yoloSync := 0.5009251087903976, 0.11896183347702027
+	yolo4 := 14577 * (yoloStep + (yoloStep - yoloSync))
+	// ncf, 1 replica, batch 32768.
+	ncf1 := 1548 * 0.02131553226047092
+	runReadCases(t, "w.csv", "pollux", []readCase{
+		{name: "durations",
+			in: h + "cifar10-0,107,cifar10,6,2048\nyolo,100.5,yolov3,4,64\nncf-2,135,ncf,1,32768\n" +
+				"c20,135,cifar10,20,4096\nc6b,0,cifar10,6,3072\n",
+			want: []model.JobSpec{
+				polluxJobSpec("c6b", 0, 6, "cifar10", cifar6b),
+				polluxJobSpec("yolo", 100500, 4, "yolov3", yolo4),
+				polluxJobSpec("cifar10-0", 107*model.Second, 6, "cifar10", cifar6),
+				polluxJobSpec("ncf-2", 135*model.Second, 1, "ncf", ncf1),
+				polluxJobSpec("c20", 135*model.Second, 20, "cifar10", cifar20),
+			}},
+		{name: "missing header", in: "cifar10-0,107,cifar10,6,2048\n", err: `w.csv:1: missing header: want "name,time,`},
+		{name: "four columns", in: h + "a,1,cifar10,6\n", err: "w.csv:2: got 4 columns, want 5"},
+		{name: "empty name", in: h + ",1,cifar10,6,2048\n", err: "w.csv:2: name is empty"},
+		{name: "duplicate name", in: h + "a,1,cifar10,6,2048\na,1,cifar10,6,2048\n", err: `w.csv:3: duplicate id "a" (first on line 2)`},
+		{name: "negative time", in: h + "a,-1,cifar10,6,2048\n", err: "w.csv:2: time -1 is negative"},
+		{name: "unknown application", in: h + "a,1,gpt3,6,2048\n", err: `w.csv:2: application "gpt3" is not one of bert, cifar10,`},
+		{name: "zero replicas", in: h + "a,1,cifar10,0,2048\n", err: "w.csv:2: num_replicas 0 is less than 1"},
+		{name: "batch text", in: h + "a,1,cifar10,6,big\n", err: `w.csv:2: batch_size "big" is not an integer`},
+		{name: "zero batch", in: h + "a,1,cifar10,6,0\n", err: "w.csv:2: batch_size 0 is less than 1"},
+		{name: "per-GPU batch too small", in: h + "a,1,cifar10,6,100\n",
+			err: "w.csv:2: cifar10: batch_size 100 on 6 replicas is 17 per GPU, less than the smallest profiled 32"},
+		{name: "batch beyond validation", in: h + "a,1,cifar10,1,8192\n",
+			err: "w.csv:2: cifar10: batch_size 8192 is outside the validated 128 to 4096"},
+		{name: "too many replicas", in: h + "a,1,cifar10,65,4096\n",
+			err: "w.csv:2: cifar10: no step time measured near 65 replicas (profiled 1 to 64)"},
+		{name: "header only", in: h, err: "w.csv: no jobs in the trace"},
+	})
+}
+
+// TestPolluxProfiles loads every embedded profile and checks the replica
+// counts it covers.
+func TestPolluxProfiles(t *testing.T) {
+	for _, app := range []string{"bert", "cifar10", "deepspeech2", "imagenet", "ncf", "yolov3"} {
+		p, err := loadPolluxProfile(app)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := 1; r <= 16; r++ {
+			if _, ok := p.curves[r]; !ok {
+				t.Errorf("%s: no curve for %d replicas (placement %s)", app, r, packedPlacement(r))
+			}
+		}
+		for _, r := range []int{24, 32, 48, 64} {
+			if _, ok := p.curves[r]; !ok {
+				t.Errorf("%s: no curve for %d replicas from scalability.csv", app, r)
+			}
+		}
+		if got := p.replicas[len(p.replicas)-1]; got != 64 {
+			t.Errorf("%s: most replicas %d, want 64", app, got)
+		}
+	}
+	if _, err := loadPolluxProfile("gpt3"); err == nil {
+		t.Error("loaded a profile for an unknown application")
+	}
+}
+
+func TestPackedPlacement(t *testing.T) {
+	for r, want := range map[int]string{1: "1", 4: "4", 5: "14", 6: "24", 8: "44", 13: "1444", 16: "4444", 24: "444444"} {
+		if got := packedPlacement(r); got != want {
+			t.Errorf("packedPlacement(%d) = %q, want %q", r, got, want)
+		}
+	}
+	for in, want := range map[string]string{"42": "24", "441": "144", "1": "1", "2323": "2323", "3232": "2323"} {
+		if got := minRotation(in); got != want {
+			t.Errorf("minRotation(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestMergeSteps(t *testing.T) {
+	got := mergeSteps([]stepPoint{{8, 3, 1}, {4, 1, 0}, {8, 5, 3}})
+	want := []stepPoint{{4, 1, 0}, {8, 4, 2}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("mergeSteps = %v, want %v", got, want)
+	}
+}

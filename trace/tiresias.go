@@ -1,0 +1,80 @@
+package trace
+
+import (
+	"io"
+	"math"
+
+	"github.com/gpusched/gpusched/model"
+)
+
+// Tiresias's columns, in order.
+const (
+	tiresiasID = iota
+	tiresiasGPUs
+	tiresiasSubmit
+	tiresiasIterations
+	tiresiasModel
+	tiresiasDuration
+	tiresiasInterval
+	tiresiasColumns
+)
+
+// readTiresias reads a Tiresias CSV (header tiresiasHeader).
+func readTiresias(r io.Reader, name string) ([]model.JobSpec, error) {
+	l := newLines(r, name)
+	if err := l.header(tiresiasHeader); err != nil {
+		return nil, err
+	}
+	var (
+		jobs  []model.JobSpec
+		lines []int
+		cols  [][]byte
+		err   error
+	)
+	for l.next() {
+		if cols, err = l.fields(',', tiresiasColumns, cols); err != nil {
+			return nil, err
+		}
+		spec, err := tiresiasJob(l, cols)
+		if err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, spec)
+		lines = append(lines, l.n)
+	}
+	if err := l.err(); err != nil {
+		return nil, err
+	}
+	return finish(name, jobs, lines)
+}
+
+// tiresiasJob converts the columns of one Tiresias line. iterations and
+// interval are checked but not kept: the model names are not keys of the
+// throughput matrix, so an iteration count could not be turned into time, and
+// the duration is what the trace measured.
+func tiresiasJob(l *lines, cols [][]byte) (model.JobSpec, error) {
+	var spec model.JobSpec
+	var err error
+	if spec.ID, err = l.nonEmpty("job_id", cols[tiresiasID]); err != nil {
+		return spec, err
+	}
+	if spec.GPUs, err = l.gpus("num_gpu", cols[tiresiasGPUs]); err != nil {
+		return spec, err
+	}
+	spec.MinGPUs, spec.MaxGPUs = spec.GPUs, spec.GPUs
+	if spec.Submit, err = l.seconds("submit_time", cols[tiresiasSubmit]); err != nil {
+		return spec, err
+	}
+	if _, err = l.integer("iterations", cols[tiresiasIterations], 0, math.MaxInt64); err != nil {
+		return spec, err
+	}
+	if spec.Model, err = l.nonEmpty("model_name", cols[tiresiasModel]); err != nil {
+		return spec, err
+	}
+	if spec.Duration, err = l.seconds("duration", cols[tiresiasDuration]); err != nil {
+		return spec, err
+	}
+	spec.Duration = atLeastOneMilli(spec.Duration)
+	_, err = l.seconds("interval", cols[tiresiasInterval])
+	return spec, err
+}
