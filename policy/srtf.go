@@ -9,9 +9,12 @@ import (
 	"github.com/gpusched/gpusched/model"
 )
 
-// SRTF is the preemptive shortest-remaining-time-first oracle.
+// SRTF is the preemptive shortest-remaining-time-first oracle. Its zero
+// value is ready to use; it caches each job's best speed (which depends only
+// on the job and the cluster), so one SRTF must serve one cluster.
 type SRTF struct {
 	keys []srtfKey
+	best map[*model.Job]float64
 }
 
 type srtfKey struct {
@@ -25,9 +28,18 @@ func (*SRTF) Name() string { return "srtf" }
 // Order implements engine.QueuePolicy.
 func (p *SRTF) Order(s *model.State, now model.Time, buf []*model.Job) engine.Order {
 	p.keys = p.keys[:0]
+	active := len(s.Running()) + len(s.Waiting())
+	if p.best == nil || len(p.best) > 2*active+1024 {
+		p.best = make(map[*model.Job]float64, active) // drop jobs that ended
+	}
 	for _, list := range [][]*model.Job{s.Running(), s.Waiting()} {
 		for _, j := range list {
-			p.keys = append(p.keys, srtfKey{left: RemainingTime(s, j, now), job: j})
+			v, ok := p.best[j]
+			if !ok {
+				v = bestSpeed(s, j)
+				p.best[j] = v
+			}
+			p.keys = append(p.keys, srtfKey{left: remaining(j, now, v), job: j})
 		}
 	}
 	slices.SortFunc(p.keys, func(a, b srtfKey) int {
@@ -45,10 +57,18 @@ func (p *SRTF) Order(s *model.State, now model.Time, buf []*model.Job) engine.Or
 // RemainingTime returns the seconds job j needs to finish at its best speed
 // on its requested GPU count, +Inf when it cannot run anywhere.
 func RemainingTime(s *model.State, j *model.Job, now model.Time) float64 {
+	return remaining(j, now, bestSpeed(s, j))
+}
+
+func bestSpeed(s *model.State, j *model.Job) float64 {
 	n := j.Spec.GPUs
 	v, _ := engine.BestSpeed(s, j, n, engine.Feasible(s, j, n))
-	if v <= 0 {
+	return v
+}
+
+func remaining(j *model.Job, now model.Time, speed float64) float64 {
+	if speed <= 0 {
 		return math.Inf(1)
 	}
-	return j.Remaining(now) / v
+	return j.Remaining(now) / speed
 }

@@ -58,7 +58,7 @@ func (l *lines) err() error {
 	case errors.Is(err, bufio.ErrTooLong):
 		return &Error{File: l.name, Line: l.n + 1, Msg: fmt.Sprintf("line is longer than %d bytes", maxLine)}
 	}
-	return &Error{File: l.name, Line: l.n + 1, Msg: fmt.Sprintf("read: %v", err)}
+	return &Error{File: l.name, Msg: fmt.Sprintf("read after line %d: %v", l.n, err)}
 }
 
 // fail returns an *Error about the current line.

@@ -6,7 +6,6 @@ import (
 	"embed"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -128,13 +127,16 @@ func (p *polluxProfile) readPlacements(path string) (map[int][]stepPoint, error)
 	out := map[int][]stepPoint{}
 	p.minLocal, p.maxLocal = -1, -1
 	err := readProfileCSV(path, "placement,local_bsz,step_time,sync_time", func(l *lines, cols [][]byte) error {
-		placement := string(bytes.TrimSpace(cols[0]))
-		replicas := 0
+		placement := bytes.TrimSpace(cols[0])
+		replicas, partial := 0, 0
 		for _, c := range placement {
 			if c < '1' || c > '0'+gpusPerNode {
-				return l.fail("placement %q is not a list of per-node GPU counts", placement)
+				return l.fail("placement %s is not a list of per-node GPU counts", quote(placement))
 			}
 			replicas += int(c - '0')
+			if c != '0'+gpusPerNode {
+				partial++
+			}
 		}
 		pt, local, err := profilePoint(l, cols[1:])
 		if err != nil {
@@ -144,7 +146,9 @@ func (p *polluxProfile) readPlacements(path string) (map[int][]stepPoint, error)
 			p.minLocal = local
 		}
 		p.maxLocal = max(p.maxLocal, local)
-		if minRotation(placement) == packedPlacement(replicas) {
+		// Packed means on as few nodes as possible: every node full except
+		// at most one, wherever the ID lists it.
+		if partial <= 1 && len(placement) == ceilDiv(replicas, gpusPerNode) {
 			out[replicas] = append(out[replicas], pt)
 		}
 		return nil
@@ -235,27 +239,6 @@ func mergeSteps(pts []stepPoint) []stepPoint {
 		i = j
 	}
 	return out
-}
-
-// packedPlacement returns Pollux's placement ID for replicas packed onto
-// nodes of gpusPerNode GPUs, as its smallest rotation: 6 → "24", 8 → "44",
-// 13 → "1444".
-func packedPlacement(replicas int) string {
-	nodes := ceilDiv(replicas, gpusPerNode)
-	full := strings.Repeat(strconv.Itoa(gpusPerNode), nodes-1)
-	return strconv.Itoa(replicas-gpusPerNode*(nodes-1)) + full
-}
-
-// minRotation returns the lexicographically smallest rotation of s, the
-// normal form of Pollux placement IDs.
-func minRotation(s string) string {
-	best := s
-	for i := 1; i < len(s); i++ {
-		if r := s[i:] + s[:i]; r < best {
-			best = r
-		}
-	}
-	return best
 }
 
 // ceilDiv returns ⌈a/b⌉ for positive a and b.

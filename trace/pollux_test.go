@@ -75,7 +75,7 @@ func TestPolluxProfiles(t *testing.T) {
 		}
 		for r := 1; r <= 16; r++ {
 			if _, ok := p.curves[r]; !ok {
-				t.Errorf("%s: no curve for %d replicas (placement %s)", app, r, packedPlacement(r))
+				t.Errorf("%s: no curve for %d packed replicas in placements.csv", app, r)
 			}
 		}
 		for _, r := range []int{24, 32, 48, 64} {
@@ -87,21 +87,20 @@ func TestPolluxProfiles(t *testing.T) {
 			t.Errorf("%s: most replicas %d, want 64", app, got)
 		}
 	}
+	p, err := loadPolluxProfile("cifar10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 6 replicas packed is placement "24" only (not "33", "222", …): its 11
+	// rows, the first being "24,32,0.1585538864135742,0.11687971038818361".
+	if c := p.curves[6]; len(c) != 11 || c[0] != (stepPoint{32, 0.1585538864135742, 0.11687971038818361}) {
+		t.Errorf("cifar10 curve for 6 replicas = %v", c)
+	}
+	if p.minLocal != 32 || p.maxLocal != 1024 {
+		t.Errorf("cifar10 local batch bounds %d, %d; want 32, 1024", p.minLocal, p.maxLocal)
+	}
 	if _, err := loadPolluxProfile("gpt3"); err == nil {
 		t.Error("loaded a profile for an unknown application")
-	}
-}
-
-func TestPackedPlacement(t *testing.T) {
-	for r, want := range map[int]string{1: "1", 4: "4", 5: "14", 6: "24", 8: "44", 13: "1444", 16: "4444", 24: "444444"} {
-		if got := packedPlacement(r); got != want {
-			t.Errorf("packedPlacement(%d) = %q, want %q", r, got, want)
-		}
-	}
-	for in, want := range map[string]string{"42": "24", "441": "144", "1": "1", "2323": "2323", "3232": "2323"} {
-		if got := minRotation(in); got != want {
-			t.Errorf("minRotation(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 
@@ -110,5 +109,46 @@ func TestMergeSteps(t *testing.T) {
 	want := []stepPoint{{4, 1, 0}, {8, 4, 2}}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("mergeSteps = %v, want %v", got, want)
+	}
+}
+
+// TestPolluxWorkloadConfigs pins the duration of every (application,
+// replicas, batch size) that the eight Pollux workloads use; docs/TRACES.md
+// lists the same numbers.
+func TestPolluxWorkloadConfigs(t *testing.T) {
+	for _, tc := range []struct {
+		app             string
+		replicas, batch int
+		want            model.Time
+	}{
+		{"bert", 6, 384, 3055742},
+		{"bert", 8, 384, 2480291},
+		{"bert", 12, 384, 1589204},
+		{"bert", 16, 384, 1334895},
+		{"cifar10", 6, 2048, 854175},
+		{"cifar10", 8, 2048, 826065},
+		{"cifar10", 12, 4096, 573181},
+		{"cifar10", 16, 4096, 449447},
+		{"deepspeech2", 6, 320, 4153243},
+		{"deepspeech2", 8, 320, 3500849},
+		{"deepspeech2", 12, 640, 2572668},
+		{"imagenet", 24, 3200, 31395626},
+		{"imagenet", 32, 6400, 26207431},
+		{"imagenet", 48, 6400, 18879603},
+		{"ncf", 1, 32768, 32996},
+		{"yolov3", 4, 64, 12869864},
+	} {
+		p, err := loadPolluxProfile(tc.app)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secs, err := p.duration(tc.replicas, tc.batch)
+		if err != nil {
+			t.Fatalf("%s %d×%d: %v", tc.app, tc.replicas, tc.batch, err)
+		}
+		if got := model.FromSeconds(secs); got != tc.want {
+			t.Errorf("%s on %d replicas, batch %d: %v s, want %v s", tc.app, tc.replicas, tc.batch,
+				got.SecondsString(), tc.want.SecondsString())
+		}
 	}
 }
