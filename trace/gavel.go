@@ -24,25 +24,8 @@ const (
 // readGavel reads a Gavel trace: no header, one job per line, ten
 // tab-separated columns (see the package documentation).
 func readGavel(r io.Reader, name string) ([]model.JobSpec, error) {
-	l := newLines(r, name)
-	var (
-		jobs  []model.JobSpec
-		lines []int
-		cols  [][]byte
-		err   error
-	)
-	for l.next() {
-		if cols, err = l.fields('\t', gavelColumns, cols); err != nil {
-			return nil, err
-		}
-		spec, err := gavelJob(l, cols)
-		if err != nil {
-			return nil, err
-		}
-		jobs = append(jobs, spec)
-		lines = append(lines, l.n)
-	}
-	if err := l.err(); err != nil {
+	jobs, lines, err := readSpecs(r, name, "", '\t', gavelColumns, gavelJob)
+	if err != nil {
 		return nil, err
 	}
 	for i, id := range indexIDs(len(jobs)) {

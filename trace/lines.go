@@ -194,3 +194,42 @@ func quote(b []byte) string {
 	}
 	return strconv.Quote(string(b))
 }
+
+// readRows reads a delimited trace: the header line when header is not
+// empty, then every data line split into n columns by sep, handed to row
+// with the line reader (for error positions). It stops at the first error.
+func readRows(r io.Reader, name, header string, sep byte, n int, row func(l *lines, cols [][]byte) error) error {
+	l := newLines(r, name)
+	if header != "" {
+		if err := l.header(header); err != nil {
+			return err
+		}
+	}
+	var cols [][]byte
+	for l.next() {
+		var err error
+		if cols, err = l.fields(sep, n, cols); err != nil {
+			return err
+		}
+		if err := row(l, cols); err != nil {
+			return err
+		}
+	}
+	return l.err()
+}
+
+// readSpecs reads a delimited trace whose lines each give one job spec via
+// job, and finishes it (sorting, id checks) with the spec's line numbers.
+func readSpecs(r io.Reader, name, header string, sep byte, n int, job func(l *lines, cols [][]byte) (model.JobSpec, error)) ([]model.JobSpec, []int, error) {
+	var jobs []model.JobSpec
+	var at []int
+	err := readRows(r, name, header, sep, n, func(l *lines, cols [][]byte) error {
+		spec, err := job(l, cols)
+		if err != nil {
+			return err
+		}
+		jobs, at = append(jobs, spec), append(at, l.n)
+		return nil
+	})
+	return jobs, at, err
+}

@@ -34,27 +34,17 @@ type phillyRow struct {
 // readPhilly reads a Philly CSV (header phillyHeader). Submit times are made
 // relative to the earliest timestamp of the trace.
 func readPhilly(r io.Reader, name string) ([]model.JobSpec, error) {
-	l := newLines(r, name)
-	if err := l.header(phillyHeader); err != nil {
-		return nil, err
-	}
-	var (
-		rows []phillyRow
-		cols [][]byte
-		err  error
-	)
-	for l.next() {
-		if cols, err = l.fields(',', phillyColumns, cols); err != nil {
-			return nil, err
-		}
+	var rows []phillyRow
+	err := readRows(r, name, phillyHeader, ',', phillyColumns, func(l *lines, cols [][]byte) error {
 		row, err := phillyLine(l, cols)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		row.index, row.line = len(rows), l.n
 		rows = append(rows, row)
-	}
-	if err := l.err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	jobs, lines := phillySpecs(rows)

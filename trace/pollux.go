@@ -23,29 +23,11 @@ const (
 // every job the duration its application needs at its replica count and
 // batch size (see polluxProfile.duration).
 func readPollux(r io.Reader, name string) ([]model.JobSpec, error) {
-	l := newLines(r, name)
-	if err := l.header(polluxHeader); err != nil {
-		return nil, err
-	}
-	var (
-		jobs     []model.JobSpec
-		lines    []int
-		cols     [][]byte
-		err      error
-		profiles = map[string]*polluxProfile{}
-	)
-	for l.next() {
-		if cols, err = l.fields(',', polluxColumns, cols); err != nil {
-			return nil, err
-		}
-		spec, err := polluxJob(l, cols, profiles)
-		if err != nil {
-			return nil, err
-		}
-		jobs = append(jobs, spec)
-		lines = append(lines, l.n)
-	}
-	if err := l.err(); err != nil {
+	profiles := map[string]*polluxProfile{}
+	jobs, lines, err := readSpecs(r, name, polluxHeader, ',', polluxColumns, func(l *lines, cols [][]byte) (model.JobSpec, error) {
+		return polluxJob(l, cols, profiles)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return finish(name, jobs, lines)

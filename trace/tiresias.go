@@ -21,28 +21,8 @@ const (
 
 // readTiresias reads a Tiresias CSV (header tiresiasHeader).
 func readTiresias(r io.Reader, name string) ([]model.JobSpec, error) {
-	l := newLines(r, name)
-	if err := l.header(tiresiasHeader); err != nil {
-		return nil, err
-	}
-	var (
-		jobs  []model.JobSpec
-		lines []int
-		cols  [][]byte
-		err   error
-	)
-	for l.next() {
-		if cols, err = l.fields(',', tiresiasColumns, cols); err != nil {
-			return nil, err
-		}
-		spec, err := tiresiasJob(l, cols)
-		if err != nil {
-			return nil, err
-		}
-		jobs = append(jobs, spec)
-		lines = append(lines, l.n)
-	}
-	if err := l.err(); err != nil {
+	jobs, lines, err := readSpecs(r, name, tiresiasHeader, ',', tiresiasColumns, tiresiasJob)
+	if err != nil {
 		return nil, err
 	}
 	return finish(name, jobs, lines)
