@@ -48,7 +48,7 @@ func bigState(b *testing.B, gpus, waiting, running int) *model.State {
 		s.Submit(j)
 		if i < running {
 			pool.Reset(s)
-			gpus := placer.Pack{}.Place(pool, j, n, engine.Feasible(s, j, n))
+			gpus := placer.Fewest(pool, n, engine.Feasible(s, j, n))
 			if gpus == nil {
 				b.Fatalf("cannot start running job %d", i)
 			}

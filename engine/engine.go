@@ -46,11 +46,16 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 	e.pool.Reset(s)
 	ord := e.policy.Order(s, now, e.order[:0])
 	e.order = ord.Jobs[:0]
-	var plan Plan
+	plan := Plan{Updates: ord.Updates}
+	for _, j := range ord.Stop {
+		plan.Preempt = append(plan.Preempt, j)
+		e.pool.Give(j.Alloc)
+	}
 	if ord.Preemptive {
 		e.preemptive(s, ord.Jobs, &plan)
 	} else {
 		e.walk(s, ord, &plan)
+		e.cancelIdlePreemptions(&plan)
 	}
 	if e.scaler != nil {
 		for _, a := range e.scaler.Scale(s, now, e.pool) {
@@ -99,9 +104,9 @@ func (e *Engine) place(s *model.State, j *model.Job, ts TypeSet, plan *Plan) boo
 		if fit == 0 {
 			continue
 		}
-		if gpus := e.placer.Place(e.pool, j, n, fit); gpus != nil {
-			e.pool.Take(gpus)
-			plan.Start = append(plan.Start, Assignment{Job: j, GPUs: gpus})
+		if pl := e.placer.Place(s, e.pool, j, n, fit); pl.GPUs != nil {
+			e.commit(pl, plan)
+			plan.Start = append(plan.Start, Assignment{Job: j, GPUs: pl.GPUs})
 			reason := reasonPlaced
 			if i == 1 {
 				reason = reasonMinOnly
@@ -111,6 +116,21 @@ func (e *Engine) place(s *model.State, j *model.Job, ts TypeSet, plan *Plan) boo
 		}
 	}
 	return false
+}
+
+// commit applies a placement to the pool: moved jobs leave their GPUs and
+// take their new ones, then the placed job takes its own.
+func (e *Engine) commit(pl Placement, plan *Plan) {
+	for _, m := range pl.Moves {
+		e.pool.Give(m.Job.Alloc)
+		e.pool.moved[m.Job] = true
+	}
+	for _, m := range pl.Moves {
+		e.pool.Take(m.GPUs)
+		plan.Migrate = append(plan.Migrate, m)
+		plan.Trace = append(plan.Trace, Decision{m.Job.Spec.ID, Migrated, reasonMigrated})
+	}
+	e.pool.Take(pl.GPUs)
 }
 
 func (e *Engine) reject(j *model.Job, plan *Plan) {

@@ -46,5 +46,6 @@ const (
 	reasonNoCapacity = "outranked: no capacity left in this round"
 	reasonInfeasible = "no GPU type in the cluster can run it (type constraint, memory, zero throughput or too few GPUs)"
 	reasonResized    = "resized by the scaler"
+	reasonMigrated   = "moved to other GPUs to make room (swap)"
 	reasonMinOnly    = "placed with its minimum GPUs"
 )

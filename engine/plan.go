@@ -15,10 +15,14 @@ type Rejection struct {
 }
 
 // Plan is the outcome of one scheduling round. A shell applies it in this
-// order: Reject, Preempt, Resize, Start.
+// order: Updates, Reject, Preempt, Migrate, Resize, Start.
 type Plan struct {
+	Updates []Update
 	Reject  []Rejection
 	Preempt []*model.Job
+	// Migrate moves running jobs to new GPUs: a stop and a restart that pays
+	// the restart pause (seed 003's swaps).
+	Migrate []Assignment
 	Resize  []Assignment
 	Start   []Assignment
 	// Trace explains the round: one entry per job that the round placed,
@@ -28,7 +32,7 @@ type Plan struct {
 
 // Empty reports whether the plan changes nothing.
 func (p *Plan) Empty() bool {
-	return len(p.Reject)+len(p.Preempt)+len(p.Resize)+len(p.Start) == 0
+	return len(p.Updates)+len(p.Reject)+len(p.Preempt)+len(p.Migrate)+len(p.Resize)+len(p.Start) == 0
 }
 
 // Status is the outcome of one decision.
@@ -46,11 +50,13 @@ const (
 	Unschedulable
 	// Resized: a running job's allocation changes.
 	Resized
+	// Migrated: a running job moves to other GPUs to make room.
+	Migrated
 )
 
 // String returns the status name.
 func (s Status) String() string {
-	return [...]string{"placed", "preempted", "blocked", "unschedulable", "resized"}[s]
+	return [...]string{"placed", "preempted", "blocked", "unschedulable", "resized", "migrated"}[s]
 }
 
 // Decision is one entry of a round's trace.

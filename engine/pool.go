@@ -14,6 +14,7 @@ type Pool struct {
 	free     []uint64   // per node, free GPU mask
 	typeFree []int      // free GPUs per type
 	buckets  [][]bucket // [type][free count] -> nodes
+	moved    map[*model.Job]bool
 }
 
 type bucket struct {
@@ -49,7 +50,7 @@ func (b *bucket) lowest() int {
 
 // NewPool allocates a pool for cluster c.
 func NewPool(c *model.Cluster) *Pool {
-	p := &Pool{c: c, free: make([]uint64, len(c.Nodes)), typeFree: make([]int, len(c.Types))}
+	p := &Pool{c: c, free: make([]uint64, len(c.Nodes)), typeFree: make([]int, len(c.Types)), moved: map[*model.Job]bool{}}
 	words := (len(c.Nodes) + 63) / 64
 	for t := range c.Types {
 		bs := make([]bucket, c.MaxNodeGPUs(t)+1)
@@ -63,6 +64,7 @@ func NewPool(c *model.Cluster) *Pool {
 
 // Reset loads the free GPUs of s into the pool.
 func (p *Pool) Reset(s *model.State) {
+	clear(p.moved)
 	for t := range p.buckets {
 		p.typeFree[t] = 0
 		for k := range p.buckets[t] {
@@ -128,6 +130,20 @@ func (p *Pool) Give(gpus []model.GPU) {
 	for _, g := range gpus {
 		p.set(int(g.Node), p.free[g.Node]|1<<uint(g.Index))
 	}
+}
+
+// Settled reports whether running job j still holds all its GPUs in the
+// pool and was not moved this round, so that a placer may move it.
+func (p *Pool) Settled(j *model.Job) bool {
+	if p.moved[j] {
+		return false
+	}
+	for _, g := range j.Alloc {
+		if p.free[g.Node]&(1<<uint(g.Index)) != 0 {
+			return false
+		}
+	}
+	return len(j.Alloc) > 0
 }
 
 // AllFree reports whether every GPU in gpus is free.

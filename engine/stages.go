@@ -13,6 +13,20 @@ type Order struct {
 	// Backfill lets later jobs start when an earlier one does not fit
 	// (non-preemptive orders; preemptive orders always backfill).
 	Backfill bool
+	// Stop lists running jobs the policy wants stopped (hlas demotions).
+	// Their GPUs are free for this round's placements; a stop whose GPUs
+	// nobody took is cancelled, so the job keeps running.
+	Stop []*model.Job
+	// Updates are queue changes the shell must record (demotions,
+	// promotions, history resets). They hold even when a stop is cancelled.
+	Updates []Update
+}
+
+// Update changes a job's queue and may reset its attained-service history.
+type Update struct {
+	Job   *model.Job
+	Queue int
+	Reset bool
 }
 
 // QueuePolicy orders jobs (stage 1). buf may be used as the backing array of
@@ -23,11 +37,20 @@ type QueuePolicy interface {
 }
 
 // Placer chooses GPUs for a job (stage 3): n GPUs of one type whose bit is
-// set in types, taken from the pool's free GPUs. It returns nil when it
-// cannot; it must not change the pool.
+// set in types. A placement uses free GPUs of the pool, and may move running
+// jobs that are settled in the pool (Pool.Settled) to other free GPUs to make
+// room (seed 003's swaps). Place returns a zero Placement when it cannot; it
+// must not change the pool.
 type Placer interface {
 	Name() string
-	Place(p *Pool, j *model.Job, n int, types TypeSet) []model.GPU
+	Place(s *model.State, p *Pool, j *model.Job, n int, types TypeSet) Placement
+}
+
+// Placement is a placer's answer: the job's GPUs and the running jobs it
+// moves (each to its new GPUs; their old GPUs may be among the job's).
+type Placement struct {
+	GPUs  []model.GPU
+	Moves []Assignment
 }
 
 // Scaler resizes running elastic jobs (stage 4), after placement, using the

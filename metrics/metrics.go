@@ -16,7 +16,8 @@ type JobRecord struct {
 	Finish      model.Time
 	GPUs        int    // GPUs held at the first start
 	GPUType     string // GPU type of the first allocation
-	Preemptions int
+	Preemptions int // stops, migrations included
+	Migrations  int // moves to other GPUs (a stop and a start at once)
 	Resizes     int
 	GPUTime     model.Time // GPU-milliseconds held over the whole run
 	Rejected    bool
@@ -51,6 +52,7 @@ type Summary struct {
 	Makespan    float64 `json:"makespan_s"`
 	GPUUtil     float64 `json:"gpu_util"`
 	Preemptions int     `json:"preemptions"`
+	Migrations  int     `json:"migrations"`
 	Resizes     int     `json:"resizes"`
 }
 
@@ -67,6 +69,7 @@ func Summarize(totalGPUs int, recs []JobRecord) Summary {
 		r := &recs[i]
 		first = min(first, r.Submit)
 		s.Preemptions += r.Preemptions
+		s.Migrations += r.Migrations
 		s.Resizes += r.Resizes
 		gpuTime += r.GPUTime
 		if r.Rejected {

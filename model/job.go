@@ -85,8 +85,21 @@ type Job struct {
 
 	// FirstStart is the time of the first start, or -1.
 	FirstStart Time
-	// LastStart is the time of the most recent start or resize.
+	// LastStart is when the current execution period began (the most recent
+	// start, resize or migration).
 	LastStart Time
+	// Queued is when the job last entered the waiting queue (its submit
+	// time, or its last preemption).
+	Queued Time
+	// Queue is the job's queue under the current policy (hlas: 0 = Q1, 1 =
+	// Q2; tiresias: the queue level). Shells set it from Plan.Updates.
+	Queue int
+	// Periods are the job's closed execution periods since its history was
+	// last reset (seed 003, S4: "persist each allocation").
+	Periods []Period
+	// ResetAt is when the history was last reset; the open period of a
+	// running job counts from max(LastStart, ResetAt).
+	ResetAt Time
 	// Preemptions and Resizes count how often the job was stopped or resized.
 	Preemptions, Resizes int
 }
@@ -94,7 +107,58 @@ type Job struct {
 // NewJob returns a waiting job for spec with the given arrival rank, model
 // index and total work.
 func NewJob(spec JobSpec, seq, model int, work float64) *Job {
-	return &Job{Spec: spec, Seq: seq, Model: model, Work: work, FirstStart: -1}
+	return &Job{Spec: spec, Seq: seq, Model: model, Work: work, FirstStart: -1, Queued: spec.Submit}
+}
+
+// Period is one stretch of execution on one allocation.
+type Period struct {
+	Start, End Time
+	// Type is the GPU type index, GPUs the GPU count.
+	Type, GPUs int
+}
+
+// EndPeriod closes the running job's current execution period at now and
+// opens the next one there (shells call it when a job is preempted, resized,
+// migrated or finishes). It returns the GPU-milliseconds the period held.
+func (j *Job) EndPeriod(now Time, c *Cluster) Time {
+	p := Period{Start: max(j.LastStart, j.ResetAt), End: now, Type: c.TypeOf(j.Alloc[0]), GPUs: len(j.Alloc)}
+	j.Periods = append(j.Periods, p)
+	held := (now - j.LastStart) * Time(p.GPUs)
+	j.LastStart = now
+	return held
+}
+
+// Attained returns the job's attained service at now since its last reset:
+// Σ period length (s) × GPUs × weight(type), including the open period of a
+// running job. Seed 003 weighs by rated performance; Tiresias and LAS use
+// weight 1.
+func (j *Job) Attained(now Time, c *Cluster, weight func(t int) float64) float64 {
+	var p float64
+	for _, q := range j.Periods {
+		p += (q.End - q.Start).Seconds() * float64(q.GPUs) * weight(q.Type)
+	}
+	if start := max(j.LastStart, j.ResetAt); j.State == Running && now > start {
+		p += (now - start).Seconds() * float64(len(j.Alloc)) * weight(c.TypeOf(j.Alloc[0]))
+	}
+	return p
+}
+
+// RunTime returns how long the job has run since its last reset, at now.
+func (j *Job) RunTime(now Time) Time {
+	var d Time
+	for _, q := range j.Periods {
+		d += q.End - q.Start
+	}
+	if start := max(j.LastStart, j.ResetAt); j.State == Running && now > start {
+		d += now - start
+	}
+	return d
+}
+
+// ResetHistory forgets the job's execution periods (seed 003, S2: a
+// starving job's attained service is reset to 0).
+func (j *Job) ResetHistory(now Time) {
+	j.Periods, j.ResetAt = nil, now
 }
 
 // DoneAt returns the work the job has completed at now.

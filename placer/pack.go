@@ -12,7 +12,14 @@ type Pack struct{}
 func (Pack) Name() string { return "pack" }
 
 // Place implements engine.Placer.
-func (Pack) Place(p *engine.Pool, j *model.Job, n int, types engine.TypeSet) []model.GPU {
+func (Pack) Place(_ *model.State, p *engine.Pool, _ *model.Job, n int, types engine.TypeSet) engine.Placement {
+	return engine.Placement{GPUs: Fewest(p, n, types)}
+}
+
+// Fewest picks n free GPUs of one type in types on the fewest nodes, then
+// best fit, then the first type (see the package documentation); nil when
+// no type has n free GPUs.
+func Fewest(p *engine.Pool, n int, types engine.TypeSet) []model.GPU {
 	var best []model.GPU
 	bestNodes, bestLeft := 0, 0
 	for t := range p.Cluster().Types {

@@ -81,7 +81,7 @@ func TestPack(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := poolWith(t, tc.free, tc.withB)
 			before := []int{p.Free(0), p.Free(1)}
-			got := placer.Pack{}.Place(p, nil, tc.n, tc.types)
+			got := placer.Pack{}.Place(nil, p, nil, tc.n, tc.types).GPUs
 			if !slices.Equal(names(p, got), tc.want) {
 				t.Errorf("got %v, want %v", names(p, got), tc.want)
 			}

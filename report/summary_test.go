@@ -40,6 +40,7 @@ avg queue    0.123 s
 makespan     0 s
 GPU util     87.3%
 preemptions  2
+migrations   0
 resizes      0
 `},
 		{"non-finite", nan, `policy       tiresias
@@ -55,6 +56,7 @@ avg queue    0.123 s
 makespan     60.0 s
 GPU util     n/a
 preemptions  2
+migrations   0
 resizes      0
 `},
 		{"zero", metrics.Summary{}, `policy       -
@@ -70,6 +72,7 @@ avg queue    0 s
 makespan     0 s
 GPU util     0.0%
 preemptions  0
+migrations   0
 resizes      0
 `},
 	}
@@ -96,10 +99,10 @@ func TestJSON(t *testing.T) {
 	}{
 		{"full", sampleSummary(), `{"policy":"tiresias","placer":"pack","scaler":"","jobs":12345,` +
 			`"completed":3,"rejected":1,"avg_jct_s":12345.6789,"p50_jct_s":45.26,"p99_jct_s":200000,` +
-			`"avg_queue_s":0.1234,"makespan_s":0,"gpu_util":0.87345,"preemptions":2,"resizes":0}` + "\n"},
+			`"avg_queue_s":0.1234,"makespan_s":0,"gpu_util":0.87345,"preemptions":2,"migrations":0,"resizes":0}` + "\n"},
 		{"odd", odd, `{"policy":"a\"b\u003cc\u003e","placer":"","scaler":"","jobs":0,` +
 			`"completed":0,"rejected":0,"avg_jct_s":null,"p50_jct_s":0.3,"p99_jct_s":-0.0001,` +
-			`"avg_queue_s":0,"makespan_s":2.9996,"gpu_util":null,"preemptions":0,"resizes":0}` + "\n"},
+			`"avg_queue_s":0,"makespan_s":2.9996,"gpu_util":null,"preemptions":0,"migrations":0,"resizes":0}` + "\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

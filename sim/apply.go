@@ -82,6 +82,12 @@ func (r *run) round(t model.Time) error {
 		r.nextRnd = t + r.cfg.Round
 	}
 	plan := r.cfg.Engine.Schedule(r.state, t)
+	for _, u := range plan.Updates {
+		u.Job.Queue = u.Queue
+		if u.Reset {
+			u.Job.ResetHistory(t)
+		}
+	}
 	for _, rej := range plan.Reject {
 		if err := r.state.End(rej.Job, model.Rejected); err != nil {
 			return fmt.Errorf("sim: apply plan at %ss: %w", t.SecondsString(), err)
@@ -92,6 +98,11 @@ func (r *run) round(t model.Time) error {
 	}
 	for _, j := range plan.Preempt {
 		if err := r.preempt(j, t); err != nil {
+			return err
+		}
+	}
+	for _, a := range plan.Migrate {
+		if err := r.migrate(a, t); err != nil {
 			return err
 		}
 	}
@@ -110,7 +121,7 @@ func (r *run) round(t model.Time) error {
 
 func (r *run) preempt(j *model.Job, t model.Time) error {
 	r.holdUntil(j, t)
-	j.Done, j.Mark, j.Rate = j.DoneAt(t), t, 0
+	j.Done, j.Mark, j.Rate, j.Queued = j.DoneAt(t), t, 0, t
 	if err := r.state.Stop(j); err != nil {
 		return fmt.Errorf("sim: apply plan at %ss: %w", t.SecondsString(), err)
 	}
@@ -134,6 +145,24 @@ func (r *run) start(a engine.Assignment, t model.Time) error {
 		rec.GPUType = r.cfg.Cluster.Types[r.cfg.Cluster.TypeOf(a.GPUs[0])].Name
 	}
 	r.setSpeed(j, t, restart)
+	r.emit(eventlog.Event{T: t, Kind: eventlog.Start, Job: j.Spec.ID, Alloc: r.names(a.GPUs)})
+	return nil
+}
+
+// migrate moves a running job to new GPUs: in the log a preempt and a start;
+// the job pays the restart pause and counts one preemption and migration.
+func (r *run) migrate(a engine.Assignment, t model.Time) error {
+	j := a.Job
+	r.holdUntil(j, t)
+	j.Done = j.DoneAt(t)
+	if err := r.state.Resize(j, a.GPUs); err != nil {
+		return fmt.Errorf("sim: apply plan at %ss: migrate: %w", t.SecondsString(), err)
+	}
+	j.Preemptions++
+	r.recs[j.Seq].Preemptions++
+	r.recs[j.Seq].Migrations++
+	r.setSpeed(j, t, true)
+	r.emit(eventlog.Event{T: t, Kind: eventlog.Preempt, Job: j.Spec.ID, Reason: "migrate"})
 	r.emit(eventlog.Event{T: t, Kind: eventlog.Start, Job: j.Spec.ID, Alloc: r.names(a.GPUs)})
 	return nil
 }
@@ -181,11 +210,9 @@ func (r *run) speed(j *model.Job) float64 {
 	return v
 }
 
-// holdUntil adds the GPU time of j's current allocation since its last
-// start or resize.
+// holdUntil closes j's current execution period at t and adds its GPU time.
 func (r *run) holdUntil(j *model.Job, t model.Time) {
-	r.recs[j.Seq].GPUTime += (t - j.LastStart) * model.Time(len(j.Alloc))
-	j.LastStart = t
+	r.recs[j.Seq].GPUTime += j.EndPeriod(t, r.cfg.Cluster)
 }
 
 func (r *run) names(gpus []model.GPU) []string {
