@@ -16,8 +16,8 @@ type JobRecord struct {
 	Finish      model.Time
 	GPUs        int    // GPUs held at the first start
 	GPUType     string // GPU type of the first allocation
-	Preemptions int // stops, migrations included
-	Migrations  int // moves to other GPUs (a stop and a start at once)
+	Preemptions int    // stops, migrations included
+	Migrations  int    // moves to other GPUs (a stop and a start at once)
 	Resizes     int
 	GPUTime     model.Time // GPU-milliseconds held over the whole run
 	Rejected    bool
