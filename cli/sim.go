@@ -26,7 +26,7 @@ type simOptions struct {
 	gpusPerNode            int
 	throughputs, refType   string
 	names                  recipe.Names
-	backfill               bool
+	opts                   recipe.Options
 	seed                   uint64
 	json                   bool
 	events, report         string
@@ -35,7 +35,7 @@ type simOptions struct {
 }
 
 func newSimCommand() *cobra.Command {
-	o := &simOptions{names: recipe.Defaults()}
+	o := &simOptions{names: recipe.Defaults(), opts: recipe.DefaultOptions()}
 	cmd := &cobra.Command{
 		Use:   "sim [flags]",
 		Short: "Replay a trace through the scheduler on a simulated cluster",
@@ -61,7 +61,9 @@ func newSimCommand() *cobra.Command {
 	f.StringVar(&o.names.Policy, "policy", o.names.Policy, "queue policy: "+strings.Join(recipe.Policies(), ", "))
 	f.StringVar(&o.names.Placer, "placer", o.names.Placer, "placer: "+strings.Join(recipe.Placers(), ", "))
 	f.StringVar(&o.names.Scaler, "scaler", o.names.Scaler, "elastic scaler: "+strings.Join(recipe.Scalers(), ", "))
-	f.BoolVar(&o.backfill, "backfill", false, "fifo: start later jobs when the head of the queue does not fit")
+	f.BoolVar(&o.opts.Backfill, "backfill", false, "fifo: start later jobs when the head of the queue does not fit")
+	f.Float64Var(&o.opts.PriorityRatio, "priority-ratio", o.opts.PriorityRatio, "hlas/las: demote a running job whose attained service exceeds the running average times this")
+	f.Float64Var(&o.opts.StarveRatio, "starve-ratio", o.opts.StarveRatio, "hlas/las: promote a Q2 job whose waiting time over running time exceeds this")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of all randomness (e.g. job types given to Philly jobs)")
 	f.BoolVar(&o.json, "json", false, "print the summary as one JSON object")
 	f.StringVar(&o.events, "events", "", "write the event log (JSON lines) to this file")

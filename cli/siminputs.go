@@ -38,7 +38,7 @@ func loadSimInputs(o *simOptions) (*simInputs, error) {
 	if o.progress != "auto" && o.progress != "always" && o.progress != "never" {
 		return nil, badInput("--progress %q: want auto, always or never", o.progress)
 	}
-	eng, err := recipe.New(o.names, recipe.Options{Backfill: o.backfill})
+	eng, err := recipe.New(o.names, o.opts)
 	if err != nil {
 		return nil, usageError{err}
 	}

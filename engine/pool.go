@@ -15,6 +15,7 @@ type Pool struct {
 	typeFree []int      // free GPUs per type
 	buckets  [][]bucket // [type][free count] -> nodes
 	moved    map[*model.Job]bool
+	round    int
 }
 
 type bucket struct {
@@ -65,6 +66,7 @@ func NewPool(c *model.Cluster) *Pool {
 // Reset loads the free GPUs of s into the pool.
 func (p *Pool) Reset(s *model.State) {
 	clear(p.moved)
+	p.round++
 	for t := range p.buckets {
 		p.typeFree[t] = 0
 		for k := range p.buckets[t] {
@@ -81,6 +83,9 @@ func (p *Pool) Reset(s *model.State) {
 		p.buckets[t][k].add(i)
 	}
 }
+
+// Round counts the pool's resets: placers may cache per-round indexes by it.
+func (p *Pool) Round() int { return p.round }
 
 // Cluster returns the pool's cluster.
 func (p *Pool) Cluster() *model.Cluster { return p.c }

@@ -19,13 +19,22 @@ type Options struct {
 	// Backfill lets fifo start later jobs when the head of the queue does not
 	// fit.
 	Backfill bool
+	// PriorityRatio and StarveRatio are hlas's and las's
+	// priority_threshold_ratio and starve_threshold_ratio (seed 003).
+	PriorityRatio, StarveRatio float64
+}
+
+// DefaultOptions returns the stage settings used when a shell is given none.
+// The hlas ratios were chosen by experiment (docs/EXPERIMENTS.md).
+func DefaultOptions() Options {
+	return Options{PriorityRatio: 1.5, StarveRatio: 2}
 }
 
 // Policies returns the queue policy names.
-func Policies() []string { return []string{"fifo", "srtf"} }
+func Policies() []string { return []string{"fifo", "srtf", "hlas", "las"} }
 
 // Placers returns the placer names.
-func Placers() []string { return []string{"pack"} }
+func Placers() []string { return []string{"pack", "hetero"} }
 
 // Scalers returns the scaler names.
 func Scalers() []string { return []string{"none"} }
@@ -41,6 +50,11 @@ func New(n Names, o Options) (*engine.Engine, error) {
 		q = policy.FIFO{Backfill: o.Backfill}
 	case "srtf":
 		q = &policy.SRTF{}
+	case "hlas", "las":
+		if o.PriorityRatio <= 0 || o.StarveRatio <= 0 {
+			return nil, fmt.Errorf("%s: the priority and starve threshold ratios must be positive", n.Policy)
+		}
+		q = &policy.HLAS{PriorityRatio: o.PriorityRatio, StarveRatio: o.StarveRatio, Blind: n.Policy == "las"}
 	default:
 		return nil, unknown("policy", n.Policy, Policies())
 	}
@@ -48,6 +62,8 @@ func New(n Names, o Options) (*engine.Engine, error) {
 	switch n.Placer {
 	case "pack":
 		p = placer.Pack{}
+	case "hetero":
+		p = &placer.Hetero{}
 	default:
 		return nil, unknown("placer", n.Placer, Placers())
 	}

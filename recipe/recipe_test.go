@@ -12,8 +12,8 @@ func TestNew(t *testing.T) {
 	}{
 		{Defaults(), ""},
 		{Names{"srtf", "pack", "none"}, ""},
-		{Names{"lottery", "pack", "none"}, `unknown policy "lottery" (known: fifo, srtf)`},
-		{Names{"fifo", "random", "none"}, `unknown placer "random" (known: pack)`},
+		{Names{"lottery", "pack", "none"}, `unknown policy "lottery" (known: fifo, srtf, hlas, las`},
+		{Names{"fifo", "random", "none"}, `unknown placer "random" (known: pack, hetero)`},
 		{Names{"fifo", "pack", "magic"}, `unknown scaler "magic" (known: none)`},
 	}
 	for _, tc := range tests {
