@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,8 +24,9 @@ import (
 type simOptions struct {
 	trace, format          string
 	gpus, cluster          string
-	gpusPerNode            int
+	gpusPerNode, limit     int
 	throughputs, refType   string
+	profiles               string
 	names                  recipe.Names
 	opts                   recipe.Options
 	seed                   uint64
@@ -52,11 +54,13 @@ func newSimCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.trace, "trace", "", "trace to replay (default: the embedded sample)")
+	f.IntVar(&o.limit, "limit", 0, "replay only the first N jobs by submit time (0: all)")
 	f.StringVar(&o.format, "format", "auto", "trace format: "+strings.Join(trace.Formats(), "|"))
 	f.StringVar(&o.gpus, "gpus", "", "cluster as GPU counts per type, e.g. v100=8,p100=8,k80=8 (default "+assets.DefaultGPUs+")")
 	f.IntVar(&o.gpusPerNode, "gpus-per-node", 4, "GPUs per node for --gpus")
 	f.StringVar(&o.cluster, "cluster", "", "cluster description file (YAML) instead of --gpus")
 	f.StringVar(&o.throughputs, "throughputs", "", "throughput matrix in Gavel's JSON format (default: the embedded Gavel matrix)")
+	f.StringVar(&o.profiles, "profiles", "", "job profiles (YAML, docs/PROFILES.md): steps/s per GPU type and count, peak memory; merged into the throughput matrix")
 	f.StringVar(&o.refType, "ref-type", "v100", "reference GPU type on which trace durations were measured")
 	f.StringVar(&o.names.Policy, "policy", o.names.Policy, "queue policy: "+strings.Join(recipe.Policies(), ", "))
 	f.StringVar(&o.names.Placer, "placer", o.names.Placer, "placer: "+strings.Join(recipe.Placers(), ", "))
@@ -64,6 +68,8 @@ func newSimCommand() *cobra.Command {
 	f.BoolVar(&o.opts.Backfill, "backfill", false, "fifo: start later jobs when the head of the queue does not fit")
 	f.Float64Var(&o.opts.PriorityRatio, "priority-ratio", o.opts.PriorityRatio, "hlas/las: demote a running job whose attained service exceeds the running average times this")
 	f.Float64Var(&o.opts.StarveRatio, "starve-ratio", o.opts.StarveRatio, "hlas/las: promote a Q2 job whose waiting time over running time exceeds this")
+	f.Var(floatList{&o.opts.TiresiasThresholds}, "tiresias-thresholds", "tiresias: queue limits in GPU-seconds, ascending, comma-separated (one more queue than limits)")
+	f.Float64Var(&o.opts.TiresiasPromoteKnob, "tiresias-promote-knob", o.opts.TiresiasPromoteKnob, "tiresias: promote a waiting job to the top queue once its waiting time reaches this times its run time (0: never)")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of all randomness (e.g. job types given to Philly jobs)")
 	f.BoolVar(&o.json, "json", false, "print the summary as one JSON object")
 	f.StringVar(&o.events, "events", "", "write the event log (JSON lines) to this file")
@@ -179,3 +185,33 @@ func splitPath(p string) (dir, base string) {
 	}
 	return p[:i+1], p[i+1:]
 }
+
+// floatList is a flag holding comma-separated numbers ("3250,7200").
+type floatList struct{ v *[]float64 }
+
+func (f floatList) String() string {
+	if f.v == nil {
+		return ""
+	}
+	s := make([]string, len(*f.v))
+	for i, x := range *f.v {
+		s[i] = strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return strings.Join(s, ",")
+}
+
+func (f floatList) Set(s string) error {
+	parts := strings.Split(s, ",")
+	out := make([]float64, len(parts))
+	for i, p := range parts {
+		x, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a number", p)
+		}
+		out[i] = x
+	}
+	*f.v = out
+	return nil
+}
+
+func (floatList) Type() string { return "numbers" }

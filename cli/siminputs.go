@@ -2,7 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
 	"os"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/gpusched/gpusched/assets"
 	"github.com/gpusched/gpusched/config"
@@ -50,8 +58,19 @@ func loadSimInputs(o *simOptions) (*simInputs, error) {
 	if err != nil {
 		return nil, err
 	}
+	profiles, err := loadProfiles(o.profiles, in.cluster)
+	if err != nil {
+		return nil, err
+	}
+	matrix = matrix.Merge(profiles...)
 	if in.jobs, in.traceName, err = loadTrace(o.trace, o.format); err != nil {
 		return nil, err
+	}
+	if o.limit < 0 {
+		return nil, badInput("--limit %d: must not be negative", o.limit)
+	}
+	if o.limit > 0 && o.limit < len(in.jobs) {
+		in.jobs = in.jobs[:o.limit] // readers sort by submit time
 	}
 	ref, err := refType(o.refType, in.cluster)
 	if err != nil {
@@ -63,6 +82,7 @@ func loadSimInputs(o *simOptions) (*simInputs, error) {
 	if len(in.cluster.Types) > 1 {
 		sim.AssignModels(in.jobs, in.table.Models(), o.seed)
 	}
+	matrix.FillPeakMem(in.jobs)
 	for i := range in.jobs {
 		if _, _, err := in.table.Work(&in.jobs[i]); err != nil {
 			return nil, badInput("%s: %w", in.traceName, err)
@@ -110,6 +130,47 @@ func loadMatrix(path string) (*profile.Matrix, error) {
 		return nil, usageError{err}
 	}
 	return m, nil
+}
+
+// loadProfiles reads a profile file (docs/PROFILES.md); none without a path.
+// Every GPU type it measures must be in the cluster or the catalog, so that a
+// misspelt type is an error rather than a silently unused entry.
+func loadProfiles(path string, c *model.Cluster) ([]profile.Profile, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, badInput("--profiles: %w", err)
+	}
+	ps, err := parseProfileFile(path, data)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	for i, p := range ps {
+		for _, t := range slices.Sorted(maps.Keys(p.Throughput)) {
+			if _, ok := config.LookupType(t); !ok && c.TypeIndex(t) < 0 {
+				return nil, badInput("%s: profiles[%d].throughput: unknown GPU type %q "+
+					"(neither in the cluster nor in the catalog, docs/GPUS.md)", path, i, t)
+			}
+		}
+	}
+	return ps, nil
+}
+
+// parseProfileFile decodes a profile file written in YAML (JSON is YAML):
+// YAML is converted to JSON strictly (a key given twice is an error) and
+// handed to profile.ParseProfiles, which keeps the core free of YAML code.
+func parseProfileFile(name string, data []byte) ([]profile.Profile, error) {
+	j, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		if _, ok := errors.AsType[*json.UnsupportedValueError](err); ok {
+			return nil, fmt.Errorf("%s: numbers must be finite (no .nan or .inf)", name)
+		}
+		msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
+		return nil, fmt.Errorf("%s: %s", name, msg)
+	}
+	return profile.ParseProfiles(name, j)
 }
 
 func loadTrace(path, format string) ([]model.JobSpec, string, error) {

@@ -16,6 +16,10 @@ type Engine struct {
 	cluster *model.Cluster
 	order   []*model.Job
 	remain  []int
+	// released counts the stop candidates (plan.Preempt) whose GPUs are
+	// already free in the pool: candidates are released only when a
+	// placement cannot be made without their GPUs.
+	released int
 }
 
 // New assembles an engine from its stages; scaler may be nil (no resizing).
@@ -47,9 +51,9 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 	ord := e.policy.Order(s, now, e.order[:0])
 	e.order = ord.Jobs[:0]
 	plan := Plan{Updates: ord.Updates}
+	e.released = 0
 	for _, j := range ord.Stop {
-		plan.Preempt = append(plan.Preempt, j)
-		e.pool.Give(j.Alloc)
+		e.stop(j, &plan)
 	}
 	if ord.Preemptive {
 		e.preemptive(s, ord.Jobs, &plan)
@@ -90,8 +94,31 @@ func (e *Engine) walk(s *model.State, ord Order, plan *Plan) {
 	}
 }
 
-// place tries the job's requested size, then its minimum.
+// stop makes running job j a candidate for preemption: it may no longer be
+// moved, and its GPUs are released when a placement needs them.
+func (e *Engine) stop(j *model.Job, plan *Plan) {
+	plan.Preempt = append(plan.Preempt, j)
+	e.pool.Hold(j)
+}
+
+// place places j on free GPUs if it can; otherwise it releases the GPUs of
+// every stop candidate and tries again.
 func (e *Engine) place(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
+	if e.tryPlace(s, j, ts, plan) {
+		return true
+	}
+	if e.released == len(plan.Preempt) {
+		return false
+	}
+	for _, v := range plan.Preempt[e.released:] {
+		e.pool.Give(v.Alloc)
+	}
+	e.released = len(plan.Preempt)
+	return e.tryPlace(s, j, ts, plan)
+}
+
+// tryPlace tries the job's requested size, then its minimum.
+func (e *Engine) tryPlace(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
 	sizes := [2]int{j.Spec.GPUs, j.Spec.MinGPUs}
 	for i, n := range sizes {
 		if i == 1 && n == sizes[0] {
@@ -122,8 +149,7 @@ func (e *Engine) place(s *model.State, j *model.Job, ts TypeSet, plan *Plan) boo
 // take their new ones, then the placed job takes its own.
 func (e *Engine) commit(pl Placement, plan *Plan) {
 	for _, m := range pl.Moves {
-		e.pool.Give(m.Job.Alloc)
-		e.pool.moved[m.Job] = true
+		e.pool.Release(m.Job)
 	}
 	for _, m := range pl.Moves {
 		e.pool.Take(m.GPUs)

@@ -10,12 +10,12 @@ import (
 // an index that finds, per GPU type, the nodes with exactly k free GPUs in
 // lowest-index order. Every lookup costs O(nodes/64) at most.
 type Pool struct {
-	c        *model.Cluster
-	free     []uint64   // per node, free GPU mask
-	typeFree []int      // free GPUs per type
-	buckets  [][]bucket // [type][free count] -> nodes
-	moved    map[*model.Job]bool
-	round    int
+	c         *model.Cluster
+	free      []uint64            // per node, free GPU mask
+	typeFree  []int               // free GPUs per type
+	buckets   [][]bucket          // [type][free count] -> nodes
+	unsettled map[*model.Job]bool // running jobs stopped or moved this round
+	round     int
 }
 
 type bucket struct {
@@ -51,7 +51,7 @@ func (b *bucket) lowest() int {
 
 // NewPool allocates a pool for cluster c.
 func NewPool(c *model.Cluster) *Pool {
-	p := &Pool{c: c, free: make([]uint64, len(c.Nodes)), typeFree: make([]int, len(c.Types)), moved: map[*model.Job]bool{}}
+	p := &Pool{c: c, free: make([]uint64, len(c.Nodes)), typeFree: make([]int, len(c.Types)), unsettled: map[*model.Job]bool{}}
 	words := (len(c.Nodes) + 63) / 64
 	for t := range c.Types {
 		bs := make([]bucket, c.MaxNodeGPUs(t)+1)
@@ -65,7 +65,7 @@ func NewPool(c *model.Cluster) *Pool {
 
 // Reset loads the free GPUs of s into the pool.
 func (p *Pool) Reset(s *model.State) {
-	clear(p.moved)
+	clear(p.unsettled)
 	p.round++
 	for t := range p.buckets {
 		p.typeFree[t] = 0
@@ -137,18 +137,21 @@ func (p *Pool) Give(gpus []model.GPU) {
 	}
 }
 
-// Settled reports whether running job j still holds all its GPUs in the
-// pool and was not moved this round, so that a placer may move it.
+// Settled reports whether running job j keeps its GPUs this round (it is
+// neither being stopped nor moved), so that a placer may move it.
 func (p *Pool) Settled(j *model.Job) bool {
-	if p.moved[j] {
-		return false
-	}
-	for _, g := range j.Alloc {
-		if p.free[g.Node]&(1<<uint(g.Index)) != 0 {
-			return false
-		}
-	}
-	return len(j.Alloc) > 0
+	return len(j.Alloc) > 0 && !p.unsettled[j]
+}
+
+// Hold marks running job j as unsettled for the rest of the round (it may
+// be stopped), so that no placer moves it.
+func (p *Pool) Hold(j *model.Job) { p.unsettled[j] = true }
+
+// Release frees the GPUs of running job j for this round's placements (j
+// is being moved).
+func (p *Pool) Release(j *model.Job) {
+	p.Give(j.Alloc)
+	p.unsettled[j] = true
 }
 
 // AllFree reports whether every GPU in gpus is free.

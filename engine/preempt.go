@@ -19,8 +19,7 @@ func (e *Engine) preemptive(s *model.State, jobs []*model.Job, plan *Plan) {
 				e.remain[t] -= k
 				continue
 			}
-			plan.Preempt = append(plan.Preempt, j)
-			e.pool.Give(j.Alloc)
+			e.stop(j, plan)
 			continue
 		}
 		ts := Feasible(s, j, j.Spec.MinGPUs)
@@ -61,12 +60,15 @@ func (e *Engine) reserve(s *model.State, j *model.Job, ts TypeSet) int {
 	return bt
 }
 
-// cancelIdlePreemptions keeps, in priority order, every job marked for
-// preemption whose GPUs are all still free, and records the final outcome
-// of every running job in the trace.
+// cancelIdlePreemptions keeps every stop candidate whose GPUs were never
+// released, or were released but nobody took, and records the remaining
+// preemptions in the trace.
 func (e *Engine) cancelIdlePreemptions(plan *Plan) {
 	kept := plan.Preempt[:0]
-	for _, j := range plan.Preempt {
+	for i, j := range plan.Preempt {
+		if i >= e.released {
+			continue // never released: it keeps its GPUs
+		}
 		if e.pool.AllFree(j.Alloc) {
 			e.pool.Take(j.Alloc)
 			continue

@@ -10,8 +10,19 @@
 // Speeds between measured GPU counts are interpolated linearly and capped at
 // linear scaling from the nearest measured count below; above the largest
 // measured count they scale linearly from it (an optimistic bound: the matrix
-// holds no data there). A GPU type missing from the matrix runs a job at the
-// reference type's speed scaled by the ratio of rated TFLOPS.
+// holds no data there). A GPU type on which a job type has no measurements
+// (missing from the matrix, or from the job type's entries) runs it at the
+// reference type's speed scaled by the ratio of rated TFLOPS; when the job
+// type has no measurements on the reference type either, the first cluster
+// type that has some takes its place.
+//
+// Profiles (docs/PROFILES.md) let users give their own job types:
+// ParseProfiles decodes a profile file (in its JSON form; the shell converts
+// YAML), Matrix.Merge applies profiles to a matrix, replacing its points per
+// (job type, GPU type), and Matrix.PeakMemMiB and Matrix.FillPeakMem carry a
+// job type's peak memory per GPU to its jobs, so that feasibility never
+// places a job on GPUs with less memory. A job given in steps needs its job
+// type's steps/s: without them Table.Work is an error.
 //
 // Jobs given as a duration run at 1 work unit per second on the reference GPU
 // type at their requested GPU count (DESIGN.md, modelling rules). On other

@@ -22,6 +22,7 @@ type Matrix struct {
 	// Models are the job types, sorted.
 	Models []string
 	points map[string]map[string][]Point // model -> GPU type -> points
+	peak   map[string]int                // model -> peak memory per GPU (MiB)
 }
 
 type entry struct {

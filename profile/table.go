@@ -23,7 +23,8 @@ type Table struct {
 }
 
 // NewTable returns the profile of every job type in m on cluster c, with ref
-// as the reference GPU type for duration jobs and for types the matrix lacks.
+// as the reference GPU type for duration jobs and for GPU types on which a
+// job type has no measurements (see fallbackRow).
 func NewTable(m *Matrix, c *model.Cluster, ref model.GPUType) (*Table, error) {
 	if ref.TFLOPS <= 0 {
 		return nil, fmt.Errorf("reference GPU type %q has no rated performance", ref.Name)
@@ -36,17 +37,33 @@ func NewTable(m *Matrix, c *model.Cluster, ref model.GPUType) (*Table, error) {
 		t.index[name] = mi
 		refPts := m.Points(name, ref.Name)
 		t.refPts = append(t.refPts, refPts)
-		row, scale := make([][]Point, len(c.Types)), make([]float64, len(c.Types))
-		for ti, ct := range c.Types {
-			row[ti], scale[ti] = m.Points(name, ct.Name), 1
-			if !m.HasType(ct.Name) {
-				row[ti], scale[ti] = refPts, ct.TFLOPS/ref.TFLOPS
-			}
-		}
+		row, scale := fallbackRow(m, name, c, ref)
 		t.pts = append(t.pts, row)
 		t.scale = append(t.scale, scale)
 	}
 	return t, nil
+}
+
+// fallbackRow returns a job type's points and rate multipliers on each
+// cluster type. A type without measurements for the job type borrows the
+// points of the reference type, or else of the first cluster type in order
+// that has some, scaled by the ratio of rated TFLOPS (the rated-performance
+// fallback); with no measurement to borrow, the job cannot run there.
+func fallbackRow(m *Matrix, name string, c *model.Cluster, ref model.GPUType) ([][]Point, []float64) {
+	src, srcFLOPS := m.Points(name, ref.Name), ref.TFLOPS
+	for _, ct := range c.Types {
+		if pts := m.Points(name, ct.Name); len(src) == 0 && len(pts) > 0 && ct.TFLOPS > 0 {
+			src, srcFLOPS = pts, ct.TFLOPS
+		}
+	}
+	row, scale := make([][]Point, len(c.Types)), make([]float64, len(c.Types))
+	for ti, ct := range c.Types {
+		row[ti], scale[ti] = m.Points(name, ct.Name), 1
+		if len(row[ti]) == 0 && len(src) > 0 {
+			row[ti], scale[ti] = src, ct.TFLOPS/srcFLOPS
+		}
+	}
+	return row, scale
 }
 
 // ModelIndex returns the index of a job type, or -1 when the matrix lacks it.
@@ -66,7 +83,8 @@ func (t *Table) Work(s *model.JobSpec) (int, float64, error) {
 	mi := t.ModelIndex(s.Model)
 	if s.Steps > 0 {
 		if mi < 0 {
-			return -1, 0, fmt.Errorf("job %s: job type %q is not in the throughput matrix", s.ID, s.Model)
+			return -1, 0, fmt.Errorf("job %s: job type %q is not in the throughput matrix: a job given in steps needs "+
+				"its job type's steps/s; add a profile for it with --profiles (docs/PROFILES.md)", s.ID, s.Model)
 		}
 		return mi, float64(s.Steps), nil
 	}

@@ -2,6 +2,9 @@ package recipe
 
 import (
 	"fmt"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gpusched/gpusched/engine"
@@ -22,16 +25,21 @@ type Options struct {
 	// PriorityRatio and StarveRatio are hlas's and las's
 	// priority_threshold_ratio and starve_threshold_ratio (seed 003).
 	PriorityRatio, StarveRatio float64
+	// TiresiasThresholds are tiresias's queue limits in GPU-seconds
+	// (positive, ascending); empty means Tiresias's own.
+	TiresiasThresholds []float64
+	// TiresiasPromoteKnob is tiresias's PROMOTEKNOB (0: no promotion).
+	TiresiasPromoteKnob float64
 }
 
 // DefaultOptions returns the stage settings used when a shell is given none.
 // The hlas ratios were chosen by experiment (docs/EXPERIMENTS.md).
 func DefaultOptions() Options {
-	return Options{PriorityRatio: 1.5, StarveRatio: 2}
+	return Options{PriorityRatio: 1.5, StarveRatio: 2, TiresiasThresholds: policy.TiresiasThresholds()}
 }
 
 // Policies returns the queue policy names.
-func Policies() []string { return []string{"fifo", "srtf", "hlas", "las"} }
+func Policies() []string { return []string{"fifo", "srtf", "hlas", "las", "tiresias"} }
 
 // Placers returns the placer names.
 func Placers() []string { return []string{"pack", "hetero"} }
@@ -55,6 +63,12 @@ func New(n Names, o Options) (*engine.Engine, error) {
 			return nil, fmt.Errorf("%s: the priority and starve threshold ratios must be positive", n.Policy)
 		}
 		q = &policy.HLAS{PriorityRatio: o.PriorityRatio, StarveRatio: o.StarveRatio, Blind: n.Policy == "las"}
+	case "tiresias":
+		t, err := tiresias(o)
+		if err != nil {
+			return nil, err
+		}
+		q = t
 	default:
 		return nil, unknown("policy", n.Policy, Policies())
 	}
@@ -73,6 +87,32 @@ func New(n Names, o Options) (*engine.Engine, error) {
 		return nil, unknown("scaler", n.Scaler, Scalers())
 	}
 	return engine.New(q, p, nil)
+}
+
+// tiresias builds the tiresias policy, rejecting settings that would make
+// its queues meaningless.
+func tiresias(o Options) (*policy.Tiresias, error) {
+	ts := o.TiresiasThresholds
+	if len(ts) == 0 {
+		ts = policy.TiresiasThresholds()
+	}
+	for i, t := range ts {
+		if !(t > 0) || math.IsInf(t, 1) || (i > 0 && t <= ts[i-1]) {
+			return nil, fmt.Errorf("--tiresias-thresholds %s: want positive GPU-seconds in ascending order", formatFloats(ts))
+		}
+	}
+	if k := o.TiresiasPromoteKnob; !(k >= 0) || math.IsInf(k, 1) {
+		return nil, fmt.Errorf("--tiresias-promote-knob %s: want 0 (off) or a positive multiple of the run time", formatFloats([]float64{k}))
+	}
+	return &policy.Tiresias{Thresholds: slices.Clone(ts), PromoteKnob: o.TiresiasPromoteKnob}, nil
+}
+
+func formatFloats(fs []float64) string {
+	s := make([]string, len(fs))
+	for i, f := range fs {
+		s[i] = strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return strings.Join(s, ",")
 }
 
 func unknown(stage, name string, known []string) error {
