@@ -45,6 +45,11 @@ func TestEventLogAgreesWithSummary(t *testing.T) {
 		{"--trace", testdata + "tiresias/60_job.csv", "--gpus", "v100=16", "--policy", "srtf"},
 		{"--trace", testdata + "philly/philly-head2000.csv", "--gpus", "v100=64,k80=64", "--gpus-per-node", "8", "--policy", "fifo", "--backfill"},
 		{"--trace", testdata + "pollux/workload-6.csv", "--gpus", "v100=64", "--policy", "srtf"},
+		{"--trace", testdata + "gavel/medium_test.trace", "--gpus", "v100=2,p100=2,k80=2", "--policy", "hlas", "--placer", "hetero"},
+		{"--trace", testdata + "gavel/artifact_evaluation.trace", "--gpus", "v100=2,p100=2,k80=2", "--policy", "las", "--placer", "hetero"},
+		{"--trace", testdata + "gavel/small_test.trace", "--gpus", "v100=2,p100=2,k80=2", "--policy", "tiresias", "--placer", "hetero", "--round", "60s"},
+		{"--trace", testdata + "gavel/small_test.trace", "--gpus", "v100=2,p100=2,k80=2", "--policy", "srtf", "--placer", "hetero"},
+		{"--trace", testdata + "philly/philly-head2000.csv", "--gpus", "v100=16,p100=16,k80=16", "--gpus-per-node", "8", "--policy", "hlas", "--placer", "hetero"},
 	}
 	for _, args := range runs {
 		t.Run(strings.Join(args[1:], " "), func(t *testing.T) {
