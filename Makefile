@@ -6,7 +6,7 @@ SHARED  ?= ../shared
 PHILLY  := $(SHARED)/traces/philly/philly.csv
 FUZZTIME ?= 10s
 
-.PHONY: all build test vet fmt-check bench bench-core bench-philly fuzz clean
+.PHONY: all build test vet fmt-check bench bench-core bench-philly fuzz experiments clean
 
 all: build
 
@@ -39,6 +39,10 @@ bench-philly: build
 	  /usr/bin/time -f 'philly fifo: %e s wall, %M KiB peak RSS' \
 	    $(BIN) sim --trace $(PHILLY) --gpus v100=2500 --gpus-per-node 8 --policy fifo --json; \
 	done
+
+## experiments: the policy comparison tables of docs/EXPERIMENTS.md.
+experiments: build
+	$(GO) run ./scripts/experiments -bin $(BIN) -shared $(SHARED)
 
 ## fuzz: run every fuzz target for FUZZTIME each.
 fuzz:

@@ -66,16 +66,19 @@ func BenchmarkSchedule(b *testing.B) {
 	for _, bc := range []struct {
 		name   string
 		policy engine.QueuePolicy
+		placer engine.Placer
 		run    int
 	}{
-		{"fifo", policy.FIFO{}, 0},
-		{"fifo-backfill", policy.FIFO{Backfill: true}, 0},
-		{"fifo-backfill-2000running", policy.FIFO{Backfill: true}, 2000},
-		{"srtf-2000running", &policy.SRTF{}, 2000},
+		{"fifo", policy.FIFO{}, placer.Pack{}, 0},
+		{"fifo-backfill", policy.FIFO{Backfill: true}, placer.Pack{}, 0},
+		{"fifo-backfill-2000running", policy.FIFO{Backfill: true}, placer.Pack{}, 2000},
+		{"srtf-2000running", &policy.SRTF{}, placer.Pack{}, 2000},
+		{"hlas-hetero-2000running", &policy.HLAS{PriorityRatio: 1.5, StarveRatio: 2}, &placer.Hetero{}, 2000},
+		{"las-pack-2000running", &policy.HLAS{PriorityRatio: 1.5, StarveRatio: 2, Blind: true}, placer.Pack{}, 2000},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := bigState(b, 10000, 10000, bc.run)
-			e, err := engine.New(bc.policy, placer.Pack{}, nil)
+			e, err := engine.New(bc.policy, bc.placer, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
