@@ -152,32 +152,43 @@ func (r *run) start(a engine.Assignment, t model.Time) error {
 // migrate moves a running job to new GPUs: in the log a preempt and a start;
 // the job pays the restart pause and counts one preemption and migration.
 func (r *run) migrate(a engine.Assignment, t model.Time) error {
-	j := a.Job
-	r.holdUntil(j, t)
-	j.Done = j.DoneAt(t)
-	if err := r.state.Resize(j, a.GPUs); err != nil {
+	if err := r.reallocate(a, t); err != nil {
 		return fmt.Errorf("sim: apply plan at %ss: migrate: %w", t.SecondsString(), err)
 	}
+	j := a.Job
 	j.Preemptions++
 	r.recs[j.Seq].Preemptions++
 	r.recs[j.Seq].Migrations++
-	r.setSpeed(j, t, true)
 	r.emit(eventlog.Event{T: t, Kind: eventlog.Preempt, Job: j.Spec.ID, Reason: "migrate"})
 	r.emit(eventlog.Event{T: t, Kind: eventlog.Start, Job: j.Spec.ID, Alloc: r.names(a.GPUs)})
 	return nil
 }
 
+// resize gives a running job a new allocation; it pays the restart pause.
 func (r *run) resize(a engine.Assignment, t model.Time) error {
+	if err := r.reallocate(a, t); err != nil {
+		return fmt.Errorf("sim: apply plan at %ss: resize: %w", t.SecondsString(), err)
+	}
 	j := a.Job
+	j.Resizes++
+	r.recs[j.Seq].Resizes++
+	r.emit(eventlog.Event{T: t, Kind: eventlog.Resize, Job: j.Spec.ID, Alloc: r.names(a.GPUs)})
+	return nil
+}
+
+// reallocate closes a running job's period, moves it to its new GPUs and
+// restarts its progress after the restart pause.
+func (r *run) reallocate(a engine.Assignment, t model.Time) error {
+	j := a.Job
+	if j.State != model.Running {
+		return fmt.Errorf("job %s is %s", j.Spec.ID, j.State)
+	}
 	r.holdUntil(j, t)
 	j.Done = j.DoneAt(t)
 	if err := r.state.Resize(j, a.GPUs); err != nil {
-		return fmt.Errorf("sim: apply plan at %ss: %w", t.SecondsString(), err)
+		return err
 	}
-	j.Resizes++
-	r.recs[j.Seq].Resizes++
 	r.setSpeed(j, t, true)
-	r.emit(eventlog.Event{T: t, Kind: eventlog.Resize, Job: j.Spec.ID, Alloc: r.names(a.GPUs)})
 	return nil
 }
 
