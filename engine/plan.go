@@ -30,11 +30,6 @@ type Plan struct {
 	Trace []Decision
 }
 
-// Empty reports whether the plan changes nothing.
-func (p *Plan) Empty() bool {
-	return len(p.Updates)+len(p.Reject)+len(p.Preempt)+len(p.Migrate)+len(p.Resize)+len(p.Start) == 0
-}
-
 // Status is the outcome of one decision.
 type Status uint8
 

@@ -80,13 +80,7 @@ func TestTableSpeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mk := func(spec model.JobSpec) *model.Job {
-		mi, w, err := tab.Work(&spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return model.NewJob(spec, 0, mi, w)
-	}
+	mk := func(spec model.JobSpec) *model.Job { return tableJob(t, tab, spec) }
 	steps := mk(model.JobSpec{ID: "s", GPUs: 1, Model: "M", Steps: 100})
 	dur := mk(model.JobSpec{ID: "d", GPUs: 1, Model: "M", Duration: 100 * model.Second})
 	plain := mk(model.JobSpec{ID: "p", GPUs: 2, Duration: 100 * model.Second})
@@ -139,4 +133,14 @@ func FuzzParseMatrix(f *testing.F) {
 			}
 		}
 	})
+}
+
+// tableJob builds a job of spec with its work and job type from tab.
+func tableJob(t *testing.T, tab *Table, spec model.JobSpec) *model.Job {
+	t.Helper()
+	mi, w, err := tab.Work(&spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return model.NewJob(spec, 0, mi, w)
 }

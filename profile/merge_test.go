@@ -106,13 +106,7 @@ func TestTableFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mk := func(spec model.JobSpec) *model.Job {
-		mi, w, err := tab.Work(&spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return model.NewJob(spec, 0, mi, w)
-	}
+	mk := func(spec model.JobSpec) *model.Job { return tableJob(t, tab, spec) }
 	tests := []struct {
 		name string
 		j    *model.Job
