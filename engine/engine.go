@@ -75,7 +75,7 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 // walk places waiting jobs in order; without backfill it stops at the first
 // job that does not fit.
 func (e *Engine) walk(s *model.State, ord Order, plan *Plan) {
-	for _, j := range ord.Jobs {
+	for i, j := range ord.Jobs {
 		if j.State != model.Waiting {
 			continue
 		}
@@ -84,7 +84,7 @@ func (e *Engine) walk(s *model.State, ord Order, plan *Plan) {
 			e.reject(j, plan)
 			continue
 		}
-		if e.place(s, j, ts, plan) {
+		if e.place(s, j, ts, plan, i < ord.Claim) {
 			continue
 		}
 		plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Blocked, reasonNoFit})
@@ -101,13 +101,13 @@ func (e *Engine) stop(j *model.Job, plan *Plan) {
 	e.pool.Hold(j)
 }
 
-// place places j on free GPUs if it can; otherwise it releases the GPUs of
-// every stop candidate and tries again.
-func (e *Engine) place(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
+// place places j on free GPUs if it can; otherwise, when j may claim them,
+// it releases the GPUs of every stop candidate and tries again.
+func (e *Engine) place(s *model.State, j *model.Job, ts TypeSet, plan *Plan, claim bool) bool {
 	if e.tryPlace(s, j, ts, plan) {
 		return true
 	}
-	if e.released == len(plan.Preempt) {
+	if !claim || e.released == len(plan.Preempt) {
 		return false
 	}
 	for _, v := range plan.Preempt[e.released:] {

@@ -34,7 +34,7 @@ func (e *Engine) preemptive(s *model.State, jobs []*model.Job, plan *Plan) {
 		plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Blocked, reasonNoCapacity})
 	}
 	for i, j := range selected {
-		if !e.place(s, j, sets[i], plan) {
+		if !e.place(s, j, sets[i], plan, true) {
 			plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Blocked, reasonNoFit})
 		}
 	}

@@ -17,6 +17,10 @@ type Order struct {
 	// Their GPUs are free for this round's placements; a stop whose GPUs
 	// nobody took is cancelled, so the job keeps running.
 	Stop []*model.Job
+	// Claim is how many of the leading Jobs may take the GPUs of the Stop
+	// jobs; the jobs after them use free GPUs only (hlas: the Q1 jobs, so
+	// that a demoted job makes room only for a job of the higher queue).
+	Claim int
 	// Updates are queue changes the shell must record (demotions,
 	// promotions, history resets). They hold even when a stop is cancelled.
 	Updates []Update

@@ -25,7 +25,30 @@ type JobSpec struct {
 	User string
 	// PeakMemMiB is the job's peak memory per GPU; 0 means unknown.
 	PeakMemMiB int
+	// ReplicaGPUs is the number of GPUs of one replica (worker, trainer),
+	// the unit by which an elastic job grows and shrinks; 0 means 1. GPUs,
+	// MinGPUs and MaxGPUs are multiples of it.
+	ReplicaGPUs int
+	// ReplicaCPUMilli and ReplicaMemMiB are one replica's CPU (millicores)
+	// and host memory; 0 means unknown. Seed 001 breaks fulfillment ties by
+	// them.
+	ReplicaCPUMilli, ReplicaMemMiB int
+	// Scaling, when set, is the job's measured speed by GPU count on the
+	// reference GPU type, in any consistent unit (a trace that names a
+	// profiled application gives it, e.g. Pollux's step times). It is
+	// sorted by GPUs; a simulator scales the job's speed at n GPUs by
+	// Scaling(n)/Scaling(GPUs) instead of by the throughput matrix.
+	Scaling []ScalePoint
 }
+
+// ScalePoint is a job's speed at one GPU count.
+type ScalePoint struct {
+	GPUs int
+	Rate float64
+}
+
+// Replica returns the GPUs of one replica (at least 1).
+func (s *JobSpec) Replica() int { return max(s.ReplicaGPUs, 1) }
 
 // Elastic reports whether the job may run with a varying GPU count.
 func (s *JobSpec) Elastic() bool { return s.MinGPUs != s.MaxGPUs }
@@ -102,12 +125,33 @@ type Job struct {
 	ResetAt Time
 	// Preemptions and Resizes count how often the job was stopped or resized.
 	Preemptions, Resizes int
+	// Expansions and Shrinks count the resizes that grew or shrank the job;
+	// LastExpand and LastShrink are when the last of each happened (-1:
+	// never). Seed 000 orders its candidates by them.
+	Expansions, Shrinks    int
+	LastExpand, LastShrink Time
 }
 
 // NewJob returns a waiting job for spec with the given arrival rank, model
 // index and total work.
 func NewJob(spec JobSpec, seq, model int, work float64) *Job {
-	return &Job{Spec: spec, Seq: seq, Model: model, Work: work, FirstStart: -1, Queued: spec.Submit}
+	return &Job{Spec: spec, Seq: seq, Model: model, Work: work, FirstStart: -1, Queued: spec.Submit,
+		LastExpand: -1, LastShrink: -1}
+}
+
+// CountResize records a resize at now from the job's current allocation to
+// one of n GPUs in Resizes, Expansions or Shrinks and LastExpand or
+// LastShrink. Shells call it before replacing Alloc.
+func (j *Job) CountResize(now Time, n int) {
+	j.Resizes++
+	switch {
+	case n > len(j.Alloc):
+		j.Expansions++
+		j.LastExpand = now
+	case n < len(j.Alloc):
+		j.Shrinks++
+		j.LastShrink = now
+	}
 }
 
 // Period is one stretch of execution on one allocation.

@@ -75,6 +75,9 @@ func (h *HLAS) Order(s *model.State, now model.Time, buf []*model.Job) engine.Or
 		return cmp.Compare(a.submit, b.submit) // then arrival rank: the sort is stable
 	})
 	for _, k := range h.keys {
+		if k.queue == Q1 {
+			ord.Claim++
+		}
 		buf = append(buf, k.job)
 	}
 	ord.Jobs = buf

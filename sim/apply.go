@@ -166,11 +166,11 @@ func (r *run) migrate(a engine.Assignment, t model.Time) error {
 
 // resize gives a running job a new allocation; it pays the restart pause.
 func (r *run) resize(a engine.Assignment, t model.Time) error {
+	a.Job.CountResize(t, len(a.GPUs))
 	if err := r.reallocate(a, t); err != nil {
 		return fmt.Errorf("sim: apply plan at %ss: resize: %w", t.SecondsString(), err)
 	}
 	j := a.Job
-	j.Resizes++
 	r.recs[j.Seq].Resizes++
 	r.emit(eventlog.Event{T: t, Kind: eventlog.Resize, Job: j.Spec.ID, Alloc: r.names(a.GPUs)})
 	return nil
