@@ -34,6 +34,11 @@ type simOptions struct {
 	events, report         string
 	restartOverhead, round time.Duration
 	progress               string
+	config                 string
+	elasticMin             float64
+	scalerPeriod           time.Duration
+	// given reports whether a flag was set on the command line.
+	given func(flag string) bool
 }
 
 func newSimCommand() *cobra.Command {
@@ -53,6 +58,8 @@ func newSimCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	o.given = func(name string) bool { return f.Changed(name) }
+	f.StringVar(&o.config, "config", "", "scheduler configuration file (YAML, docs/CONFIG.md): policy, placer, scaler and their settings; flags win")
 	f.StringVar(&o.trace, "trace", "", "trace to replay (default: the embedded sample)")
 	f.IntVar(&o.limit, "limit", 0, "replay only the first N jobs by submit time (0: all)")
 	f.StringVar(&o.format, "format", "auto", "trace format: "+strings.Join(trace.Formats(), "|"))
@@ -70,6 +77,12 @@ func newSimCommand() *cobra.Command {
 	f.Float64Var(&o.opts.StarveRatio, "starve-ratio", o.opts.StarveRatio, "hlas/las: promote a Q2 job whose waiting time over running time exceeds this")
 	f.Var(floatList{&o.opts.TiresiasThresholds}, "tiresias-thresholds", "tiresias: queue limits in GPU-seconds, ascending, comma-separated (one more queue than limits)")
 	f.Float64Var(&o.opts.TiresiasPromoteKnob, "tiresias-promote-knob", o.opts.TiresiasPromoteKnob, "tiresias: promote a waiting job to the top queue once its waiting time reaches this times its run time (0: never)")
+	f.Float64Var(&o.opts.Threshold.Proportion, "elastic-proportion", o.opts.Threshold.Proportion, "threshold scaler: share of the idle capacity lent to elastic growth (elasticProportion)")
+	f.Float64Var(&o.opts.Threshold.Expand, "expand-threshold", o.opts.Threshold.Expand, "threshold scaler: expand while elastic use is below this share of the pool (expandThreshold)")
+	f.Float64Var(&o.opts.Threshold.Shrink, "scaling-threshold", o.opts.Threshold.Shrink, "threshold scaler: shrink while elastic use is above this share of the pool (scalingThreshold)")
+	f.DurationVar(&o.scalerPeriod, "scaler-period", time.Duration(o.opts.Threshold.Period)*time.Millisecond, "threshold scaler: interval between passes (hpaCheckMinutes)")
+	f.Float64Var(&o.opts.MaxLoad, "max-load", o.opts.MaxLoad, "fulfillment scaler: never grow jobs beyond this share of the cluster's GPUs")
+	f.Float64Var(&o.elasticMin, "elastic-min", 0, "make multi-GPU jobs elastic: max = requested GPUs, min = this fraction of it, rounded up (0: keep the trace's sizes)")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of all randomness (e.g. job types given to Philly jobs)")
 	f.BoolVar(&o.json, "json", false, "print the summary as one JSON object")
 	f.StringVar(&o.events, "events", "", "write the event log (JSON lines) to this file")

@@ -50,6 +50,12 @@ func TestEventLogAgreesWithSummary(t *testing.T) {
 		{"--trace", testdata + "gavel/small_test.trace", "--gpus", "v100=2,p100=2,k80=2", "--policy", "tiresias", "--placer", "hetero", "--round", "60s"},
 		{"--trace", testdata + "gavel/small_test.trace", "--gpus", "v100=2,p100=2,k80=2", "--policy", "srtf", "--placer", "hetero"},
 		{"--trace", testdata + "philly/philly-head2000.csv", "--gpus", "v100=16,p100=16,k80=16", "--gpus-per-node", "8", "--policy", "hlas", "--placer", "hetero"},
+		{"--trace", testdata + "pollux/workload-6.csv", "--gpus", "v100=64", "--policy", "las", "--scaler", "threshold", "--elastic-min", "0.25"},
+		{"--trace", testdata + "pollux/workload-6.csv", "--gpus", "v100=64", "--policy", "las", "--scaler", "fulfillment", "--elastic-min", "0.5"},
+		{"--trace", testdata + "philly/philly-head2000.csv", "--gpus", "v100=16,p100=16,k80=16", "--gpus-per-node", "8", "--policy", "fifo", "--backfill",
+			"--placer", "hetero", "--scaler", "fulfillment", "--elastic-min", "0.25"},
+		{"--trace", testdata + "philly/philly-head2000.csv", "--gpus", "v100=32,k80=32", "--gpus-per-node", "8", "--policy", "srtf",
+			"--scaler", "threshold", "--elastic-min", "0.5", "--scaler-period", "1m", "--elastic-proportion", "0.6"},
 	}
 	for _, args := range runs {
 		t.Run(strings.Join(args[1:], " "), func(t *testing.T) {

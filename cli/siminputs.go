@@ -46,6 +46,9 @@ func loadSimInputs(o *simOptions) (*simInputs, error) {
 	if o.progress != "auto" && o.progress != "always" && o.progress != "never" {
 		return nil, badInput("--progress %q: want auto, always or never", o.progress)
 	}
+	if err := applyConfig(o); err != nil {
+		return nil, err
+	}
 	eng, err := recipe.New(o.names, o.opts)
 	if err != nil {
 		return nil, usageError{err}
@@ -72,6 +75,11 @@ func loadSimInputs(o *simOptions) (*simInputs, error) {
 	if o.limit > 0 && o.limit < len(in.jobs) {
 		in.jobs = in.jobs[:o.limit] // readers sort by submit time
 	}
+	if o.elasticMin != 0 {
+		if _, err := sim.MakeElastic(in.jobs, o.elasticMin); err != nil {
+			return nil, badInput("--elastic-min: %w", err)
+		}
+	}
 	ref, err := refType(o.refType, in.cluster)
 	if err != nil {
 		return nil, err
@@ -89,6 +97,30 @@ func loadSimInputs(o *simOptions) (*simInputs, error) {
 		}
 	}
 	return in, nil
+}
+
+// applyConfig merges the --config file under the flags given on the
+// command line.
+func applyConfig(o *simOptions) error {
+	if o.given("scaler-period") {
+		if o.scalerPeriod <= 0 {
+			return badInput("--scaler-period %s: must be positive", o.scalerPeriod)
+		}
+		o.opts.Threshold.Period = model.Time(o.scalerPeriod.Milliseconds())
+	}
+	if o.config == "" {
+		return nil
+	}
+	data, err := os.ReadFile(o.config)
+	if err != nil {
+		return badInput("--config: %w", err)
+	}
+	f, err := config.ParseSchedFile(o.config, data)
+	if err != nil {
+		return usageError{err}
+	}
+	f.Apply(&o.names, &o.opts, o.given)
+	return nil
 }
 
 func loadCluster(o *simOptions) (*model.Cluster, error) {

@@ -71,6 +71,13 @@ func ParseClusterFile(name string, data []byte) (*model.Cluster, error) {
 // e.g. `NAME: nodes[1]: unknown field "gpu" (known: count, gpu_type, gpus,
 // name)`. name is used only in error messages.
 func DecodeFile(name string, data []byte) (*File, error) {
+	return decodeStrict[File](name, data)
+}
+
+// decodeStrict decodes YAML (or JSON) into a T, rejecting unknown fields,
+// duplicate keys and values of the wrong kind with errors that name the
+// field. name is used only in error messages.
+func decodeStrict[T any](name string, data []byte) (*T, error) {
 	j, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", name, trimDecodePrefixes(err))
@@ -81,10 +88,10 @@ func DecodeFile(name string, data []byte) (*File, error) {
 	if err := d.Decode(&tree); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if err := checkShape(tree, reflect.TypeFor[File](), ""); err != nil {
+	if err := checkShape(tree, reflect.TypeFor[T](), ""); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	var f File
+	var f T
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		return nil, fmt.Errorf("%s: %s", name, trimDecodePrefixes(err))
 	}

@@ -16,6 +16,8 @@ type Engine struct {
 	cluster *model.Cluster
 	order   []*model.Job
 	remain  []int
+	resizer *Resizer
+	now     model.Time
 	// released counts the stop candidates (plan.Preempt) whose GPUs are
 	// already free in the pool: candidates are released only when a
 	// placement cannot be made without their GPUs.
@@ -27,7 +29,7 @@ func New(policy QueuePolicy, placer Placer, scaler Scaler) (*Engine, error) {
 	if policy == nil || placer == nil {
 		return nil, errors.New("engine: a queue policy and a placer are required")
 	}
-	return &Engine{policy: policy, placer: placer, scaler: scaler}, nil
+	return &Engine{policy: policy, placer: placer, scaler: scaler, resizer: newResizer()}, nil
 }
 
 // Names returns the names of the engine's policy, placer and scaler
@@ -48,9 +50,13 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 		e.remain = make([]int, len(s.Cluster.Types))
 	}
 	e.pool.Reset(s)
+	e.now = now
 	ord := e.policy.Order(s, now, e.order[:0])
 	e.order = ord.Jobs[:0]
-	plan := Plan{Updates: ord.Updates}
+	plan := Plan{Updates: ord.Updates, Wake: -1}
+	if e.scaler != nil {
+		e.resizer.reset(s, e.pool)
+	}
 	e.released = 0
 	for _, j := range ord.Stop {
 		e.stop(j, &plan)
@@ -62,14 +68,20 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 		e.cancelIdlePreemptions(&plan)
 	}
 	if e.scaler != nil {
-		for _, a := range e.scaler.Scale(s, now, e.pool) {
-			e.pool.Give(a.Job.Alloc)
-			e.pool.Take(a.GPUs)
-			plan.Resize = append(plan.Resize, a)
-			plan.Trace = append(plan.Trace, Decision{a.Job.Spec.ID, Resized, reasonResized})
-		}
+		e.scale(s, now, &plan)
 	}
 	return plan
+}
+
+// scale runs the scaler over the running and newly started elastic jobs and
+// records the resizes in plan.
+func (e *Engine) scale(s *model.State, now model.Time, plan *Plan) {
+	r := e.resizer
+	e.scaler.Scale(s, now, r)
+	r.finish(plan)
+	if w, ok := e.scaler.(Waker); ok {
+		plan.Wake = w.Next(now)
+	}
 }
 
 // walk places waiting jobs in order; without backfill it stops at the first
@@ -102,24 +114,54 @@ func (e *Engine) stop(j *model.Job, plan *Plan) {
 }
 
 // place places j on free GPUs if it can; otherwise, when j may claim them,
-// it releases the GPUs of every stop candidate and tries again.
+// it releases the GPUs of every stop candidate and tries again; and then,
+// with a donor scaler, it shrinks elastic jobs for j.
 func (e *Engine) place(s *model.State, j *model.Job, ts TypeSet, plan *Plan, claim bool) bool {
 	if e.tryPlace(s, j, ts, plan) {
 		return true
 	}
-	if !claim || e.released == len(plan.Preempt) {
-		return false
+	if claim && e.released < len(plan.Preempt) {
+		for _, v := range plan.Preempt[e.released:] {
+			e.pool.Give(v.Alloc)
+		}
+		e.released = len(plan.Preempt)
+		if e.tryPlace(s, j, ts, plan) {
+			return true
+		}
 	}
-	for _, v := range plan.Preempt[e.released:] {
-		e.pool.Give(v.Alloc)
-	}
-	e.released = len(plan.Preempt)
-	return e.tryPlace(s, j, ts, plan)
+	return e.donate(s, j, ts, plan)
 }
 
-// tryPlace tries the job's requested size, then its minimum.
+// donate asks a Donor scaler for one replica at a time until j fits; it
+// undoes every donation when j still does not fit.
+func (e *Engine) donate(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
+	d, ok := e.scaler.(Donor)
+	if !ok {
+		return false
+	}
+	r := e.resizer
+	if !r.couldFit(j, ts) {
+		return false
+	}
+	r.begin()
+	for d.Donate(s, e.now, r, j, ts) {
+		if e.tryPlace(s, j, ts, plan) {
+			r.commit()
+			return true
+		}
+	}
+	r.rollback()
+	return false
+}
+
+// tryPlace tries the job's requested size, then its minimum. With a scaler,
+// an elastic job starts at its minimum (gang) and the scaler decides the
+// rest (seed 000: a job starts once its minimum replicas can run).
 func (e *Engine) tryPlace(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
 	sizes := [2]int{j.Spec.GPUs, j.Spec.MinGPUs}
+	if e.scaler != nil && j.Spec.Elastic() {
+		sizes[0] = j.Spec.MinGPUs
+	}
 	for i, n := range sizes {
 		if i == 1 && n == sizes[0] {
 			break
@@ -134,6 +176,9 @@ func (e *Engine) tryPlace(s *model.State, j *model.Job, ts TypeSet, plan *Plan) 
 		if pl := e.placer.Place(s, e.pool, j, n, fit); pl.GPUs != nil {
 			e.commit(pl, plan)
 			plan.Start = append(plan.Start, Assignment{Job: j, GPUs: pl.GPUs})
+			if e.scaler != nil {
+				e.resizer.addStarted(plan.Start[len(plan.Start)-1])
+			}
 			reason := reasonPlaced
 			if i == 1 {
 				reason = reasonMinOnly

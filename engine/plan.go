@@ -15,7 +15,10 @@ type Rejection struct {
 }
 
 // Plan is the outcome of one scheduling round. A shell applies it in this
-// order: Updates, Reject, Preempt, Migrate, Resize, Start.
+// order: Updates, Reject, Preempt, the Resize entries that shrink a job,
+// Migrate, the Resize entries that grow a job, Start. (A resize either
+// shrinks or grows; migrations may use GPUs that shrinks free, growth the
+// GPUs that migrations and preemptions free.)
 type Plan struct {
 	Updates []Update
 	Reject  []Rejection
@@ -25,6 +28,9 @@ type Plan struct {
 	Migrate []Assignment
 	Resize  []Assignment
 	Start   []Assignment
+	// Wake, when not -1, is the time of the next round the engine needs even
+	// if nothing else happens (a periodic scaler's next period).
+	Wake model.Time
 	// Trace explains the round: one entry per job that the round placed,
 	// blocked, preempted, resized or rejected, in decision order.
 	Trace []Decision

@@ -57,12 +57,29 @@ type Placement struct {
 	Moves []Assignment
 }
 
-// Scaler resizes running elastic jobs (stage 4), after placement, using the
-// GPUs still free in the pool. It returns the new allocations; the engine
-// commits them to the pool.
+// Scaler resizes elastic jobs (stage 4), after placement, through the
+// round's Resizer: running jobs that keep their GPUs and the jobs the round
+// starts.
 type Scaler interface {
 	Name() string
-	Scale(s *model.State, now model.Time, p *Pool) []Assignment
+	Scale(s *model.State, now model.Time, r *Resizer)
+}
+
+// Donor is implemented by scalers that shrink running elastic jobs to make
+// room for a waiting job that does not fit (seed 001). Donate takes one
+// replica from a job of its choice through r, preferring jobs on a GPU type
+// in types (those w can use); it returns false when no job can give. The
+// engine tries to place w after each donation and undoes them all when w
+// still does not fit.
+type Donor interface {
+	Donate(s *model.State, now model.Time, r *Resizer, w *model.Job, types TypeSet) bool
+}
+
+// Waker is implemented by scalers that act periodically (seed 000): Next
+// returns the time of the next round they need after a round at now, or -1.
+// The engine reports it as Plan.Wake.
+type Waker interface {
+	Next(now model.Time) model.Time
 }
 
 // TypeSet is a set of GPU type indices (bit i = type i).

@@ -10,6 +10,9 @@ type Time int64
 // Second is one second as a Time.
 const Second Time = 1000
 
+// Minute is one minute as a Time.
+const Minute = 60 * Second
+
 // Seconds returns t in seconds.
 func (t Time) Seconds() float64 { return float64(t) / 1000 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/gpusched/gpusched/engine"
 	"github.com/gpusched/gpusched/placer"
 	"github.com/gpusched/gpusched/policy"
+	"github.com/gpusched/gpusched/scaler"
 )
 
 // Names lists the stage names each shell accepts.
@@ -30,12 +31,17 @@ type Options struct {
 	TiresiasThresholds []float64
 	// TiresiasPromoteKnob is tiresias's PROMOTEKNOB (0: no promotion).
 	TiresiasPromoteKnob float64
+	// Threshold is the threshold scaler's elasticConfig (seed 000).
+	Threshold scaler.ThresholdConfig
+	// MaxLoad is the fulfillment scaler's desired maximum load (seed 001).
+	MaxLoad float64
 }
 
 // DefaultOptions returns the stage settings used when a shell is given none.
 // The hlas ratios were chosen by experiment (docs/EXPERIMENTS.md).
 func DefaultOptions() Options {
-	return Options{PriorityRatio: 1.5, StarveRatio: 2, TiresiasThresholds: policy.TiresiasThresholds()}
+	return Options{PriorityRatio: 2, StarveRatio: 4, TiresiasThresholds: policy.TiresiasThresholds(),
+		Threshold: scaler.DefaultThresholdConfig(), MaxLoad: scaler.DefaultMaxLoad}
 }
 
 // Policies returns the queue policy names.
@@ -45,7 +51,7 @@ func Policies() []string { return []string{"fifo", "srtf", "hlas", "las", "tires
 func Placers() []string { return []string{"pack", "hetero"} }
 
 // Scalers returns the scaler names.
-func Scalers() []string { return []string{"none"} }
+func Scalers() []string { return []string{"none", "threshold", "fulfillment"} }
 
 // Defaults returns the names used when a shell is given none.
 func Defaults() Names { return Names{Policy: "fifo", Placer: "pack", Scaler: "none"} }
@@ -81,12 +87,24 @@ func New(n Names, o Options) (*engine.Engine, error) {
 	default:
 		return nil, unknown("placer", n.Placer, Placers())
 	}
-	switch n.Scaler {
-	case "none", "":
-	default:
-		return nil, unknown("scaler", n.Scaler, Scalers())
+	sc, err := newScaler(n.Scaler, o)
+	if err != nil {
+		return nil, err
 	}
-	return engine.New(q, p, nil)
+	return engine.New(q, p, sc)
+}
+
+// newScaler builds the named scaler; nil for "none".
+func newScaler(name string, o Options) (engine.Scaler, error) {
+	switch name {
+	case "none", "":
+		return nil, nil
+	case "threshold":
+		return scaler.NewThreshold(o.Threshold)
+	case "fulfillment":
+		return scaler.NewFulfillment(o.MaxLoad)
+	}
+	return nil, unknown("scaler", name, Scalers())
 }
 
 // tiresias builds the tiresias policy, rejecting settings that would make

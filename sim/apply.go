@@ -82,6 +82,9 @@ func (r *run) round(t model.Time) error {
 		r.nextRnd = t + r.cfg.Round
 	}
 	plan := r.cfg.Engine.Schedule(r.state, t)
+	if plan.Wake >= t && (r.nextRnd < 0 || plan.Wake < r.nextRnd) {
+		r.nextRnd = plan.Wake
+	}
 	for _, u := range plan.Updates {
 		u.Job.Queue = u.Queue
 		if u.Reset {
@@ -101,15 +104,16 @@ func (r *run) round(t model.Time) error {
 			return err
 		}
 	}
+	if err := r.resizes(plan.Resize, t, true); err != nil {
+		return err
+	}
 	for _, a := range plan.Migrate {
 		if err := r.migrate(a, t); err != nil {
 			return err
 		}
 	}
-	for _, a := range plan.Resize {
-		if err := r.resize(a, t); err != nil {
-			return err
-		}
+	if err := r.resizes(plan.Resize, t, false); err != nil {
+		return err
 	}
 	for _, a := range plan.Start {
 		if err := r.start(a, t); err != nil {
@@ -161,6 +165,20 @@ func (r *run) migrate(a engine.Assignment, t model.Time) error {
 	r.recs[j.Seq].Migrations++
 	r.emit(eventlog.Event{T: t, Kind: eventlog.Preempt, Job: j.Spec.ID, Reason: "migrate"})
 	r.emit(eventlog.Event{T: t, Kind: eventlog.Start, Job: j.Spec.ID, Alloc: r.names(a.GPUs)})
+	return nil
+}
+
+// resizes applies the resizes that shrink a job (shrink) or those that
+// grow it (a resize always changes the size).
+func (r *run) resizes(as []engine.Assignment, t model.Time, shrink bool) error {
+	for _, a := range as {
+		if n, cur := len(a.GPUs), len(a.Job.Alloc); (shrink && n >= cur) || (!shrink && n <= cur) {
+			continue
+		}
+		if err := r.resize(a, t); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -1,0 +1,115 @@
+package scaler
+
+import (
+	"cmp"
+	"container/heap"
+	"fmt"
+	"math"
+
+	"github.com/gpusched/gpusched/engine"
+	"github.com/gpusched/gpusched/model"
+)
+
+// DefaultMaxLoad is seed 001's example desired maximum load.
+const DefaultMaxLoad = 0.97
+
+// Fulfillment is seed 001's scaler. Build it with NewFulfillment.
+type Fulfillment struct {
+	maxLoad float64
+	h       growHeap
+}
+
+// NewFulfillment returns a fulfillment scaler that never fills the cluster
+// beyond maxLoad, a fraction in (0, 1].
+func NewFulfillment(maxLoad float64) (*Fulfillment, error) {
+	if !(maxLoad > 0 && maxLoad <= 1) {
+		return nil, fmt.Errorf("fulfillment scaler: maximum load must be in (0, 1], got %g", maxLoad)
+	}
+	return &Fulfillment{maxLoad: maxLoad}, nil
+}
+
+// Name returns "fulfillment".
+func (*Fulfillment) Name() string { return "fulfillment" }
+
+// Score is seed 001's fulfillment score of a job at size cur:
+// (cur − min)/(max − min), and 1 when min == max.
+func Score(spec *model.JobSpec, cur int) float64 {
+	if spec.MaxGPUs == spec.MinGPUs {
+		return 1
+	}
+	return float64(cur-spec.MinGPUs) / float64(spec.MaxGPUs-spec.MinGPUs)
+}
+
+// Scale implements engine.Scaler: idle GPUs go one replica at a time to the
+// job with the lowest score, within the maximum load.
+func (f *Fulfillment) Scale(s *model.State, _ model.Time, r *engine.Resizer) {
+	total := s.Cluster.TotalGPUs()
+	free := 0
+	for t := range s.Cluster.Types {
+		free += r.Pool().Free(t)
+	}
+	used, limit := total-free, int(math.Floor(f.maxLoad*float64(total)+1e-9))
+	f.h = growHeap{r: r, jobs: f.h.jobs[:0]}
+	for _, j := range r.Jobs() {
+		if r.Size(j) < j.Spec.MaxGPUs {
+			f.h.jobs = append(f.h.jobs, j)
+		}
+	}
+	heap.Init(&f.h)
+	for f.h.Len() > 0 {
+		j := f.h.jobs[0]
+		r1 := j.Spec.Replica()
+		if used+r1 > limit || !r.Grow(j, r1) {
+			heap.Pop(&f.h) // cannot take one more replica now
+			continue
+		}
+		used += r1
+		if r.Size(j) >= j.Spec.MaxGPUs {
+			heap.Pop(&f.h)
+		} else {
+			heap.Fix(&f.h, 0)
+		}
+	}
+}
+
+// Donate implements engine.Donor: one replica from the job with the highest
+// score above its minimum among those on a GPU type in types.
+func (f *Fulfillment) Donate(_ *model.State, _ model.Time, r *engine.Resizer, _ *model.Job, types engine.TypeSet) bool {
+	var best *model.Job
+	bestScore := 0.0
+	for _, j := range r.Jobs() {
+		n := r.Size(j)
+		if n-j.Spec.Replica() < j.Spec.MinGPUs || !types.Has(r.Type(j)) {
+			continue
+		}
+		// Highest score, then the later arrival.
+		if sc := Score(&j.Spec, n); best == nil || sc > bestScore || (sc == bestScore && j.Seq > best.Seq) {
+			best, bestScore = j, sc
+		}
+	}
+	return best != nil && r.Shrink(best, best.Spec.Replica())
+}
+
+// growHeap orders jobs for growth: lowest score first, then the larger
+// per-replica GPU, CPU and memory request, then the earlier arrival.
+type growHeap struct {
+	r    *engine.Resizer
+	jobs []*model.Job
+}
+
+func (h *growHeap) Len() int      { return len(h.jobs) }
+func (h *growHeap) Swap(i, j int) { h.jobs[i], h.jobs[j] = h.jobs[j], h.jobs[i] }
+func (h *growHeap) Less(i, j int) bool {
+	a, b := h.jobs[i], h.jobs[j]
+	return cmp.Or(cmp.Compare(Score(&a.Spec, h.r.Size(a)), Score(&b.Spec, h.r.Size(b))),
+		cmp.Compare(b.Spec.Replica(), a.Spec.Replica()),
+		cmp.Compare(b.Spec.ReplicaCPUMilli, a.Spec.ReplicaCPUMilli),
+		cmp.Compare(b.Spec.ReplicaMemMiB, a.Spec.ReplicaMemMiB),
+		cmp.Compare(a.Seq, b.Seq)) < 0
+}
+func (h *growHeap) Push(x any) { h.jobs = append(h.jobs, x.(*model.Job)) }
+func (h *growHeap) Pop() any {
+	j := h.jobs[len(h.jobs)-1]
+	h.jobs = h.jobs[:len(h.jobs)-1]
+	return j
+}
