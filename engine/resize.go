@@ -28,8 +28,8 @@ type Resizer struct {
 	// dir is +1 for a job grown this round, -1 for one shrunk: a job moves
 	// one way per round, so that shells can apply every shrink before the
 	// round's migrations and every growth after them.
-	dir map[*model.Job]int8
-	list             []*model.Job
+	dir  map[*model.Job]int8
+	list []*model.Job
 	// surplus is, per GPU type, the GPUs the candidates hold above their
 	// minimums (an upper bound once jobs are stopped or moved).
 	surplus []int

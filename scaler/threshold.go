@@ -83,9 +83,9 @@ type Pass struct {
 // and the elastic surplus EU (seed 000 steps 1–5).
 func (c ThresholdConfig) Plan(total, used, eu int) Pass {
 	p := Pass{A: total, Used: used, EU: eu, MT: (c.Expand + c.Shrink) / 2}
-	a := used - eu                               // guaranteed work only
-	p.M = float64(total-a) * c.Proportion        // step 1
-	p.T = math.Inf(1)                            // step 2: T = EU / M
+	a := used - eu                        // guaranteed work only
+	p.M = float64(total-a) * c.Proportion // step 1
+	p.T = math.Inf(1)                     // step 2: T = EU / M
 	if p.M > 0 {
 		p.T = float64(eu) / p.M
 	} else if eu == 0 {
