@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gpusched/gpusched/model"
 )
 
 // Point is one measured throughput: steps per second on GPUs GPUs.
@@ -116,24 +118,54 @@ func (m *Matrix) HasType(gpuType string) bool {
 // measured, interpolated between measured counts but never above linear
 // scaling from the count below, linear beyond the largest count. 0 when the
 // job cannot run (no data, or a zero entry at or around n).
-func Rate(pts []Point, n int) float64 {
+func Rate(pts []Point, n int) float64 { return interpolate(pts, n, false) }
+
+// ScaleRate returns a job's speed at n GPUs from its measured scaling curve
+// (model.JobSpec.Scaling, sorted by GPU count) like Rate, except beyond the
+// largest measured count: there it stays at the largest count's rate (a job
+// cannot speed up past what was measured) instead of growing linearly.
+func ScaleRate(pts []model.ScalePoint, n int) float64 { return interpolate(pts, n, true) }
+
+// xy is the shape shared by Point and model.ScalePoint.
+type xy = struct {
+	GPUs int
+	Rate float64
+}
+
+// interpolate implements Rate and ScaleRate for either point type without
+// copying the points; capped selects ScaleRate's rule beyond the largest
+// count.
+func interpolate[P ~xy](pts []P, n int, capped bool) float64 {
 	if n < 1 || len(pts) == 0 {
 		return 0
 	}
-	i, found := slices.BinarySearchFunc(pts, n, func(p Point, n int) int { return p.GPUs - n })
-	if found {
-		return pts[i].Rate
+	// i is the first point with at least n GPUs.
+	i, j := 0, len(pts)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if xy(pts[h]).GPUs < n {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
+	if i < len(pts) && xy(pts[i]).GPUs == n {
+		return xy(pts[i]).Rate
 	}
 	if i == 0 {
 		// Below the smallest measured count: scale down linearly.
-		return pts[0].Rate * float64(n) / float64(pts[0].GPUs)
+		first := xy(pts[0])
+		return first.Rate * float64(n) / float64(first.GPUs)
 	}
-	lo := pts[i-1]
+	lo := xy(pts[i-1])
 	linear := lo.Rate * float64(n) / float64(lo.GPUs)
 	if i == len(pts) {
+		if capped {
+			return lo.Rate
+		}
 		return linear
 	}
-	hi := pts[i]
+	hi := xy(pts[i])
 	if lo.Rate == 0 || hi.Rate == 0 {
 		return 0
 	}

@@ -91,10 +91,18 @@ func (t *Table) Work(s *model.JobSpec) (int, float64, error) {
 	return mi, s.Duration.Seconds(), nil
 }
 
-// Speed implements model.Profile.
+// Speed implements model.Profile. A step job runs at its matrix rate on
+// type ti. A duration job runs at 1 (work is seconds on the reference type at
+// its requested count) scaled to n GPUs of type ti by, in order of
+// preference: its own scaling curve (Spec.Scaling, see scaledSpeed), the
+// matrix ratio when its job type is in the matrix, else the TFLOPS ratio
+// times n/GPUs (linear in n).
 func (t *Table) Speed(j *model.Job, ti, n int) float64 {
 	if j.Spec.Steps > 0 {
 		return Rate(t.pts[j.Model][ti], n) * t.scale[j.Model][ti]
+	}
+	if s, ok := t.scaledSpeed(&j.Spec, ti, n); ok {
+		return s
 	}
 	req := j.Spec.GPUs
 	if j.Model >= 0 {
@@ -103,4 +111,20 @@ func (t *Table) Speed(j *model.Job, ti, n int) float64 {
 		}
 	}
 	return t.tflops[ti] / t.refFLOPS * float64(n) / float64(req)
+}
+
+// scaledSpeed returns a duration job's speed from its scaling curve: the
+// TFLOPS ratio of type ti to the reference type times
+// ScaleRate(n)/ScaleRate(GPUs), capped at the largest measured count. It
+// reports false when the job has no curve, or its curve gives 0 at the
+// requested count (then the duration cannot be scaled by it).
+func (t *Table) scaledSpeed(s *model.JobSpec, ti, n int) (float64, bool) {
+	if len(s.Scaling) == 0 {
+		return 0, false
+	}
+	base := ScaleRate(s.Scaling, s.GPUs)
+	if base <= 0 {
+		return 0, false
+	}
+	return t.tflops[ti] / t.refFLOPS * ScaleRate(s.Scaling, n) / base, true
 }

@@ -3,11 +3,15 @@ package trace
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gpusched/gpusched/model"
 )
 
 // sampleSeed returns the first n lines of a committed sample.
@@ -45,7 +49,50 @@ func fuzzRead(f *testing.F, format, file string, seeds ...[]byte) {
 		if msg := jobInvariant(jobs); msg != "" {
 			t.Fatal(msg)
 		}
+		if msg := scalingInvariant(jobs); msg != "" {
+			t.Fatal(msg)
+		}
 	})
+}
+
+// scalingInvariant returns what is wrong with the scaling curves of a
+// successful Read result, or "".
+func scalingInvariant(jobs []model.JobSpec) string {
+	for _, j := range jobs {
+		if j.Scaling == nil {
+			continue
+		}
+		if j.Steps > 0 {
+			return "scaling curve on the step job " + j.ID
+		}
+		if msg := curveInvariant(j.Scaling); msg != "" {
+			return "job " + j.ID + ": " + msg
+		}
+	}
+	return ""
+}
+
+// curveInvariant returns what is wrong with a scaling curve, or "": it must
+// have points, GPU counts positive and strictly increasing, rates finite and
+// non-negative, and some rate positive.
+func curveInvariant(pts []model.ScalePoint) string {
+	if len(pts) == 0 {
+		return "empty scaling curve"
+	}
+	positive := false
+	for i, p := range pts {
+		switch {
+		case p.GPUs < 1 || (i > 0 && p.GPUs <= pts[i-1].GPUs):
+			return fmt.Sprintf("scaling curve GPU counts not positive and increasing: %v", pts)
+		case p.Rate < 0 || math.IsNaN(p.Rate) || math.IsInf(p.Rate, 0):
+			return fmt.Sprintf("scaling curve rate %v at %d GPUs", p.Rate, p.GPUs)
+		}
+		positive = positive || p.Rate > 0
+	}
+	if !positive {
+		return "scaling curve with no positive rate"
+	}
+	return ""
 }
 
 func FuzzGavel(f *testing.F) {
@@ -82,7 +129,9 @@ func FuzzJSONL(f *testing.F) {
 			`{"id":"j2","submit_s":30,"gpus":1,"duration_s":3600,"gpu_type":"v100","user":"alice"}`+"\n"),
 		[]byte(`{"id":"x","submit_s":1.5,"gpus":2,"model":"m","duration_s":0,"peak_mem_mib":100}`+"\n\n"+
 			`{"id":"y","submit_s":1.5,"gpus":2,"model":"m","steps":1}`),
-		[]byte(`{"id":"a","submit_s":0,"gpus":1,"duration_s":1,"id":"b"}`))
+		[]byte(`{"id":"a","submit_s":0,"gpus":1,"duration_s":1,"id":"b"}`),
+		[]byte(`{"id":"s","submit_s":0,"gpus":2,"max_gpus":8,"replica_gpus":2,"duration_s":60,"scaling":[[1,1.0],[2,1.8],[4,3.1]]}`+"\n"+
+			`{"id":"z","submit_s":1,"gpus":4,"duration_s":6,"scaling":[[2,0],[3,1e-300],[64,5]]}`))
 }
 
 func FuzzDetect(f *testing.F) {

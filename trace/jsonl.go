@@ -28,6 +28,11 @@ type jsonJob struct {
 	User       string
 	Priority   int
 	PeakMemMiB int
+	// ReplicaGPUs is nil when absent.
+	ReplicaGPUs *int
+	// Scaling holds [GPU count, rate] pairs; pointers tell a JSON null
+	// from a zero.
+	Scaling [][]*float64
 }
 
 // field returns a pointer to the field that JSON key names, or nil for an
@@ -59,6 +64,10 @@ func (j *jsonJob) field(key string) any {
 		return &j.Priority
 	case "peak_mem_mib":
 		return &j.PeakMemMiB
+	case "replica_gpus":
+		return &j.ReplicaGPUs
+	case "scaling":
+		return &j.Scaling
 	}
 	return nil
 }
@@ -114,7 +123,7 @@ func decodeJSONJob(line []byte) (jsonJob, error) {
 		if err := dec.Decode(ptr); err != nil {
 			var typeErr *json.UnmarshalTypeError
 			if errors.As(err, &typeErr) {
-				return j, fmt.Errorf("field %q: got JSON %s, want %s", key, typeErr.Value, typeErr.Type)
+				return j, fmt.Errorf("field %q: got JSON %s, want %s", key, typeErr.Value, wantType(key, typeErr))
 			}
 			return j, fmt.Errorf("field %q: %w", key, badJSON(err))
 		}
@@ -126,6 +135,14 @@ func decodeJSONJob(line []byte) (jsonJob, error) {
 		return j, errors.New("more than one JSON value on the line")
 	}
 	return j, nil
+}
+
+// wantType names the JSON a field wants in a type error.
+func wantType(key string, err *json.UnmarshalTypeError) string {
+	if key == "scaling" {
+		return "[[GPU count, rate], ...]"
+	}
+	return err.Type.String()
 }
 
 // badJSON describes a decoding error; running out of input means the object
@@ -162,7 +179,45 @@ func (j *jsonJob) spec() (model.JobSpec, error) {
 	if err := j.gpuCounts(&s); err != nil {
 		return s, err
 	}
-	return s, j.work(&s)
+	if err := j.replicaGPUs(&s); err != nil {
+		return s, err
+	}
+	if err := j.work(&s); err != nil {
+		return s, err
+	}
+	if j.Scaling == nil {
+		return s, nil
+	}
+	if s.Steps > 0 {
+		return s, errors.New(`field "scaling": only for jobs given by duration_s (a job given in steps scales by the throughput matrix)`)
+	}
+	var err error
+	if s.Scaling, err = scalingCurve(j.Scaling, s.GPUs); err != nil {
+		return s, fmt.Errorf("field \"scaling\": %w", err)
+	}
+	return s, nil
+}
+
+// replicaGPUs checks that replica_gpus, when given, is positive and divides
+// gpus, min_gpus and max_gpus, and sets it on s.
+func (j *jsonJob) replicaGPUs(s *model.JobSpec) error {
+	if j.ReplicaGPUs == nil {
+		return nil
+	}
+	r := *j.ReplicaGPUs
+	if msg := checkRange("replica_gpus", float64(r), 1, maxGPUs); msg != "" {
+		return errors.New(msg)
+	}
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"gpus", s.GPUs}, {"min_gpus", s.MinGPUs}, {"max_gpus", s.MaxGPUs}} {
+		if c.n%r != 0 {
+			return fmt.Errorf("%s %d is not a multiple of replica_gpus %d", c.name, c.n, r)
+		}
+	}
+	s.ReplicaGPUs = r
+	return nil
 }
 
 // gpuCounts checks 1 <= min_gpus <= gpus <= max_gpus (both bounds default to
@@ -211,4 +266,60 @@ func (j *jsonJob) work(s *model.JobSpec) error {
 		return errors.New("no work: give model and steps, or duration_s")
 	}
 	return nil
+}
+
+// scalingCurve checks the [GPU count, rate] pairs of field "scaling" —
+// GPU counts whole, positive and strictly increasing, rates non-negative,
+// some rate positive, and the curve not 0 at or around the job's own count
+// gpus, where its duration was measured — and converts them.
+func scalingCurve(pairs [][]*float64, gpus int) ([]model.ScalePoint, error) {
+	if len(pairs) == 0 {
+		return nil, errors.New("no points (want [[GPU count, rate], ...])")
+	}
+	pts := make([]model.ScalePoint, len(pairs))
+	positive := false
+	for i, p := range pairs {
+		if len(p) != 2 || p[0] == nil || p[1] == nil {
+			return nil, fmt.Errorf("point %d is not a [GPU count, rate] pair of numbers", i+1)
+		}
+		n, rate := *p[0], *p[1]
+		if msg := checkRange("GPU count", n, 1, maxGPUs); msg != "" {
+			return nil, fmt.Errorf("point %d: %s", i+1, msg)
+		}
+		if n != math.Trunc(n) {
+			return nil, fmt.Errorf("point %d: GPU count %s is not an integer", i+1, fmtNum(n))
+		}
+		if i > 0 && int(n) <= pts[i-1].GPUs {
+			return nil, fmt.Errorf("point %d: GPU count %d does not exceed the previous %d (GPU counts must increase)",
+				i+1, int(n), pts[i-1].GPUs)
+		}
+		if msg := checkRange("rate", rate, 0, math.MaxFloat64); msg != "" {
+			return nil, fmt.Errorf("point %d: %s", i+1, msg)
+		}
+		pts[i] = model.ScalePoint{GPUs: int(n), Rate: rate}
+		positive = positive || rate > 0
+	}
+	if !positive {
+		return nil, errors.New("every rate is 0")
+	}
+	if zeroAround(pts, gpus) {
+		return nil, fmt.Errorf("rate 0 at or around gpus %d, where the job's duration is measured", gpus)
+	}
+	return pts, nil
+}
+
+// zeroAround reports whether a curve gives rate 0 at n: a zero point at n,
+// or a zero on either side of it (the simulator's interpolation gives 0
+// there, see profile.ScaleRate).
+func zeroAround(pts []model.ScalePoint, n int) bool {
+	i, found := slices.BinarySearchFunc(pts, n, func(p model.ScalePoint, n int) int { return p.GPUs - n })
+	switch {
+	case found:
+		return pts[i].Rate == 0
+	case i == 0:
+		return pts[0].Rate == 0
+	case i == len(pts):
+		return pts[i-1].Rate == 0
+	}
+	return pts[i-1].Rate == 0 || pts[i].Rate == 0
 }

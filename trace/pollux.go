@@ -21,11 +21,12 @@ const (
 
 // readPollux reads a Pollux workload CSV (header polluxHeader) and gives
 // every job the duration its application needs at its replica count and
-// batch size (see polluxProfile.duration).
+// batch size (see polluxProfile.duration) and its scaling curve at that
+// batch size (see polluxProfile.scaling).
 func readPollux(r io.Reader, name string) ([]model.JobSpec, error) {
-	profiles := map[string]*polluxProfile{}
+	cache := newPolluxCache()
 	jobs, lines, err := readSpecs(r, name, polluxHeader, ',', polluxColumns, func(l *lines, cols [][]byte) (model.JobSpec, error) {
-		return polluxJob(l, cols, profiles)
+		return polluxJob(l, cols, cache)
 	})
 	if err != nil {
 		return nil, err
@@ -34,8 +35,8 @@ func readPollux(r io.Reader, name string) ([]model.JobSpec, error) {
 }
 
 // polluxJob converts the columns of one Pollux line, loading the
-// application's profile into profiles on first use.
-func polluxJob(l *lines, cols [][]byte, profiles map[string]*polluxProfile) (model.JobSpec, error) {
+// application's profile and scaling curve into cache on first use.
+func polluxJob(l *lines, cols [][]byte, cache *polluxCache) (model.JobSpec, error) {
 	var spec model.JobSpec
 	var err error
 	if spec.ID, err = l.nonEmpty("name", cols[polluxColName]); err != nil {
@@ -55,21 +56,16 @@ func polluxJob(l *lines, cols [][]byte, profiles map[string]*polluxProfile) (mod
 	if err != nil {
 		return spec, err
 	}
-	p := profiles[spec.Model]
-	if p == nil {
-		if _, ok := polluxApplication(spec.Model); !ok {
-			return spec, l.fail("application %s is not one of %s", quote([]byte(spec.Model)), polluxAppNames)
-		}
-		if p, err = loadPolluxProfile(spec.Model); err != nil {
-			return spec, l.fail("%v", err)
-		}
-		profiles[spec.Model] = p
+	p, err := cache.profile(spec.Model)
+	if err != nil {
+		return spec, l.fail("%v", err)
 	}
 	secs, err := p.duration(spec.GPUs, int(batch))
 	if err != nil {
 		return spec, l.fail("%s: %v", spec.Model, err)
 	}
 	spec.Duration = atLeastOneMilli(model.FromSeconds(secs))
+	spec.Scaling = cache.curve(spec.Model, p, int(batch))
 	return spec, nil
 }
 

@@ -1,15 +1,27 @@
 package trace
 
 import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/gpusched/gpusched/model"
 )
 
-// polluxJobSpec is a Pollux job as Read returns it.
-func polluxJobSpec(id string, submit model.Time, gpus int, app string, secs float64) model.JobSpec {
+// polluxJobSpec is a Pollux job as Read returns it; its scaling curve is
+// checked by TestPolluxScaling.
+func polluxJobSpec(t *testing.T, id string, submit model.Time, gpus int, app string, batch int, secs float64) model.JobSpec {
+	t.Helper()
 	s := rigid(id, submit, gpus)
 	s.Model, s.Duration = app, model.FromSeconds(secs)
+	p, err := loadPolluxProfile(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Scaling = p.scaling(batch)
 	return s
 }
 
@@ -40,11 +52,11 @@ func TestReadPollux(t *testing.T) {
 			in: h + "cifar10-0,107,cifar10,6,2048\nyolo,100.5,yolov3,4,64\nncf-2,135,ncf,1,32768\n" +
 				"c20,135,cifar10,20,4096\nc6b,0,cifar10,6,3072\n",
 			want: []model.JobSpec{
-				polluxJobSpec("c6b", 0, 6, "cifar10", cifar6b),
-				polluxJobSpec("yolo", 100500, 4, "yolov3", yolo4),
-				polluxJobSpec("cifar10-0", 107*model.Second, 6, "cifar10", cifar6),
-				polluxJobSpec("ncf-2", 135*model.Second, 1, "ncf", ncf1),
-				polluxJobSpec("c20", 135*model.Second, 20, "cifar10", cifar20),
+				polluxJobSpec(t, "c6b", 0, 6, "cifar10", 3072, cifar6b),
+				polluxJobSpec(t, "yolo", 100500, 4, "yolov3", 64, yolo4),
+				polluxJobSpec(t, "cifar10-0", 107*model.Second, 6, "cifar10", 2048, cifar6),
+				polluxJobSpec(t, "ncf-2", 135*model.Second, 1, "ncf", 32768, ncf1),
+				polluxJobSpec(t, "c20", 135*model.Second, 20, "cifar10", 4096, cifar20),
 			}},
 		{name: "missing header", in: "cifar10-0,107,cifar10,6,2048\n", err: `w.csv:1: missing header: want "name,time,`},
 		{name: "four columns", in: h + "a,1,cifar10,6\n", err: "w.csv:2: got 4 columns, want 5"},
@@ -150,5 +162,118 @@ func TestPolluxWorkloadConfigs(t *testing.T) {
 			t.Errorf("%s on %d replicas, batch %d: %v s, want %v s", tc.app, tc.replicas, tc.batch,
 				got.SecondsString(), tc.want.SecondsString())
 		}
+	}
+}
+
+// TestPolluxScaling checks scaling curves against step times written out
+// from the embedded CSVs, and that they are sublinear at the job's size.
+func TestPolluxScaling(t *testing.T) {
+	// bert, batch 384 (480 iterations): 8 replicas ("44") is 48 per GPU, 3
+	// accumulation steps at 12; 16 ("4444") is 24 per GPU, 1 step at 12.
+	bert8 := 480 * (2.538950562477112 + 3*(2.538950562477112-1.6628430938720702))
+	bert16 := 480 * (1.8881946355104446 + (1.8881946355104446 - 0.9953583183288576))
+	// cifar10, batch 2048 (3178 iterations): 6 replicas as in
+	// TestReadPollux; 12 ("444") is 171 per GPU.
+	cifar6 := 3178 * lerp(342, 257, 363, 0.23076505661010743, 0.27816870212554934)
+	cifar12 := 3178 * lerp(171, 129, 182, 0.17085661888122558, 0.19440717697143556)
+	// yolov3, batch 64 (14577 iterations): 4 replicas as in TestReadPollux;
+	// 2 ("2") is 32 per GPU, 3 accumulation steps at 8. From 22 replicas on,
+	// ⌈64/22⌉ = 3 per GPU is below the smallest profiled 4.
+	yolo4 := 14577 * (0.5009251087903976 + (0.5009251087903976 - 0.11896183347702027))
+	yolo2 := 14577 * (0.3566535413265228 + 3*(0.3566535413265228-0.03225891834497452))
+	for _, tc := range []struct {
+		app                 string
+		batch, replicas     int
+		secs                float64 // duration at replicas
+		other               int
+		otherSecs           float64 // duration at other
+		first, last, points int
+	}{
+		{"bert", 384, 8, bert8, 16, bert16, 1, 64, 64},
+		{"cifar10", 2048, 6, cifar6, 12, cifar12, 1, 64, 64},
+		{"yolov3", 64, 4, yolo4, 2, yolo2, 1, 21, 21},
+	} {
+		p, err := loadPolluxProfile(tc.app)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pts := p.scaling(tc.batch)
+		name := fmt.Sprintf("%s batch %d", tc.app, tc.batch)
+		if msg := curveInvariant(pts); msg != "" {
+			t.Fatalf("%s: %s", name, msg)
+		}
+		if len(pts) != tc.points || pts[0].GPUs != tc.first || pts[len(pts)-1].GPUs != tc.last {
+			t.Errorf("%s: %d points from %d to %d GPUs, want %d from %d to %d", name, len(pts),
+				pts[0].GPUs, pts[len(pts)-1].GPUs, tc.points, tc.first, tc.last)
+		}
+		// The job's own point is exactly 1/duration.
+		secs, err := p.duration(tc.replicas, tc.batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := curveAt(pts, tc.replicas); got != 1/secs {
+			t.Errorf("%s: rate at %d = %v, want 1/duration = %v", name, tc.replicas, got, 1/secs)
+		}
+		for _, c := range []struct {
+			n    int
+			secs float64
+		}{{tc.replicas, tc.secs}, {tc.other, tc.otherSecs}} {
+			if got := curveAt(pts, c.n); math.Abs(got*c.secs-1) > 1e-12 {
+				t.Errorf("%s: rate at %d = %v, want 1/%v", name, c.n, got, c.secs)
+			}
+		}
+		if r := curveAt(pts, 2*tc.replicas) / curveAt(pts, tc.replicas); !(r > 0 && r < 2) {
+			t.Errorf("%s: rate(%d)/rate(%d) = %v, want sublinear (0, 2)", name, 2*tc.replicas, tc.replicas, r)
+		}
+	}
+}
+
+// curveAt returns the rate measured at n GPUs, or 0 when the curve lacks n.
+func curveAt(pts []model.ScalePoint, n int) float64 {
+	for _, p := range pts {
+		if p.GPUs == n {
+			return p.Rate
+		}
+	}
+	return 0
+}
+
+// TestPolluxScalingWorkload reads the committed sample workload twice: the
+// jobs must be identical, each curve must hold the job's own point, and jobs
+// of the same application and batch size must share one read-only curve.
+func TestPolluxScalingWorkload(t *testing.T) {
+	read := func() []model.JobSpec {
+		f, err := os.Open(filepath.Join(samples, "pollux/workload-6.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		jobs, err := Read(f, "workload-6.csv", "pollux")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return jobs
+	}
+	jobs := read()
+	if again := read(); !reflect.DeepEqual(jobs, again) {
+		t.Error("reading the workload twice gave different jobs")
+	}
+	if msg := scalingInvariant(jobs); msg != "" {
+		t.Fatal(msg)
+	}
+	byCurve := map[*model.ScalePoint]string{}
+	for _, j := range jobs {
+		if r := curveAt(j.Scaling, j.GPUs); model.FromSeconds(1/r) != j.Duration {
+			t.Errorf("job %s: 1/rate at %d GPUs = %v s, duration %v s", j.ID, j.GPUs, 1/r, j.Duration.SecondsString())
+		}
+		if cap(j.Scaling) != len(j.Scaling) {
+			t.Errorf("job %s: curve capacity %d > length %d: an append would write into a shared curve",
+				j.ID, cap(j.Scaling), len(j.Scaling))
+		}
+		byCurve[&j.Scaling[0]] = j.Model
+	}
+	// workload-6.csv uses few distinct (application, batch size) pairs.
+	if len(byCurve) >= len(jobs) {
+		t.Errorf("%d jobs have %d distinct curves; want them shared", len(jobs), len(byCurve))
 	}
 }
