@@ -23,6 +23,7 @@ type summary struct {
 	Migrations  int     `json:"migrations"`
 	Completed   int     `json:"completed"`
 	Jobs        int     `json:"jobs"`
+	Resizes     int     `json:"resizes"`
 }
 
 type workload struct {
@@ -37,8 +38,32 @@ var policies = [][]string{
 func main() {
 	bin := flag.String("bin", "bin/gpusched", "gpusched binary")
 	shared := flag.String("shared", "../shared", "the shared folder with the full traces")
+	section := flag.String("section", "all", "which tables: seed003, elastic or all")
 	flag.Parse()
+	var err error
+	switch *section {
+	case "seed003":
+		err = seed003(*bin, *shared)
+	case "elastic":
+		err = elastic(*bin, *shared)
+	case "all":
+		if err = seed003(*bin, *shared); err == nil {
+			err = elastic(*bin, *shared)
+		}
+	default:
+		err = fmt.Errorf("-section %q: want seed003, elastic or all", *section)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "experiments:", err)
+		os.Exit(1)
+	}
+}
+
+// seed003 prints the policy × placer tables of issue 3.
+func seed003(bin, shared string) error {
 	gavel := "testdata/traces/gavel/"
+	fmt.Println("## Seed 003: queue policies × placers")
+	fmt.Println()
 	var ws []workload
 	for _, tr := range []string{"small_test", "medium_test", "artifact_evaluation"} {
 		for _, c := range []string{"v100=2,p100=2,k80=2", "v100=8,p100=8,k80=8"} {
@@ -47,13 +72,27 @@ func main() {
 	}
 	ws = append(ws, workload{"Tiresias 60_job on v100=8,p100=8,k80=8", []string{"--trace", "testdata/traces/tiresias/60_job.csv", "--gpus", "v100=8,p100=8,k80=8"}})
 	ws = append(ws, workload{"first 5,000 Philly jobs on v100=128,p100=128,k80=128 (8/node)",
-		[]string{"--trace", *shared + "/traces/philly/philly.csv", "--limit", "5000", "--gpus", "v100=128,p100=128,k80=128", "--gpus-per-node", "8"}})
+		[]string{"--trace", shared + "/traces/philly/philly.csv", "--limit", "5000", "--gpus", "v100=128,p100=128,k80=128", "--gpus-per-node", "8"}})
 	for _, w := range ws {
-		if err := table(*bin, w); err != nil {
-			fmt.Fprintln(os.Stderr, "experiments:", err)
-			os.Exit(1)
+		if err := table(bin, w); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// run runs one simulation and decodes its summary.
+func run(bin string, args []string) (summary, error) {
+	args = append([]string{"sim", "--json"}, args...)
+	var s summary
+	out, err := exec.Command(bin, args...).Output()
+	if err != nil {
+		return s, fmt.Errorf("%s %s: %w", bin, strings.Join(args, " "), err)
+	}
+	if err := json.Unmarshal(out, &s); err != nil {
+		return s, fmt.Errorf("%s: %w", strings.Join(args, " "), err)
+	}
+	return s, nil
 }
 
 func table(bin string, w workload) error {
@@ -66,17 +105,67 @@ func table(bin string, w workload) error {
 	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
 	for _, p := range policies {
 		for _, pl := range []string{"pack", "hetero"} {
-			args := append(append(append([]string{"sim", "--json"}, w.args...), p...), "--placer", pl)
-			out, err := exec.Command(bin, args...).Output()
+			s, err := run(bin, append(append(append([]string{}, w.args...), p...), "--placer", pl))
 			if err != nil {
-				return fmt.Errorf("%s %s: %w", bin, strings.Join(args, " "), err)
-			}
-			var s summary
-			if err := json.Unmarshal(out, &s); err != nil {
-				return fmt.Errorf("%s: %w", strings.Join(args, " "), err)
+				return err
 			}
 			fmt.Printf("| %s | %s | %.1f | %.1f | %.0f | %.3f | %d (%d) |\n", p[1], pl, s.AvgJCT, s.P99JCT, s.Makespan, s.GPUUtil, s.Preemptions, s.Migrations)
 		}
+	}
+	fmt.Println()
+	return nil
+}
+
+// scalerRows are the elastic configurations compared on each workload.
+var scalerRows = []struct{ name, args string }{
+	{"none (rigid)", "--scaler none"},
+	{"threshold, seed's elasticConfig", "--scaler threshold --elastic-min 0.5"},
+	{"threshold, p=1 et=0.8 st=1", "--scaler threshold --elastic-min 0.5 --elastic-proportion 1 --expand-threshold 0.8 --scaling-threshold 1"},
+	{"fulfillment", "--scaler fulfillment --elastic-min 0.5"},
+}
+
+// elastic prints the scaler tables of issue 4: the eight Pollux workloads
+// on 16 nodes × 4 GPUs, and a Philly slice.
+func elastic(bin, shared string) error {
+	fmt.Println("## Seeds 000 and 001: elastic scalers")
+	fmt.Println()
+	dir := shared + "/traces/pollux/workloads/"
+	if _, err := os.Stat(dir); err != nil {
+		fmt.Printf("skipped: %s not found\n\n", dir)
+		return nil
+	}
+	base := "--gpus v100=64 --gpus-per-node 4 --policy tiresias"
+	fmt.Printf("### Pollux workloads 1–8 on v100=64 (16 nodes × 4)\n\n`gpusched sim --trace %sworkload-N.csv %s ARGS --json`; "+
+		"each cell is the mean over the eight workloads.\n\n", dir, base)
+	fmt.Println("| scaler | ARGS | avg JCT (s) | p99 JCT (s) | makespan (s) | util | resizes |")
+	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+	for _, row := range scalerRows {
+		var sum summary
+		for i := 1; i <= 8; i++ {
+			s, err := run(bin, strings.Fields(fmt.Sprintf("--trace %sworkload-%d.csv %s %s", dir, i, base, row.args)))
+			if err != nil {
+				return err
+			}
+			sum.AvgJCT += s.AvgJCT / 8
+			sum.P99JCT += s.P99JCT / 8
+			sum.Makespan += s.Makespan / 8
+			sum.GPUUtil += s.GPUUtil / 8
+			sum.Resizes += s.Resizes
+		}
+		fmt.Printf("| %s | `%s` | %.1f | %.1f | %.0f | %.3f | %d |\n", row.name, row.args, sum.AvgJCT, sum.P99JCT, sum.Makespan, sum.GPUUtil, sum.Resizes)
+	}
+	fmt.Println()
+	philly := shared + "/traces/philly/philly.csv"
+	base = "--trace " + philly + " --limit 5000 --gpus v100=128,p100=128,k80=128 --gpus-per-node 8 --policy las --placer hetero"
+	fmt.Printf("### first 5,000 Philly jobs, elastic, on v100=128,p100=128,k80=128 (8/node)\n\n`gpusched sim %s ARGS --json`\n\n", base)
+	fmt.Println("| scaler | ARGS | avg JCT (s) | p99 JCT (s) | makespan (s) | util | resizes |")
+	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+	for _, row := range scalerRows {
+		s, err := run(bin, strings.Fields(base+" "+row.args))
+		if err != nil {
+			return err
+		}
+		fmt.Printf("| %s | `%s` | %.1f | %.1f | %.0f | %.3f | %d |\n", row.name, row.args, s.AvgJCT, s.P99JCT, s.Makespan, s.GPUUtil, s.Resizes)
 	}
 	fmt.Println()
 	return nil

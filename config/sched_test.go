@@ -1,0 +1,89 @@
+package config
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/gpusched/gpusched/model"
+	"github.com/gpusched/gpusched/recipe"
+)
+
+func TestParseSchedFile(t *testing.T) {
+	data, err := os.ReadFile("../testdata/config/elastic.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ParseSchedFile("elastic.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, o := recipe.Defaults(), recipe.DefaultOptions()
+	o.Threshold.Proportion = 0 // so that the file's value shows
+	f.Apply(&n, &o, func(string) bool { return false })
+	if n != (recipe.Names{Policy: "las", Placer: "pack", Scaler: "threshold"}) {
+		t.Errorf("names %+v", n)
+	}
+	if o.Threshold.Proportion != 0.3 || o.Threshold.Expand != 0.3 || o.Threshold.Shrink != 0.9 ||
+		o.Threshold.Period != 5*model.Minute || o.MaxLoad != 0.97 || o.PriorityRatio != 2 || o.StarveRatio != 4 {
+		t.Errorf("options %+v", o)
+	}
+	if _, err := recipe.New(n, o); err != nil {
+		t.Errorf("recipe.New: %v", err)
+	}
+}
+
+func TestSchedFileFlagsWin(t *testing.T) {
+	f, err := ParseSchedFile("c.yaml", []byte("policy: hlas\nscaler: fulfillment\nfulfillment: {max_load: 0.5}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := recipe.Names{Policy: "srtf", Placer: "pack", Scaler: "none"}
+	o := recipe.Options{MaxLoad: 0.9}
+	given := map[string]bool{"policy": true, "max-load": true}
+	f.Apply(&n, &o, func(flag string) bool { return given[flag] })
+	if n.Policy != "srtf" || n.Scaler != "fulfillment" || o.MaxLoad != 0.9 {
+		t.Errorf("got %+v %+v: flags given must win, the rest come from the file", n, o)
+	}
+}
+
+func TestParseSchedFileErrors(t *testing.T) {
+	tests := []struct{ name, yaml, want string }{
+		{"unknown top field", "polcy: fifo\n", `c.yaml: top level: unknown field "polcy" (known: backfill, elasticConfig`},
+		{"unknown nested field", "elasticConfig:\n  expandTreshold: 0.3\n", `c.yaml: elasticConfig: unknown field "expandTreshold"`},
+		{"wrong kind", "hlas: {priority_threshold_ratio: high}\n", `c.yaml: hlas.priority_threshold_ratio: want a number, got "high"`},
+		{"negative ratio", "hlas: {starve_threshold_ratio: -1}\n", "c.yaml: hlas.starve_threshold_ratio: must be a positive number, got -1"},
+		{"zero period", "elasticConfig: {hpaCheckMinutes: 0}\n", "c.yaml: elasticConfig.hpaCheckMinutes: must be a positive number, got 0"},
+		{"max load", "fulfillment: {max_load: -0.5}\n", "c.yaml: fulfillment.max_load: must be a positive number, got -0.5"},
+		{"expand policy", "elasticConfig: {expandPolicy: retry}\n", `c.yaml: elasticConfig.expandPolicy: only "fail" is defined (seed 000), got "retry"`},
+		{"scaling policy", "elasticConfig: {scalingPolicy: random}\n", `c.yaml: elasticConfig.scalingPolicy: only "priority" is defined (seed 000), got "random"`},
+		{"not yaml", "policy: [\n", "c.yaml: "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSchedFile("c.yaml", []byte(tc.yaml))
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("error %v, want prefix %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzParseSchedFile(f *testing.F) {
+	if data, err := os.ReadFile("../testdata/config/elastic.yaml"); err == nil {
+		f.Add(data)
+	}
+	f.Add([]byte("policy: fifo\nbackfill: true\ntiresias: {thresholds_gpu_s: [10, 20], promote_knob: 2}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sf, err := ParseSchedFile("f.yaml", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.yaml: ") {
+				t.Fatalf("error without the file name: %v", err)
+			}
+			return
+		}
+		n, o := recipe.Defaults(), recipe.DefaultOptions()
+		sf.Apply(&n, &o, func(string) bool { return false })
+		_, _ = recipe.New(n, o) // must not panic; bad names are its errors
+	})
+}
