@@ -30,6 +30,8 @@ type jsonJob struct {
 	PeakMemMiB int
 	// ReplicaGPUs is nil when absent.
 	ReplicaGPUs *int
+	// ReplicaCPUMilli and ReplicaMemMiB are one replica's CPU and memory.
+	ReplicaCPUMilli, ReplicaMemMiB int
 	// Scaling holds [GPU count, rate] pairs; pointers tell a JSON null
 	// from a zero.
 	Scaling [][]*float64
@@ -66,6 +68,10 @@ func (j *jsonJob) field(key string) any {
 		return &j.PeakMemMiB
 	case "replica_gpus":
 		return &j.ReplicaGPUs
+	case "replica_cpu_milli":
+		return &j.ReplicaCPUMilli
+	case "replica_mem_mib":
+		return &j.ReplicaMemMiB
 	case "scaling":
 		return &j.Scaling
 	}
@@ -176,6 +182,16 @@ func (j *jsonJob) spec() (model.JobSpec, error) {
 		return s, errors.New(msg)
 	}
 	s.PeakMemMiB = j.PeakMemMiB
+	for _, c := range []struct {
+		name string
+		v    int
+		dst  *int
+	}{{"replica_cpu_milli", j.ReplicaCPUMilli, &s.ReplicaCPUMilli}, {"replica_mem_mib", j.ReplicaMemMiB, &s.ReplicaMemMiB}} {
+		if msg := checkRange(c.name, float64(c.v), 0, math.MaxInt32); msg != "" {
+			return s, errors.New(msg)
+		}
+		*c.dst = c.v
+	}
 	if err := j.gpuCounts(&s); err != nil {
 		return s, err
 	}
