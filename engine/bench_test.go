@@ -73,8 +73,8 @@ func BenchmarkSchedule(b *testing.B) {
 		{"fifo-backfill", policy.FIFO{Backfill: true}, placer.Pack{}, 0},
 		{"fifo-backfill-2000running", policy.FIFO{Backfill: true}, placer.Pack{}, 2000},
 		{"srtf-2000running", &policy.SRTF{}, placer.Pack{}, 2000},
-		{"hlas-hetero-2000running", &policy.HLAS{PriorityRatio: 1.5, StarveRatio: 2}, &placer.Hetero{}, 2000},
-		{"las-pack-2000running", &policy.HLAS{PriorityRatio: 1.5, StarveRatio: 2, Blind: true}, placer.Pack{}, 2000},
+		{"hlas-hetero-2000running", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4}, &placer.Hetero{}, 2000},
+		{"las-pack-2000running", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4, Blind: true}, placer.Pack{}, 2000},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := bigState(b, 10000, 10000, bc.run)
