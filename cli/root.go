@@ -41,6 +41,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newSimCommand())
+	root.AddCommand(newCalibrateCommand())
 	return root
 }
 
