@@ -202,7 +202,7 @@ func (r *Resizer) record(u undoStep) {
 func (r *Resizer) begin() { r.txn, r.undo = true, r.undo[:0] }
 
 // commit keeps the changes made since begin.
-func (r *Resizer) commit() { r.txn = false }
+func (r *Resizer) commit() { r.txn, r.undo = false, r.undo[:0] }
 
 // rollback undoes the changes made since begin, newest first.
 func (r *Resizer) rollback() {

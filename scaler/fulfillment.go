@@ -49,24 +49,26 @@ func (f *Fulfillment) Scale(s *model.State, _ model.Time, r *engine.Resizer) {
 		free += r.Pool().Free(t)
 	}
 	used, limit := total-free, int(math.Floor(f.maxLoad*float64(total)+1e-9))
-	f.h = growHeap{r: r, jobs: f.h.jobs[:0]}
+	f.h.items = f.h.items[:0]
 	for _, j := range r.Jobs() {
-		if r.Size(j) < j.Spec.MaxGPUs {
-			f.h.jobs = append(f.h.jobs, j)
+		if n := r.Size(j); n < j.Spec.MaxGPUs {
+			f.h.items = append(f.h.items, growItem{job: j, score: Score(&j.Spec, n)})
 		}
 	}
 	heap.Init(&f.h)
-	for f.h.Len() > 0 {
-		j := f.h.jobs[0]
-		r1 := j.Spec.Replica()
+	// Every replica is at least one GPU: stop once none fits.
+	for f.h.Len() > 0 && used < limit && free > 0 {
+		it := &f.h.items[0]
+		j, r1 := it.job, it.job.Spec.Replica()
 		if used+r1 > limit || !r.Grow(j, r1) {
 			heap.Pop(&f.h) // cannot take one more replica now
 			continue
 		}
-		used += r1
-		if r.Size(j) >= j.Spec.MaxGPUs {
+		used, free = used+r1, free-r1
+		if n := r.Size(j); n >= j.Spec.MaxGPUs {
 			heap.Pop(&f.h)
 		} else {
+			it.score = Score(&j.Spec, n)
 			heap.Fix(&f.h, 0)
 		}
 	}
@@ -90,26 +92,29 @@ func (f *Fulfillment) Donate(_ *model.State, _ model.Time, r *engine.Resizer, _ 
 	return best != nil && r.Shrink(best, best.Spec.Replica())
 }
 
-// growHeap orders jobs for growth: lowest score first, then the larger
-// per-replica GPU, CPU and memory request, then the earlier arrival.
-type growHeap struct {
-	r    *engine.Resizer
-	jobs []*model.Job
+// growItem is a growth candidate with its current score.
+type growItem struct {
+	job   *model.Job
+	score float64
 }
 
-func (h *growHeap) Len() int      { return len(h.jobs) }
-func (h *growHeap) Swap(i, j int) { h.jobs[i], h.jobs[j] = h.jobs[j], h.jobs[i] }
+// growHeap orders candidates for growth: lowest score first, then the
+// larger per-replica GPU, CPU and memory request, then the earlier arrival.
+type growHeap struct{ items []growItem }
+
+func (h *growHeap) Len() int      { return len(h.items) }
+func (h *growHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
 func (h *growHeap) Less(i, j int) bool {
-	a, b := h.jobs[i], h.jobs[j]
-	return cmp.Or(cmp.Compare(Score(&a.Spec, h.r.Size(a)), Score(&b.Spec, h.r.Size(b))),
+	a, b := h.items[i].job, h.items[j].job
+	return cmp.Or(cmp.Compare(h.items[i].score, h.items[j].score),
 		cmp.Compare(b.Spec.Replica(), a.Spec.Replica()),
 		cmp.Compare(b.Spec.ReplicaCPUMilli, a.Spec.ReplicaCPUMilli),
 		cmp.Compare(b.Spec.ReplicaMemMiB, a.Spec.ReplicaMemMiB),
 		cmp.Compare(a.Seq, b.Seq)) < 0
 }
-func (h *growHeap) Push(x any) { h.jobs = append(h.jobs, x.(*model.Job)) }
+func (h *growHeap) Push(x any) { h.items = append(h.items, x.(growItem)) }
 func (h *growHeap) Pop() any {
-	j := h.jobs[len(h.jobs)-1]
-	h.jobs = h.jobs[:len(h.jobs)-1]
-	return j
+	it := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return it
 }

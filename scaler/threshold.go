@@ -163,6 +163,9 @@ func (t *Threshold) shrink(jobs []*model.Job, r *engine.Resizer, em float64) boo
 	return walk(t.cands, em, func(j *model.Job, k int) bool { return r.Shrink(j, k) })
 }
 
+// budgetSlack absorbs floating-point rounding in budget comparisons.
+const budgetSlack = 1e-9
+
 // walk visits cands in order, again and again, applying step to one replica
 // of each while em − r1 >= 0; a candidate whose step fails or whose replica
 // the budget cannot pay leaves the walk. It reports whether any step was
@@ -174,7 +177,9 @@ func walk(cands []*model.Job, em float64, step func(*model.Job, int) bool) bool 
 		kept := cands[:0]
 		for _, j := range cands {
 			r1 := j.Spec.Replica()
-			if em-float64(r1) >= 0 && step(j, r1) {
+			// The budget is a float: allow for rounding ((et+st)/2 is
+			// not exact), so that EM = 2 pays for two 1-GPU replicas.
+			if em-float64(r1) >= -budgetSlack && step(j, r1) {
 				em -= float64(r1)
 				moved = true
 				kept = append(kept, j)
