@@ -64,6 +64,10 @@ func TestBadInput(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(strings.Join(lines, "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	badConfig := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(badConfig, []byte("scalr: threshold\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -78,6 +82,13 @@ func TestBadInput(t *testing.T) {
 		{"both clusters", []string{"--gpus", "v100=1", "--cluster", "x.yaml"}, "not both"},
 		{"bad cluster file", []string{"--cluster", bad}, "bad.trace"},
 		{"unknown job type", []string{"--trace", testdata + "gavel/small_test.trace", "--throughputs", testdata + "../clusters/matrix-v100-only.json"}, "matrix"},
+		{"unknown scaler", []string{"--scaler", "magic"}, `unknown scaler "magic"`},
+		{"bad config key", []string{"--config", badConfig}, `unknown field "scalr"`},
+		{"missing config", []string{"--config", filepath.Join(dir, "nope.yaml")}, "nope.yaml"},
+		{"elastic-min range", []string{"--elastic-min", "1.5"}, "--elastic-min"},
+		{"threshold range", []string{"--scaler", "threshold", "--expand-threshold", "0.95"}, "expandThreshold"},
+		{"scaler period", []string{"--scaler-period", "0s"}, "--scaler-period"},
+		{"max load", []string{"--scaler", "fulfillment", "--max-load", "0"}, "maximum load"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,10 +87,43 @@ func TestEventLogAgreesWithSummary(t *testing.T) {
 	}
 }
 
+// TestSimConfigFile: a --config file sets the stages and their settings;
+// a flag given on the command line wins.
+func TestSimConfigFile(t *testing.T) {
+	cfg := testdata + "../config/elastic.yaml"
+	pollux := []string{"sim", "--json", "--trace", testdata + "pollux/workload-6.csv", "--gpus", "v100=64", "--elastic-min", "0.5", "--config", cfg}
+	summary := func(args ...string) map[string]any {
+		t.Helper()
+		code, out, errs := run(t, args...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	got := summary(pollux...)
+	if got["policy"] != "las" || got["scaler"] != "threshold" {
+		t.Errorf("from the file: policy %v scaler %v, want las threshold", got["policy"], got["scaler"])
+	}
+	flagged := summary(append(pollux, "--scaler", "fulfillment", "--policy", "fifo")...)
+	if flagged["policy"] != "fifo" || flagged["scaler"] != "fulfillment" {
+		t.Errorf("flags must win: policy %v scaler %v", flagged["policy"], flagged["scaler"])
+	}
+	same := summary(append(pollux, "--scaler-period", "5m", "--elastic-proportion", "0.3")...)
+	if same["avg_jct_s"] != got["avg_jct_s"] {
+		t.Errorf("flags equal to the file's values changed the result: %v vs %v", same["avg_jct_s"], got["avg_jct_s"])
+	}
+}
+
 func TestSimDeterministic(t *testing.T) {
 	for _, args := range [][]string{
 		{"--trace", testdata + "gavel/artifact_evaluation.trace", "--gpus", "v100=2,p100=2,k80=2", "--policy", "srtf"},
 		{"--trace", testdata + "philly/philly-head2000.csv", "--gpus", "v100=32,p100=32,k80=32", "--policy", "fifo", "--seed", "7"},
+		{"--trace", testdata + "pollux/workload-6.csv", "--gpus", "v100=64", "--policy", "tiresias", "--scaler", "fulfillment", "--elastic-min", "0.5"},
+		{"--trace", testdata + "pollux/workload-6.csv", "--gpus", "v100=64", "--policy", "las", "--scaler", "threshold", "--elastic-min", "0.25"},
 	} {
 		var outs, logs [2]string
 		for i := range 2 {
