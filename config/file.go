@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpusched/gpusched/model"
+	"github.com/gpusched/gpusched/power"
 )
 
 // File is a cluster file (docs/CLUSTER.md) as decoded from YAML. Fields are
@@ -38,6 +39,33 @@ type GPUTypeSpec struct {
 	// TFLOPS is the rated FP32 performance of one GPU; nil keeps the
 	// catalog value.
 	TFLOPS *float64 `json:"tflops,omitempty"`
+	// Power overrides the type's power figures (docs/ENERGY.md); nil keeps
+	// the defaults of package power.
+	Power *GPUPowerSpec `json:"power,omitempty"`
+}
+
+// GPUPowerSpec is the power block of a gpu_types entry: the draw of one GPU
+// of the type. A field left out keeps the default of package power; a type
+// without defaults must give both.
+type GPUPowerSpec struct {
+	// IdleW is the draw of an idle GPU in watts, ≥ 0.
+	IdleW *float64 `json:"idle_w,omitempty"`
+	// MaxW is the draw at full utilisation (board power) in watts, > 0 and
+	// ≥ IdleW.
+	MaxW *float64 `json:"max_w,omitempty"`
+}
+
+// NodePowerSpec is the power block of a nodes entry, for each of its nodes.
+// A field left out keeps the default of package power.
+type NodePowerSpec struct {
+	// BaseW is the node's draw without its GPUs in watts, ≥ 0.
+	BaseW *float64 `json:"base_w,omitempty"`
+	// ContentionKnee is the load (busy GPUs ÷ node GPUs) above which jobs on
+	// the node slow down, in [0, 1].
+	ContentionKnee *float64 `json:"contention_knee,omitempty"`
+	// ContentionSlowdown is the fraction of speed jobs lose on a full node,
+	// in [0, 1).
+	ContentionSlowdown *float64 `json:"contention_slowdown,omitempty"`
 }
 
 // NodeSpec is one entry of a cluster file's nodes list: Count identical
@@ -52,6 +80,9 @@ type NodeSpec struct {
 	GPUs int `json:"gpus"`
 	// Count is the number of nodes; nil means 1.
 	Count *int `json:"count,omitempty"`
+	// Power overrides the power model of the nodes (docs/ENERGY.md); nil
+	// keeps the defaults of package power.
+	Power *NodePowerSpec `json:"power,omitempty"`
 }
 
 // ParseClusterFile decodes a cluster file and builds its cluster. name is
@@ -69,7 +100,7 @@ func ParseClusterFile(name string, data []byte) (*model.Cluster, error) {
 // checking its values. Unknown fields (matched exactly, case included),
 // duplicate keys and values of the wrong kind are errors naming the field,
 // e.g. `NAME: nodes[1]: unknown field "gpu" (known: count, gpu_type, gpus,
-// name)`. name is used only in error messages.
+// name, power)`. name is used only in error messages.
 func DecodeFile(name string, data []byte) (*File, error) {
 	return decodeStrict[File](name, data)
 }
@@ -117,6 +148,9 @@ func trimDecodePrefixes(err error) string {
 func (f *File) Cluster(name string) (*model.Cluster, error) {
 	known, err := f.typeTable(name)
 	if err != nil {
+		return nil, err
+	}
+	if err := f.checkPower(name); err != nil {
 		return nil, err
 	}
 	if len(f.Nodes) == 0 {
@@ -221,4 +255,155 @@ func checkNodeName(name string) string {
 // fieldError formats an error about one field of a cluster file.
 func fieldError(file, field, format string, args ...any) error {
 	return fmt.Errorf("%s: %s: %s", file, field, fmt.Sprintf(format, args...))
+}
+
+// Power returns the power description of c, the cluster that f.Cluster
+// built: per GPU type the defaults of package power with the file's
+// gpu_types power blocks applied, per node the defaults with its entry's
+// power block applied. A GPU type with neither defaults nor a complete power
+// block is an error. name is used only in error messages.
+func (f *File) Power(name string, c *model.Cluster) (*power.Cluster, error) {
+	types, err := f.typePower(name)
+	if err != nil {
+		return nil, err
+	}
+	p := &power.Cluster{Types: make([]power.GPUPower, len(c.Types)), Nodes: make([]power.NodePower, 0, len(c.Nodes))}
+	for t, typ := range c.Types {
+		g, ok := types[typ.Name]
+		if !ok {
+			return nil, fieldError(name, f.typeField(typ.Name)+".power", "type %q has no default power figures, so idle_w and max_w are required", typ.Name)
+		}
+		p.Types[t] = g
+	}
+	for i, s := range f.Nodes {
+		field := "nodes[" + strconv.Itoa(i) + "]"
+		np, serr := s.nodePower()
+		if serr != nil {
+			return nil, fieldError(name, field+".power"+serr.field, "%s", serr.msg)
+		}
+		count := 1
+		if s.Count != nil {
+			count = *s.Count
+		}
+		for k := range count {
+			n := len(p.Nodes)
+			if n >= len(c.Nodes) || c.Nodes[n].Name != groupNodeName(s.Name, k, count) {
+				return nil, fmt.Errorf("%s: %s: the cluster was not built from this file", name, field)
+			}
+			p.Nodes = append(p.Nodes, np)
+		}
+	}
+	if len(p.Nodes) != len(c.Nodes) {
+		return nil, fmt.Errorf("%s: the cluster was not built from this file: it has %d nodes, the file %d", name, len(c.Nodes), len(p.Nodes))
+	}
+	return p, nil
+}
+
+// checkPower checks the power blocks of f's gpu_types and nodes entries.
+func (f *File) checkPower(file string) error {
+	if _, err := f.typePower(file); err != nil {
+		return err
+	}
+	for i, s := range f.Nodes {
+		if _, err := s.nodePower(); err != nil {
+			return fieldError(file, "nodes["+strconv.Itoa(i)+"].power"+err.field, "%s", err.msg)
+		}
+	}
+	return nil
+}
+
+// typePower returns the power of one GPU of every type that has figures,
+// by lower-case name: the defaults of package power with the power blocks
+// of f's gpu_types applied.
+func (f *File) typePower(file string) (map[string]power.GPUPower, error) {
+	out := map[string]power.GPUPower{}
+	for _, d := range power.Defaults() {
+		out[d.Name] = d.GPUPower
+	}
+	for i, s := range f.GPUTypes {
+		if s.Power == nil {
+			continue
+		}
+		name := strings.ToLower(s.Name)
+		g, err := s.Power.apply(name, out)
+		if err != nil {
+			return nil, fieldError(file, "gpu_types["+strconv.Itoa(i)+"].power"+err.field, "%s", err.msg)
+		}
+		out[name] = g
+	}
+	return out, nil
+}
+
+// apply returns the power of type name: its entry in known, if any, with
+// the fields of s replacing the entry's.
+func (s *GPUPowerSpec) apply(name string, known map[string]power.GPUPower) (power.GPUPower, *specError) {
+	g, ok := known[name]
+	if !ok && (s.IdleW == nil || s.MaxW == nil) {
+		return g, &specError{"", fmt.Sprintf("type %q has no default power figures, so idle_w and max_w are required", name)}
+	}
+	if v := s.IdleW; v != nil {
+		if !(*v >= 0) || math.IsInf(*v, 0) {
+			return g, &specError{".idle_w", fmt.Sprintf("must be a number ≥ 0, got %v", *v)}
+		}
+		g.IdleW = *v
+	}
+	if v := s.MaxW; v != nil {
+		if !(*v > 0) || math.IsInf(*v, 0) {
+			return g, &specError{".max_w", fmt.Sprintf("must be a positive number, got %v", *v)}
+		}
+		g.MaxW = *v
+	}
+	if g.MaxW < g.IdleW {
+		return g, &specError{"", fmt.Sprintf("max_w %v is below idle_w %v", g.MaxW, g.IdleW)}
+	}
+	return g, nil
+}
+
+// nodePower returns the power model of the nodes of s: the defaults of
+// package power with the fields of s.Power replacing them.
+func (s NodeSpec) nodePower() (power.NodePower, *specError) {
+	n := power.DefaultNode()
+	p := s.Power
+	if p == nil {
+		return n, nil
+	}
+	if v := p.BaseW; v != nil {
+		if !(*v >= 0) || math.IsInf(*v, 0) {
+			return n, &specError{".base_w", fmt.Sprintf("must be a number ≥ 0, got %v", *v)}
+		}
+		n.BaseW = *v
+	}
+	if v := p.ContentionKnee; v != nil {
+		if !(*v >= 0 && *v <= 1) {
+			return n, &specError{".contention_knee", fmt.Sprintf("must be a load in [0, 1], got %v", *v)}
+		}
+		n.Contention.Knee = *v
+	}
+	if v := p.ContentionSlowdown; v != nil {
+		if !(*v >= 0 && *v < 1) {
+			return n, &specError{".contention_slowdown", fmt.Sprintf("must be a fraction in [0, 1), got %v", *v)}
+		}
+		n.Contention.Slowdown = *v
+	}
+	return n, nil
+}
+
+// typeField names the gpu_types entry that declares type name, or
+// "gpu_types" when none does.
+func (f *File) typeField(name string) string {
+	for i, s := range f.GPUTypes {
+		if strings.ToLower(s.Name) == name {
+			return "gpu_types[" + strconv.Itoa(i) + "]"
+		}
+	}
+	return "gpu_types"
+}
+
+// groupNodeName is the name of node k of a nodes entry called name with
+// count nodes.
+func groupNodeName(name string, k, count int) string {
+	if count > 1 {
+		return name + "-" + strconv.Itoa(k)
+	}
+	return name
 }

@@ -6,4 +6,11 @@
 // GPUs exceed the demand by the least, so that whole nodes stay free for
 // large jobs. Ties go to the lowest node index, and, across GPU types, to the
 // type declared first, so that decisions are deterministic.
+//
+// Spread is the opposite (least-loaded node first): the job's GPUs come from
+// the nodes with the most free GPUs, the baseline of seed 002's energy
+// experiments.
+//
+// Hetero is seed 003's placer: the fastest type with free GPUs, then a swap
+// with a running job when that raises total throughput (hetero.go).
 package placer

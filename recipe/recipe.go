@@ -48,7 +48,7 @@ func DefaultOptions() Options {
 func Policies() []string { return []string{"fifo", "srtf", "hlas", "las", "tiresias"} }
 
 // Placers returns the placer names.
-func Placers() []string { return []string{"pack", "hetero"} }
+func Placers() []string { return []string{"pack", "spread", "hetero"} }
 
 // Scalers returns the scaler names.
 func Scalers() []string { return []string{"none", "threshold", "fulfillment"} }
@@ -82,6 +82,8 @@ func New(n Names, o Options) (*engine.Engine, error) {
 	switch n.Placer {
 	case "pack":
 		p = placer.Pack{}
+	case "spread":
+		p = placer.Spread{}
 	case "hetero":
 		p = &placer.Hetero{}
 	default:
