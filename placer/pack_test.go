@@ -18,6 +18,12 @@ func (flat) Speed(*model.Job, int, int) float64 { return 1 }
 // free[i] (the lowest indices are taken), plus one 4-GPU node of type "b"
 // when withB is set.
 func poolWith(t *testing.T, free []int, withB bool) *engine.Pool {
+	_, p := stateWith(t, free, withB, flat{})
+	return p
+}
+
+// stateWith is poolWith with the state behind the pool and its profile.
+func stateWith(t *testing.T, free []int, withB bool, prof model.Profile) (*model.State, *engine.Pool) {
 	t.Helper()
 	types := []model.GPUType{{Name: "a", MemMiB: 1, TFLOPS: 1}, {Name: "b", MemMiB: 1, TFLOPS: 1}}
 	var nodes []model.Node
@@ -31,7 +37,7 @@ func poolWith(t *testing.T, free []int, withB bool) *engine.Pool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := model.NewState(c, flat{})
+	s := model.NewState(c, prof)
 	for i, f := range free {
 		if f == 4 {
 			continue
@@ -48,7 +54,7 @@ func poolWith(t *testing.T, free []int, withB bool) *engine.Pool {
 	}
 	p := engine.NewPool(c)
 	p.Reset(s)
-	return p
+	return s, p
 }
 
 func names(p *engine.Pool, gpus []model.GPU) []string {

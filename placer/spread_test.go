@@ -1,7 +1,6 @@
 package placer_test
 
 import (
-	"fmt"
 	"slices"
 	"testing"
 
@@ -16,35 +15,7 @@ import (
 // is speed.
 func spreadFixture(t *testing.T, free []int, withB bool, speed [2]float64) (*model.State, *engine.Pool, *model.Job) {
 	t.Helper()
-	types := []model.GPUType{{Name: "a", MemMiB: 1, TFLOPS: 1}, {Name: "b", MemMiB: 1, TFLOPS: 1}}
-	var nodes []model.Node
-	for i := range free {
-		nodes = append(nodes, model.Node{Name: fmt.Sprintf("n%d", i), Type: 0, GPUs: 4})
-	}
-	if withB {
-		nodes = append(nodes, model.Node{Name: "b0", Type: 1, GPUs: 4})
-	}
-	c, err := model.NewCluster(types, nodes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := model.NewState(c, bySpeed{"new": speed})
-	for i, f := range free {
-		if f == 4 {
-			continue
-		}
-		j := model.NewJob(model.JobSpec{ID: fmt.Sprint(i), GPUs: 4 - f, MinGPUs: 4 - f, MaxGPUs: 4 - f}, i, -1, 1)
-		s.Submit(j)
-		var gpus []model.GPU
-		for g := 0; g < 4-f; g++ {
-			gpus = append(gpus, model.GPU{Node: int32(i), Index: int32(g)})
-		}
-		if err := s.Start(j, gpus); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p := engine.NewPool(c)
-	p.Reset(s)
+	s, p := stateWith(t, free, withB, bySpeed{"new": speed})
 	return s, p, model.NewJob(model.JobSpec{ID: "new", GPUs: 1, MinGPUs: 1, MaxGPUs: 1}, 99, -1, 1)
 }
 

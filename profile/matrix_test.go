@@ -65,21 +65,7 @@ func TestParseMatrix(t *testing.T) {
 }
 
 func TestTableSpeed(t *testing.T) {
-	m, err := ParseMatrix("m", []byte(`{"v100": {"('M', 1)": {"null": 4}, "('M', 2)": {"null": 6}},
-		"k80": {"('M', 1)": {"null": 1}, "('M', 2)": {"null": 0}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v100 := model.GPUType{Name: "v100", MemMiB: 1, TFLOPS: 16}
-	types := []model.GPUType{v100, {Name: "k80", MemMiB: 1, TFLOPS: 4}, {Name: "t4", MemMiB: 1, TFLOPS: 8}}
-	c, err := model.NewCluster(types, []model.Node{{Name: "a", Type: 0, GPUs: 2}, {Name: "b", Type: 1, GPUs: 2}, {Name: "c", Type: 2, GPUs: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tab, err := NewTable(m, c, v100)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tab := scalingTable(t) // the same matrix and cluster
 	mk := func(spec model.JobSpec) *model.Job { return tableJob(t, tab, spec) }
 	steps := mk(model.JobSpec{ID: "s", GPUs: 1, Model: "M", Steps: 100})
 	dur := mk(model.JobSpec{ID: "d", GPUs: 1, Model: "M", Duration: 100 * model.Second})

@@ -1,0 +1,210 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// next receives one event or fails after a timeout.
+func next(t *testing.T, ch <-chan Event) Event {
+	t.Helper()
+	select {
+	case ev, ok := <-ch:
+		if !ok {
+			t.Fatal("watch channel closed")
+		}
+		return ev
+	case <-time.After(5 * time.Second):
+		t.Fatal("no watch event within 5s")
+	}
+	return Event{}
+}
+
+// expectClosed waits for ch to be closed, discarding events.
+func expectClosed(t *testing.T, ch <-chan Event) int {
+	t.Helper()
+	n := 0
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return n
+			}
+			n++
+		case <-timeout:
+			t.Fatal("watch channel not closed within 5s")
+		}
+	}
+}
+
+// evString is a compact form for comparing events: "put k=v @rev/create".
+func evString(ev Event) string {
+	if ev.Type == EventDelete {
+		return fmt.Sprintf("delete %s @%d", ev.KV.Key, ev.KV.ModRev)
+	}
+	return fmt.Sprintf("%v %s=%s @%d/%d", ev.Type, ev.KV.Key, ev.KV.Value, ev.KV.ModRev, ev.KV.CreateRev)
+}
+
+func testWatchOrder(t *testing.T, open factory) {
+	s := openSuite(t, open, suiteOptions{})
+	mustPut(t, s, "jobs/old", "0") // rev 1, before the watch
+	ch, err := s.Watch(t.Context(), "jobs/", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []func() error{
+		func() error { _, err := s.Put(t.Context(), "jobs/a", []byte("1")); return err },  // 2
+		func() error { _, err := s.Put(t.Context(), "nodes/n", []byte("x")); return err }, // 3, not watched
+		func() error { _, err := s.Put(t.Context(), "jobs/a", []byte("2")); return err },  // 4
+		func() error { _, err := s.Delete(t.Context(), "jobs/old"); return err },          // 5
+		func() error { _, err := s.Delete(t.Context(), "jobs/none"); return err },         // no event
+		func() error { // 6: two events, one revision, in op order
+			_, err := s.Txn(t.Context(), put("jobs/c", "3"), OpDelete("jobs/a"), put("nodes/m", "y"))
+			return err
+		},
+	}
+	for i, step := range steps {
+		if err := step(); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	want := []string{
+		"put jobs/a=1 @2/2",
+		"put jobs/a=2 @4/2",
+		"delete jobs/old @5",
+		"put jobs/c=3 @6/6",
+		"delete jobs/a @6",
+	}
+	for i, w := range want {
+		if got := evString(next(t, ch)); got != w {
+			t.Fatalf("event %d = %q, want %q", i, got, w)
+		}
+	}
+	select {
+	case ev := <-ch:
+		t.Fatalf("unexpected event %s", evString(ev))
+	case <-time.After(20 * time.Millisecond):
+	}
+}
+
+// testWatchFromListRevision: the List-then-Watch pattern misses nothing even
+// when writes land between the two calls.
+func testWatchFromListRevision(t *testing.T, open factory) {
+	s := openSuite(t, open, suiteOptions{})
+	mustPut(t, s, "jobs/a", "1")
+	_, rev, err := s.List(t.Context(), "jobs/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, s, "jobs/b", "2")
+	mustPut(t, s, "jobs/a", "3")
+	ch, err := s.Watch(t.Context(), "jobs/", rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, s, "jobs/c", "4")
+	for i, w := range []string{"put jobs/b=2 @2/2", "put jobs/a=3 @3/1", "put jobs/c=4 @4/4"} {
+		if got := evString(next(t, ch)); got != w {
+			t.Fatalf("event %d = %q, want %q", i, got, w)
+		}
+	}
+	// A watch that starts in the future sees only later events.
+	later, err := s.Watch(t.Context(), "jobs/", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, s, "jobs/d", "5") // rev 5: not after 5
+	mustPut(t, s, "jobs/e", "6")
+	if got := evString(next(t, later)); got != "put jobs/e=6 @6/6" {
+		t.Fatalf("future watch got %q", got)
+	}
+}
+
+func testWatchCompacted(t *testing.T, open factory) {
+	s := openSuite(t, open, suiteOptions{watchHistory: 2})
+	for i := range 6 {
+		mustPut(t, s, fmt.Sprintf("k%d", i), "v")
+	}
+	// History keeps at least the last 2 events: revisions 5 and 6.
+	if _, err := s.Watch(t.Context(), "", 1); !errors.Is(err, ErrCompacted) {
+		t.Fatalf("watch from 1: %v, want ErrCompacted", err)
+	}
+	ch, err := s.Watch(t.Context(), "", 4)
+	if err != nil {
+		t.Fatalf("watch from 4: %v", err)
+	}
+	if got := evString(next(t, ch)); got != "put k4=v @5/5" {
+		t.Fatalf("replayed %q", got)
+	}
+	noHistory := openSuite(t, open, suiteOptions{watchHistory: -1})
+	mustPut(t, noHistory, "k", "v")
+	mustPut(t, noHistory, "k", "v")
+	if _, err := noHistory.Watch(t.Context(), "", 1); !errors.Is(err, ErrCompacted) {
+		t.Fatalf("watch from 1 without history: %v, want ErrCompacted", err)
+	}
+	if _, err := noHistory.Watch(t.Context(), "", 2); err != nil {
+		t.Fatalf("watch from the current revision: %v", err)
+	}
+}
+
+// testWatchSlowWatcherDropped: a watcher that does not read is dropped
+// (channel closed, ctx still live) instead of blocking writers.
+func testWatchSlowWatcherDropped(t *testing.T, open factory) {
+	s := openSuite(t, open, suiteOptions{watchBuffer: 4})
+	ch, err := s.Watch(t.Context(), "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		mustPut(t, s, fmt.Sprintf("k%d", i), "v")
+	}
+	if n := expectClosed(t, ch); n != 4 {
+		t.Fatalf("dropped watcher delivered %d events, want its buffer of 4", n)
+	}
+}
+
+func testWatchContextEnds(t *testing.T, open factory) {
+	s := openSuite(t, open, suiteOptions{})
+	ctx, cancel := context.WithCancel(t.Context())
+	ch, err := s.Watch(ctx, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	expectClosed(t, ch)
+	mustPut(t, s, "k", "v") // publishing after the watcher left is fine
+}
+
+func testClosed(t *testing.T, open factory) {
+	s := open(t, suiteOptions{})
+	ch, err := s.Watch(t.Context(), "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, s, "k", "v")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	expectClosed(t, ch)
+	ctx := t.Context()
+	calls := map[string]func() error{
+		"put":    func() error { _, err := s.Put(ctx, "k", nil); return err },
+		"delete": func() error { _, err := s.Delete(ctx, "k"); return err },
+		"txn":    func() error { _, err := s.Txn(ctx, IfAbsent("k")); return err },
+		"get":    func() error { _, _, err := s.Get(ctx, "k"); return err },
+		"list":   func() error { _, _, err := s.List(ctx, ""); return err },
+		"watch":  func() error { _, err := s.Watch(ctx, "", 0); return err },
+	}
+	for name, call := range calls {
+		if err := call(); !errors.Is(err, ErrClosed) {
+			t.Errorf("%s after close: %v, want ErrClosed", name, err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second close: %v", err)
+	}
+}
