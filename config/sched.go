@@ -73,26 +73,33 @@ func ParseSchedFile(name string, data []byte) (*SchedFile, error) {
 // check validates the values whose meaning does not depend on other
 // settings; recipe.New checks the rest when it builds the engine.
 func (f *SchedFile) check(name string) error {
+	h, e, ff := f.hlas(), f.elastic(), f.fulfillment()
 	for _, c := range []struct {
-		field string
-		v     *float64
+		field     string
+		v         *float64
+		allowZero bool
 	}{
-		{"hlas.priority_threshold_ratio", f.hlas().PriorityThresholdRatio},
-		{"hlas.starve_threshold_ratio", f.hlas().StarveThresholdRatio},
-		{"elasticConfig.elasticProportion", f.elastic().ElasticProportion},
-		{"elasticConfig.expandThreshold", f.elastic().ExpandThreshold},
-		{"elasticConfig.scalingThreshold", f.elastic().ScalingThreshold},
-		{"elasticConfig.hpaCheckMinutes", f.elastic().HPACheckMinutes},
-		{"fulfillment.max_load", f.fulfillment().MaxLoad},
+		{"hlas.priority_threshold_ratio", h.PriorityThresholdRatio, false},
+		{"hlas.starve_threshold_ratio", h.StarveThresholdRatio, false},
+		{"elasticConfig.elasticProportion", e.ElasticProportion, false},
+		{"elasticConfig.expandThreshold", e.ExpandThreshold, true},
+		{"elasticConfig.scalingThreshold", e.ScalingThreshold, false},
+		{"elasticConfig.hpaCheckMinutes", e.HPACheckMinutes, false},
+		{"fulfillment.max_load", ff.MaxLoad, false},
 	} {
-		if c.v != nil && (!(*c.v > 0) || math.IsInf(*c.v, 0)) && !(c.field == "elasticConfig.expandThreshold" && *c.v == 0) {
-			return fieldError(name, c.field, "must be a positive number, got %v", *c.v)
+		if c.v == nil || (*c.v > 0 && !math.IsInf(*c.v, 0)) || (c.allowZero && *c.v == 0) {
+			continue
 		}
+		want := "a positive number"
+		if c.allowZero {
+			want = "a finite number ≥ 0"
+		}
+		return fieldError(name, c.field, "must be %s, got %v", want, *c.v)
 	}
-	if p := f.elastic().ExpandPolicy; p != "" && p != "fail" {
+	if p := e.ExpandPolicy; p != "" && p != "fail" {
 		return fieldError(name, "elasticConfig.expandPolicy", "only %q is defined (seed 000), got %q", "fail", p)
 	}
-	if p := f.elastic().ScalingPolicy; p != "" && p != "priority" {
+	if p := e.ScalingPolicy; p != "" && p != "priority" {
 		return fieldError(name, "elasticConfig.scalingPolicy", "only %q is defined (seed 000), got %q", "priority", p)
 	}
 	return nil

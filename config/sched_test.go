@@ -53,6 +53,7 @@ func TestParseSchedFileErrors(t *testing.T) {
 		{"unknown nested field", "elasticConfig:\n  expandTreshold: 0.3\n", `c.yaml: elasticConfig: unknown field "expandTreshold"`},
 		{"wrong kind", "hlas: {priority_threshold_ratio: high}\n", `c.yaml: hlas.priority_threshold_ratio: want a number, got "high"`},
 		{"negative ratio", "hlas: {starve_threshold_ratio: -1}\n", "c.yaml: hlas.starve_threshold_ratio: must be a positive number, got -1"},
+		{"negative expand threshold", "elasticConfig: {expandThreshold: -0.1}\n", "c.yaml: elasticConfig.expandThreshold: must be a finite number ≥ 0, got -0.1"},
 		{"zero period", "elasticConfig: {hpaCheckMinutes: 0}\n", "c.yaml: elasticConfig.hpaCheckMinutes: must be a positive number, got 0"},
 		{"max load", "fulfillment: {max_load: -0.5}\n", "c.yaml: fulfillment.max_load: must be a positive number, got -0.5"},
 		{"expand policy", "elasticConfig: {expandPolicy: retry}\n", `c.yaml: elasticConfig.expandPolicy: only "fail" is defined (seed 000), got "retry"`},

@@ -93,6 +93,15 @@ func (p *Pool) Cluster() *model.Cluster { return p.c }
 // Free returns the number of free GPUs of type t.
 func (p *Pool) Free(t int) int { return p.typeFree[t] }
 
+// FreeAll returns the number of free GPUs of every type.
+func (p *Pool) FreeAll() int {
+	n := 0
+	for _, f := range p.typeFree {
+		n += f
+	}
+	return n
+}
+
 // NodeFree returns the number of free GPUs on node n.
 func (p *Pool) NodeFree(n int) int { return bits.OnesCount64(p.free[n]) }
 

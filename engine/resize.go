@@ -226,12 +226,10 @@ func (r *Resizer) finish(plan *Plan) {
 		}
 	}
 	for _, j := range r.jobs {
-		if r.started[j] || !r.touched[j] || sameGPUs(r.alloc[j], j.Alloc) {
+		if r.started[j] || !r.touched[j] || slices.Equal(r.alloc[j], j.Alloc) {
 			continue
 		}
 		plan.Resize = append(plan.Resize, Assignment{Job: j, GPUs: r.alloc[j]})
 		plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Resized, reasonResized})
 	}
 }
-
-func sameGPUs(a, b []model.GPU) bool { return slices.Equal(a, b) }

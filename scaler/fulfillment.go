@@ -43,11 +43,7 @@ func Score(spec *model.JobSpec, cur int) float64 {
 // Scale implements engine.Scaler: idle GPUs go one replica at a time to the
 // job with the lowest score, within the maximum load.
 func (f *Fulfillment) Scale(s *model.State, _ model.Time, r *engine.Resizer) {
-	total := s.Cluster.TotalGPUs()
-	free := 0
-	for t := range s.Cluster.Types {
-		free += r.Pool().Free(t)
-	}
+	total, free := s.Cluster.TotalGPUs(), r.Pool().FreeAll()
 	used, limit := total-free, int(math.Floor(f.maxLoad*float64(total)+1e-9))
 	f.h.items = f.h.items[:0]
 	for _, j := range r.Jobs() {

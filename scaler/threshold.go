@@ -71,12 +71,21 @@ func (t *Threshold) Next(now model.Time) model.Time {
 	return t.due
 }
 
+// Mode is what a threshold pass does (seed 000 steps 3–5).
+type Mode string
+
+// Threshold pass modes.
+const (
+	Expand   Mode = "expand"
+	Shrink   Mode = "shrink"
+	Maintain Mode = "maintain"
+)
+
 // Pass is one pass's figures (seed 000 steps 1–2), in GPUs.
 type Pass struct {
 	A, Used, EU  int
 	M, MT, T, EM float64
-	// Mode is "expand", "shrink" or "maintain".
-	Mode string
+	Mode         Mode
 }
 
 // Plan computes a pass's figures from the cluster's GPUs, the GPUs in use
@@ -93,11 +102,11 @@ func (c ThresholdConfig) Plan(total, used, eu int) Pass {
 	}
 	switch {
 	case p.T < c.Expand: // step 3
-		p.Mode, p.EM = "expand", p.MT*p.M-float64(eu)
+		p.Mode, p.EM = Expand, p.MT*p.M-float64(eu)
 	case p.T > c.Shrink: // step 4 (T > st, the README's reading)
-		p.Mode, p.EM = "shrink", float64(eu)-p.MT*p.M
+		p.Mode, p.EM = Shrink, float64(eu)-p.MT*p.M
 	default: // step 5
-		p.Mode = "maintain"
+		p.Mode = Maintain
 	}
 	return p
 }
@@ -115,15 +124,11 @@ func (t *Threshold) Scale(s *model.State, now model.Time, r *engine.Resizer) {
 		eu += r.Size(j) - j.Spec.MinGPUs
 	}
 	total := s.Cluster.TotalGPUs()
-	free := 0
-	for ty := range s.Cluster.Types {
-		free += r.Pool().Free(ty)
-	}
-	p := t.cfg.Plan(total, total-free, eu)
+	p := t.cfg.Plan(total, total-r.Pool().FreeAll(), eu)
 	switch p.Mode {
-	case "expand":
+	case Expand:
 		t.expand(jobs, r, p.EM)
-	case "shrink":
+	case Shrink:
 		t.followUp = t.shrink(jobs, r, p.EM)
 	}
 }

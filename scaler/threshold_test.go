@@ -46,7 +46,7 @@ func TestThresholdScenarios(t *testing.T) {
 		// fig is A, used, EU as computed in the comment; mode and em are
 		// what ThresholdConfig.Plan must make of them.
 		fig    [3]int
-		mode   string
+		mode   scaler.Mode
 		em     float64
 		resize map[string]int
 		start  map[string]int
@@ -302,7 +302,7 @@ func TestThresholdPlan(t *testing.T) {
 		total, used   int
 		eu            int
 		m, mt, tt, em float64
-		mode          string
+		mode          scaler.Mode
 	}{
 		// a = 4, M = 12·0.5 = 6, T = 1/6, EM = 3.6 − 1 = 2.6.
 		{"expand", testCfg, 16, 5, 1, 6, 0.6, 1.0 / 6, 2.6, "expand"},
