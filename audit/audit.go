@@ -115,7 +115,7 @@ func (c *checker) line(n int, b []byte) error {
 // apply dispatches e, read from line n, on its kind.
 func (c *checker) apply(n int, e *rawEvent) error {
 	switch e.Event {
-	case "cluster", "submit", "start", "resize", "preempt", "finish", "reject":
+	case "cluster", "submit", "start", "resize", "preempt", "finish", "reject", "pause":
 	default:
 		return fmt.Errorf("unknown event %q", e.Event)
 	}
@@ -148,6 +148,8 @@ func (c *checker) transition(e *rawEvent, j *job) error {
 		return c.resize(e, j)
 	case "reject":
 		return c.reject(e, j)
+	case "pause":
+		return c.pause(j)
 	default: // preempt, finish
 		return c.stop(e, j)
 	}

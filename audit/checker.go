@@ -192,6 +192,15 @@ func (c *checker) reject(e *rawEvent, j *job) error {
 	return nil
 }
 
+// pause checks a pause event (seed 002): the placer holds back a job that
+// waits; it changes nothing.
+func (c *checker) pause(j *job) error {
+	if j.state != waiting {
+		return fmt.Errorf("pause of %s %s", j.id, j.state.where())
+	}
+	return nil
+}
+
 // checkAlloc verifies the allocation that e gives j.
 func (c *checker) checkAlloc(e *rawEvent, j *job) error {
 	if len(e.Alloc) == 0 {

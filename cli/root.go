@@ -33,7 +33,8 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Schedule deep-learning training jobs on GPU clusters",
 		Long: "gpusched schedules deep-learning training jobs on GPU clusters: speed-aware,\n" +
 			"elastic and energy-aware policies in one pure core, run by a trace-driven\n" +
-			"simulator (sim) and, later, a scheduler service.",
+			"simulator (sim) and by a scheduler service (dev, or server plus agents),\n" +
+			"driven with submit, jobs, job, cancel, logs and nodes.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -42,6 +43,15 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newSimCommand())
 	root.AddCommand(newCalibrateCommand())
+	root.AddCommand(newSubmitCommand())
+	root.AddCommand(newJobsCommand())
+	root.AddCommand(newJobCommand())
+	root.AddCommand(newCancelCommand())
+	root.AddCommand(newLogsCommand())
+	root.AddCommand(newNodesCommand())
+	root.AddCommand(newAgentCommand())
+	root.AddCommand(newServerCommand())
+	root.AddCommand(newDevCommand())
 	return root
 }
 

@@ -37,6 +37,7 @@ type simOptions struct {
 	config                 string
 	elasticMin             float64
 	scalerPeriod           time.Duration
+	contention             bool
 	// given reports whether a flag was set on the command line.
 	given func(flag string) bool
 }
@@ -90,6 +91,7 @@ func newSimCommand() *cobra.Command {
 	f.DurationVar(&o.restartOverhead, "restart-overhead", 30*time.Second, "pause without progress on every restart and resize")
 	f.DurationVar(&o.round, "round", 0, "also schedule periodically at this interval (0: only on events)")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when a terminal and the run is long), always, never")
+	f.BoolVar(&o.contention, "contention", false, "slow jobs on nodes near full load by the power model's contention factor (docs/ENERGY.md)")
 	return cmd
 }
 
@@ -118,6 +120,8 @@ func runSim(o *simOptions, stdout, stderr io.Writer) error {
 	}
 	sum := metrics.Summarize(in.cluster.TotalGPUs(), res.Records)
 	sum.Policy, sum.Placer, sum.Scaler = in.engine.Names()
+	setEnergy(&sum, res)
+	warnNoPower(stderr, in.noPower)
 	if o.report != "" {
 		if err := report.Write(o.report, sum, res.Records, res.Samples, in.cluster.TotalGPUs()); err != nil {
 			return fmt.Errorf("write report: %w", err)

@@ -16,8 +16,9 @@ import (
 	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/engine"
 	"github.com/gpusched/gpusched/model"
+	"github.com/gpusched/gpusched/network"
+	"github.com/gpusched/gpusched/power"
 	"github.com/gpusched/gpusched/profile"
-	"github.com/gpusched/gpusched/recipe"
 	"github.com/gpusched/gpusched/sim"
 	"github.com/gpusched/gpusched/trace"
 )
@@ -29,6 +30,9 @@ type simInputs struct {
 	table     *profile.Table
 	jobs      []model.JobSpec
 	traceName string
+	network   *network.Network // nil: no storage devices
+	power     *power.Cluster   // power model (simpower.go)
+	noPower   []string         // GPU types without power figures: no energy
 }
 
 func (in *simInputs) config(o *simOptions) sim.Config {
@@ -36,6 +40,10 @@ func (in *simInputs) config(o *simOptions) sim.Config {
 		Engine: in.engine, Cluster: in.cluster, Workload: in.table, Jobs: in.jobs,
 		RestartOverhead: model.Time(o.restartOverhead.Milliseconds()),
 		Round:           model.Time(o.round.Milliseconds()),
+		Network:         in.network,
+		Power:           in.power,
+		Energy:          len(in.noPower) == 0,
+		Contention:      o.contention,
 	}
 }
 
@@ -49,11 +57,8 @@ func loadSimInputs(o *simOptions) (*simInputs, error) {
 	if err := applyConfig(o); err != nil {
 		return nil, err
 	}
-	eng, err := recipe.New(o.names, o.opts)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	in := &simInputs{engine: eng}
+	in := &simInputs{}
+	var err error
 	if in.cluster, err = loadCluster(o); err != nil {
 		return nil, err
 	}
@@ -95,6 +100,19 @@ func loadSimInputs(o *simOptions) (*simInputs, error) {
 		if _, _, err := in.table.Work(&in.jobs[i]); err != nil {
 			return nil, badInput("%s: %w", in.traceName, err)
 		}
+	}
+	f, err := clusterFile(o)
+	if err != nil {
+		return nil, err
+	}
+	if in.network, err = loadNetwork(o.cluster, f, in.cluster); err != nil {
+		return nil, err
+	}
+	if in.engine, err = buildEngine(o, f, in); err != nil {
+		return nil, err
+	}
+	if in.power, in.noPower, err = simPower(o.cluster, f, in.cluster); err != nil {
+		return nil, err
 	}
 	return in, nil
 }

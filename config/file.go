@@ -26,6 +26,10 @@ type File struct {
 	// Nodes lists the nodes, each entry one node or a group of identical
 	// nodes. At least one entry is required.
 	Nodes []NodeSpec `json:"nodes"`
+	// Storage lists the data storage devices (seed 002). Optional.
+	Storage []StorageSpec `json:"storage,omitempty"`
+	// Network sets the rack topology's links and upload figures. Optional.
+	Network *NetworkSpec `json:"network,omitempty"`
 }
 
 // GPUTypeSpec is one entry of a cluster file's gpu_types list. For a type in
@@ -66,6 +70,10 @@ type NodePowerSpec struct {
 	// ContentionSlowdown is the fraction of speed jobs lose on a full node,
 	// in [0, 1).
 	ContentionSlowdown *float64 `json:"contention_slowdown,omitempty"`
+	// SleepW, when given, makes the nodes power-managed: while none of
+	// their GPUs is busy they are suspended and draw this many watts, ≥ 0.
+	// Left out, a node stays on and draws its base and idle power.
+	SleepW *float64 `json:"sleep_w,omitempty"`
 }
 
 // NodeSpec is one entry of a cluster file's nodes list: Count identical
@@ -83,6 +91,10 @@ type NodeSpec struct {
 	// Power overrides the power model of the nodes (docs/ENERGY.md); nil
 	// keeps the defaults of package power.
 	Power *NodePowerSpec `json:"power,omitempty"`
+	// Rack is the nodes' rack, for the rack topology; empty: none.
+	Rack string `json:"rack,omitempty"`
+	// Links override the nodes' links to storage devices.
+	Links []NodeLinkSpec `json:"links,omitempty"`
 }
 
 // ParseClusterFile decodes a cluster file and builds its cluster. name is
@@ -151,6 +163,9 @@ func (f *File) Cluster(name string) (*model.Cluster, error) {
 		return nil, err
 	}
 	if err := f.checkPower(name); err != nil {
+		return nil, err
+	}
+	if err := f.checkNetwork(name); err != nil {
 		return nil, err
 	}
 	if len(f.Nodes) == 0 {
@@ -263,18 +278,46 @@ func fieldError(file, field, format string, args ...any) error {
 // power block applied. A GPU type with neither defaults nor a complete power
 // block is an error. name is used only in error messages.
 func (f *File) Power(name string, c *model.Cluster) (*power.Cluster, error) {
-	types, err := f.typePower(name)
+	p, missing, err := f.PartialPower(name, c)
 	if err != nil {
 		return nil, err
 	}
-	p := &power.Cluster{Types: make([]power.GPUPower, len(c.Types)), Nodes: make([]power.NodePower, 0, len(c.Nodes))}
+	if len(missing) > 0 {
+		return nil, fieldError(name, f.typeField(missing[0])+".power", "type %q has no default power figures, so idle_w and max_w are required", missing[0])
+	}
+	return p, nil
+}
+
+// PartialPower is Power for a cluster whose GPU types may lack power
+// figures: it returns the description with a zero GPUPower (which does not
+// validate) for every type that has neither defaults nor a complete power
+// block, and the names of those types in the cluster's order. The nodes'
+// descriptions are complete, so node contention can be modelled without
+// energy. Other problems are errors, as in Power.
+func (f *File) PartialPower(name string, c *model.Cluster) (*power.Cluster, []string, error) {
+	types, err := f.typePower(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &power.Cluster{Types: make([]power.GPUPower, len(c.Types))}
+	var missing []string
 	for t, typ := range c.Types {
 		g, ok := types[typ.Name]
 		if !ok {
-			return nil, fieldError(name, f.typeField(typ.Name)+".power", "type %q has no default power figures, so idle_w and max_w are required", typ.Name)
+			missing = append(missing, typ.Name)
 		}
 		p.Types[t] = g
 	}
+	if p.Nodes, err = f.nodesPower(name, c); err != nil {
+		return nil, nil, err
+	}
+	return p, missing, nil
+}
+
+// nodesPower returns the power model of every node of c, the cluster that
+// f.Cluster built.
+func (f *File) nodesPower(name string, c *model.Cluster) ([]power.NodePower, error) {
+	nodes := make([]power.NodePower, 0, len(c.Nodes))
 	for i, s := range f.Nodes {
 		field := "nodes[" + strconv.Itoa(i) + "]"
 		np, serr := s.nodePower()
@@ -286,17 +329,17 @@ func (f *File) Power(name string, c *model.Cluster) (*power.Cluster, error) {
 			count = *s.Count
 		}
 		for k := range count {
-			n := len(p.Nodes)
+			n := len(nodes)
 			if n >= len(c.Nodes) || c.Nodes[n].Name != groupNodeName(s.Name, k, count) {
 				return nil, fmt.Errorf("%s: %s: the cluster was not built from this file", name, field)
 			}
-			p.Nodes = append(p.Nodes, np)
+			nodes = append(nodes, np)
 		}
 	}
-	if len(p.Nodes) != len(c.Nodes) {
-		return nil, fmt.Errorf("%s: the cluster was not built from this file: it has %d nodes, the file %d", name, len(c.Nodes), len(p.Nodes))
+	if len(nodes) != len(c.Nodes) {
+		return nil, fmt.Errorf("%s: the cluster was not built from this file: it has %d nodes, the file %d", name, len(c.Nodes), len(nodes))
 	}
-	return p, nil
+	return nodes, nil
 }
 
 // checkPower checks the power blocks of f's gpu_types and nodes entries.
@@ -384,6 +427,12 @@ func (s NodeSpec) nodePower() (power.NodePower, *specError) {
 			return n, &specError{".contention_slowdown", fmt.Sprintf("must be a fraction in [0, 1), got %v", *v)}
 		}
 		n.Contention.Slowdown = *v
+	}
+	if v := p.SleepW; v != nil {
+		if !(*v >= 0) || math.IsInf(*v, 0) {
+			return n, &specError{".sleep_w", fmt.Sprintf("must be a number ≥ 0, got %v", *v)}
+		}
+		n.Sleeps, n.SleepW = true, *v
 	}
 	return n, nil
 }

@@ -77,6 +77,9 @@ func FuzzParseClusterFile(f *testing.F) {
 	f.Add([]byte(`{"nodes":[{"name":"a","gpu_type":"T4","gpus":2,"count":2},{"name":"a-1","gpu_type":"t4","gpus":1}]}`))
 	f.Add([]byte("nodes:\n  - {name: r, gpu_type: v100, gpus: 8, count: 0}\n"))
 	f.Add([]byte("gpu_types: [{name: v100, tflops: .nan}]\n" + node))
+	f.Add([]byte(storageFile))
+	f.Add([]byte("storage: [{name: s, rack: r, interfaces: [{name: e, bandwidth_gbps: 1e308, latency_ms: 0}]}]\n" +
+		"nodes: [{name: a, gpu_type: v100, gpus: 8, count: 2, rack: r, links: [{storage: s, latency_ms: 1e-300}]}]"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseClusterFile("fuzz.yaml", data)
 		if err != nil {
@@ -98,5 +101,8 @@ func FuzzParseClusterFile(f *testing.F) {
 			want += n.GPUs * count
 		}
 		checkCluster(t, c, want)
+		if _, err := file.NetworkModel("fuzz.yaml", c); err != nil {
+			t.Fatalf("ParseClusterFile accepted a file whose network NetworkModel rejects: %v", err)
+		}
 	})
 }

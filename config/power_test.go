@@ -10,7 +10,7 @@ import (
 )
 
 // describePower lists a power description as "type:idle:max ... |
-// node:base:knee:slowdown ...".
+// node:base:knee:slowdown[:sleepW] ...".
 func describePower(p *power.Cluster, names []string) string {
 	var b strings.Builder
 	for _, g := range p.Types {
@@ -19,6 +19,9 @@ func describePower(p *power.Cluster, names []string) string {
 	b.WriteString("|")
 	for i, n := range p.Nodes {
 		fmt.Fprintf(&b, " %s:%g:%g:%g", names[i], n.BaseW, n.Contention.Knee, n.Contention.Slowdown)
+		if n.Sleeps {
+			fmt.Fprintf(&b, ":sleep%g", n.SleepW)
+		}
 	}
 	return b.String()
 }
@@ -74,6 +77,12 @@ nodes:
 gpu_types: [{name: t4, power: {idle_w: 0}}]
 nodes: [{name: a, gpu_type: t4, gpus: 1, power: {base_w: 0, contention_knee: 0}}]
 `, "0:70 | a:0:0:0.3"},
+		{"power-managed nodes", `
+nodes:
+  - {name: a, gpu_type: v100, gpus: 8, count: 2, power: {sleep_w: 15}}
+  - {name: b, gpu_type: v100, gpus: 8, power: {sleep_w: 0, base_w: 300}}
+  - {name: c, gpu_type: v100, gpus: 8}
+`, "45:300 | a-0:200:0.75:0.3:sleep15 a-1:200:0.75:0.3:sleep15 b:300:0.75:0.3:sleep0 c:200:0.75:0.3"},
 		{"power of an unused type", `
 gpu_types: [{name: p40, mem_mib: 1, tflops: 1}]
 nodes: [{name: a, gpu_type: a100, gpus: 8}]
@@ -99,7 +108,9 @@ func TestFilePowerErrors(t *testing.T) {
 		{"gpu_types: [{name: v100, power: {idle: 1}}]\n" + v100,
 			`cluster.yaml: gpu_types[0].power: unknown field "idle" (known: idle_w, max_w)`},
 		{"nodes: [{name: a, gpu_type: v100, gpus: 8, power: {knee: 1}}]",
-			`cluster.yaml: nodes[0].power: unknown field "knee" (known: base_w, contention_knee, contention_slowdown)`},
+			`cluster.yaml: nodes[0].power: unknown field "knee" (known: base_w, contention_knee, contention_slowdown, sleep_w)`},
+		{"nodes: [{name: a, gpu_type: v100, gpus: 8, power: {sleep_w: -1}}]", "cluster.yaml: nodes[0].power.sleep_w: must be a number ≥ 0, got -1"},
+		{"nodes: [{name: a, gpu_type: v100, gpus: 8, power: {sleep_w: never}}]", `cluster.yaml: nodes[0].power.sleep_w: want a number, got "never"`},
 		{"nodes: [{name: a, gpu_type: v100, gpus: 8, power: 200}]", "cluster.yaml: nodes[0].power: want a mapping of fields, got 200"},
 		{"gpu_types: [{name: v100, power: {max_w: many}}]\n" + v100, `cluster.yaml: gpu_types[0].power.max_w: want a number, got "many"`},
 		{"gpu_types: [{name: v100, power: {idle_w: -1}}]\n" + v100, "cluster.yaml: gpu_types[0].power.idle_w: must be a number ≥ 0, got -1"},
@@ -123,6 +134,43 @@ func TestFilePowerErrors(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 			t.Errorf("%q: error\n got %v\nwant %q", tt.yaml, err, tt.want)
 		}
+	}
+}
+
+// TestFilePartialPower: for a cluster whose types lack power figures,
+// PartialPower names them and still describes every node.
+func TestFilePartialPower(t *testing.T) {
+	const yaml = `
+gpu_types:
+  - {name: p40, mem_mib: 24576, tflops: 12}
+  - {name: x1, mem_mib: 1024, tflops: 1}
+nodes:
+  - {name: a, gpu_type: p40, gpus: 4, power: {contention_knee: 1}}
+  - {name: b, gpu_type: v100, gpus: 8, power: {sleep_w: 10}}
+  - {name: c, gpu_type: x1, gpus: 2}
+`
+	f, err := DecodeFile("cluster.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := f.Cluster("cluster.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, missing, err := f.PartialPower("cluster.yaml", c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(missing, ","); got != "p40,x1" {
+		t.Errorf("missing %q, want p40,x1", got)
+	}
+	want := "0:0 45:300 0:0 | a:200:1:0.3 b:200:0.75:0.3:sleep10 c:200:0.75:0.3"
+	if got := describePower(p, []string{"a", "b", "c"}); got != want {
+		t.Errorf("partial power:\n got %s\nwant %s", got, want)
+	}
+	if _, err := f.Power("cluster.yaml", c); err == nil ||
+		err.Error() != `cluster.yaml: gpu_types[0].power: type "p40" has no default power figures, so idle_w and max_w are required` {
+		t.Errorf("Power: %v", err)
 	}
 }
 
@@ -201,7 +249,7 @@ func TestClusterDocPowerExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "60:300 10:250 | rack1-0:350:0.875:0.2 rack1-1:350:0.875:0.2 rack1-2:350:0.875:0.2 rack1-3:350:0.875:0.2 inference:200:0.75:0.3"
+	want := "60:300 10:250 | rack1-0:350:0.875:0.2:sleep30 rack1-1:350:0.875:0.2:sleep30 rack1-2:350:0.875:0.2:sleep30 rack1-3:350:0.875:0.2:sleep30 inference:200:0.75:0.3"
 	if got := describePower(p, names); got != want {
 		t.Errorf("doc example:\n got %s\nwant %s", got, want)
 	}

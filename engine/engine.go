@@ -22,6 +22,9 @@ type Engine struct {
 	// already free in the pool: candidates are released only when a
 	// placement cannot be made without their GPUs.
 	released int
+	// pause is the reason a placer gave for holding back the job being
+	// placed, or "".
+	pause string
 }
 
 // New assembles an engine from its stages; scaler may be nil (no resizing).
@@ -99,7 +102,7 @@ func (e *Engine) walk(s *model.State, ord Order, plan *Plan) {
 		if e.place(s, j, ts, plan, i < ord.Claim) {
 			continue
 		}
-		plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Blocked, reasonNoFit})
+		e.blocked(j, plan, reasonNoFit)
 		if !ord.Backfill {
 			return
 		}
@@ -117,6 +120,7 @@ func (e *Engine) stop(j *model.Job, plan *Plan) {
 // it releases the GPUs of every stop candidate and tries again; and then,
 // with a donor scaler, it shrinks elastic jobs for j.
 func (e *Engine) place(s *model.State, j *model.Job, ts TypeSet, plan *Plan, claim bool) bool {
+	e.pause = ""
 	if e.tryPlace(s, j, ts, plan) {
 		return true
 	}
@@ -173,21 +177,38 @@ func (e *Engine) tryPlace(s *model.State, j *model.Job, ts TypeSet, plan *Plan) 
 		if fit == 0 {
 			continue
 		}
-		if pl := e.placer.Place(s, e.pool, j, n, fit); pl.GPUs != nil {
-			e.commit(pl, plan)
-			plan.Start = append(plan.Start, Assignment{Job: j, GPUs: pl.GPUs})
-			if e.scaler != nil {
-				e.resizer.addStarted(plan.Start[len(plan.Start)-1])
+		pl := e.placer.Place(s, e.pool, j, n, fit)
+		if pl.GPUs == nil {
+			if pl.Pause != "" {
+				e.pause = pl.Pause
 			}
-			reason := reasonPlaced
-			if i == 1 {
-				reason = reasonMinOnly
-			}
-			plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Placed, reason})
-			return true
+			continue
 		}
+		e.commit(pl, plan)
+		plan.Start = append(plan.Start, Assignment{Job: j, GPUs: pl.GPUs})
+		if e.scaler != nil {
+			e.resizer.addStarted(plan.Start[len(plan.Start)-1])
+		}
+		reason := reasonPlaced
+		if i == 1 {
+			reason = reasonMinOnly
+		}
+		plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Placed, reason})
+		return true
 	}
 	return false
+}
+
+// blocked records that waiting job j was not placed: paused when the placer
+// held it back in any attempt to place it this round (Placement.Pause),
+// otherwise blocked for reason.
+func (e *Engine) blocked(j *model.Job, plan *Plan, reason string) {
+	if e.pause != "" {
+		plan.Paused = append(plan.Paused, Pause{Job: j, Reason: e.pause})
+		plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Paused, e.pause})
+		return
+	}
+	plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Blocked, reason})
 }
 
 // commit applies a placement to the pool: moved jobs leave their GPUs and

@@ -28,12 +28,21 @@ type Plan struct {
 	Migrate []Assignment
 	Resize  []Assignment
 	Start   []Assignment
+	// Paused lists the waiting jobs that a placer held back this round
+	// although GPUs were free for them (Placement.Pause).
+	Paused []Pause
 	// Wake, when not -1, is the time of the next round the engine needs even
 	// if nothing else happens (a periodic scaler's next period).
 	Wake model.Time
 	// Trace explains the round: one entry per job that the round placed,
 	// blocked, preempted, resized or rejected, in decision order.
 	Trace []Decision
+}
+
+// Pause is a job held back by the placer, with the placer's reason.
+type Pause struct {
+	Job    *model.Job
+	Reason string
 }
 
 // Status is the outcome of one decision.
@@ -53,11 +62,14 @@ const (
 	Resized
 	// Migrated: a running job moves to other GPUs to make room.
 	Migrated
+	// Paused: the placer holds a waiting job back although it would fit
+	// (Plan.Paused).
+	Paused
 )
 
 // String returns the status name.
 func (s Status) String() string {
-	return [...]string{"placed", "preempted", "blocked", "unschedulable", "resized", "migrated"}[s]
+	return [...]string{"placed", "preempted", "blocked", "unschedulable", "resized", "migrated", "paused"}[s]
 }
 
 // Decision is one entry of a round's trace.

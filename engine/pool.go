@@ -16,6 +16,7 @@ type Pool struct {
 	buckets   [][]bucket          // [type][free count] -> nodes
 	unsettled map[*model.Job]bool // running jobs stopped or moved this round
 	round     int
+	version   uint64
 }
 
 type bucket struct {
@@ -67,6 +68,7 @@ func NewPool(c *model.Cluster) *Pool {
 func (p *Pool) Reset(s *model.State) {
 	clear(p.unsettled)
 	p.round++
+	p.version++
 	for t := range p.buckets {
 		p.typeFree[t] = 0
 		for k := range p.buckets[t] {
@@ -86,6 +88,10 @@ func (p *Pool) Reset(s *model.State) {
 
 // Round counts the pool's resets: placers may cache per-round indexes by it.
 func (p *Pool) Round() int { return p.round }
+
+// Version changes whenever the pool's free GPUs may have changed (a reset, a
+// take, a give): placers may cache what they derived from the pool by it.
+func (p *Pool) Version() uint64 { return p.version }
 
 // Cluster returns the pool's cluster.
 func (p *Pool) Cluster() *model.Cluster { return p.c }
@@ -174,6 +180,7 @@ func (p *Pool) AllFree(gpus []model.GPU) bool {
 }
 
 func (p *Pool) set(node int, mask uint64) {
+	p.version++
 	t := p.c.Nodes[node].Type
 	before, after := bits.OnesCount64(p.free[node]), bits.OnesCount64(mask)
 	if before != after {

@@ -35,7 +35,7 @@ func (e *Engine) preemptive(s *model.State, jobs []*model.Job, plan *Plan) {
 	}
 	for i, j := range selected {
 		if !e.place(s, j, sets[i], plan, true) {
-			plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Blocked, reasonNoFit})
+			e.blocked(j, plan, reasonNoFit)
 		}
 	}
 	e.cancelIdlePreemptions(plan)

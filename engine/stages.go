@@ -55,6 +55,11 @@ type Placer interface {
 type Placement struct {
 	GPUs  []model.GPU
 	Moves []Assignment
+	// Pause, set only when GPUs is nil, says that the job could be placed
+	// but the placer holds it back on purpose, and why (seed 002, claim 8:
+	// the best node is in load state 3). The engine reports it in
+	// Plan.Paused.
+	Pause string
 }
 
 // Scaler resizes elastic jobs (stage 4), after placement, through the

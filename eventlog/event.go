@@ -22,6 +22,7 @@ const (
 	Preempt Kind = "preempt" // a running job is stopped and queued again
 	Finish  Kind = "finish"  // a job completes
 	Reject  Kind = "reject"  // a job can never run on this cluster
+	Pause   Kind = "pause"   // the placer holds a waiting job back (reason)
 )
 
 // GPUInfo describes one GPU in a cluster event.

@@ -21,6 +21,9 @@ type JobRecord struct {
 	Resizes     int
 	GPUTime     model.Time // GPU-milliseconds held over the whole run
 	Rejected    bool
+	// EnergyKWh is the energy attributed to the job (docs/ENERGY.md), in
+	// kWh; 0 when the run accounted no energy.
+	EnergyKWh float64
 }
 
 // Completed reports whether the job finished.
@@ -34,6 +37,9 @@ type Sample struct {
 	T        model.Time
 	BusyGPUs int
 	Queued   int
+	// PowerW is the cluster's draw in watts (0 when the run accounted no
+	// energy).
+	PowerW float64
 }
 
 // Summary is the run's headline figures; the JSON keys are DESIGN.md's.
@@ -54,6 +60,11 @@ type Summary struct {
 	Preemptions int     `json:"preemptions"`
 	Migrations  int     `json:"migrations"`
 	Resizes     int     `json:"resizes"`
+	// EnergyKWh is the energy the cluster drew during the run, in kWh
+	// (docs/ENERGY.md). Summarize leaves it nil; the caller that accounted
+	// energy sets it. nil means unknown (a GPU type without power
+	// figures): the JSON summary then has no energy_kwh key.
+	EnergyKWh *float64 `json:"energy_kwh,omitempty"`
 }
 
 // Summarize computes the summary of recs on a cluster of totalGPUs GPUs.

@@ -39,6 +39,14 @@ type JobSpec struct {
 	// sorted by GPUs; a simulator scales the job's speed at n GPUs by
 	// Scaling(n)/Scaling(GPUs) instead of by the throughput matrix.
 	Scaling []ScalePoint
+	// DatasetMB is the size of the job's training data in megabytes (10^6
+	// bytes), copied from its storage device to its nodes when it starts
+	// (seed 002); 0 means nothing to stage.
+	DatasetMB int64
+	// Upload is the job's data upload address (seed 002): where its data
+	// comes from. The network model gives it the fastest storage interface
+	// as seen from there; empty means the interfaces' own figures.
+	Upload string
 }
 
 // ScalePoint is a job's speed at one GPU count.

@@ -13,4 +13,9 @@
 //
 // Hetero is seed 003's placer: the fastest type with free GPUs, then a swap
 // with a running job when that raises total throughput (hetero.go).
+//
+// Energy is seed 002's placer (energy.go): nodes in load states from their
+// calibrated thresholds (EnergyTable, LoadThresholds), ordered state 1, 2,
+// 3 and by latency to the job's data (package network), claim the job's
+// GPUs up to their headroom; a job whose best node is in state 3 is paused.
 package placer

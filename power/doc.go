@@ -11,7 +11,10 @@
 // where BaseW is the node's draw without its GPUs (NodePower), IdleW and MaxW
 // that of one GPU idle and at full utilisation (GPUPower), and util the
 // utilisation of a busy GPU, which depends on the job's algorithm type (its
-// model family: Workload.Util).
+// model family: Workload.Util). Jobs of different families on one node add
+// their own (MaxW − IdleW)·util per busy GPU (MixedWatts). A node with no
+// busy GPU draws IdleWatts: BaseW + total·IdleW, or SleepW when the node is
+// power-managed (NodePower.Sleeps) and suspends itself while idle.
 //
 // The node's load is busy ÷ total. Above the contention knee jobs on the node
 // run slower, because they share PCIe switches, host CPUs, the NIC and the

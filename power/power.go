@@ -33,6 +33,13 @@ type NodePower struct {
 	BaseW float64
 	// Contention is the node's slowdown near full load.
 	Contention Contention
+	// Sleeps says that the node is power-managed: while none of its GPUs
+	// is busy it is suspended and draws SleepW instead of BaseW plus its
+	// idle GPUs. False (the default): the node stays on.
+	Sleeps bool
+	// SleepW is the draw of a suspended node in watts, ≥ 0; used only
+	// when Sleeps is set.
+	SleepW float64
 }
 
 // Workload is how the jobs of one algorithm type (a model family) use their
@@ -71,6 +78,8 @@ func (n NodePower) Validate() error {
 		return fmt.Errorf("contention knee %v: want a load in [0, 1]", c.Knee)
 	case !(c.Slowdown >= 0 && c.Slowdown < 1):
 		return fmt.Errorf("contention slowdown %v: want a fraction in [0, 1)", c.Slowdown)
+	case n.Sleeps && (!finite(n.SleepW) || n.SleepW < 0):
+		return fmt.Errorf("sleep power %v W: want a finite number ≥ 0", n.SleepW)
 	}
 	return nil
 }
@@ -88,15 +97,46 @@ func (w Workload) Validate() error {
 
 // NodeWatts returns the draw in watts of a node with total GPUs of which
 // busy run jobs at utilisation util: its base power, IdleW for every idle
-// GPU and IdleW + (MaxW − IdleW)·util for every busy one. busy is clamped to
+// GPU and IdleW + (MaxW − IdleW)·util for every busy one; a node with no
+// busy GPU draws IdleWatts (SleepW when it sleeps). busy is clamped to
 // [0, total] and util to [0, 1].
 func NodeWatts(node NodePower, gpu GPUPower, busy, total int, util float64) float64 {
 	total = max(total, 0)
-	return watts(node, gpu, float64(min(max(busy, 0), total)), float64(total), util)
+	busy = min(max(busy, 0), total)
+	return MixedWatts(node, gpu, busy, total, float64(busy)*min(max(util, 0), 1))
+}
+
+// MixedWatts is NodeWatts for busy GPUs that run jobs of different
+// utilisations: utilSum is the sum of the busy GPUs' utilisations (each in
+// [0, 1]), so the node draws BaseW + total·IdleW + (MaxW − IdleW)·utilSum,
+// or IdleWatts when busy is 0. utilSum is clamped to [0, busy].
+func MixedWatts(node NodePower, gpu GPUPower, busy, total int, utilSum float64) float64 {
+	if busy <= 0 {
+		return node.IdleWatts(gpu, total)
+	}
+	utilSum = min(max(utilSum, 0), float64(busy))
+	return node.BaseW + float64(max(total, 0))*gpu.IdleW + (gpu.MaxW-gpu.IdleW)*utilSum
+}
+
+// IdleWatts returns the draw of a node of total GPUs none of which is busy:
+// SleepW when the node sleeps, else BaseW + total·IdleW.
+func (n NodePower) IdleWatts(gpu GPUPower, total int) float64 {
+	if n.Sleeps {
+		return n.SleepW
+	}
+	return n.BaseW + float64(max(total, 0))*gpu.IdleW
+}
+
+// BusyWatts returns the draw of one GPU running a job at utilisation util
+// (clamped to [0, 1]): IdleW + (MaxW − IdleW)·util.
+func (g GPUPower) BusyWatts(util float64) float64 {
+	return g.IdleW + (g.MaxW-g.IdleW)*min(max(util, 0), 1)
 }
 
 // watts is NodeWatts for a possibly fractional number of busy GPUs (a ramp
-// raises the load continuously).
+// raises the load continuously) of a node that is on: a ramp measures a
+// running node, so its idle reading is BaseW + total·IdleW even for a node
+// that sleeps when idle.
 func watts(node NodePower, gpu GPUPower, busy, total, util float64) float64 {
 	util = min(max(util, 0), 1)
 	return node.BaseW + total*gpu.IdleW + busy*(gpu.MaxW-gpu.IdleW)*util

@@ -1,6 +1,7 @@
 package recipe
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -8,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/gpusched/gpusched/engine"
+	"github.com/gpusched/gpusched/model"
+	"github.com/gpusched/gpusched/network"
 	"github.com/gpusched/gpusched/placer"
 	"github.com/gpusched/gpusched/policy"
 	"github.com/gpusched/gpusched/scaler"
@@ -35,6 +38,20 @@ type Options struct {
 	Threshold scaler.ThresholdConfig
 	// MaxLoad is the fulfillment scaler's desired maximum load (seed 001).
 	MaxLoad float64
+	// Energy is what the energy placer needs (seed 002); shells derive it
+	// from the cluster description.
+	Energy EnergyInputs
+}
+
+// EnergyInputs are the cluster-specific inputs of the energy placer.
+type EnergyInputs struct {
+	// Cluster is the cluster the engine will schedule.
+	Cluster *model.Cluster
+	// Table holds every node's load thresholds per algorithm type.
+	Table *placer.EnergyTable
+	// Network is the cluster's network model; nil when it has no storage
+	// devices.
+	Network *network.Network
 }
 
 // DefaultOptions returns the stage settings used when a shell is given none.
@@ -48,7 +65,7 @@ func DefaultOptions() Options {
 func Policies() []string { return []string{"fifo", "srtf", "hlas", "las", "tiresias"} }
 
 // Placers returns the placer names.
-func Placers() []string { return []string{"pack", "spread", "hetero"} }
+func Placers() []string { return []string{"pack", "spread", "hetero", "energy"} }
 
 // Scalers returns the scaler names.
 func Scalers() []string { return []string{"none", "threshold", "fulfillment"} }
@@ -86,6 +103,12 @@ func New(n Names, o Options) (*engine.Engine, error) {
 		p = placer.Spread{}
 	case "hetero":
 		p = &placer.Hetero{}
+	case "energy":
+		en, err := energy(o.Energy)
+		if err != nil {
+			return nil, err
+		}
+		p = en
 	default:
 		return nil, unknown("placer", n.Placer, Placers())
 	}
@@ -94,6 +117,14 @@ func New(n Names, o Options) (*engine.Engine, error) {
 		return nil, err
 	}
 	return engine.New(q, p, sc)
+}
+
+// energy builds the energy placer.
+func energy(in EnergyInputs) (*placer.Energy, error) {
+	if in.Cluster == nil || in.Table == nil {
+		return nil, errors.New("placer energy: needs the cluster's load thresholds (the shell derives them from its power model)")
+	}
+	return placer.NewEnergy(in.Cluster, in.Table, in.Network)
 }
 
 // newScaler builds the named scaler; nil for "none".

@@ -19,15 +19,17 @@ const (
 // jobsHeader is the header row of jobs.csv.
 func jobsHeader() []string {
 	return []string{"id", "submit_s", "start_s", "finish_s", "jct_s", "queue_s",
-		"gpus", "gpu_type", "preemptions", "resizes", "state"}
+		"gpus", "gpu_type", "preemptions", "resizes", "state", "energy_kwh"}
 }
 
 // JobsCSV writes recs as CSV in the given order under the header
-// id,submit_s,start_s,finish_s,jct_s,queue_s,gpus,gpu_type,preemptions,resizes,state.
+// id,submit_s,start_s,finish_s,jct_s,queue_s,gpus,gpu_type,preemptions,resizes,state,energy_kwh.
 // Cells that do not apply (the start of a job that never started, the finish
 // of one that never finished) are empty; state is one of StateFinished,
-// StateRejected and StateUnfinished.
-func JobsCSV(w io.Writer, recs []metrics.JobRecord) error {
+// StateRejected and StateUnfinished. energy_kwh is the record's EnergyKWh in
+// its shortest exact form when energy says the run accounted energy, else
+// empty.
+func JobsCSV(w io.Writer, recs []metrics.JobRecord, energy bool) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(jobsHeader()); err != nil {
 		return fmt.Errorf("report: write jobs CSV: %w", err)
@@ -35,6 +37,10 @@ func JobsCSV(w io.Writer, recs []metrics.JobRecord) error {
 	row := make([]string, len(jobsHeader()))
 	for i := range recs {
 		jobRow(row, &recs[i])
+		row[11] = ""
+		if energy {
+			row[11] = strconv.FormatFloat(recs[i].EnergyKWh, 'f', -1, 64)
+		}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("report: write jobs CSV: %w", err)
 		}

@@ -8,9 +8,13 @@
 // in both without a change here. JSON writes floats in their shortest
 // exact decimal form (strconv's 'f' format with precision -1), so that the
 // output is byte-identical for the same input and precise enough to be
-// checked against the event log; a NaN or infinite float is written as null. Table shows
-// keys ending in "_s" as seconds (and humanized from one minute up), keys
-// ending in "_util" as percentages, and integers with thousands separators.
+// checked against the event log; a NaN or infinite float is written as null. A
+// pointer field is a figure that may be unknown: nil is left out of the JSON
+// when its tag says omitempty (energy_kwh of a run without power figures) and
+// shown as "n/a" in the table. Table shows keys ending in "_s" as seconds
+// (and humanized from one minute up), keys ending in "_util" as percentages,
+// keys ending in "_kwh" in kWh with three decimals, and integers with
+// thousands separators.
 //
 // # Per-job CSV
 //
@@ -19,15 +23,17 @@
 // form, [model.Time.SecondsString]); start_s, queue_s, gpus and gpu_type are
 // empty for a job that never started, finish_s and jct_s for one that never
 // finished. state is "rejected" when the record says so, else "finished" or
-// "unfinished".
+// "unfinished". energy_kwh is the job's energy in its shortest exact form, or
+// empty when the run accounted no energy.
 //
 // # Plots
 //
-// [Write] draws three 6×4-inch PNGs with gonum/plot: the CDF of the JCT of
+// [Write] draws four 6×4-inch PNGs with gonum/plot: the CDF of the JCT of
 // completed jobs (log-x in seconds when the JCTs span more than two decades
 // and are all positive, else linear in seconds, minutes or hours), the GPU
-// utilisation (busy GPUs ÷ cluster GPUs, in percent) and the queue length
-// over time. Samples are change points: each holds until the next one, so the
+// utilisation (busy GPUs ÷ cluster GPUs, in percent), the queue length and
+// the cluster's power draw (kW, with the run's energy in the title; a blank
+// plot saying so when the run accounted no energy) over time. Samples are change points: each holds until the next one, so the
 // time series are drawn as step lines. A series with more than 2,000 samples
 // is downsampled to at most 2,000 equal-width time buckets, each showing the
 // time-weighted mean of the series over the bucket (so the area under the

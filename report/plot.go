@@ -197,3 +197,18 @@ func queuePlot(samples []metrics.Sample) (*plot.Plot, error) {
 		return float64(s.Queued)
 	})
 }
+
+// powerPlot draws the cluster's draw (the samples' PowerW) in kW over time,
+// with the run's energy in the title; energyKWh nil means that the run
+// accounted no energy, and the plot says so instead.
+func powerPlot(samples []metrics.Sample, energyKWh *float64) (*plot.Plot, error) {
+	purple := color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}
+	if energyKWh == nil {
+		p := newPlot("Cluster power (no power figures for a GPU type)", "simulated time (s)", "cluster draw (kW)")
+		return p, addStep(p, nil, purple)
+	}
+	title := "Cluster power (" + group(strconv.FormatFloat(*energyKWh, 'f', 1, 64)) + " kWh)"
+	return timePlot(samples, title, "cluster draw (kW)", purple, func(s metrics.Sample) float64 {
+		return s.PowerW / 1000
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,10 +17,14 @@ import (
 type field struct {
 	key string
 	val reflect.Value
+	// omitEmpty: the tag says omitempty, which JSON honours for nil
+	// pointers (an unknown figure).
+	omitEmpty bool
 }
 
 // summaryFields returns the exported fields of s in declaration order, named
-// by their JSON keys; fields tagged `json:"-"` are left out.
+// by their JSON keys; fields tagged `json:"-"` are left out. Pointer fields
+// stand for figures that may be unknown (nil).
 func summaryFields(s metrics.Summary) []field {
 	v := reflect.ValueOf(s)
 	t := v.Type()
@@ -29,14 +34,15 @@ func summaryFields(s metrics.Summary) []field {
 		if !sf.IsExported() {
 			continue
 		}
-		key, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		key, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
 		if key == "-" {
 			continue
 		}
 		if key == "" {
 			key = sf.Name
 		}
-		fields = append(fields, field{key: key, val: v.Field(i)})
+		omit := slices.Contains(strings.Split(opts, ","), "omitempty")
+		fields = append(fields, field{key: key, val: v.Field(i), omitEmpty: omit})
 	}
 	return fields
 }
@@ -45,10 +51,14 @@ func summaryFields(s metrics.Summary) []field {
 // metrics.Summary in declaration order, followed by a newline. Floats are
 // written exactly (shortest form) and non-finite floats written as null (see the
 // package documentation), so the same summary always gives the same bytes.
+// A nil pointer field tagged omitempty (an unknown energy_kwh) is left out.
 func JSON(w io.Writer, s metrics.Summary) error {
 	b := []byte{'{'}
-	for i, f := range summaryFields(s) {
-		if i > 0 {
+	for _, f := range summaryFields(s) {
+		if f.omitEmpty && f.val.Kind() == reflect.Pointer && f.val.IsNil() {
+			continue
+		}
+		if len(b) > 1 {
 			b = append(b, ',')
 		}
 		key, err := json.Marshal(f.key)
@@ -69,6 +79,12 @@ func JSON(w io.Writer, s metrics.Summary) error {
 
 // appendJSONValue appends v as JSON, writing floats in their shortest exact form.
 func appendJSONValue(b []byte, v reflect.Value) ([]byte, error) {
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return append(b, "null"...), nil
+		}
+		v = v.Elem()
+	}
 	switch v.Kind() {
 	case reflect.Float32, reflect.Float64:
 		f := v.Float()

@@ -10,10 +10,11 @@ import (
 
 // sampleSummary is a small hand-made summary exercising every formatting rule.
 func sampleSummary() metrics.Summary {
+	energy := 1234.5678
 	return metrics.Summary{
 		Policy: "tiresias", Placer: "pack", Jobs: 12345, Completed: 3, Rejected: 1,
 		AvgJCT: 12345.6789, P50JCT: 45.26, P99JCT: 200000, AvgQueue: 0.1234,
-		GPUUtil: 0.87345, Preemptions: 2,
+		GPUUtil: 0.87345, Preemptions: 2, EnergyKWh: &energy,
 	}
 }
 
@@ -22,6 +23,8 @@ func TestTable(t *testing.T) {
 	nan.GPUUtil = math.Inf(1)
 	nan.AvgJCT = math.NaN()
 	nan.Makespan = 59.99
+	nanEnergy := math.NaN()
+	nan.EnergyKWh = &nanEnergy
 	tests := []struct {
 		name string
 		in   metrics.Summary
@@ -42,6 +45,7 @@ GPU util     87.3%
 preemptions  2
 migrations   0
 resizes      0
+energy       1,234.568 kWh
 `},
 		{"non-finite", nan, `policy       tiresias
 placer       pack
@@ -58,6 +62,7 @@ GPU util     n/a
 preemptions  2
 migrations   0
 resizes      0
+energy       n/a
 `},
 		{"zero", metrics.Summary{}, `policy       -
 placer       -
@@ -74,6 +79,7 @@ GPU util     0.0%
 preemptions  0
 migrations   0
 resizes      0
+energy       n/a
 `},
 	}
 	for _, tt := range tests {
@@ -99,8 +105,11 @@ func TestJSON(t *testing.T) {
 	}{
 		{"full", sampleSummary(), `{"policy":"tiresias","placer":"pack","scaler":"","jobs":12345,` +
 			`"completed":3,"rejected":1,"avg_jct_s":12345.6789,"p50_jct_s":45.26,"p99_jct_s":200000,` +
-			`"avg_queue_s":0.1234,"makespan_s":0,"gpu_util":0.87345,"preemptions":2,"migrations":0,"resizes":0}` + "\n"},
-		{"odd", odd, `{"policy":"a\"b\u003cc\u003e","placer":"","scaler":"","jobs":0,` +
+			`"avg_queue_s":0.1234,"makespan_s":0,"gpu_util":0.87345,"preemptions":2,"migrations":0,"resizes":0,"energy_kwh":1234.5678}` + "\n"},
+		{"energy not finite", func() metrics.Summary { s := metrics.Summary{}; inf := math.Inf(1); s.EnergyKWh = &inf; return s }(),
+			`{"policy":"","placer":"","scaler":"","jobs":0,"completed":0,"rejected":0,"avg_jct_s":0,"p50_jct_s":0,"p99_jct_s":0,` +
+				`"avg_queue_s":0,"makespan_s":0,"gpu_util":0,"preemptions":0,"migrations":0,"resizes":0,"energy_kwh":null}` + "\n"},
+		{"odd (energy unknown: no key)", odd, `{"policy":"a\"b\u003cc\u003e","placer":"","scaler":"","jobs":0,` +
 			`"completed":0,"rejected":0,"avg_jct_s":null,"p50_jct_s":0.3,"p99_jct_s":-0.0001,` +
 			`"avg_queue_s":0,"makespan_s":2.9996,"gpu_util":null,"preemptions":0,"migrations":0,"resizes":0}` + "\n"},
 	}

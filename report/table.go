@@ -50,8 +50,15 @@ func label(key string) string {
 	return strings.Join(words, " ")
 }
 
-// tableValue formats the value of the summary field key for the table.
+// tableValue formats the value of the summary field key for the table; an
+// unknown figure (a nil pointer) is "n/a".
 func tableValue(key string, v reflect.Value) string {
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return "n/a"
+		}
+		v = v.Elem()
+	}
 	switch v.Kind() {
 	case reflect.String:
 		if v.String() == "" {

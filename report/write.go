@@ -19,6 +19,7 @@ const (
 	JCTCDFFile  = "jct_cdf.png"
 	GPUUtilFile = "gpu_util.png"
 	QueueFile   = "queue.png"
+	PowerFile   = "power.png"
 )
 
 // output is one file of a report and the function that writes its content.
@@ -29,8 +30,11 @@ type output struct {
 
 // Write writes a whole report into dir (created if needed): summary.json
 // (as JSON writes it), jobs.csv (as JobsCSV), and the plots jct_cdf.png,
-// gpu_util.png and queue.png. samples are the cluster's occupancy change
-// points and clusterGPUs, which must be positive, the cluster's size. Every
+// gpu_util.png, queue.png and power.png. samples are the cluster's occupancy
+// change points and clusterGPUs, which must be positive, the cluster's size.
+// The run accounted energy when s.EnergyKWh is set: then jobs.csv has the
+// jobs' energy and power.png the samples' PowerW; otherwise the energy cells
+// are empty and power.png says that there are no power figures. Every
 // file is first written under a temporary name in dir and renamed into place
 // once all have been written; on an error Write removes every file and
 // directory it created, so no partial report is left behind.
@@ -40,7 +44,7 @@ func Write(dir string, s metrics.Summary, recs []metrics.JobRecord, samples []me
 	}
 	outputs := []output{
 		{SummaryFile, func(w io.Writer) error { return JSON(w, s) }},
-		{JobsFile, func(w io.Writer) error { return JobsCSV(w, recs) }},
+		{JobsFile, func(w io.Writer) error { return JobsCSV(w, recs, s.EnergyKWh != nil) }},
 		{JCTCDFFile, func(w io.Writer) error {
 			p, err := jctCDFPlot(recs)
 			if err != nil {
@@ -57,6 +61,13 @@ func Write(dir string, s metrics.Summary, recs []metrics.JobRecord, samples []me
 		}},
 		{QueueFile, func(w io.Writer) error {
 			p, err := queuePlot(samples)
+			if err != nil {
+				return err
+			}
+			return writePNG(w, p)
+		}},
+		{PowerFile, func(w io.Writer) error {
+			p, err := powerPlot(samples, s.EnergyKWh)
 			if err != nil {
 				return err
 			}

@@ -26,7 +26,7 @@ func benchSamples(n, gpus int) []metrics.Sample {
 	for i := range samples {
 		busy = max(0, min(gpus, busy+r.IntN(9)-4))
 		queued = max(0, queued+r.IntN(5)-2)
-		samples[i] = metrics.Sample{T: t, BusyGPUs: busy, Queued: queued}
+		samples[i] = metrics.Sample{T: t, BusyGPUs: busy, Queued: queued, PowerW: 1000 + 300*float64(busy)}
 		t += model.Time(r.IntN(120_000))
 	}
 	return samples
@@ -56,7 +56,7 @@ func benchRecords(n int) []metrics.JobRecord {
 
 // reportFiles are the files of a complete report.
 func reportFiles() []string {
-	return []string{GPUUtilFile, JCTCDFFile, JobsFile, QueueFile, SummaryFile}
+	return []string{GPUUtilFile, JCTCDFFile, JobsFile, PowerFile, QueueFile, SummaryFile}
 }
 
 // dirNames returns the sorted names in dir.
@@ -79,13 +79,15 @@ func TestWrite(t *testing.T) {
 	recs := benchRecords(3000)
 	samples := benchSamples(10_000, 64)
 	s := metrics.Summarize(64, recs)
+	energy := 1234.5
+	s.EnergyKWh = &energy
 	if err := Write(dir, s, recs, samples, 64); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := dirNames(t, dir), reportFiles(); !slices.Equal(got, want) {
 		t.Fatalf("files %v, want %v", got, want)
 	}
-	for _, name := range []string{JCTCDFFile, GPUUtilFile, QueueFile} {
+	for _, name := range []string{JCTCDFFile, GPUUtilFile, QueueFile, PowerFile} {
 		f, err := os.Open(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
@@ -100,7 +102,7 @@ func TestWrite(t *testing.T) {
 		}
 	}
 	var want bytes.Buffer
-	if err := JobsCSV(&want, recs); err != nil {
+	if err := JobsCSV(&want, recs, true); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := os.ReadFile(filepath.Join(dir, JobsFile)); err != nil || !bytes.Equal(got, want.Bytes()) {

@@ -51,6 +51,7 @@ func (r *run) applyFinishes(t model.Time) bool {
 		if err := r.state.End(j, model.Finished); err != nil {
 			panic("sim: " + err.Error()) // the queue only holds running jobs
 		}
+		r.meter.leave(e.job, t)
 		r.version[e.job]++
 		r.recs[e.job].Finish = t
 		r.ended++
@@ -120,6 +121,7 @@ func (r *run) round(t model.Time) error {
 			return err
 		}
 	}
+	r.notePauses(plan.Paused, t)
 	return nil
 }
 
@@ -129,6 +131,7 @@ func (r *run) preempt(j *model.Job, t model.Time) error {
 	if err := r.state.Stop(j); err != nil {
 		return fmt.Errorf("sim: apply plan at %ss: %w", t.SecondsString(), err)
 	}
+	r.meter.leave(j.Seq, t)
 	j.Preemptions++
 	r.recs[j.Seq].Preemptions++
 	r.version[j.Seq]++
@@ -142,6 +145,7 @@ func (r *run) start(a engine.Assignment, t model.Time) error {
 	if err := r.state.Start(j, a.GPUs); err != nil {
 		return fmt.Errorf("sim: apply plan at %ss: %w", t.SecondsString(), err)
 	}
+	r.meter.join(j, t)
 	rec := &r.recs[j.Seq]
 	if !restart {
 		j.FirstStart = t
@@ -149,6 +153,7 @@ func (r *run) start(a engine.Assignment, t model.Time) error {
 		rec.GPUType = r.cfg.Cluster.Types[r.cfg.Cluster.TypeOf(a.GPUs[0])].Name
 	}
 	r.setSpeed(j, t, restart)
+	r.stage(j)
 	r.emit(eventlog.Event{T: t, Kind: eventlog.Start, Job: j.Spec.ID, Alloc: r.names(a.GPUs)})
 	return nil
 }
@@ -206,6 +211,7 @@ func (r *run) reallocate(a engine.Assignment, t model.Time) error {
 	if err := r.state.Resize(j, a.GPUs); err != nil {
 		return err
 	}
+	r.meter.move(j, t)
 	r.setSpeed(j, t, true)
 	return nil
 }
@@ -217,7 +223,7 @@ func (r *run) setSpeed(j *model.Job, t model.Time, pause bool) {
 	if pause {
 		j.Resume += r.cfg.RestartOverhead
 	}
-	j.Rate = r.speed(j)
+	j.Rate = r.speed(j) * r.meter.factor(j)
 	r.version[j.Seq]++
 	left := (j.Work - j.Done) / j.Rate
 	finish := j.Resume + model.Time(math.Ceil(max(left, 0)*1000))
@@ -255,18 +261,20 @@ func (r *run) names(gpus []model.GPU) []string {
 	return out
 }
 
-// sample records busy GPUs and queue length at t when they changed.
+// sample records busy GPUs, queue length and the cluster's draw at t when
+// they changed.
 func (r *run) sample(t model.Time) {
 	busy := r.cfg.Cluster.TotalGPUs() - r.state.FreeGPUs()
 	queued := len(r.state.Waiting())
+	watts := r.meter.watts()
 	if n := len(r.samples); n > 0 {
 		last := r.samples[n-1]
-		if last.BusyGPUs == busy && last.Queued == queued {
+		if last.BusyGPUs == busy && last.Queued == queued && last.PowerW == watts {
 			return
 		}
 		if last.T == t {
 			r.samples = r.samples[:n-1]
 		}
 	}
-	r.samples = append(r.samples, metrics.Sample{T: t, BusyGPUs: busy, Queued: queued})
+	r.samples = append(r.samples, metrics.Sample{T: t, BusyGPUs: busy, Queued: queued, PowerW: watts})
 }

@@ -7,8 +7,10 @@ import (
 	"github.com/gpusched/gpusched/assets"
 	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/engine"
+	"github.com/gpusched/gpusched/model"
 	"github.com/gpusched/gpusched/placer"
 	"github.com/gpusched/gpusched/policy"
+	"github.com/gpusched/gpusched/power"
 	"github.com/gpusched/gpusched/profile"
 	"github.com/gpusched/gpusched/sim"
 	"github.com/gpusched/gpusched/trace"
@@ -18,6 +20,26 @@ import (
 // nodes under strict FIFO (issue: ≤ 5 s wall for the whole command). It
 // needs ../shared beside the checkout and is skipped without it.
 func BenchmarkPhilly(b *testing.B) {
+	benchPhilly(b, sim.Config{})
+}
+
+// BenchmarkPhillyEnergy is BenchmarkPhilly with energy accounting at the
+// power model's defaults, as `gpusched sim` runs it.
+func BenchmarkPhillyEnergy(b *testing.B) {
+	benchPhilly(b, sim.Config{Energy: true})
+}
+
+// BenchmarkPhillyContention is BenchmarkPhillyEnergy with contention
+// (`--contention`): every change of a node's load above the knee gives its
+// jobs new rates and new finish events.
+func BenchmarkPhillyContention(b *testing.B) {
+	benchPhilly(b, sim.Config{Energy: true, Contention: true})
+}
+
+// benchPhilly replays the Philly trace with cfg's energy settings; the
+// cluster's default power model is filled in when cfg asks for energy or
+// contention.
+func benchPhilly(b *testing.B, cfg sim.Config) {
 	const path = "../../shared/traces/philly/philly.csv"
 	f, err := os.Open(path)
 	if err != nil {
@@ -40,10 +62,16 @@ func BenchmarkPhilly(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	if cfg.Energy || cfg.Contention {
+		if cfg.Power, err = power.DefaultCluster(c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cfg.Cluster, cfg.Workload, cfg.Jobs, cfg.RestartOverhead = c, tab, jobs, 30*model.Second
 	b.ReportAllocs()
 	for b.Loop() {
-		eng, _ := engine.New(policy.FIFO{}, placer.Pack{}, nil)
-		res, err := sim.Run(sim.Config{Engine: eng, Cluster: c, Workload: tab, Jobs: jobs, RestartOverhead: 30000})
+		cfg.Engine, _ = engine.New(policy.FIFO{}, placer.Pack{}, nil)
+		res, err := sim.Run(cfg)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -13,6 +13,17 @@
 // restart overhead (its GPUs are held meanwhile). The first start is free.
 // A preempted job keeps its progress (it resumes from its checkpoint).
 //
+// With a power model (Config.Power) the simulator accounts energy
+// (Config.Energy: every node's draw integrated exactly between the events
+// that change its busy GPUs, and attributed to the jobs on it) and applies
+// node contention to job speeds (Config.Contention); energy.go and
+// docs/ENERGY.md have the rules.
+//
+// With a network model (Config.Network) a job with a dataset waits for its
+// staging time at every start (network.go); jobs that a placer holds back
+// (engine.Plan.Paused, seed 002's pause) get one pause event per pause
+// (pause.go).
+//
 // Everything is deterministic: the same inputs give the same events in the
 // same order. Randomness (assigning job types to jobs that have none) comes
 // from an explicit seed.

@@ -10,6 +10,8 @@ import (
 	"github.com/gpusched/gpusched/eventlog"
 	"github.com/gpusched/gpusched/metrics"
 	"github.com/gpusched/gpusched/model"
+	"github.com/gpusched/gpusched/network"
+	"github.com/gpusched/gpusched/power"
 )
 
 // Workload turns job specs into work and gives job speeds; *profile.Table
@@ -38,6 +40,26 @@ type Config struct {
 	// Round, when positive, adds a scheduling round every Round while jobs
 	// are active.
 	Round model.Time
+	// Network, when set, is the cluster's network model: starting a job
+	// with a dataset costs its staging time (network.go).
+	Network *network.Network
+	// Power is the cluster's power model (docs/ENERGY.md); Energy and
+	// Contention need it.
+	Power *power.Cluster
+	// Energy accounts the energy the cluster draws (Result.Energy,
+	// JobRecord.EnergyKWh, Sample.PowerW); Power must then have figures
+	// for every GPU type.
+	Energy bool
+	// Contention slows the jobs on a node near full load: a job's rate is
+	// its profile speed times the contention factor of the most loaded
+	// node it runs on (power.Workload.Speed), recomputed whenever the load
+	// of one of its nodes changes. Power's nodes give the knee and
+	// slowdown.
+	Contention bool
+	// PowerWorkload gives the power workload (utilisation, contention
+	// sensitivity) of a job's algorithm type, its Spec.Model; nil gives
+	// every job power.DefaultWorkload.
+	PowerWorkload func(s *model.JobSpec) power.Workload
 	// Events, when set, receives the event log.
 	Events Sink
 	// Progress, when set, is called now and then with the number of jobs
@@ -49,10 +71,13 @@ type Config struct {
 type Result struct {
 	// Records has one entry per job, in trace order.
 	Records []metrics.JobRecord
-	// Samples are the points where busy GPUs or queue length changed.
+	// Samples are the points where busy GPUs, queue length or the
+	// cluster's draw changed.
 	Samples []metrics.Sample
 	// Rounds counts the engine rounds run.
 	Rounds int
+	// Energy is the run's energy when Config.Energy is set, else nil.
+	Energy *Energy
 }
 
 // Run simulates cfg to the end: until every job has finished or been
@@ -68,7 +93,8 @@ func Run(cfg Config) (*Result, error) {
 	if err := r.loop(); err != nil {
 		return nil, err
 	}
-	return &Result{Records: r.recs, Samples: r.samples, Rounds: r.rounds}, nil
+	energy := r.meter.result(r.recs)
+	return &Result{Records: r.recs, Samples: r.samples, Rounds: r.rounds, Energy: energy}, nil
 }
 
 // run is the mutable state of one simulation.
@@ -85,6 +111,8 @@ type run struct {
 	samples []metrics.Sample
 	rounds  int
 	nextRnd model.Time
+	meter   *meter // energy and contention (energy.go); nil without either
+	paused  []int  // per job: the last round that paused it (pause.go)
 }
 
 func newRun(cfg Config) (*run, error) {
@@ -103,6 +131,10 @@ func newRun(cfg Config) (*run, error) {
 		}
 		r.jobs[i] = model.NewJob(spec, i, mi, work)
 		r.recs[i] = metrics.JobRecord{ID: spec.ID, Submit: spec.Submit, Start: -1, Finish: -1}
+	}
+	var err error
+	if r.meter, err = newMeter(&r.cfg, r.jobs); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -124,6 +156,7 @@ func (r *run) loop() error {
 				return err
 			}
 		}
+		r.settle(t)
 		r.sample(t)
 		if r.cfg.Progress != nil {
 			r.cfg.Progress(r.ended)

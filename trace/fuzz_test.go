@@ -131,7 +131,9 @@ func FuzzJSONL(f *testing.F) {
 			`{"id":"y","submit_s":1.5,"gpus":2,"model":"m","steps":1}`),
 		[]byte(`{"id":"a","submit_s":0,"gpus":1,"duration_s":1,"id":"b"}`),
 		[]byte(`{"id":"s","submit_s":0,"gpus":2,"max_gpus":8,"replica_gpus":2,"duration_s":60,"scaling":[[1,1.0],[2,1.8],[4,3.1]]}`+"\n"+
-			`{"id":"z","submit_s":1,"gpus":4,"duration_s":6,"scaling":[[2,0],[3,1e-300],[64,5]]}`))
+			`{"id":"z","submit_s":1,"gpus":4,"duration_s":6,"scaling":[[2,0],[3,1e-300],[64,5]]}`),
+		[]byte(`{"id":"d","submit_s":0,"gpus":1,"duration_s":60,"dataset_gb":0.0004,"upload":"lab"}`+"\n"+
+			`{"id":"e","submit_s":0,"gpus":1,"duration_s":60,"dataset_gb":1e9,"upload":""}`))
 }
 
 func FuzzDetect(f *testing.F) {

@@ -35,6 +35,10 @@ type jsonJob struct {
 	// Scaling holds [GPU count, rate] pairs; pointers tell a JSON null
 	// from a zero.
 	Scaling [][]*float64
+	// DatasetGB is the size of the job's data in GB (10^9 bytes); Upload
+	// its upload address (seed 002).
+	DatasetGB *float64
+	Upload    string
 }
 
 // field returns a pointer to the field that JSON key names, or nil for an
@@ -74,6 +78,10 @@ func (j *jsonJob) field(key string) any {
 		return &j.ReplicaMemMiB
 	case "scaling":
 		return &j.Scaling
+	case "dataset_gb":
+		return &j.DatasetGB
+	case "upload":
+		return &j.Upload
 	}
 	return nil
 }
@@ -192,6 +200,9 @@ func (j *jsonJob) spec() (model.JobSpec, error) {
 		}
 		*c.dst = c.v
 	}
+	if err := j.data(&s); err != nil {
+		return s, err
+	}
 	if err := j.gpuCounts(&s); err != nil {
 		return s, err
 	}
@@ -212,6 +223,24 @@ func (j *jsonJob) spec() (model.JobSpec, error) {
 		return s, fmt.Errorf("field \"scaling\": %w", err)
 	}
 	return s, nil
+}
+
+// maxDatasetGB bounds dataset_gb (an exabyte), so that its size in
+// megabytes fits an int64 with room to spare.
+const maxDatasetGB = 1e9
+
+// data checks dataset_gb (a finite size ≥ 0, kept in whole megabytes) and
+// sets it and the upload address on s.
+func (j *jsonJob) data(s *model.JobSpec) error {
+	s.Upload = j.Upload
+	if j.DatasetGB == nil {
+		return nil
+	}
+	if msg := checkRange("dataset_gb", *j.DatasetGB, 0, maxDatasetGB); msg != "" {
+		return errors.New(msg)
+	}
+	s.DatasetMB = int64(math.Round(*j.DatasetGB * 1000))
+	return nil
 }
 
 // replicaGPUs checks that replica_gpus, when given, is positive and divides

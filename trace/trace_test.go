@@ -77,8 +77,8 @@ func jobInvariant(jobs []model.JobSpec) string {
 			return "duplicate id " + j.ID
 		case (j.Steps > 0) == (j.Duration > 0):
 			return "not exactly one of Steps and Duration positive in job " + j.ID
-		case j.Steps < 0 || j.Duration < 0 || j.PeakMemMiB < 0:
-			return "negative work or memory in job " + j.ID
+		case j.Steps < 0 || j.Duration < 0 || j.PeakMemMiB < 0 || j.DatasetMB < 0:
+			return "negative work, memory or dataset in job " + j.ID
 		case j.Steps > 0 && j.Model == "":
 			return "steps without model in job " + j.ID
 		}

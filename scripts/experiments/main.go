@@ -16,6 +16,7 @@ import (
 
 type summary struct {
 	AvgJCT      float64 `json:"avg_jct_s"`
+	AvgQueue    float64 `json:"avg_queue_s"`
 	P99JCT      float64 `json:"p99_jct_s"`
 	Makespan    float64 `json:"makespan_s"`
 	GPUUtil     float64 `json:"gpu_util"`
@@ -24,6 +25,7 @@ type summary struct {
 	Completed   int     `json:"completed"`
 	Jobs        int     `json:"jobs"`
 	Resizes     int     `json:"resizes"`
+	EnergyKWh   float64 `json:"energy_kwh"`
 }
 
 type workload struct {
@@ -38,7 +40,7 @@ var policies = [][]string{
 func main() {
 	bin := flag.String("bin", "bin/gpusched", "gpusched binary")
 	shared := flag.String("shared", "../shared", "the shared folder with the full traces")
-	section := flag.String("section", "all", "which tables: seed003, elastic or all")
+	section := flag.String("section", "all", "which tables: seed003, elastic, energy or all")
 	flag.Parse()
 	var err error
 	switch *section {
@@ -46,12 +48,17 @@ func main() {
 		err = seed003(*bin, *shared)
 	case "elastic":
 		err = elastic(*bin, *shared)
+	case "energy":
+		err = energy(*bin, *shared)
 	case "all":
 		if err = seed003(*bin, *shared); err == nil {
 			err = elastic(*bin, *shared)
 		}
+		if err == nil {
+			err = energy(*bin, *shared)
+		}
 	default:
-		err = fmt.Errorf("-section %q: want seed003, elastic or all", *section)
+		err = fmt.Errorf("-section %q: want seed003, elastic, energy or all", *section)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "experiments:", err)

@@ -1,0 +1,123 @@
+package api
+
+import "time"
+
+// The agent protocol. An agent registers (POST /v1/agents/register), then
+// loops: it long-polls its work (GET /v1/agents/{name}/work?after=V, which
+// answers when the work's version exceeds V or after a timeout, with the
+// full list of replicas the node must run), starts the replicas it does not
+// run, stops the ones no longer listed (SIGTERM, the replica's grace period,
+// SIGKILL of the process group), and reports (POST /v1/agents/{name}/status,
+// also its heartbeat) every replica it runs or has seen exit. An exited
+// replica is reported until the server acknowledges it in Work.Acked, so a
+// result survives a server restart and is recorded once.
+
+// Register is an agent's registration (and re-registration after the server
+// restarted or forgot it).
+type Register struct {
+	// Name is the node's name, unique in the cluster; a valid host-list
+	// entry (no ':', ',', white space).
+	Name string `json:"name"`
+	// Addr is the host name or address other nodes reach it by.
+	Addr string `json:"addr"`
+	GPUs []GPU  `json:"gpus"`
+	// Replicas are the replicas the agent still runs or has seen exit.
+	Replicas []ReplicaStatus `json:"replicas,omitempty"`
+}
+
+// RegisterReply answers a registration.
+type RegisterReply struct {
+	// HeartbeatS is how often the agent must report, in seconds.
+	HeartbeatS float64 `json:"heartbeat_s"`
+}
+
+// Status is an agent's periodic report, also its heartbeat.
+type Status struct {
+	Replicas []ReplicaStatus `json:"replicas"`
+	// Version is the version of the newest Work the agent had applied
+	// (started and stopped replicas for) when it wrote this report; 0 when
+	// unknown. A replica the server has taken out of the work is gone once
+	// a report with a Version at least the work's version without it does
+	// not list it (it was stopped before it ever started).
+	Version int64 `json:"version,omitempty"`
+}
+
+// ReplicaPhase is where a replica is on its node.
+type ReplicaPhase string
+
+// Replica phases.
+const (
+	// ReplicaRunning: the process group is alive.
+	ReplicaRunning ReplicaPhase = "running"
+	// ReplicaExited: the process exited (ExitCode) or could not start
+	// (ExitCode -1 and Error).
+	ReplicaExited ReplicaPhase = "exited"
+)
+
+// ReplicaStatus is one replica as its agent sees it.
+type ReplicaStatus struct {
+	ID       string       `json:"id"`
+	Job      string       `json:"job"`
+	Phase    ReplicaPhase `json:"phase"`
+	PID      int          `json:"pid,omitempty"`
+	ExitCode int          `json:"exit_code"`
+	// Signal names the signal that ended the process, if one did.
+	Signal     string     `json:"signal,omitempty"`
+	Error      string     `json:"error,omitempty"`
+	StartedAt  time.Time  `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// Work is the complete list of replicas a node must run now.
+type Work struct {
+	// Version increases whenever the node's work changes.
+	Version  int64     `json:"version"`
+	Replicas []Replica `json:"replicas"`
+	// Acked lists exited replicas whose result the server has stored; the
+	// agent may forget them.
+	Acked []string `json:"acked,omitempty"`
+}
+
+// Replica is one process group to run on a node: the part of a job on that
+// node (one per node; it holds all the job's GPUs there).
+type Replica struct {
+	// ID is unique per job attempt and node, e.g. "j12.1.0" (job j12,
+	// attempt 1, node rank 0). A replica never changes its ID.
+	ID      string   `json:"id"`
+	Job     string   `json:"job"`
+	Command []string `json:"command"`
+	// Env is the complete extra environment: the spec's env plus the
+	// membership variables (CUDA_VISIBLE_DEVICES, MASTER_ADDR, MASTER_PORT,
+	// WORLD_SIZE, NNODES, NODE_RANK, LOCAL_WORLD_SIZE, GPUSCHED_JOB_ID,
+	// GPUSCHED_GENERATION, ...). The agent adds GPUSCHED_HOSTFILE.
+	Env     map[string]string `json:"env"`
+	Workdir string            `json:"workdir,omitempty"`
+	// GPUs are the node's device indices the replica uses.
+	GPUs []int `json:"gpus"`
+	// HostFile is the job's Horovod host list ("host:slots" lines); the
+	// agent writes it to a file named by GPUSCHED_HOSTFILE.
+	// That file is in the hostfile syntax of horovodrun --hostfile and
+	// mpirun ("host slots=N" lines); the agent also sets GPUSCHED_HOSTS
+	// ("host:slots,...") and GPUSCHED_HOST_DISCOVERY_SCRIPT (prints the list
+	// as sent), docs/AGENT.md.
+	HostFile     string `json:"host_file"`
+	GracePeriodS int    `json:"grace_period_s"`
+}
+
+// LogChunk carries replica output from an agent to the server (POST
+// /v1/agents/{name}/logs). Offset is where Data starts in the replica's
+// log; the server appends only at its current length, so a resent chunk is
+// harmless.
+type LogChunk struct {
+	Replica string `json:"replica"`
+	Job     string `json:"job"`
+	Offset  int64  `json:"offset"`
+	// Data is the raw output (base64 in JSON).
+	Data []byte `json:"data"`
+}
+
+// LogAck answers a log chunk with the server's length of that replica's log,
+// from which the agent sends next.
+type LogAck struct {
+	Length int64 `json:"length"`
+}

@@ -1,0 +1,70 @@
+package api
+
+import "time"
+
+// State is a job's life-cycle state as users see it.
+type State string
+
+// Job states. queued, running and preempted are active; the rest final.
+const (
+	Queued    State = "queued"
+	Running   State = "running"
+	Preempted State = "preempted"
+	Succeeded State = "succeeded"
+	Failed    State = "failed"
+	Cancelled State = "cancelled"
+)
+
+// Final reports whether s is an end state.
+func (s State) Final() bool { return s == Succeeded || s == Failed || s == Cancelled }
+
+// States lists every state in life-cycle order.
+func States() []State { return []State{Queued, Running, Preempted, Succeeded, Failed, Cancelled} }
+
+// Job is a submitted job as the server reports it: the spec's fields plus
+// its status. POST /v1/jobs answers with one; GET /v1/jobs with a list.
+type Job struct {
+	ID            string            `json:"id"`
+	Name          string            `json:"name"`
+	User          string            `json:"user,omitempty"`
+	State         State             `json:"state"`
+	GPUsRequested int               `json:"gpus_requested"`
+	MinGPUs       int               `json:"min_gpus"`
+	MaxGPUs       int               `json:"max_gpus"`
+	GPUType       string            `json:"gpu_type,omitempty"`
+	Model         string            `json:"model,omitempty"`
+	Priority      int               `json:"priority"`
+	Command       []string          `json:"command"`
+	Env           map[string]string `json:"env,omitempty"`
+	Workdir       string            `json:"workdir,omitempty"`
+	GracePeriodS  int               `json:"grace_period_s"`
+	// Alloc is the job's GPUs as "node/index", empty unless it runs.
+	Alloc []string `json:"alloc"`
+	// ExitCode is the first non-zero exit code of a failed job, 0 for a
+	// succeeded one, absent otherwise.
+	ExitCode *int `json:"exit_code"`
+	// Reason explains the current state (why it failed, who cancelled it,
+	// why it is still queued).
+	Reason      string     `json:"reason,omitempty"`
+	SubmittedAt time.Time  `json:"submitted_at"`
+	StartedAt   *time.Time `json:"started_at"`
+	FinishedAt  *time.Time `json:"finished_at"`
+	// Attempt counts the job's starts (1 on the first start).
+	Attempt int `json:"attempt"`
+	// Generation is the membership generation of the current attempt.
+	Generation int `json:"generation,omitempty"`
+	// Events is the job's history, oldest first (only in GET /v1/jobs/{id}).
+	Events []JobEvent `json:"events,omitempty"`
+}
+
+// JobEvent is one step of a job's history.
+type JobEvent struct {
+	Time    time.Time `json:"time"`
+	Event   string    `json:"event"`
+	Message string    `json:"message,omitempty"`
+}
+
+// JobList is the answer of GET /v1/jobs.
+type JobList struct {
+	Jobs []Job `json:"jobs"`
+}

@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpusched/gpusched/agent"
+	"github.com/gpusched/gpusched/client"
+)
+
+// agentOptions are the flags of `gpusched agent`.
+type agentOptions struct {
+	server, name, addr, data, gpus string
+	stopOnExit                     bool
+	verbose                        bool
+}
+
+func newAgentCommand() *cobra.Command {
+	o := &agentOptions{}
+	cmd := &cobra.Command{
+		Use:   "agent --server URL [--name NODE] [--data DIR] [--gpus auto|TYPE=N,...]",
+		Short: "Run this machine's node agent: offer its GPUs and run the replicas the server assigns",
+		Long: "agent registers this machine's GPUs with the scheduler service, runs the job\n" +
+			"replicas the server assigns to it (each in its own process group, output in\n" +
+			"DIR/replicas/ID/output.log), reports their exits and ships their output.\n" +
+			"It survives server restarts: replicas keep running and results are reported\n" +
+			"once the server is back.\n\n" +
+			"On SIGINT or SIGTERM the agent exits and leaves its replicas running; an agent\n" +
+			"started later on the same --data adopts them. --stop-replicas-on-exit stops\n" +
+			"them first (SIGTERM, grace period, SIGKILL). docs/AGENT.md has the details.",
+		Example: "  gpusched agent --server http://head:7070\n" +
+			"  gpusched agent --server http://head:7070 --name gpu7 --gpus v100=8\n" +
+			"  GPUSCHED_SERVER=http://head:7070 gpusched agent --data /var/lib/gpusched",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runAgent(cmd.Context(), o, cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.server, "server", "", "scheduler service URL (default $"+client.EnvServer+", else "+client.DefaultServer+")")
+	f.StringVar(&o.name, "name", "", "node name, unique in the cluster (default: the host name)")
+	f.StringVar(&o.addr, "addr", "", "host name or address other nodes reach this one by (default: --name)")
+	f.StringVar(&o.data, "data", "", "data directory for replica output and records (default: <user cache dir>/gpusched/agent-NAME)")
+	f.StringVar(&o.gpus, "gpus", agent.AutoGPUs, "the node's GPUs: auto (discover with NVML) or TYPE=N, e.g. v100=4")
+	f.BoolVar(&o.stopOnExit, "stop-replicas-on-exit", false, "stop every running replica before the agent exits")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "log debug messages")
+	return cmd
+}
+
+// runAgent resolves the node's GPUs, builds the agent and runs it until
+// SIGINT or SIGTERM; a second signal (while replicas are being stopped, with
+// --stop-replicas-on-exit) kills the agent without waiting.
+func runAgent(ctx context.Context, o *agentOptions, stderr io.Writer) error {
+	gpus, err := agent.ResolveGPUs(o.gpus)
+	if err != nil {
+		if errors.Is(err, agent.ErrNoGPUs) {
+			return err // the machine, not the flag: exit 1
+		}
+		return usageError{err}
+	}
+	level := slog.LevelInfo
+	if o.verbose {
+		level = slog.LevelDebug
+	}
+	a, err := agent.New(agent.Config{
+		Server:     client.ServerURL(o.server, os.Getenv),
+		Name:       o.name,
+		Addr:       o.addr,
+		DataDir:    o.data,
+		GPUs:       gpus,
+		Logger:     slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		StopOnExit: o.stopOnExit,
+	})
+	if errors.Is(err, agent.ErrInvalidConfig) {
+		return usageError{err}
+	}
+	if err != nil {
+		return err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal ends the agent at once
+	}()
+	if err := a.Run(ctx); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	return nil
+}

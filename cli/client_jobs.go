@@ -1,0 +1,209 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpusched/gpusched/api"
+)
+
+// jobsOptions are the flags of `gpusched jobs`.
+type jobsOptions struct {
+	clientOptions
+	state string
+}
+
+func newJobsCommand() *cobra.Command {
+	o := &jobsOptions{}
+	cmd := &cobra.Command{
+		Use:   "jobs [--state STATE] [-o table|json|yaml]",
+		Short: "List the jobs of the scheduler service",
+		Long: "jobs lists the jobs the server knows, oldest first. The table shows times\n" +
+			"relative to now; -o json prints a JSON array of jobs, -o yaml a YAML list\n" +
+			"(times in RFC 3339).",
+		Example: "  gpusched jobs\n" +
+			"  gpusched jobs --state running\n" +
+			"  gpusched jobs -o json | jq -r '.[] | select(.state==\"failed\") | .id'",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runJobs(cmd, o) },
+	}
+	addClientFlags(cmd, &o.clientOptions)
+	cmd.Flags().StringVar(&o.state, "state", "", "only jobs in this state: "+statesText())
+	return cmd
+}
+
+func statesText() string {
+	s := make([]string, 0, len(api.States()))
+	for _, st := range api.States() {
+		s = append(s, string(st))
+	}
+	return strings.Join(s, ", ")
+}
+
+func runJobs(cmd *cobra.Command, o *jobsOptions) error {
+	state := api.State(o.state)
+	if state != "" && !slices.Contains(api.States(), state) {
+		return badInput("--state %q: want one of %s", o.state, statesText())
+	}
+	c, err := o.connect()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := callContext(cmd)
+	defer cancel()
+	jobs, err := c.Jobs(ctx, state)
+	if err != nil {
+		return clientError(err, "")
+	}
+	if o.output != outTable {
+		return writeValue(cmd.OutOrStdout(), o.output, jobs)
+	}
+	return writeJobsTable(cmd.OutOrStdout(), jobs, time.Now())
+}
+
+func newJobCommand() *cobra.Command {
+	o := &clientOptions{}
+	cmd := &cobra.Command{
+		Use:   "job ID [-o table|json|yaml]",
+		Short: "Show one job: its spec, state, allocation, exit code and events",
+		Example: "  gpusched job j7\n" +
+			"  gpusched job j7 -o json | jq .exit_code",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.connect()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := callContext(cmd)
+			defer cancel()
+			j, err := c.Job(ctx, args[0])
+			if err != nil {
+				return clientError(err, args[0])
+			}
+			if o.output != outTable {
+				return writeValue(cmd.OutOrStdout(), o.output, j)
+			}
+			return writeJobDetail(cmd.OutOrStdout(), j, time.Now())
+		},
+	}
+	addClientFlags(cmd, o)
+	return cmd
+}
+
+func newCancelCommand() *cobra.Command {
+	o := &clientOptions{}
+	cmd := &cobra.Command{
+		Use:   "cancel ID [-o table|json|yaml]",
+		Short: "Cancel a job: stop its replicas (SIGTERM, grace period, SIGKILL) or drop it from the queue",
+		Long: "cancel cancels a queued, running or preempted job and prints its ID and new\n" +
+			"state. Cancelling a job that has already ended is an error (exit status 1).",
+		Example: "  gpusched cancel j7",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.connect()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := callContext(cmd)
+			defer cancel()
+			j, err := c.Cancel(ctx, args[0])
+			if err != nil {
+				return clientError(err, args[0])
+			}
+			if o.output != outTable {
+				return writeValue(cmd.OutOrStdout(), o.output, j)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", j.ID, j.State)
+			return err
+		},
+	}
+	addClientFlags(cmd, o)
+	return cmd
+}
+
+// logsOptions are the flags of `gpusched logs`.
+type logsOptions struct {
+	clientOptions
+	follow bool
+}
+
+func newLogsCommand() *cobra.Command {
+	o := &logsOptions{}
+	cmd := &cobra.Command{
+		Use:   "logs ID [-f]",
+		Short: "Print a job's output (stdout and stderr of its replicas)",
+		Long: "logs copies a job's output to stdout. With -f it keeps printing new output\n" +
+			"until the job ends and the server closes the stream (or until interrupted).\n" +
+			"The output is plain text: -o accepts only table, the default.",
+		Example: "  gpusched logs j7\n" +
+			"  gpusched logs -f j7",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runLogs(cmd, o, args[0]) },
+	}
+	addClientFlags(cmd, &o.clientOptions)
+	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "keep printing new output until the job ends")
+	return cmd
+}
+
+func runLogs(cmd *cobra.Command, o *logsOptions, id string) error {
+	if o.output != outTable {
+		return badInput("logs: output is plain text, -o %s is not supported", o.output)
+	}
+	c, err := o.connect()
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	if !o.follow {
+		var cancel func()
+		ctx, cancel = callContext(cmd)
+		defer cancel()
+	}
+	rc, err := c.Logs(ctx, id, o.follow)
+	if err != nil {
+		return clientError(err, id)
+	}
+	defer rc.Close()
+	if _, err := io.Copy(cmd.OutOrStdout(), rc); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("logs %s: the server closed the stream early", id)
+		}
+		return fmt.Errorf("logs %s: %w", id, err)
+	}
+	return nil
+}
+
+func newNodesCommand() *cobra.Command {
+	o := &clientOptions{}
+	cmd := &cobra.Command{
+		Use:   "nodes [-o table|json|yaml]",
+		Short: "List the cluster's nodes: state, GPUs, GPUs in use, last heartbeat",
+		Example: "  gpusched nodes\n" +
+			"  gpusched nodes -o json | jq '[.[].gpus | length] | add'",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := o.connect()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := callContext(cmd)
+			defer cancel()
+			nodes, err := c.Nodes(ctx)
+			if err != nil {
+				return clientError(err, "")
+			}
+			if o.output != outTable {
+				return writeValue(cmd.OutOrStdout(), o.output, nodes)
+			}
+			return writeNodesTable(cmd.OutOrStdout(), nodes, time.Now())
+		},
+	}
+	addClientFlags(cmd, o)
+	return cmd
+}

@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpusched/gpusched/agent"
+	"github.com/gpusched/gpusched/api"
+	"github.com/gpusched/gpusched/server"
+)
+
+// devFallbackGPUs are the GPUs `dev` declares when NVML finds none.
+const devFallbackGPUs = "v100=4"
+
+// devOptions are the flags of `gpusched dev`: the server's plus the local
+// agent's.
+type devOptions struct {
+	server     serverOptions
+	gpus, name string
+	stopOnExit bool
+}
+
+func newDevCommand() *cobra.Command {
+	o := &devOptions{}
+	cmd := &cobra.Command{
+		Use:   "dev [--listen ADDR] [--data DIR] [--gpus auto|TYPE=N,...]",
+		Short: "Run the scheduler service and one local agent in one process, nothing to configure",
+		Long: "dev runs `gpusched server` and `gpusched agent` for this machine in one process,\n" +
+			"with the embedded store in --data: a complete single-node scheduler for a\n" +
+			"workstation. --gpus auto (the default) discovers the GPUs with NVML; without\n" +
+			"an NVIDIA driver it declares " + devFallbackGPUs + " so that jobs (any command)\n" +
+			"can be tried on a machine without GPUs. It prints the URL and a submit example.\n\n" +
+			"On SIGINT or SIGTERM it stops the running jobs' processes (SIGTERM, grace\n" +
+			"period, SIGKILL) and exits; --stop-replicas-on-exit=false leaves them running,\n" +
+			"for the next dev on the same --data to adopt. Jobs stay in the store either way.",
+		Example: "  gpusched dev\n" +
+			"  gpusched dev --gpus v100=8 --data /tmp/gpusched\n" +
+			"  gpusched dev --listen 127.0.0.1:0 --policy hlas --placer hetero",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDev(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	o.server.addFlags(cmd)
+	f := cmd.Flags()
+	f.Lookup("data").Usage = "data directory: the store, replica logs and the agent's files (default: <user cache dir>/gpusched/dev)"
+	f.StringVar(&o.gpus, "gpus", agent.AutoGPUs, "this machine's GPUs: auto (NVML, else "+devFallbackGPUs+") or TYPE=N, e.g. v100=4")
+	f.StringVar(&o.name, "name", "", "the local node's name (default: the host name)")
+	f.BoolVar(&o.stopOnExit, "stop-replicas-on-exit", true, "stop the running jobs' processes when dev exits")
+	return cmd
+}
+
+// devGPUs resolves --gpus; auto falls back to the declared devFallbackGPUs
+// when NVML finds no GPU.
+func devGPUs(spec string, logger *slog.Logger) ([]api.GPU, error) {
+	gpus, err := agent.ResolveGPUs(spec)
+	if errors.Is(err, agent.ErrNoGPUs) && spec == agent.AutoGPUs {
+		logger.Info("no GPUs discovered; declaring "+devFallbackGPUs, "reason", err)
+		return agent.ParseGPUs(devFallbackGPUs)
+	}
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return gpus, nil
+}
+
+// runDev runs the server and the local agent until SIGINT or SIGTERM.
+func runDev(ctx context.Context, o *devOptions, stdout, stderr io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	logger := o.server.logger(stderr)
+	gpus, err := devGPUs(o.gpus, logger)
+	if err != nil {
+		return err
+	}
+	if o.server.data == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return badInput("--data: no default data directory (%v); give one", err)
+		}
+		o.server.data = filepath.Join(dir, "gpusched", "dev")
+	}
+	srv, err := o.server.openServer(logger)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.server.listen)
+	if err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("--listen %s: %w", o.server.listen, err)
+	}
+	url := "http://" + ln.Addr().String()
+	a, err := agent.New(agent.Config{Server: url, Name: o.name, DataDir: filepath.Join(o.server.data, "agent"),
+		GPUs: gpus, Logger: logger.With("component", "agent"), StopOnExit: o.stopOnExit})
+	if err != nil {
+		_ = ln.Close()
+		_ = srv.Close()
+		if errors.Is(err, agent.ErrInvalidConfig) {
+			return usageError{err}
+		}
+		return err
+	}
+	printDevBanner(stdout, url, o.server.data, gpus)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runDevParts(ctx, srv, ln, a, logger)
+}
+
+// printDevBanner tells the user where the server is and how to use it.
+func printDevBanner(w io.Writer, url, data string, gpus []api.GPU) {
+	fmt.Fprintf(w, "gpusched dev: serving on %s (data in %s, %d %s GPUs)\n", url, data, len(gpus), gpus[0].Type)
+	fmt.Fprintf(w, "try:\n  export GPUSCHED_SERVER=%s\n", url)
+	fmt.Fprintf(w, "  gpusched submit --name hello --gpus 1 -- sh -c 'echo hello from GPU $CUDA_VISIBLE_DEVICES'\n")
+	fmt.Fprintf(w, "  gpusched jobs\n  gpusched logs j1\n")
+}
+
+// runDevParts serves srv on ln and runs the agent until ctx ends or either
+// fails. The agent stops first, so that the replicas it stops are reported
+// to a server still running; then the server shuts down.
+func runDevParts(ctx context.Context, srv *server.Server, ln net.Listener, a *agent.Agent, logger *slog.Logger) error {
+	srvCtx, stopServer := context.WithCancel(context.Background())
+	defer stopServer()
+	served := make(chan error, 1)
+	go func() { served <- serve(srvCtx, srv, ln, logger) }()
+	agentCtx, stopAgent := context.WithCancel(ctx)
+	defer stopAgent()
+	ran := make(chan error, 1)
+	go func() { ran <- a.Run(agentCtx) }()
+	var err error
+	select {
+	case err = <-ran:
+		if err != nil {
+			err = fmt.Errorf("agent: %w", err)
+		}
+	case err = <-served: // the server failed before we asked it to stop
+		stopAgent()
+		if aerr := <-ran; aerr != nil {
+			err = errors.Join(err, fmt.Errorf("agent: %w", aerr))
+		}
+		return err
+	}
+	stopServer()
+	return errors.Join(err, <-served)
+}

@@ -1,0 +1,137 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpusched/gpusched/audit"
+)
+
+const storageCluster = "../testdata/clusters/storage.yaml"
+
+// simEvents runs gpusched sim --json with an event log and returns the
+// summary and the log, after auditing the log and comparing it with the
+// summary.
+func simEvents(t *testing.T, args ...string) (string, string) {
+	t.Helper()
+	events := filepath.Join(t.TempDir(), "ev.jsonl")
+	code, out, errs := run(t, append([]string{"sim", "--json", "--events", events}, args...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	log, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := audit.Check(strings.NewReader(string(log)), events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := audit.Compare(res, []byte(out)); err != nil {
+		t.Error(err)
+	}
+	return out, string(log)
+}
+
+func TestSimEnergyPlacer(t *testing.T) {
+	gavelStyle := testdata + "gavel-style.jsonl"
+	for _, args := range [][]string{
+		// The heterogeneous cluster with storage: staging and scores.
+		{"--trace", gavelStyle, "--cluster", storageCluster, "--policy", "fifo", "--backfill"},
+		{"--trace", gavelStyle, "--cluster", storageCluster, "--policy", "las"},
+		// A small cluster, so that the best node is often in state 3.
+		{"--trace", gavelStyle, "--limit", "150", "--gpus", "v100=16,k80=16", "--gpus-per-node", "8", "--policy", "fifo", "--backfill"},
+		{"--trace", testdata + "philly/philly-head2000.csv", "--gpus", "v100=32,p100=32,k80=32", "--gpus-per-node", "8", "--policy", "las"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			args := append(args, "--placer", "energy")
+			out, log := simEvents(t, args...)
+			if !strings.Contains(out, `"placer":"energy"`) {
+				t.Errorf("summary names another placer: %s", out)
+			}
+			out2, log2 := simEvents(t, args...)
+			if out != out2 || log != log2 {
+				t.Error("two runs with the same flags differ")
+			}
+		})
+	}
+}
+
+func TestSimEnergyPauses(t *testing.T) {
+	// 150 Gavel-style jobs on 32 GPUs: nodes reach load state 3, jobs are
+	// paused, and every pause names its best node.
+	_, log := simEvents(t, "--trace", testdata+"gavel-style.jsonl", "--limit", "150", "--gpus", "v100=16,k80=16",
+		"--gpus-per-node", "8", "--policy", "fifo", "--backfill", "--placer", "energy")
+	n := 0
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, `"event":"pause"`) {
+			n++
+			if !strings.Contains(line, `"reason":"best node n`) || !strings.HasSuffix(line, ` is in load state 3"}`) {
+				t.Errorf("pause line %s", line)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no pause event")
+	}
+}
+
+func TestSimStagingDelaysJobs(t *testing.T) {
+	// The same placements with and without datasets: staging only adds.
+	base := []string{"--cluster", storageCluster, "--policy", "fifo", "--backfill", "--placer", "pack"}
+	trace := testdata + "gavel-style.jsonl"
+	data, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := filepath.Join(t.TempDir(), "bare.jsonl")
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		i := strings.Index(l, `,"dataset_gb"`)
+		lines = append(lines, l[:i]+"}")
+	}
+	if err := os.WriteFile(bare, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	with, _ := simEvents(t, append(base, "--trace", trace, "--limit", "40")...)
+	without, _ := simEvents(t, append(base, "--trace", bare, "--limit", "40")...)
+	jct := func(s string) float64 {
+		var sum struct {
+			AvgJCT float64 `json:"avg_jct_s"`
+		}
+		if err := json.Unmarshal([]byte(s), &sum); err != nil {
+			t.Fatal(err)
+		}
+		return sum.AvgJCT
+	}
+	if !(jct(with) > jct(without)) {
+		t.Errorf("avg JCT with datasets %v, without %v: staging should add", jct(with), jct(without))
+	}
+}
+
+func TestSimEnergyErrors(t *testing.T) {
+	dir := t.TempDir()
+	noPower := filepath.Join(dir, "p40.yaml")
+	if err := os.WriteFile(noPower, []byte("gpu_types: [{name: p40, mem_mib: 24576, tflops: 12}]\nnodes: [{name: a, gpu_type: p40, gpus: 8}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badNet := filepath.Join(dir, "net.yaml")
+	if err := os.WriteFile(badNet, []byte("nodes: [{name: a, gpu_type: v100, gpus: 8, links: [{storage: nas}]}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--cluster", noPower, "--placer", "energy"}, `gpu_types[0].power: type "p40" has no default power figures`},
+		{[]string{"--cluster", badNet}, `nodes[0].links[0].storage: unknown storage device "nas": the file declares none`},
+	} {
+		code, _, errs := run(t, append([]string{"sim"}, tc.args...)...)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+}

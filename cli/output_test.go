@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gpusched/gpusched/api"
+)
+
+func TestCompactAlloc(t *testing.T) {
+	tests := []struct {
+		in   []string
+		want string
+	}{
+		{nil, "-"},
+		{[]string{"n0/0"}, "n0/0"},
+		{[]string{"n0/0", "n0/1", "n0/2", "n0/3"}, "n0/0-3"},
+		{[]string{"n0/0", "n0/1", "n0/3", "n1/0", "n1/1"}, "n0/0-1,n0/3,n1/0-1"},
+		{[]string{"rack1/n0/2", "rack1/n0/3"}, "rack1/n0/2-3"},
+		{[]string{"odd", "n0/x", "n0/1"}, "odd,n0/x,n0/1"},
+		{[]string{"n0/1", "n0/0"}, "n0/1,n0/0"},
+	}
+	for _, tt := range tests {
+		if got := compactAlloc(tt.in); got != tt.want {
+			t.Errorf("compactAlloc(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestAgo(t *testing.T) {
+	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s ago"},
+		{-time.Minute, "0s ago"},
+		{45 * time.Second, "45s ago"},
+		{3*time.Minute + 59*time.Second, "3m ago"},
+		{2 * time.Hour, "2h ago"},
+		{2*time.Hour + 5*time.Minute, "2h5m ago"},
+		{3*24*time.Hour + 4*time.Hour, "3d4h ago"},
+		{3 * 24 * time.Hour, "3d ago"},
+	}
+	for _, tt := range tests {
+		if got := ago(now.Add(-tt.d), now); got != tt.want {
+			t.Errorf("ago(now-%v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+	if got := ago(time.Time{}, now); got != "-" {
+		t.Errorf("ago(zero) = %q", got)
+	}
+}
+
+func TestGPUTypes(t *testing.T) {
+	g := func(types ...string) []api.GPU {
+		out := make([]api.GPU, len(types))
+		for i, ty := range types {
+			out[i] = api.GPU{Index: i, Type: ty}
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		in   []api.GPU
+		want string
+	}{
+		{g(), "-"},
+		{g("v100", "v100"), "v100"},
+		{g("v100", "k80", "v100", ""), "v100=2,k80=1,?=1"},
+	} {
+		if got := gpuTypes(tt.in); got != tt.want {
+			t.Errorf("gpuTypes(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestQuoteArgsAndCell(t *testing.T) {
+	if got := quoteArgs([]string{"sh", "-c", "echo hi", "it's", "", "a=b,c/d"}); got != `sh -c 'echo hi' 'it'\''s' '' a=b,c/d` {
+		t.Errorf("quoteArgs = %s", got)
+	}
+	if got := cell("a\tb\x1b[31m"); got != "a?b?[31m" {
+		t.Errorf("cell = %q", got)
+	}
+	if cell("") != "-" {
+		t.Error(`cell("") != "-"`)
+	}
+}
+
+func TestGPUsText(t *testing.T) {
+	for _, tt := range []struct {
+		j    api.Job
+		want string
+	}{
+		{api.Job{GPUsRequested: 4, MinGPUs: 4, MaxGPUs: 4}, "4"},
+		{api.Job{GPUsRequested: 4}, "4"},
+		{api.Job{GPUsRequested: 4, MinGPUs: 2, MaxGPUs: 8}, "4 (2-8)"},
+	} {
+		if got := gpusText(tt.j); got != tt.want {
+			t.Errorf("gpusText(%+v) = %q, want %q", tt.j, got, tt.want)
+		}
+	}
+}
+
+func TestParseGrace(t *testing.T) {
+	for in, want := range map[string]int{"0": 0, "45": 45, "2m": 120, "1m30s": 90, "-1": -1} {
+		if got, err := parseGrace(in); err != nil || got != want {
+			t.Errorf("parseGrace(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "1.5s", "soon", "500ms"} {
+		if _, err := parseGrace(in); err == nil {
+			t.Errorf("parseGrace(%q) succeeded", in)
+		}
+	}
+}
+
+func TestFlagMessage(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{&api.FieldError{Field: "min_gpus", Message: "5: want 1..gpus (4)"}, "--min-gpus: 5: want 1..gpus (4)"},
+		{&api.FieldError{Field: "grace_period_s", Message: "-1: want 0..86400"}, "--grace-period: -1: want 0..86400"},
+		{&api.FieldError{Field: "env.K", Message: "value contains a NUL byte"}, "--env: value contains a NUL byte"},
+		{&api.FieldError{Field: "command[1]", Message: "contains a NUL byte"}, "command[1]: contains a NUL byte"},
+		{errors.New("plain"), "plain"},
+	} {
+		if got := flagMessage(tt.err); got != tt.want {
+			t.Errorf("flagMessage(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpusched/gpusched/config"
+	"github.com/gpusched/gpusched/recipe"
+	"github.com/gpusched/gpusched/server"
+)
+
+// defaultListen is the default --listen of server and dev (DESIGN.md).
+const defaultListen = "127.0.0.1:7070"
+
+// shutdownTimeout bounds the graceful shutdown of the HTTP server.
+const shutdownTimeout = 10 * time.Second
+
+// serverOptions are the flags of `gpusched server`, shared with `gpusched
+// dev`: addFlags defines them, openServer builds the server from them and
+// serve runs it.
+type serverOptions struct {
+	listen, data, store, config string
+	names                       recipe.Names
+	heartbeatTimeout            time.Duration
+	verbose                     bool
+	// given reports whether a flag was set on the command line.
+	given func(flag string) bool
+}
+
+func newServerCommand() *cobra.Command {
+	o := &serverOptions{}
+	cmd := &cobra.Command{
+		Use:   "server [--listen ADDR] [--data DIR] [--store bolt] [--policy P --placer P --scaler S | --config FILE]",
+		Short: "Run the scheduler service: REST API, durable job store and scheduling loop",
+		Long: "server runs the scheduler service: the REST API under /v1 (jobs, nodes, logs),\n" +
+			"the protocol its node agents speak, the durable job store (bbolt in DIR/store.db)\n" +
+			"and the scheduling loop, which runs the same engine as `gpusched sim` on the real\n" +
+			"clock. Replica output is kept in DIR/logs. A server restarted on the same --data\n" +
+			"reloads every job. On SIGINT or SIGTERM it shuts down gracefully; jobs keep\n" +
+			"running on their nodes. docs/SERVER.md has the details.",
+		Example: "  gpusched server\n" +
+			"  gpusched server --listen :7070 --data /var/lib/gpusched --policy hlas --placer hetero\n" +
+			"  gpusched server --config sched.yaml --heartbeat-timeout 30s",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServer(cmd.Context(), o, cmd.ErrOrStderr())
+		},
+	}
+	o.addFlags(cmd)
+	return cmd
+}
+
+// addFlags defines the server's flags on cmd.
+func (o *serverOptions) addFlags(cmd *cobra.Command) {
+	def := recipe.Defaults()
+	f := cmd.Flags()
+	o.given = func(name string) bool { return f.Changed(name) }
+	f.StringVar(&o.listen, "listen", defaultListen, "address to serve the API on (host:port)")
+	f.StringVar(&o.data, "data", "", "data directory: the store (store.db) and replica logs (default: <user cache dir>/gpusched/server)")
+	f.StringVar(&o.store, "store", "bolt", "job store: bolt (the embedded store in --data)")
+	f.StringVar(&o.config, "config", "", "scheduler configuration file (YAML, docs/CONFIG.md): policy, placer, scaler and their settings; flags win")
+	f.StringVar(&o.names.Policy, "policy", def.Policy, "queue policy: "+strings.Join(servicePolicies(), ", "))
+	f.StringVar(&o.names.Placer, "placer", def.Placer, "placer: "+strings.Join(recipe.Placers(), ", "))
+	f.StringVar(&o.names.Scaler, "scaler", def.Scaler, "elastic scaler: "+strings.Join(recipe.Scalers(), ", "))
+	f.DurationVar(&o.heartbeatTimeout, "heartbeat-timeout", server.DefaultHeartbeatTimeout,
+		"mark a node down (its running jobs fail) when its agent has not reported for this long")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "log debug messages")
+}
+
+// servicePolicies are the policies the service accepts (srtf needs job
+// durations).
+func servicePolicies() []string {
+	var out []string
+	for _, p := range recipe.Policies() {
+		if p != "srtf" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// logger returns the slog logger of the options.
+func (o *serverOptions) logger(stderr io.Writer) *slog.Logger {
+	level := slog.LevelInfo
+	if o.verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// serverConfig turns the flags (and the --config file) into a server
+// configuration; the store is left to server.New (bbolt in the data
+// directory).
+func (o *serverOptions) serverConfig(logger *slog.Logger) (server.Config, error) {
+	if o.store != "bolt" {
+		if strings.HasPrefix(o.store, "etcd://") {
+			return server.Config{}, badInput("--store %s: the etcd store is not implemented yet; use bolt", o.store)
+		}
+		return server.Config{}, badInput("--store %q: want bolt", o.store)
+	}
+	if o.heartbeatTimeout <= 0 {
+		return server.Config{}, badInput("--heartbeat-timeout %s: must be positive", o.heartbeatTimeout)
+	}
+	names, opts := o.names, recipe.DefaultOptions()
+	if o.config != "" {
+		data, err := os.ReadFile(o.config)
+		if err != nil {
+			return server.Config{}, badInput("--config: %w", err)
+		}
+		f, err := config.ParseSchedFile(o.config, data)
+		if err != nil {
+			return server.Config{}, usageError{err}
+		}
+		f.Apply(&names, &opts, o.given)
+	}
+	dir, err := o.dataDir()
+	if err != nil {
+		return server.Config{}, err
+	}
+	cfg := server.Config{DataDir: dir, Names: names, Options: &opts, HeartbeatTimeout: o.heartbeatTimeout, Logger: logger}
+	if d := server.DefaultHeartbeatInterval; o.heartbeatTimeout <= d {
+		cfg.HeartbeatInterval = o.heartbeatTimeout / 3
+	}
+	return cfg, nil
+}
+
+// dataDir returns --data or its default.
+func (o *serverOptions) dataDir() (string, error) {
+	if o.data != "" {
+		return o.data, nil
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", badInput("--data: no default data directory (%v); give one", err)
+	}
+	return filepath.Join(cache, "gpusched", "server"), nil
+}
+
+// openServer builds the server from the flags: it opens (or creates) the
+// store in the data directory and loads its jobs. Bad flags and a refused
+// configuration (srtf, unknown names) are usage errors.
+func (o *serverOptions) openServer(logger *slog.Logger) (*server.Server, error) {
+	cfg, err := o.serverConfig(logger)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := server.New(cfg)
+	if errors.Is(err, server.ErrConfig) {
+		return nil, usageError{err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return srv, nil
+}
+
+// runServer runs `gpusched server` until SIGINT or SIGTERM.
+func runServer(ctx context.Context, o *serverOptions, stderr io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	logger := o.logger(stderr)
+	srv, err := o.openServer(logger)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("--listen %s: %w", o.listen, err)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, srv, ln, logger)
+}
+
+// serve serves srv's API on ln and runs its scheduling loop until ctx
+// ends, then shuts down gracefully: the loop stops (waking long-polls and
+// log followers), the HTTP server finishes its requests, and the server
+// and its store are closed. serve closes ln.
+func serve(ctx context.Context, srv *server.Server, ln net.Listener, logger *slog.Logger) error {
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	runCtx, stopRun := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- srv.Run(runCtx) }()
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	logger.Info("serving", "addr", ln.Addr().String())
+	var err error
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down")
+	case err = <-served:
+		err = fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	}
+	stopRun()
+	err = errors.Join(err, <-ran)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if serr := hs.Shutdown(sctx); serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, fmt.Errorf("shut down the HTTP server: %w", serr))
+	}
+	return errors.Join(err, srv.Close())
+}

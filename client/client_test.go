@@ -1,0 +1,314 @@
+package client_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpusched/gpusched/api"
+	"github.com/gpusched/gpusched/client"
+	"github.com/gpusched/gpusched/client/clienttest"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// newClient starts a fake server and a client of it.
+func newClient(t *testing.T) (*clienttest.Server, *client.Client) {
+	t.Helper()
+	srv := clienttest.New(t)
+	c, err := client.New(srv.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, c
+}
+
+func TestServerURL(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == client.EnvServer {
+				return v
+			}
+			return ""
+		}
+	}
+	tests := []struct {
+		name, flag string
+		getenv     func(string) string
+		want       string
+	}{
+		{"flag wins", "http://a:1", env("http://b:2"), "http://a:1"},
+		{"env", "", env("http://b:2"), "http://b:2"},
+		{"env blank", "", env("  "), client.DefaultServer},
+		{"default", "", env(""), "http://127.0.0.1:7070"},
+		{"nil getenv", "", nil, client.DefaultServer},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := client.ServerURL(tt.flag, tt.getenv); got != tt.want {
+				t.Errorf("ServerURL(%q) = %q, want %q", tt.flag, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNewValidatesURL(t *testing.T) {
+	tests := []struct{ url, wantErr string }{
+		{"http://127.0.0.1:7070", ""},
+		{"https://sched.example.com/gpusched/", ""},
+		{"", "empty"},
+		{"127.0.0.1:7070", "no scheme, want http://127.0.0.1:7070"},
+		{"localhost:7070", "no scheme"},
+		{"ftp://host:21", "scheme must be http or https, e.g. http://host:21"},
+		{"http://", "no host"},
+		{"http://h:1/?x=1", "query"},
+		{"http://u:p@h:1", "user"},
+		{"http://h:1/%zz", "invalid URL escape"},
+	}
+	for _, tt := range tests {
+		c, err := client.New(tt.url, nil)
+		if tt.wantErr == "" {
+			if err != nil {
+				t.Errorf("New(%q): %v", tt.url, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("New(%q) = %v, %v; want error containing %q", tt.url, c, err, tt.wantErr)
+		}
+	}
+	c, _ := client.New("https://sched.example.com/gpusched/", nil)
+	if c.URL() != "https://sched.example.com/gpusched" {
+		t.Errorf("URL() = %q", c.URL())
+	}
+}
+
+func TestSubmitAndGet(t *testing.T) {
+	srv, c := newClient(t)
+	ctx := context.Background()
+	spec := api.JobSpec{Name: "resnet", Command: []string{"sh", "-c", "echo hi"}, GPUs: 4,
+		MinGPUs: ptr(2), MaxGPUs: ptr(8), Env: map[string]string{"K": "V"}, GracePeriodS: ptr(0)}
+	j, err := c.Submit(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.ID == "" || j.State != api.Queued || j.GPUsRequested != 4 || j.MinGPUs != 2 || j.MaxGPUs != 8 {
+		t.Errorf("submitted job = %+v", j)
+	}
+	got, _ := srv.Spec(j.ID)
+	if !slices.Equal(got.Command, spec.Command) || *got.GracePeriodS != 0 || got.Env["K"] != "V" {
+		t.Errorf("server got spec %+v", got)
+	}
+	full, err := c.Job(ctx, j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.ID != j.ID || len(full.Events) == 0 {
+		t.Errorf("Job(%s) = %+v", j.ID, full)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	_, c := newClient(t)
+	ctx := context.Background()
+	_, err := c.Submit(ctx, api.JobSpec{Command: []string{"x"}, GPUs: 4, MinGPUs: ptr(5)})
+	want := "server: 400 min_gpus: 5: want 1..gpus (4)"
+	if err == nil || err.Error() != want {
+		t.Errorf("Submit: %v, want %q", err, want)
+	}
+	var ce *client.Error
+	if !errors.As(err, &ce) || !ce.BadRequest() || ce.Body.Field != "min_gpus" {
+		t.Errorf("Submit error %#v, want a 400 *client.Error naming min_gpus", err)
+	}
+	_, err = c.Job(ctx, "j9")
+	if !errors.As(err, &ce) || !ce.NotFound() || client.StatusOf(err) != 404 {
+		t.Errorf("Job(j9): %v, want 404", err)
+	}
+	if _, err := c.Job(ctx, ""); err == nil {
+		t.Error("Job(\"\") succeeded")
+	}
+	_, err = c.Jobs(ctx, "sleeping")
+	if client.StatusOf(err) != 400 {
+		t.Errorf("Jobs(sleeping): %v, want 400", err)
+	}
+	big := api.JobSpec{Command: []string{strings.Repeat("x", api.MaxBodyBytes)}, GPUs: 1}
+	if _, err := c.Submit(ctx, big); client.StatusOf(err) != 413 {
+		t.Errorf("huge Submit: %v, want 413", err)
+	}
+	if client.StatusOf(errors.New("x")) != 0 {
+		t.Error("StatusOf(plain error) != 0")
+	}
+}
+
+func TestCancel(t *testing.T) {
+	srv, c := newClient(t)
+	ctx := context.Background()
+	j, _ := c.Submit(ctx, api.JobSpec{Command: []string{"x"}, GPUs: 1})
+	srv.Start(j.ID, "n0/0")
+	got, err := c.Cancel(ctx, j.ID)
+	if err != nil || got.State != api.Cancelled {
+		t.Fatalf("Cancel = %+v, %v", got, err)
+	}
+	_, err = c.Cancel(ctx, j.ID)
+	var ce *client.Error
+	if !errors.As(err, &ce) || !ce.Conflict() {
+		t.Errorf("second Cancel: %v, want 409", err)
+	}
+}
+
+func TestJobsFilterAndNodes(t *testing.T) {
+	srv, c := newClient(t)
+	ctx := context.Background()
+	jobs, err := c.Jobs(ctx, "")
+	if err != nil || jobs == nil || len(jobs) != 0 {
+		t.Fatalf("empty Jobs = %#v, %v; want an empty non-nil list", jobs, err)
+	}
+	for range 3 {
+		c.Submit(ctx, api.JobSpec{Command: []string{"x"}, GPUs: 1})
+	}
+	srv.Start("j2", "n0/0")
+	running, err := c.Jobs(ctx, api.Running)
+	if err != nil || len(running) != 1 || running[0].ID != "j2" {
+		t.Errorf("Jobs(running) = %+v, %v", running, err)
+	}
+	if r := srv.Requests(); !slices.Contains(r, "GET /v1/jobs?state=running") {
+		t.Errorf("requests %q lack the state filter", r)
+	}
+	nodes, err := c.Nodes(ctx)
+	if err != nil || nodes == nil || len(nodes) != 0 {
+		t.Fatalf("empty Nodes = %#v, %v", nodes, err)
+	}
+	srv.AddNode(api.Node{Name: "n0", State: api.NodeReady, GPUs: []api.GPU{{Index: 0, Type: "v100"}}})
+	if nodes, _ := c.Nodes(ctx); len(nodes) != 1 || nodes[0].GPUs[0].Type != "v100" {
+		t.Errorf("Nodes = %+v", nodes)
+	}
+	if err := c.Health(ctx); err != nil {
+		t.Errorf("Health: %v", err)
+	}
+}
+
+func TestLogsFollow(t *testing.T) {
+	srv, c := newClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	j, _ := c.Submit(ctx, api.JobSpec{Command: []string{"x"}, GPUs: 1})
+	srv.Log(j.ID, "one\n")
+	rc, err := c.Logs(ctx, j.ID, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	br := bufio.NewReader(rc)
+	if line, err := br.ReadString('\n'); line != "one\n" {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	srv.Log(j.ID, "two\n")
+	if line, err := br.ReadString('\n'); line != "two\n" {
+		t.Fatalf("streamed line %q, %v", line, err)
+	}
+	srv.Log(j.ID, "three\n")
+	srv.Finish(j.ID, 0)
+	rest, err := io.ReadAll(br)
+	if err != nil || string(rest) != "three\n" {
+		t.Errorf("rest %q, %v; want the last line and EOF", rest, err)
+	}
+	if _, err := c.Logs(ctx, "j9", false); client.StatusOf(err) != 404 {
+		t.Errorf("Logs(j9): %v, want 404", err)
+	}
+	rc2, err := c.Logs(ctx, j.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := io.ReadAll(rc2)
+	rc2.Close()
+	if string(all) != "one\ntwo\nthree\n" {
+		t.Errorf("Logs = %q", all)
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "http://" + ln.Addr().String()
+	ln.Close() // nothing listens there now
+	c, _ := client.New(addr, nil)
+	_, err = c.Jobs(context.Background(), "")
+	var ue *client.UnreachableError
+	if !errors.As(err, &ue) {
+		t.Fatalf("Jobs: %v, want *UnreachableError", err)
+	}
+	for _, want := range []string{addr, "connection refused", "gpusched dev", "--server"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q lacks %q", err, want)
+		}
+	}
+}
+
+func TestNonJSONErrorAnswer(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/nodes":
+			http.Error(w, "<html>bad gateway</html>\nmore", http.StatusBadGateway)
+		case "/v1/jobs":
+			w.WriteHeader(http.StatusInternalServerError)
+		default:
+			io.WriteString(w, "{not json")
+		}
+	}))
+	defer ts.Close()
+	c, _ := client.New(ts.URL, ts.Client())
+	ctx := context.Background()
+	if _, err := c.Nodes(ctx); err == nil || err.Error() != "server: 502 <html>bad gateway</html>" {
+		t.Errorf("Nodes: %v", err)
+	}
+	if _, err := c.Jobs(ctx, ""); err == nil || err.Error() != "server: 500 Internal Server Error" {
+		t.Errorf("Jobs: %v", err)
+	}
+	if _, err := c.Job(ctx, "j1"); err == nil || !strings.Contains(err.Error(), "decode answer") {
+		t.Errorf("Job: %v", err)
+	}
+}
+
+func TestErrorMessageAddsField(t *testing.T) {
+	e := &client.Error{Status: 400, Body: api.Error{Error: "5 is above max_gpus 4", Field: "min_gpus"}}
+	if got := e.Error(); got != "server: 400 min_gpus: 5 is above max_gpus 4" {
+		t.Errorf("Error() = %q", got)
+	}
+	e.Body.Error = "min_gpus: 5 is above max_gpus 4"
+	if got := e.Error(); got != "server: 400 min_gpus: 5 is above max_gpus 4" {
+		t.Errorf("Error() = %q", got)
+	}
+}
+
+func TestContextCancelsFollow(t *testing.T) {
+	srv, c := newClient(t)
+	j, _ := c.Submit(context.Background(), api.JobSpec{Command: []string{"x"}, GPUs: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	rc, err := c.Logs(ctx, j.ID, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	done := make(chan error, 1)
+	go func() { _, err := io.ReadAll(rc); done <- err }()
+	srv.Log(j.ID, "x")
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("read after cancel: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("follow did not end on cancel")
+	}
+}

@@ -1,0 +1,209 @@
+package server
+
+import (
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpusched/gpusched/api"
+	"github.com/gpusched/gpusched/membership"
+	"github.com/gpusched/gpusched/model"
+)
+
+// start records waiting job j as running on gpus, which the caller has
+// already taken in the model. Its replicas reach the nodes' work only after
+// the batch commits.
+func (s *Server) start(b *batch, j *job, gpus []model.GPU, now time.Time) error {
+	slots := make([]membership.Slot, len(gpus))
+	for i, g := range gpus {
+		n := s.nodes[s.cluster.Nodes[g.Node].Name]
+		slots[i] = membership.Slot{Host: n.name, GPU: n.gpus[g.Index].Index}
+	}
+	m, err := membership.New(j.rec.ID, slots)
+	if err != nil {
+		return fmt.Errorf("start %s: %w", j.rec.ID, err)
+	}
+	rec := b.edit(j)
+	rec.Attempt++
+	rec.Generation++
+	rec.State, rec.Reason, rec.Stopping = api.Running, "", ""
+	rec.StartedAt = ptr(now.UTC())
+	rec.Replicas = make([]replicaRec, len(m.Hosts))
+	for i, h := range m.Hosts {
+		rec.Replicas[i] = replicaRec{ID: replicaID(rec.ID, rec.Attempt, i), Node: h.Name, GPUs: h.GPUs}
+	}
+	rec.Alloc = make([]string, 0, len(gpus))
+	for _, sl := range m.Slots() {
+		rec.Alloc = append(rec.Alloc, sl.String())
+	}
+	rec.Port = s.port(b, rec)
+	reps, err := s.replicas(rec)
+	if err != nil {
+		return err
+	}
+	rec.event(now, "started", "attempt %d on %s", rec.Attempt, strings.Join(rec.Alloc, ","))
+	t := model.Time(now.UnixMilli())
+	b.then(func() {
+		if j.mj.FirstStart < 0 {
+			j.mj.FirstStart = t
+		}
+		j.mj.LastStart, j.mj.Mark, j.mj.Resume = t, t, t
+		s.assign(reps)
+	})
+	return nil
+}
+
+// port picks the attempt's MASTER_PORT: a hash of the replica ID prefix in
+// the configured range, moved on past the ports of other running jobs whose
+// master is the same node.
+func (s *Server) port(b *batch, rec *record) int {
+	if b.ports == nil {
+		b.ports = s.usedPorts()
+	}
+	master := rec.Replicas[0].Node
+	used := b.ports[master]
+	if used == nil {
+		used = map[int]bool{}
+		b.ports[master] = used
+	}
+	h := fnv.New32a()
+	h.Write([]byte(rec.ID + "." + strconv.Itoa(rec.Attempt)))
+	base, n := s.cfg.PortBase, s.cfg.PortRange
+	p := base + int(h.Sum32()%uint32(n))
+	for k := range n {
+		if q := base + (p-base+k)%n; !used[q] {
+			p = q
+			break
+		}
+	}
+	used[p] = true
+	return p
+}
+
+// usedPorts returns the MASTER_PORTs of the running jobs by master node.
+func (s *Server) usedPorts() map[string]map[int]bool {
+	ports := map[string]map[int]bool{}
+	for _, j := range s.active {
+		if r := &j.rec; r.State == api.Running && len(r.Replicas) > 0 {
+			m := ports[r.Replicas[0].Node]
+			if m == nil {
+				m = map[int]bool{}
+				ports[r.Replicas[0].Node] = m
+			}
+			m[r.Port] = true
+		}
+	}
+	return ports
+}
+
+// replicas builds the api.Replica of every replica of the record's
+// attempt: the spec's command and env plus the membership variables.
+func (s *Server) replicas(rec *record) ([]api.Replica, error) {
+	if len(rec.Replicas) == 0 {
+		return nil, fmt.Errorf("job %s has no replicas", rec.ID)
+	}
+	m := membership.Membership{Job: rec.ID, Generation: rec.Generation}
+	for _, rr := range rec.Replicas {
+		m.Hosts = append(m.Hosts, membership.Host{Name: rr.Node, GPUs: rr.GPUs})
+	}
+	hostFile := m.HostList()
+	master := rec.Replicas[0].Node
+	if n := s.nodes[master]; n != nil {
+		master = n.masterAddr()
+	}
+	out := make([]api.Replica, 0, len(rec.Replicas))
+	for _, rr := range rec.Replicas {
+		env, err := m.NodeEnv(rr.Node, rec.Port)
+		if err != nil {
+			return nil, fmt.Errorf("job %s: replica %s: %w", rec.ID, rr.ID, err)
+		}
+		full := maps.Clone(rec.Env)
+		if full == nil {
+			full = map[string]string{}
+		}
+		maps.Copy(full, env)
+		full["MASTER_ADDR"], full["PET_MASTER_ADDR"] = master, master
+		full["GPUSCHED_RESTART_COUNT"] = strconv.Itoa(rec.Attempt - 1)
+		full["GPUSCHED_REPLICA_ID"] = rr.ID
+		out = append(out, api.Replica{ID: rr.ID, Job: rec.ID, Command: rec.Command, Env: full, Workdir: rec.Workdir,
+			GPUs: rr.GPUs, HostFile: hostFile, GracePeriodS: rec.GracePeriodS})
+	}
+	return out, nil
+}
+
+// assign puts replicas into their nodes' work.
+func (s *Server) assign(reps []api.Replica) {
+	touched := map[*node]bool{}
+	for _, r := range reps {
+		_, _, rank, _ := parseReplicaID(r.ID)
+		j := s.active[r.Job]
+		n := s.nodes[j.rec.Replicas[rank].Node]
+		if n == nil {
+			continue
+		}
+		n.work[r.ID] = r
+		delete(n.removed, r.ID)
+		touched[n] = true
+	}
+	for n := range touched {
+		s.bump(n)
+	}
+}
+
+// unassign takes a stopping job's replicas out of their nodes' work; they
+// count as running until their agents say otherwise.
+func (s *Server) unassign(j *job) {
+	touched := map[*node]bool{}
+	for _, rr := range j.rec.Replicas {
+		if n := s.nodes[rr.Node]; n != nil && !rr.Done {
+			if _, ok := n.work[rr.ID]; ok {
+				delete(n.work, rr.ID)
+				touched[n] = true
+			}
+		}
+	}
+	for n := range touched {
+		s.bump(n)
+	}
+	for _, rr := range j.rec.Replicas {
+		if n := s.nodes[rr.Node]; n != nil && !rr.Done {
+			if _, ok := n.removed[rr.ID]; !ok {
+				n.removed[rr.ID] = removal{job: j.rec.ID, at: n.version}
+			}
+		}
+	}
+}
+
+// forget removes a replica that is gone from its node's lists.
+func (s *Server) forget(nodeName, id string) {
+	n := s.nodes[nodeName]
+	if n == nil {
+		return
+	}
+	delete(n.removed, id)
+	if _, ok := n.work[id]; ok {
+		delete(n.work, id)
+		s.bump(n)
+	}
+}
+
+// addNode adds a node with a fresh work version: versions come from one
+// server-wide counter that starts at the clock's Unix microseconds, so they
+// exceed those of a previous run and an agent's first long-poll (after=0)
+// is answered at once.
+func (s *Server) addNode(n *node) *node {
+	s.nodes[n.name] = n
+	s.bump(n)
+	return n
+}
+
+// bump gives n's work a new version and wakes its long-polls.
+func (s *Server) bump(n *node) {
+	s.version++
+	n.version = s.version
+	close(n.changed)
+	n.changed = make(chan struct{})
+}
