@@ -3,8 +3,6 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gpusched/gpusched/api"
@@ -51,7 +49,7 @@ func ParseGPUs(spec string) ([]api.GPU, error) {
 		if item == "" {
 			return nil, fmt.Errorf("--gpus: %q: empty item (stray comma?)", spec)
 		}
-		t, n, err := parseGPUItem(item)
+		t, n, err := config.ParseGPUItem(item)
 		if err != nil {
 			return nil, fmt.Errorf("--gpus: %q: %w", item, err)
 		}
@@ -68,37 +66,6 @@ func ParseGPUs(spec string) ([]api.GPU, error) {
 		gpus[i] = api.GPU{Index: i, Type: typ.Name, MemMiB: typ.MemMiB}
 	}
 	return gpus, nil
-}
-
-// parseGPUItem parses one TYPE=N item of the --gpus flag.
-func parseGPUItem(item string) (model.GPUType, int, error) {
-	name, count, ok := strings.Cut(item, "=")
-	if !ok {
-		return model.GPUType{}, 0, errors.New("want TYPE=N, e.g. v100=4")
-	}
-	name = strings.TrimSpace(name)
-	if name == "" {
-		return model.GPUType{}, 0, errors.New("missing GPU type before '='")
-	}
-	t, ok := config.LookupType(name)
-	if !ok {
-		return model.GPUType{}, 0, fmt.Errorf("unknown GPU type %q (known: %s)", name, catalogNames())
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(count))
-	if err != nil || n <= 0 {
-		return model.GPUType{}, 0, errors.New("count must be a positive integer")
-	}
-	return t, n, nil
-}
-
-// catalogNames lists the catalog's type names, sorted, for error messages.
-func catalogNames() string {
-	var names []string
-	for _, t := range config.Catalog() {
-		names = append(names, t.Name)
-	}
-	slices.Sort(names)
-	return strings.Join(names, ", ")
 }
 
 // validateGPUs checks a node's GPU list: 1..model.MaxGPUsPerNode GPUs with

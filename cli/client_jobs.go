@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpusched/gpusched/api"
+	"github.com/gpusched/gpusched/client"
 )
 
 // jobsOptions are the flags of `gpusched jobs`.
@@ -51,20 +53,30 @@ func runJobs(cmd *cobra.Command, o *jobsOptions) error {
 	if state != "" && !slices.Contains(api.States(), state) {
 		return badInput("--state %q: want one of %s", o.state, statesText())
 	}
+	return call(cmd, &o.clientOptions, "",
+		func(ctx context.Context, c *client.Client) ([]api.Job, error) { return c.Jobs(ctx, state) },
+		func(w io.Writer, jobs []api.Job) error { return writeJobsTable(w, jobs, time.Now()) })
+}
+
+// call connects with o, runs one request with a bounded context and prints
+// its answer: as JSON or YAML with -o, else with table. id names the job in
+// error messages ("" when there is none).
+func call[T any](cmd *cobra.Command, o *clientOptions, id string,
+	request func(context.Context, *client.Client) (T, error), table func(io.Writer, T) error) error {
 	c, err := o.connect()
 	if err != nil {
 		return err
 	}
 	ctx, cancel := callContext(cmd)
 	defer cancel()
-	jobs, err := c.Jobs(ctx, state)
+	v, err := request(ctx, c)
 	if err != nil {
-		return clientError(err, "")
+		return clientError(err, id)
 	}
 	if o.output != outTable {
-		return writeValue(cmd.OutOrStdout(), o.output, jobs)
+		return writeValue(cmd.OutOrStdout(), o.output, v)
 	}
-	return writeJobsTable(cmd.OutOrStdout(), jobs, time.Now())
+	return table(cmd.OutOrStdout(), v)
 }
 
 func newJobCommand() *cobra.Command {
@@ -76,20 +88,9 @@ func newJobCommand() *cobra.Command {
 			"  gpusched job j7 -o json | jq .exit_code",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.connect()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := callContext(cmd)
-			defer cancel()
-			j, err := c.Job(ctx, args[0])
-			if err != nil {
-				return clientError(err, args[0])
-			}
-			if o.output != outTable {
-				return writeValue(cmd.OutOrStdout(), o.output, j)
-			}
-			return writeJobDetail(cmd.OutOrStdout(), j, time.Now())
+			return call(cmd, o, args[0],
+				func(ctx context.Context, c *client.Client) (api.Job, error) { return c.Job(ctx, args[0]) },
+				func(w io.Writer, j api.Job) error { return writeJobDetail(w, j, time.Now()) })
 		},
 	}
 	addClientFlags(cmd, o)
@@ -106,21 +107,12 @@ func newCancelCommand() *cobra.Command {
 		Example: "  gpusched cancel j7",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.connect()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := callContext(cmd)
-			defer cancel()
-			j, err := c.Cancel(ctx, args[0])
-			if err != nil {
-				return clientError(err, args[0])
-			}
-			if o.output != outTable {
-				return writeValue(cmd.OutOrStdout(), o.output, j)
-			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", j.ID, j.State)
-			return err
+			return call(cmd, o, args[0],
+				func(ctx context.Context, c *client.Client) (api.Job, error) { return c.Cancel(ctx, args[0]) },
+				func(w io.Writer, j api.Job) error {
+					_, err := fmt.Fprintf(w, "%s %s\n", j.ID, j.State)
+					return err
+				})
 		},
 	}
 	addClientFlags(cmd, o)
@@ -188,20 +180,9 @@ func newNodesCommand() *cobra.Command {
 			"  gpusched nodes -o json | jq '[.[].gpus | length] | add'",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := o.connect()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := callContext(cmd)
-			defer cancel()
-			nodes, err := c.Nodes(ctx)
-			if err != nil {
-				return clientError(err, "")
-			}
-			if o.output != outTable {
-				return writeValue(cmd.OutOrStdout(), o.output, nodes)
-			}
-			return writeNodesTable(cmd.OutOrStdout(), nodes, time.Now())
+			return call(cmd, o, "",
+				func(ctx context.Context, c *client.Client) ([]api.Node, error) { return c.Nodes(ctx) },
+				func(w io.Writer, nodes []api.Node) error { return writeNodesTable(w, nodes, time.Now()) })
 		},
 	}
 	addClientFlags(cmd, o)

@@ -38,7 +38,7 @@ func ParseGPUs(spec string, perNode int) (*model.Cluster, error) {
 		if item == "" {
 			return nil, fmt.Errorf("--gpus: %q: empty item (stray comma?)", spec)
 		}
-		t, n, err := parseGPUItem(item)
+		t, n, err := ParseGPUItem(item)
 		if err != nil {
 			return nil, fmt.Errorf("--gpus: %q: %w", item, err)
 		}
@@ -61,8 +61,9 @@ func ParseGPUs(spec string, perNode int) (*model.Cluster, error) {
 	return c, nil
 }
 
-// parseGPUItem parses one TYPE=N item of the --gpus flag.
-func parseGPUItem(item string) (model.GPUType, int, error) {
+// ParseGPUItem parses one TYPE=N item of a --gpus flag (the simulator's
+// cluster, an agent's GPUs): a catalog type (any case) and a positive count.
+func ParseGPUItem(item string) (model.GPUType, int, error) {
 	name, count, ok := strings.Cut(item, "=")
 	if !ok {
 		return model.GPUType{}, 0, errors.New("want TYPE=N, e.g. v100=8")

@@ -263,7 +263,7 @@ func TestNeverFitsStaysQueued(t *testing.T) {
 
 func TestNodeLost(t *testing.T) {
 	h := newHarness(t, func(c *Config) {
-		c.HeartbeatInterval, c.HeartbeatTimeout = 50*time.Millisecond, 300*time.Millisecond
+		c.HeartbeatInterval, c.HeartbeatTimeout = 100*time.Millisecond, time.Second
 	})
 	a := h.agent("n1", "v100", 2)
 	a.register()

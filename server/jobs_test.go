@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gpusched/gpusched/api"
+	"github.com/gpusched/gpusched/recipe"
 )
 
 func TestSubmitListGetCancel(t *testing.T) {
@@ -121,7 +122,7 @@ func TestSubmitRejectsBadInput(t *testing.T) {
 }
 
 func TestNewRefusesSRTF(t *testing.T) {
-	_, err := New(Config{DataDir: t.TempDir(), Names: struct{ Policy, Placer, Scaler string }{"srtf", "", ""}})
+	_, err := New(Config{DataDir: t.TempDir(), Names: recipe.Names{Policy: "srtf"}})
 	if err == nil || !strings.Contains(err.Error(), "srtf") {
 		t.Fatalf("New with srtf: %v", err)
 	}

@@ -82,7 +82,7 @@ func TestRestartExitWhileDown(t *testing.T) {
 
 func TestRestartNodeNeverReturns(t *testing.T) {
 	h := newHarness(t, func(c *Config) {
-		c.HeartbeatInterval, c.HeartbeatTimeout = 50*time.Millisecond, 300*time.Millisecond
+		c.HeartbeatInterval, c.HeartbeatTimeout = 100*time.Millisecond, time.Second
 	})
 	a := h.agent("n1", "v100", 1)
 	a.register()

@@ -15,6 +15,7 @@ const (
 	waitSettling  = "the server restarted: waiting for the nodes of its previous run to register again"
 	waitBehind    = "waiting behind jobs ahead in the queue"
 	waitBlocked   = "waiting for free GPUs"
+	waitHeld      = "placed; waiting for the GPUs of a job whose replicas are being stopped"
 	waitNeverFits = "does not fit on the cluster as it is now (GPU count, type or memory); stays queued until a fitting node registers"
 )
 
@@ -130,6 +131,8 @@ func (s *Server) noteWaits(plan engine.Plan) {
 		}
 		j.waitRound = s.rounds
 		switch d.Status {
+		case engine.Placed: // shown only when the start had to wait
+			j.waitReason = waitHeld
 		case engine.Blocked:
 			j.waitReason = waitBlocked
 		case engine.Unschedulable:
