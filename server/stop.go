@@ -136,8 +136,10 @@ func failed(rs api.ReplicaStatus) bool { return rs.ExitCode != 0 || rs.Signal !=
 // describeExit says how a replica ended.
 func describeExit(rs api.ReplicaStatus) string {
 	switch {
-	case rs.Error != "":
+	case rs.Error != "" && rs.ExitCode == -1 && rs.PID == 0:
 		return "could not start: " + rs.Error
+	case rs.Error != "":
+		return fmt.Sprintf("ended (exit code %d): %s", rs.ExitCode, rs.Error)
 	case rs.Signal != "":
 		return fmt.Sprintf("was killed by %s (exit code %d)", rs.Signal, rs.ExitCode)
 	}
