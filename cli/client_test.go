@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -19,18 +20,50 @@ import (
 
 	"github.com/gpusched/gpusched/api"
 	"github.com/gpusched/gpusched/cli"
-	"github.com/gpusched/gpusched/client/clienttest"
+	"github.com/gpusched/gpusched/internal/servicetest"
+	"github.com/gpusched/gpusched/server"
 )
 
 const jobsdata = "../testdata/jobs/"
 
-// fake starts a fake scheduler service and clears $GPUSCHED_SERVER, so that
-// only --server (or a test's own setting) names a server.
-func fake(t *testing.T) (*clienttest.Server, string) {
+// service starts a real scheduler service (no agent: jobs stay queued) and
+// clears $GPUSCHED_SERVER, so that only --server (or a test's own setting)
+// names a server.
+func service(t *testing.T) (*servicetest.Service, string) {
 	t.Helper()
 	t.Setenv("GPUSCHED_SERVER", "")
-	s := clienttest.New(t)
-	return s, s.URL()
+	s := servicetest.Start(t, nil)
+	return s, s.URL
+}
+
+// serviceWithNode is service with a real agent for node n0 with gpus, so
+// that jobs run.
+func serviceWithNode(t *testing.T, gpus string) (*servicetest.Service, string) {
+	t.Helper()
+	s, url := service(t)
+	s.StartAgent("n0", gpus)
+	return s, url
+}
+
+// storedSpec returns the spec the server holds for job id, rebuilt from
+// the job as GET /v1/jobs/{id} answers it (defaults filled in).
+func storedSpec(svc *servicetest.Service, id string) api.JobSpec {
+	j := svc.Job(id)
+	return normalized(api.JobSpec{Name: j.Name, Command: j.Command, Env: j.Env, Workdir: j.Workdir,
+		GPUs: j.GPUsRequested, MinGPUs: &j.MinGPUs, MaxGPUs: &j.MaxGPUs, GPUType: j.GPUType, Model: j.Model,
+		Priority: j.Priority, User: j.User, GracePeriodS: &j.GracePeriodS})
+}
+
+// normalized returns s with its defaults made explicit, as the server
+// stores it.
+func normalized(s api.JobSpec) api.JobSpec {
+	lo, hi, grace := s.Min(), s.Max(), s.Grace()
+	s.MinGPUs, s.MaxGPUs, s.GracePeriodS = &lo, &hi, &grace
+	s.GPUType = strings.ToLower(s.GPUType)
+	if len(s.Env) == 0 {
+		s.Env = nil
+	}
+	return s
 }
 
 // deadURL returns the URL of a port nothing listens on.
@@ -55,36 +88,38 @@ func mustRun(t *testing.T, args ...string) string {
 }
 
 func TestSubmitFromFlags(t *testing.T) {
-	srv, url := fake(t)
+	svc, url := service(t)
 	out := mustRun(t, "submit", "--server", url, "--gpus", "2", "--max-gpus", "4", "--env", "A=1",
 		"--env", "B=x=y,z", "--grace-period", "2m", "--priority", "3", "--gpu-type", "v100",
 		"--", "sh", "-c", "echo hi")
 	if out != "j1\n" {
 		t.Fatalf("stdout %q, want the ID alone", out)
 	}
-	spec, _ := srv.Spec("j1")
-	want := api.JobSpec{Name: "sh", Command: []string{"sh", "-c", "echo hi"}, GPUs: 2, MaxGPUs: new(4),
-		Env: map[string]string{"A": "1", "B": "x=y,z"}, GracePeriodS: new(120), Priority: 3, GPUType: "v100"}
-	if !reflect.DeepEqual(spec, want) {
-		t.Errorf("server got\n %+v\nwant\n %+v", spec, want)
+	want := normalized(api.JobSpec{Name: "sh", Command: []string{"sh", "-c", "echo hi"}, GPUs: 2, MaxGPUs: new(4),
+		Env: map[string]string{"A": "1", "B": "x=y,z"}, GracePeriodS: new(120), Priority: 3, GPUType: "v100"})
+	if got := storedSpec(svc, "j1"); !reflect.DeepEqual(got, want) {
+		t.Errorf("server stored\n %+v\nwant\n %+v", got, want)
 	}
 	// Flags after -- belong to the command.
 	mustRun(t, "submit", "--server", url, "--name", "n", "--gpus", "1", "--", "python", "train.py", "--gpus", "8", "-o", "x")
-	spec, _ = srv.Spec("j2")
-	if !slices.Equal(spec.Command, []string{"python", "train.py", "--gpus", "8", "-o", "x"}) || spec.GPUs != 1 || spec.Name != "n" {
+	if spec := storedSpec(svc, "j2"); !slices.Equal(spec.Command, []string{"python", "train.py", "--gpus", "8", "-o", "x"}) ||
+		spec.GPUs != 1 || spec.Name != "n" {
 		t.Errorf("spec %+v", spec)
 	}
 }
 
 func TestSubmitFile(t *testing.T) {
-	srv, url := fake(t)
+	svc, url := service(t)
 	if out := mustRun(t, "submit", "--server", url, jobsdata+"example.yaml"); out != "j1\n" {
 		t.Fatalf("stdout %q", out)
 	}
 	data, _ := os.ReadFile(jobsdata + "example.yaml")
-	want, _ := api.DecodeSpecYAML(data)
-	if got, _ := srv.Spec("j1"); !reflect.DeepEqual(got, want) {
-		t.Errorf("server got %+v, want %+v", got, want)
+	want, err := api.DecodeSpecYAML(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := storedSpec(svc, "j1"); !reflect.DeepEqual(got, normalized(want)) {
+		t.Errorf("server stored\n %+v\nwant\n %+v", got, normalized(want))
 	}
 	out := mustRun(t, "submit", "--server", url, "-o", "json", jobsdata+"minimal.yaml")
 	var j api.Job
@@ -98,7 +133,7 @@ func TestSubmitFile(t *testing.T) {
 }
 
 func TestSubmitStdin(t *testing.T) {
-	srv, url := fake(t)
+	svc, url := service(t)
 	var out bytes.Buffer
 	root := cli.NewRoot(&out, io.Discard)
 	root.SetIn(strings.NewReader("command: [nvidia-smi]\ngpus: 1\n"))
@@ -106,13 +141,13 @@ func TestSubmitStdin(t *testing.T) {
 	if err := root.Execute(); err != nil || out.String() != "j1\n" {
 		t.Fatalf("submit -: %v, %q", err, out.String())
 	}
-	if s, _ := srv.Spec("j1"); s.Command[0] != "nvidia-smi" {
+	if s := storedSpec(svc, "j1"); !slices.Equal(s.Command, []string{"nvidia-smi"}) || s.GPUs != 1 {
 		t.Errorf("spec %+v", s)
 	}
 }
 
 func TestSubmitBadInput(t *testing.T) {
-	srv, url := fake(t)
+	svc, url := service(t)
 	tests := []struct {
 		name string
 		args []string
@@ -149,64 +184,80 @@ func TestSubmitBadInput(t *testing.T) {
 			}
 		})
 	}
-	if r := srv.Requests(); len(r) != 0 {
+	if r := svc.Requests(); len(r) != 0 {
 		t.Errorf("bad input reached the server: %q", r)
 	}
 }
 
 // TestServerRejects: a 400 or 413 from the server is bad input (exit 2)
-// and shows the server's message; a 5xx exits with 1.
+// and shows the server's message; a 5xx exits with 1. The 413 comes from
+// the real server; the CLI checks a spec with the server's own rules
+// before sending it, so a 400 (from a server with stricter rules than this
+// CLI, say) and a 500 are canned answers of an inline handler.
 func TestServerRejects(t *testing.T) {
-	t.Setenv("GPUSCHED_SERVER", "")
+	svc, url := service(t)
+	huge := strings.Repeat("x", api.MaxBodyBytes)
+	code, out, errs := run(t, "submit", "--server", url, "--gpus", "1", "--", "echo", huge)
+	if want := "gpusched: server: 413 request body larger than 1048576 bytes"; code != 2 || out != "" || strings.TrimSpace(errs) != want {
+		t.Errorf("huge spec: exit %d, stdout %q, stderr %q; want 2 and %q", code, out, errs, want)
+	}
+	if jobs := mustRun(t, "jobs", "--server", url, "-o", "json"); strings.TrimSpace(jobs) != "[]" {
+		t.Errorf("the server stored a rejected spec: %s", jobs)
+	}
+	if r := svc.Requests(); !slices.Contains(r, "POST /v1/jobs") {
+		t.Errorf("the huge spec did not reach the server: %q", r)
+	}
+
 	answers := map[string]struct {
 		code int
 		body string
 	}{
-		"v100": {400, `{"error":"gpu_type: no node has GPUs of type \"a100\"","field":"gpu_type"}`},
-		"huge": {413, `{"error":"request body larger than 1048576 bytes"}`},
-		"boom": {500, `{"error":"store: disk full"}`},
+		"strict": {400, `{"error":"gpu_type: no node has GPUs of type \"a100\"","field":"gpu_type"}`},
+		"boom":   {500, `{"error":"store: disk full"}`},
 	}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var s api.JobSpec
 		json.NewDecoder(r.Body).Decode(&s)
-		a := answers[s.GPUType]
+		a := answers[s.Name]
 		w.WriteHeader(a.code)
 		io.WriteString(w, a.body)
 	}))
 	defer ts.Close()
-	for typ, want := range map[string]struct {
+	for name, want := range map[string]struct {
 		code int
 		msg  string
 	}{
-		"v100": {2, `gpusched: server: 400 gpu_type: no node has GPUs of type "a100"`},
-		"huge": {2, "server: 413 request body larger"},
-		"boom": {1, "server: 500 store: disk full"},
+		"strict": {2, `gpusched: server: 400 gpu_type: no node has GPUs of type "a100"`},
+		"boom":   {1, "gpusched: server: 500 store: disk full"},
 	} {
-		code, _, errs := run(t, "submit", "--server", ts.URL, "--gpus", "1", "--gpu-type", typ, "--", "x")
-		if code != want.code || !strings.Contains(errs, want.msg) {
-			t.Errorf("%s: exit %d, %q; want %d, %q", typ, code, errs, want.code, want.msg)
+		code, out, errs := run(t, "submit", "--server", ts.URL, "--name", name, "--gpus", "1", "--", "x")
+		if code != want.code || out != "" || strings.TrimSpace(errs) != want.msg {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %d, %q", name, code, out, errs, want.code, want.msg)
 		}
 	}
 }
 
 func TestJobsOutput(t *testing.T) {
-	srv, url := fake(t)
+	svc, url := serviceWithNode(t, "v100=4")
 	if out := mustRun(t, "jobs", "--server", url, "-o", "json"); strings.TrimSpace(out) != "[]" {
 		t.Errorf("no jobs as JSON: %q, want []", out)
 	}
-	mustRun(t, "submit", "--server", url, "--name", "resnet", "--gpus", "2", "--", "python", "train.py")
-	mustRun(t, "submit", "--server", url, "--gpus", "4", "--min-gpus", "2", "--max-gpus", "8", "--", "sleep", "1")
-	srv.Start("j1", "n0/0", "n0/1")
+	// j1 runs; j2 stays queued: no node has a100 GPUs.
+	mustRun(t, "submit", "--server", url, "--name", "resnet", "--gpus", "2", "--grace-period", "1", "--", "sleep", "600")
+	mustRun(t, "submit", "--server", url, "--gpus", "4", "--min-gpus", "2", "--max-gpus", "8", "--gpu-type", "a100", "--", "sleep", "1")
+	svc.WaitState("j1", api.Running)
 
 	table := mustRun(t, "jobs", "--server", url)
 	lines := strings.Split(strings.TrimSpace(table), "\n")
 	if len(lines) != 3 || strings.Join(strings.Fields(lines[0]), " ") != "ID NAME STATE GPUS ALLOC SUBMITTED" {
 		t.Fatalf("table:\n%s", table)
 	}
-	for _, want := range []string{"resnet", "running", "n0/0-1", "4 (2-8)", "queued", "s ago"} {
-		if !strings.Contains(table, want) {
-			t.Errorf("table lacks %q:\n%s", want, table)
-		}
+	row := regexp.MustCompile(`^j1 resnet running 2 n0/\d-\d \d+s ago$`)
+	if got := strings.Join(strings.Fields(lines[1]), " "); !row.MatchString(got) {
+		t.Errorf("row %q, want it to match %s", got, row)
+	}
+	if got := strings.Join(strings.Fields(lines[2]), " "); !regexp.MustCompile(`^j2 sleep queued 4 \(2-8\) - \d+s ago$`).MatchString(got) {
+		t.Errorf("row %q", got)
 	}
 
 	var arr []map[string]any
@@ -214,17 +265,22 @@ func TestJobsOutput(t *testing.T) {
 		t.Fatalf("jobs -o json is not an array of 2: %v", err)
 	}
 	for _, k := range []string{"id", "name", "state", "gpus_requested", "alloc", "exit_code", "submitted_at", "started_at", "finished_at"} {
-		if _, ok := arr[0][k]; !ok {
-			t.Errorf("job JSON lacks %q: %v", k, arr[0])
+		for i := range arr {
+			if _, ok := arr[i][k]; !ok {
+				t.Errorf("job JSON lacks %q: %v", k, arr[i])
+			}
 		}
 	}
 	if _, err := time.Parse(time.RFC3339, arr[0]["started_at"].(string)); err != nil {
 		t.Errorf("started_at not RFC 3339: %v", err)
 	}
+	if arr[1]["started_at"] != nil || arr[1]["exit_code"] != nil {
+		t.Errorf("a queued job's started_at and exit_code: %v, %v; want null", arr[1]["started_at"], arr[1]["exit_code"])
+	}
 
 	var jobs []api.Job
 	if err := yaml.Unmarshal([]byte(mustRun(t, "jobs", "--server", url, "-o", "yaml")), &jobs); err != nil ||
-		len(jobs) != 2 || jobs[1].MaxGPUs != 8 {
+		len(jobs) != 2 || jobs[1].MaxGPUs != 8 || len(jobs[0].Alloc) != 2 {
 		t.Errorf("jobs -o yaml: %v, %+v", err, jobs)
 	}
 
@@ -232,8 +288,8 @@ func TestJobsOutput(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &jobs); err != nil || len(jobs) != 1 || jobs[0].ID != "j1" {
 		t.Errorf("--state running: %v, %s", err, out)
 	}
-	if !slices.Contains(srv.Requests(), "GET /v1/jobs?state=running") {
-		t.Errorf("the state filter did not reach the server: %q", srv.Requests())
+	if !slices.Contains(svc.Requests(), "GET /v1/jobs?state=running") {
+		t.Errorf("the state filter did not reach the server: %q", svc.Requests())
 	}
 	if code, _, errs := run(t, "jobs", "--server", url, "--state", "sleeping"); code != 2 || !strings.Contains(errs, "queued, running") {
 		t.Errorf("--state sleeping: exit %d, %s", code, errs)
@@ -244,19 +300,23 @@ func TestJobsOutput(t *testing.T) {
 }
 
 func TestJobDetailAndCancel(t *testing.T) {
-	srv, url := fake(t)
-	mustRun(t, "submit", "--server", url, "--name", "hi", "--gpus", "1", "--env", "K=V", "--", "sh", "-c", "echo hi")
-	srv.Start("j1", "n0/3")
+	svc, url := serviceWithNode(t, "v100=4")
+	mustRun(t, "submit", "--server", url, "--name", "hi", "--gpus", "1", "--env", "K=V", "--grace-period", "1",
+		"--", "sh", "-c", "echo hi; exec sleep 600")
+	alloc := svc.WaitState("j1", api.Running).Alloc
+	if len(alloc) != 1 {
+		t.Fatalf("alloc %q, want one GPU", alloc)
+	}
 	out := mustRun(t, "job", "j1", "--server", url)
-	for _, want := range []string{"ID:", "j1", "State:", "running", "Command:", "sh -c 'echo hi'", "Env:", "K=V",
-		"Alloc:", "n0/3", "Exit code:", "Events:", "submit", "start"} {
+	for _, want := range []string{"ID:", "j1", "State:", "running", "Command:", "sh -c 'echo hi; exec sleep 600'",
+		"Env:", "K=V", "Alloc:", alloc[0], "Exit code:", "Events:", "submitted", "started"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("job detail lacks %q:\n%s", want, out)
 		}
 	}
 	var j api.Job
 	if err := json.Unmarshal([]byte(mustRun(t, "job", "j1", "--server", url, "-o", "json")), &j); err != nil ||
-		j.ID != "j1" || len(j.Events) != 2 {
+		j.ID != "j1" || len(j.Events) < 2 || j.Events[0].Event != "submitted" || j.Events[len(j.Events)-1].Event != "started" {
 		t.Errorf("job -o json: %v, %+v", err, j)
 	}
 	if code, out, errs := run(t, "job", "j9", "--server", url); code != 1 || out != "" || strings.TrimSpace(errs) != "gpusched: job j9 not found" {
@@ -266,15 +326,50 @@ func TestJobDetailAndCancel(t *testing.T) {
 		t.Errorf("job without ID: exit %d, want 2", code)
 	}
 
-	if out := mustRun(t, "cancel", "j1", "--server", url); out != "j1 cancelled\n" {
-		t.Errorf("cancel: %q", out)
+	// A running job stays running until its process is gone (docs/SERVER.md).
+	if out := mustRun(t, "cancel", "j1", "--server", url); out != "j1 running\n" {
+		t.Errorf("cancel of a running job: %q, want it still running while it stops", out)
 	}
-	if code, _, errs := run(t, "cancel", "j1", "--server", url); code != 1 || !strings.Contains(errs, "server: 409") {
-		t.Errorf("second cancel: exit %d, %s", code, errs)
+	svc.WaitState("j1", api.Cancelled)
+	if out := mustRun(t, "job", "j1", "--server", url); !strings.Contains(out, "cancelled by the user") {
+		t.Errorf("cancelled job's detail lacks the reason:\n%s", out)
+	}
+	if code, out, errs := run(t, "cancel", "j1", "--server", url); code != 1 || out != "" ||
+		strings.TrimSpace(errs) != "gpusched: server: 409 job j1 is already cancelled" {
+		t.Errorf("second cancel: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	// A queued job (no node has a100 GPUs) is cancelled at once.
+	mustRun(t, "submit", "--server", url, "--gpus", "1", "--gpu-type", "a100", "--", "sleep", "1")
+	if out := mustRun(t, "cancel", "j2", "--server", url); out != "j2 cancelled\n" {
+		t.Errorf("cancel of a queued job: %q", out)
 	}
 	if code, _, errs := run(t, "cancel", "j9", "--server", url); code != 1 || !strings.Contains(errs, "job j9 not found") {
 		t.Errorf("cancel j9: exit %d, %s", code, errs)
 	}
+}
+
+// TestFailedJob: a command that exits with 3 fails its job; every output
+// shows the exit code.
+func TestFailedJob(t *testing.T) {
+	svc, url := serviceWithNode(t, "v100=1")
+	mustRun(t, "submit", "--server", url, "--gpus", "1", "--", "sh", "-c", "echo hi; exit 3")
+	if j := svc.WaitState("j1", api.Failed); j.ExitCode == nil || *j.ExitCode != 3 || !strings.Contains(j.Reason, "exited with code 3") {
+		t.Fatalf("failed job %+v", j)
+	}
+	table := mustRun(t, "jobs", "--server", url)
+	if lines := strings.Split(strings.TrimSpace(table), "\n"); len(lines) != 2 ||
+		!regexp.MustCompile(`^j1 sh failed\(3\) 1 - \d+s ago$`).MatchString(strings.Join(strings.Fields(lines[1]), " ")) {
+		t.Errorf("table:\n%s", table)
+	}
+	if out := mustRun(t, "job", "j1", "--server", url); !regexp.MustCompile(`(?m)^Exit code:\s+3$`).MatchString(out) {
+		t.Errorf("job detail lacks the exit code:\n%s", out)
+	}
+	var j api.Job
+	if err := json.Unmarshal([]byte(mustRun(t, "job", "j1", "--server", url, "-o", "json")), &j); err != nil ||
+		j.ExitCode == nil || *j.ExitCode != 3 || j.FinishedAt == nil {
+		t.Errorf("job -o json: %v, %+v", err, j)
+	}
+	waitFor(t, "the job's output", func() bool { return mustRun(t, "logs", "j1", "--server", url) == "hi\n" })
 }
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
@@ -295,43 +390,46 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
-// waitFor polls until cond holds or fails the test after 10 s.
+// waitFor polls until cond holds or fails the test after servicetest.Timeout.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(servicetest.Timeout); !cond(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
 }
 
+// TestLogsFollow follows a real job that prints a line, waits for the
+// test, prints the next, and so on.
 func TestLogsFollow(t *testing.T) {
-	srv, url := fake(t)
-	mustRun(t, "submit", "--server", url, "--gpus", "1", "--", "x")
-	srv.Log("j1", "epoch 1\n")
-	if out := mustRun(t, "logs", "j1", "--server", url); out != "epoch 1\n" {
-		t.Errorf("logs: %q", out)
-	}
+	svc, url := serviceWithNode(t, "v100=1")
+	g1, g2 := servicetest.NewGate(t, "g1"), servicetest.NewGate(t, "g2")
+	mustRun(t, "submit", "--server", url, "--gpus", "1", "--grace-period", "1", "--", "sh", "-c",
+		"echo 'epoch 1'; "+g1.Wait()+"; echo 'epoch 2'; "+g2.Wait()+"; echo done")
+	waitFor(t, "the first line", func() bool { return mustRun(t, "logs", "j1", "--server", url) == "epoch 1\n" })
 	var out syncBuffer
 	done := make(chan int, 1)
 	go func() { done <- cli.Execute([]string{"logs", "-f", "j1", "--server", url}, &out, io.Discard) }()
 	waitFor(t, "the first line", func() bool { return out.String() == "epoch 1\n" })
-	srv.Log("j1", "epoch 2\n")
+	g1.Open(t)
 	waitFor(t, "the streamed line", func() bool { return out.String() == "epoch 1\nepoch 2\n" })
 	select {
 	case code := <-done:
 		t.Fatalf("logs -f ended (exit %d) while the job runs", code)
 	case <-time.After(50 * time.Millisecond):
 	}
-	srv.Log("j1", "done\n")
-	srv.Finish("j1", 0)
+	g2.Open(t)
 	select {
 	case code := <-done:
 		if code != 0 || out.String() != "epoch 1\nepoch 2\ndone\n" {
 			t.Errorf("logs -f: exit %d, %q", code, out.String())
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(servicetest.Timeout):
 		t.Fatal("logs -f did not end with the job")
+	}
+	if j := svc.Job("j1"); j.State != api.Succeeded {
+		t.Errorf("logs -f ended with the job %s, want succeeded", j.State)
 	}
 	if code, _, errs := run(t, "logs", "j9", "--server", url); code != 1 || !strings.Contains(errs, "job j9 not found") {
 		t.Errorf("logs j9: exit %d, %s", code, errs)
@@ -341,33 +439,48 @@ func TestLogsFollow(t *testing.T) {
 	}
 }
 
+// TestNodesOutput lists a ready node running a job and a node whose agent
+// stopped (down after the heartbeat timeout, 1 s here). Tables of nodes
+// the real server cannot have (mixed GPU types, old heartbeats) are
+// TestWriteNodesTable's.
 func TestNodesOutput(t *testing.T) {
-	srv, url := fake(t)
-	hb := time.Now().Add(-90 * time.Second).UTC().Truncate(time.Second)
-	srv.AddNode(api.Node{Name: "n0", State: api.NodeReady, GPUsUsed: 1, LastHeartbeat: hb,
-		GPUs: []api.GPU{{Index: 0, Type: "v100"}, {Index: 1, Type: "v100"}, {Index: 2, Type: "k80"}}})
-	srv.AddNode(api.Node{Name: "n1", State: api.NodeDown, LastHeartbeat: hb, GPUs: []api.GPU{{Index: 0, Type: "h100"}}})
+	t.Setenv("GPUSCHED_SERVER", "")
+	svc := servicetest.Start(t, func(c *server.Config) {
+		c.HeartbeatInterval, c.HeartbeatTimeout = 100*time.Millisecond, time.Second
+	})
+	url := svc.URL
+	svc.StartAgent("n0", "v100=4")
+	svc.StartAgent("n1", "k80=2").Stop()
+	mustRun(t, "submit", "--server", url, "--gpus", "1", "--gpu-type", "v100", "--grace-period", "1", "--", "sleep", "600")
+	svc.WaitState("j1", api.Running)
+	svc.WaitNode("n1", api.NodeDown)
+
 	table := mustRun(t, "nodes", "--server", url)
 	lines := strings.Split(strings.TrimSpace(table), "\n")
 	if len(lines) != 3 || strings.Join(strings.Fields(lines[0]), " ") != "NAME STATE GPUS USED TYPE LAST-HEARTBEAT" {
 		t.Fatalf("table:\n%s", table)
 	}
-	if got := strings.Join(strings.Fields(lines[1]), " "); got != "n0 ready 3 1 v100=2,k80=1 1m ago" {
-		t.Errorf("row %q", got)
+	for i, want := range []string{`^n0 ready 4 1 v100 \d+s ago$`, `^n1 down 2 0 k80 \d+s ago$`} {
+		if got := strings.Join(strings.Fields(lines[i+1]), " "); !regexp.MustCompile(want).MatchString(got) {
+			t.Errorf("row %q, want it to match %s", got, want)
+		}
 	}
 	var nodes []api.Node
 	if err := json.Unmarshal([]byte(mustRun(t, "nodes", "--server", url, "-o", "json")), &nodes); err != nil ||
-		len(nodes) != 2 || !nodes[0].LastHeartbeat.Equal(hb) {
-		t.Errorf("nodes -o json: %v, %+v", err, nodes)
+		len(nodes) != 2 || nodes[0].Name != "n0" || nodes[0].GPUsUsed != 1 || len(nodes[0].Replicas) != 1 {
+		t.Fatalf("nodes -o json: %v, %+v", err, nodes)
+	}
+	if hb := nodes[0].LastHeartbeat; hb.IsZero() || time.Since(hb) > servicetest.Timeout || hb.Location() != time.UTC {
+		t.Errorf("n0's last_heartbeat %v, want a recent UTC time", hb)
 	}
 	if err := yaml.Unmarshal([]byte(mustRun(t, "nodes", "--server", url, "-o", "yaml")), &nodes); err != nil ||
-		len(nodes) != 2 || nodes[1].State != api.NodeDown {
+		len(nodes) != 2 || nodes[1].State != api.NodeDown || nodes[1].GPUs[0].Type != "k80" {
 		t.Errorf("nodes -o yaml: %v, %+v", err, nodes)
 	}
 }
 
 func TestServerResolution(t *testing.T) {
-	_, url := fake(t)
+	_, url := service(t)
 	dead := deadURL(t)
 	t.Setenv("GPUSCHED_SERVER", url)
 	mustRun(t, "jobs") // from the environment
@@ -391,12 +504,12 @@ func TestServerResolution(t *testing.T) {
 // TestBinarySubmitArgv runs the real binary: the command after -- reaches
 // the server as argv, untouched by any shell.
 func TestBinarySubmitArgv(t *testing.T) {
-	srv, url := fake(t)
+	svc, url := service(t)
 	code, out, errs := exe(t, "submit", "--server", url, "--gpus", "1", "--", "sh", "-c", "echo hi; echo $HOME", "x y")
 	if code != 0 || out != "j1\n" {
 		t.Fatalf("exit %d, %q, %s", code, out, errs)
 	}
-	if s, _ := srv.Spec("j1"); !slices.Equal(s.Command, []string{"sh", "-c", "echo hi; echo $HOME", "x y"}) {
+	if s := storedSpec(svc, "j1"); !slices.Equal(s.Command, []string{"sh", "-c", "echo hi; echo $HOME", "x y"}) {
 		t.Errorf("command %q", s.Command)
 	}
 	if code, _, _ := exe(t, "job", "j9", "--server", url); code != 1 {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,6 +129,38 @@ func TestFlagMessage(t *testing.T) {
 	} {
 		if got := flagMessage(tt.err); got != tt.want {
 			t.Errorf("flagMessage(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}
+
+// TestWriteNodesTable prints nodes the real server never lists (its nodes
+// have one GPU type each; heartbeats are recent) with a fixed clock; the
+// nodes of a real service are TestNodesOutput's.
+func TestWriteNodesTable(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	var b strings.Builder
+	err := writeNodesTable(&b, []api.Node{
+		{Name: "n0", State: api.NodeReady, GPUsUsed: 1, LastHeartbeat: now.Add(-90 * time.Second),
+			GPUs: []api.GPU{{Index: 0, Type: "v100"}, {Index: 1, Type: "v100"}, {Index: 2, Type: "k80"}}},
+		{Name: "n1\tx", State: api.NodeDown, LastHeartbeat: now.Add(-2*time.Hour - 5*time.Minute), GPUs: []api.GPU{{Index: 0, Type: "h100"}}},
+		{Name: "n2", State: api.NodeReady},
+	}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	want := []string{
+		"NAME STATE GPUS USED TYPE LAST-HEARTBEAT",
+		"n0 ready 3 1 v100=2,k80=1 1m ago",
+		"n1?x down 1 0 h100 2h5m ago",
+		"n2 ready 0 0 - -",
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("table:\n%s", b.String())
+	}
+	for i := range want {
+		if got := strings.Join(strings.Fields(lines[i]), " "); got != want[i] {
+			t.Errorf("line %d: %q, want %q", i, got, want[i])
 		}
 	}
 }

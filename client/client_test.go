@@ -15,16 +15,16 @@ import (
 
 	"github.com/gpusched/gpusched/api"
 	"github.com/gpusched/gpusched/client"
-	"github.com/gpusched/gpusched/client/clienttest"
+	"github.com/gpusched/gpusched/internal/servicetest"
 )
 
 func ptr[T any](v T) *T { return &v }
 
-// newClient starts a fake server and a client of it.
-func newClient(t *testing.T) (*clienttest.Server, *client.Client) {
+// newClient starts a real server (no agent) and a client of it.
+func newClient(t *testing.T) (*servicetest.Service, *client.Client) {
 	t.Helper()
-	srv := clienttest.New(t)
-	c, err := client.New(srv.URL(), nil)
+	srv := servicetest.Start(t, nil)
+	c, err := client.New(srv.URL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,8 @@ func TestNewValidatesURL(t *testing.T) {
 }
 
 func TestSubmitAndGet(t *testing.T) {
-	srv, c := newClient(t)
+	t.Parallel()
+	_, c := newClient(t)
 	ctx := context.Background()
 	spec := api.JobSpec{Name: "resnet", Command: []string{"sh", "-c", "echo hi"}, GPUs: 4,
 		MinGPUs: ptr(2), MaxGPUs: ptr(8), Env: map[string]string{"K": "V"}, GracePeriodS: ptr(0)}
@@ -103,20 +104,22 @@ func TestSubmitAndGet(t *testing.T) {
 	if j.ID == "" || j.State != api.Queued || j.GPUsRequested != 4 || j.MinGPUs != 2 || j.MaxGPUs != 8 {
 		t.Errorf("submitted job = %+v", j)
 	}
-	got, _ := srv.Spec(j.ID)
-	if !slices.Equal(got.Command, spec.Command) || *got.GracePeriodS != 0 || got.Env["K"] != "V" {
-		t.Errorf("server got spec %+v", got)
-	}
 	full, err := c.Job(ctx, j.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if full.ID != j.ID || len(full.Events) == 0 {
-		t.Errorf("Job(%s) = %+v", j.ID, full)
+		t.Errorf("Job(%s) = %+v, want the job with its events", j.ID, full)
+	}
+	// The server stored the spec as sent.
+	if full.Name != "resnet" || !slices.Equal(full.Command, spec.Command) || full.GracePeriodS != 0 ||
+		full.Env["K"] != "V" || len(full.Env) != 1 {
+		t.Errorf("server stored %+v", full)
 	}
 }
 
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	_, c := newClient(t)
 	ctx := context.Background()
 	_, err := c.Submit(ctx, api.JobSpec{Command: []string{"x"}, GPUs: 4, MinGPUs: ptr(5)})
@@ -136,71 +139,126 @@ func TestErrors(t *testing.T) {
 		t.Error("Job(\"\") succeeded")
 	}
 	_, err = c.Jobs(ctx, "sleeping")
-	if client.StatusOf(err) != 400 {
-		t.Errorf("Jobs(sleeping): %v, want 400", err)
+	if !errors.As(err, &ce) || !ce.BadRequest() || ce.Body.Field != "state" {
+		t.Errorf("Jobs(sleeping): %v, want 400 naming state", err)
 	}
 	big := api.JobSpec{Command: []string{strings.Repeat("x", api.MaxBodyBytes)}, GPUs: 1}
-	if _, err := c.Submit(ctx, big); client.StatusOf(err) != 413 {
+	if _, err := c.Submit(ctx, big); !errors.As(err, &ce) || ce.Status != 413 || !ce.BadRequest() {
 		t.Errorf("huge Submit: %v, want 413", err)
 	}
 	if client.StatusOf(errors.New("x")) != 0 {
 		t.Error("StatusOf(plain error) != 0")
 	}
+	// Nothing was stored for the rejected requests.
+	if jobs, err := c.Jobs(ctx, ""); err != nil || len(jobs) != 0 {
+		t.Errorf("after rejected submissions: Jobs = %+v, %v", jobs, err)
+	}
 }
 
 func TestCancel(t *testing.T) {
-	srv, c := newClient(t)
+	t.Parallel()
+	svc, c := newClient(t)
+	svc.StartAgent("n0", "v100=4")
 	ctx := context.Background()
-	j, _ := c.Submit(ctx, api.JobSpec{Command: []string{"x"}, GPUs: 1})
-	srv.Start(j.ID, "n0/0")
-	got, err := c.Cancel(ctx, j.ID)
-	if err != nil || got.State != api.Cancelled {
-		t.Fatalf("Cancel = %+v, %v", got, err)
+	// A queued job (no node has a100 GPUs) is cancelled at once.
+	q, err := c.Submit(ctx, api.JobSpec{Command: []string{"sleep", "600"}, GPUs: 1, GPUType: "a100"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	_, err = c.Cancel(ctx, j.ID)
+	got, err := c.Cancel(ctx, q.ID)
+	if err != nil || got.State != api.Cancelled || got.FinishedAt == nil {
+		t.Fatalf("Cancel(queued) = %+v, %v; want cancelled", got, err)
+	}
+	_, err = c.Cancel(ctx, q.ID)
 	var ce *client.Error
 	if !errors.As(err, &ce) || !ce.Conflict() {
 		t.Errorf("second Cancel: %v, want 409", err)
 	}
+	// A running job stays running until its process is gone.
+	r, err := c.Submit(ctx, api.JobSpec{Command: []string{"sleep", "600"}, GPUs: 1, GracePeriodS: ptr(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.WaitState(r.ID, api.Running)
+	got, err = c.Cancel(ctx, r.ID)
+	if err != nil || (got.State != api.Running && got.State != api.Cancelled) || !strings.Contains(got.Reason, "cancelled") {
+		t.Fatalf("Cancel(running) = %+v, %v; want running (stopping) or cancelled", got, err)
+	}
+	if j := svc.WaitState(r.ID, api.Cancelled); j.Reason != "cancelled by the user" {
+		t.Errorf("cancelled job's reason %q", j.Reason)
+	}
+	if _, err = c.Cancel(ctx, r.ID); !errors.As(err, &ce) || !ce.Conflict() {
+		t.Errorf("Cancel after the end: %v, want 409", err)
+	}
+	if _, err = c.Cancel(ctx, "j9"); client.StatusOf(err) != 404 {
+		t.Errorf("Cancel(j9): %v, want 404", err)
+	}
 }
 
 func TestJobsFilterAndNodes(t *testing.T) {
-	srv, c := newClient(t)
+	t.Parallel()
+	svc, c := newClient(t)
 	ctx := context.Background()
 	jobs, err := c.Jobs(ctx, "")
 	if err != nil || jobs == nil || len(jobs) != 0 {
 		t.Fatalf("empty Jobs = %#v, %v; want an empty non-nil list", jobs, err)
 	}
-	for range 3 {
-		c.Submit(ctx, api.JobSpec{Command: []string{"x"}, GPUs: 1})
-	}
-	srv.Start("j2", "n0/0")
-	running, err := c.Jobs(ctx, api.Running)
-	if err != nil || len(running) != 1 || running[0].ID != "j2" {
-		t.Errorf("Jobs(running) = %+v, %v", running, err)
-	}
-	if r := srv.Requests(); !slices.Contains(r, "GET /v1/jobs?state=running") {
-		t.Errorf("requests %q lack the state filter", r)
-	}
 	nodes, err := c.Nodes(ctx)
 	if err != nil || nodes == nil || len(nodes) != 0 {
 		t.Fatalf("empty Nodes = %#v, %v", nodes, err)
 	}
-	srv.AddNode(api.Node{Name: "n0", State: api.NodeReady, GPUs: []api.GPU{{Index: 0, Type: "v100"}}})
-	if nodes, _ := c.Nodes(ctx); len(nodes) != 1 || nodes[0].GPUs[0].Type != "v100" {
-		t.Errorf("Nodes = %+v", nodes)
+	svc.StartAgent("n0", "v100=4")
+	if nodes, err := c.Nodes(ctx); err != nil || len(nodes) != 1 || nodes[0].Name != "n0" ||
+		nodes[0].State != api.NodeReady || len(nodes[0].GPUs) != 4 || nodes[0].GPUs[0].Type != "v100" {
+		t.Errorf("Nodes = %+v, %v", nodes, err)
+	}
+	// j1 and j3 never fit (a100, 5 GPUs); j2 runs.
+	for _, s := range []api.JobSpec{
+		{Command: []string{"sleep", "600"}, GPUs: 1, GPUType: "a100"},
+		{Command: []string{"sleep", "600"}, GPUs: 1, GracePeriodS: ptr(1)},
+		{Command: []string{"sleep", "600"}, GPUs: 5},
+	} {
+		if _, err := c.Submit(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc.WaitState("j2", api.Running)
+	running, err := c.Jobs(ctx, api.Running)
+	if err != nil || len(running) != 1 || running[0].ID != "j2" {
+		t.Errorf("Jobs(running) = %+v, %v", running, err)
+	}
+	if r := svc.Requests(); !slices.Contains(r, "GET /v1/jobs?state=running") {
+		t.Errorf("requests %q lack the state filter", r)
+	}
+	queued, err := c.Jobs(ctx, api.Queued)
+	if err != nil || len(queued) != 2 || queued[0].ID != "j1" || queued[1].ID != "j3" {
+		t.Errorf("Jobs(queued) = %+v, %v", queued, err)
+	}
+	if all, err := c.Jobs(ctx, ""); err != nil || len(all) != 3 {
+		t.Errorf("Jobs() = %+v, %v", all, err)
+	}
+	if nodes, _ := c.Nodes(ctx); len(nodes) != 1 || nodes[0].GPUsUsed != 1 {
+		t.Errorf("Nodes with j2 running = %+v", nodes)
 	}
 	if err := c.Health(ctx); err != nil {
 		t.Errorf("Health: %v", err)
 	}
 }
 
+// TestLogsFollow follows the output of a real job that prints a line, waits
+// for the test, prints the next, and so on.
 func TestLogsFollow(t *testing.T) {
-	srv, c := newClient(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Parallel()
+	svc, c := newClient(t)
+	svc.StartAgent("n0", "v100=1")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*servicetest.Timeout)
 	defer cancel()
-	j, _ := c.Submit(ctx, api.JobSpec{Command: []string{"x"}, GPUs: 1})
-	srv.Log(j.ID, "one\n")
+	g1, g2 := servicetest.NewGate(t, "g1"), servicetest.NewGate(t, "g2")
+	script := "echo one; " + g1.Wait() + "; echo two; " + g2.Wait() + "; echo three"
+	j, err := c.Submit(ctx, api.JobSpec{Command: []string{"sh", "-c", script}, GPUs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
 	rc, err := c.Logs(ctx, j.ID, true)
 	if err != nil {
 		t.Fatal(err)
@@ -210,15 +268,18 @@ func TestLogsFollow(t *testing.T) {
 	if line, err := br.ReadString('\n'); line != "one\n" {
 		t.Fatalf("first line %q, %v", line, err)
 	}
-	srv.Log(j.ID, "two\n")
+	g1.Open(t)
 	if line, err := br.ReadString('\n'); line != "two\n" {
 		t.Fatalf("streamed line %q, %v", line, err)
 	}
-	srv.Log(j.ID, "three\n")
-	srv.Finish(j.ID, 0)
+	g2.Open(t)
 	rest, err := io.ReadAll(br)
 	if err != nil || string(rest) != "three\n" {
 		t.Errorf("rest %q, %v; want the last line and EOF", rest, err)
+	}
+	// The stream ended because the job did.
+	if got, err := c.Job(ctx, j.ID); err != nil || got.State != api.Succeeded {
+		t.Errorf("job after the stream ended: %+v, %v; want succeeded", got, err)
 	}
 	if _, err := c.Logs(ctx, "j9", false); client.StatusOf(err) != 404 {
 		t.Errorf("Logs(j9): %v, want 404", err)
@@ -254,6 +315,9 @@ func TestUnreachable(t *testing.T) {
 	}
 }
 
+// TestNonJSONErrorAnswer injects answers the real server never gives (a
+// proxy's HTML page, an empty 500, a 200 that is not JSON): a canned
+// handler, not a stand-in for the API.
 func TestNonJSONErrorAnswer(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -291,24 +355,54 @@ func TestErrorMessageAddsField(t *testing.T) {
 }
 
 func TestContextCancelsFollow(t *testing.T) {
-	srv, c := newClient(t)
-	j, _ := c.Submit(context.Background(), api.JobSpec{Command: []string{"x"}, GPUs: 1})
+	t.Parallel()
+	svc, c := newClient(t)
+	svc.StartAgent("n0", "v100=1")
+	j, err := c.Submit(context.Background(), api.JobSpec{Command: []string{"sh", "-c", "echo x; exec sleep 600"},
+		GPUs: 1, GracePeriodS: ptr(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	rc, err := c.Logs(ctx, j.ID, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rc.Close()
+	lines := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { _, err := io.ReadAll(rc); done <- err }()
-	srv.Log(j.ID, "x")
+	go func() {
+		br := bufio.NewReader(rc)
+		line, err := br.ReadString('\n')
+		if err != nil {
+			done <- err
+			return
+		}
+		lines <- line
+		_, err = io.ReadAll(br)
+		done <- err
+	}()
+	select {
+	case line := <-lines:
+		if line != "x\n" {
+			t.Fatalf("first line %q", line)
+		}
+	case err := <-done:
+		t.Fatalf("follow ended before the job's output: %v", err)
+	case <-time.After(servicetest.Timeout):
+		t.Fatal("no output")
+	}
 	cancel()
 	select {
 	case err := <-done:
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("read after cancel: %v", err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(servicetest.Timeout):
 		t.Fatal("follow did not end on cancel")
+	}
+	if got := svc.Job(j.ID); got.State != api.Running {
+		t.Errorf("job %s after the client went away: %s, want still running", j.ID, got.State)
 	}
 }
