@@ -37,6 +37,7 @@ type timing struct {
 	callTimeout time.Duration // other requests
 	groupPoll   time.Duration // how often a dying process group is checked
 	sweepEvery  time.Duration // how often stray zombies are reaped
+	progEvery   time.Duration // how often progress files are read
 }
 
 // defaultTiming is the production timing.
@@ -49,6 +50,7 @@ func defaultTiming() timing {
 		callTimeout: 30 * time.Second,
 		groupPoll:   50 * time.Millisecond,
 		sweepEvery:  2 * time.Second,
+		progEvery:   200 * time.Millisecond,
 	}
 }
 

@@ -28,6 +28,13 @@
 // started twice. A replica that exits while no agent runs is reported with
 // exit code -1, since its exit status is lost.
 //
+// A replica may report its progress and checkpoints by appending lines
+// "steps=N [checkpoint=1]" to its progress file (GPUSCHED_PROGRESS_FILE,
+// <data>/replicas/<id>/progress). Its supervisor reads the new lines every
+// 200 ms and once more after the exit; the latest progress and checkpoint go
+// with the replica's status (api.ReplicaStatus.Progress), a new checkpoint
+// at once (progress.go).
+//
 // A replica is a process group: its command runs in a new group
 // (Setpgid), signals go to the whole group, and a replica counts as exited
 // only once every process of the group is gone — members that outlive the

@@ -24,6 +24,7 @@ func fastTiming() timing {
 		callTimeout: time.Second,
 		groupPoll:   10 * time.Millisecond,
 		sweepEvery:  100 * time.Millisecond,
+		progEvery:   20 * time.Millisecond,
 	}
 }
 

@@ -25,6 +25,9 @@ type record struct {
 	BootID      string `json:"boot_id,omitempty"`
 	Acked       bool   `json:"acked,omitempty"`
 	LogsShipped bool   `json:"logs_shipped,omitempty"`
+	// ProgressFile is where the agent is in the replica's progress file,
+	// so that an adopting agent does not report old lines again.
+	ProgressFile progressWatch `json:"progress_file,omitzero"`
 }
 
 // replicaID is what a replica ID must look like to name a directory.
@@ -49,7 +52,7 @@ func (a *Agent) save(p *proc) {
 	defer p.saveMu.Unlock()
 	rec := read(a.reps, p, func(p *proc) record {
 		return record{Replica: p.spec, Status: p.status, BootID: a.boot,
-			Acked: p.acked, LogsShipped: p.logDone}
+			Acked: p.acked, LogsShipped: p.logDone, ProgressFile: p.progress}
 	})
 	if err := writeJSON(filepath.Join(p.dir, recordFile), rec); err != nil {
 		a.log.Warn("save replica record", "replica", p.spec.ID, "err", err)
@@ -137,7 +140,7 @@ func (a *Agent) restore(id string, rec record, now time.Time) {
 	}
 	rec.Replica.ID = id
 	p := newProc(rec.Replica, a.replicaDir(id))
-	p.status, p.acked, p.logDone = rec.Status, rec.Acked, rec.LogsShipped
+	p.status, p.acked, p.logDone, p.progress = rec.Status, rec.Acked, rec.LogsShipped, rec.ProgressFile
 	p.status.ID = id
 	a.reps.add(p)
 	if p.status.Phase != api.ReplicaRunning {

@@ -110,6 +110,7 @@ func (a *Agent) environ(p *proc) []string {
 		"GPUSCHED_MPI_HOSTFILE="+filepath.Join(p.dir, hostfileFile),
 		"GPUSCHED_HOSTS="+hostsFlag(staticHosts(spec.HostFile, a.cfg.Name)),
 		"GPUSCHED_HOST_DISCOVERY_SCRIPT="+filepath.Join(p.dir, discoverFile),
+		"GPUSCHED_PROGRESS_FILE="+progressPath(p.dir),
 	)
 }
 

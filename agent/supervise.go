@@ -22,8 +22,10 @@ type exitInfo struct {
 // records its exit. cmd is the started command, nil for a replica adopted
 // from an earlier agent (whose exit status is lost). A stop request sends
 // SIGTERM to the group and SIGKILL after the grace period; so does the
-// leader's exit while other members of the group remain. It returns early,
-// leaving the replica running, when the agent detaches (Run returned).
+// leader's exit while other members of the group remain. Meanwhile it
+// reads the replica's progress file, a last time before the exit is
+// reported. It returns early, leaving the replica running, when the agent
+// detaches (Run returned).
 func (a *Agent) supervise(p *proc, cmd *exec.Cmd) {
 	pgid := read(a.reps, p, func(p *proc) int { return p.status.PID })
 	grace := time.Duration(max(p.spec.GracePeriodS, 0)) * time.Second
@@ -35,14 +37,16 @@ func (a *Agent) supervise(p *proc, cmd *exec.Cmd) {
 		stop   = p.stop
 		termed bool
 		ticker = time.NewTicker(a.t.groupPoll)
+		prog   = time.NewTicker(a.t.progEvery)
 		id     = p.spec.ID
 	)
 	defer ticker.Stop()
+	defer prog.Stop()
 	terminate := func(why string) {
 		if !termed {
 			termed = true
-			a.log.Info("stopping replica", "replica", id, "why", why, "grace", grace)
 			signalGroup(pgid, syscall.SIGTERM)
+			a.log.Info("stopping replica: SIGTERM sent", "replica", id, "why", why, "grace", grace)
 			kill = time.After(grace)
 		}
 	}
@@ -65,11 +69,15 @@ func (a *Agent) supervise(p *proc, cmd *exec.Cmd) {
 		case <-kill:
 			kill = nil
 			signalGroup(pgid, syscall.SIGKILL)
+			a.log.Warn("grace period over: SIGKILL sent", "replica", id, "grace", grace)
 		case <-a.detach:
 			return
+		case <-prog.C:
+			a.pollProgress(p)
 		case <-poll:
 			reapGroup(pgid)
 			if groupGone(pgid) {
+				a.pollProgress(p)
 				a.exit(p, info, time.Now())
 				return
 			}

@@ -27,7 +27,9 @@ type proc struct {
 	logDone  bool          // all output shipped (or given up on)
 	// notFoundSince is when log uploads began to be answered 404.
 	notFoundSince time.Time
-	saveMu        sync.Mutex // orders writes of the replica's record
+	// progress is where the agent is in the replica's progress file.
+	progress progressWatch
+	saveMu   sync.Mutex // orders writes of the replica's record
 }
 
 // newProc returns a proc for spec, not started.

@@ -10,7 +10,10 @@ import "time"
 // SIGKILL of the process group), and reports (POST /v1/agents/{name}/status,
 // also its heartbeat) every replica it runs or has seen exit. An exited
 // replica is reported until the server acknowledges it in Work.Acked, so a
-// result survives a server restart and is recorded once.
+// result survives a server restart and is recorded once. A report also
+// carries what each replica last wrote to its progress file
+// (ReplicaStatus.Progress); the agent reports at once when a replica
+// announces a checkpoint.
 
 // Register is an agent's registration (and re-registration after the server
 // restarted or forgot it).
@@ -66,6 +69,9 @@ type ReplicaStatus struct {
 	Error      string     `json:"error,omitempty"`
 	StartedAt  time.Time  `json:"started_at"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	// Progress is what the replica last wrote to its progress file
+	// (GPUSCHED_PROGRESS_FILE); nil when it wrote nothing.
+	Progress *ReplicaProgress `json:"progress,omitempty"`
 }
 
 // Work is the complete list of replicas a node must run now.
@@ -89,7 +95,9 @@ type Replica struct {
 	// Env is the complete extra environment: the spec's env plus the
 	// membership variables (CUDA_VISIBLE_DEVICES, MASTER_ADDR, MASTER_PORT,
 	// WORLD_SIZE, NNODES, NODE_RANK, LOCAL_WORLD_SIZE, GPUSCHED_JOB_ID,
-	// GPUSCHED_GENERATION, ...). The agent adds GPUSCHED_HOSTFILE.
+	// GPUSCHED_GENERATION, GPUSCHED_RESTART_COUNT,
+	// GPUSCHED_CHECKPOINT_STEPS, ...). The agent adds GPUSCHED_HOSTFILE,
+	// GPUSCHED_PROGRESS_FILE and the other variables of docs/AGENT.md.
 	Env     map[string]string `json:"env"`
 	Workdir string            `json:"workdir,omitempty"`
 	// GPUs are the node's device indices the replica uses.

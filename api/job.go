@@ -51,8 +51,20 @@ type Job struct {
 	FinishedAt  *time.Time `json:"finished_at"`
 	// Attempt counts the job's starts (1 on the first start).
 	Attempt int `json:"attempt"`
-	// Generation is the membership generation of the current attempt.
+	// Generation is the membership generation of the current attempt: one
+	// per attempt, plus one whenever an elastic job continues without the
+	// replicas of a lost node.
 	Generation int `json:"generation,omitempty"`
+	// Steps is the latest progress the job reported (POST
+	// /v1/jobs/{id}/progress or its progress file), at ProgressAt; nil
+	// ProgressAt when it never reported any.
+	Steps      int64      `json:"steps,omitempty"`
+	ProgressAt *time.Time `json:"progress_at,omitempty"`
+	// CheckpointSteps is the steps of the job's latest checkpoint, reported
+	// at LastCheckpointAt (nil when it never reported one). A restarted
+	// job gets it as GPUSCHED_CHECKPOINT_STEPS.
+	CheckpointSteps  int64      `json:"checkpoint_steps,omitempty"`
+	LastCheckpointAt *time.Time `json:"last_checkpoint_at,omitempty"`
 	// Events is the job's history, oldest first (only in GET /v1/jobs/{id}).
 	Events []JobEvent `json:"events,omitempty"`
 }

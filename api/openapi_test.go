@@ -23,7 +23,8 @@ func TestOpenAPIDocument(t *testing.T) {
 		t.Errorf("openapi %q, want 3.x", doc.OpenAPI)
 	}
 	for _, name := range []string{"JobSpec", "Job", "JobEvent", "JobList", "Error", "GPU", "Node", "NodeList",
-		"Register", "RegisterReply", "Status", "ReplicaStatus", "Work", "Replica", "LogChunk", "LogAck"} {
+		"Register", "RegisterReply", "Status", "ReplicaStatus", "Work", "Replica", "LogChunk", "LogAck",
+		"Progress", "ReplicaProgress"} {
 		if _, ok := doc.Components.Schemas[name]; !ok {
 			t.Errorf("no schema %s", name)
 		}

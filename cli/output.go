@@ -117,6 +117,12 @@ func writeJobDetail(w io.Writer, j api.Job, now time.Time) error {
 	line("Grace period", fmt.Sprintf("%ds", j.GracePeriodS))
 	line("Exit code", exitText(j.ExitCode))
 	line("Attempt", strconv.Itoa(j.Attempt))
+	if j.ProgressAt != nil {
+		line("Progress", fmt.Sprintf("step %d, reported %s", j.Steps, stamp(j.ProgressAt, now)))
+	}
+	if j.LastCheckpointAt != nil {
+		line("Checkpoint", fmt.Sprintf("step %d, reported %s", j.CheckpointSteps, stamp(j.LastCheckpointAt, now)))
+	}
 	line("Submitted", stamp(&j.SubmittedAt, now))
 	line("Started", stamp(j.StartedAt, now))
 	line("Finished", stamp(j.FinishedAt, now))

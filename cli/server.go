@@ -76,7 +76,7 @@ func (o *serverOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.names.Placer, "placer", def.Placer, "placer: "+strings.Join(recipe.Placers(), ", "))
 	f.StringVar(&o.names.Scaler, "scaler", def.Scaler, "elastic scaler: "+strings.Join(recipe.Scalers(), ", "))
 	f.DurationVar(&o.heartbeatTimeout, "heartbeat-timeout", server.DefaultHeartbeatTimeout,
-		"mark a node down (its running jobs fail) when its agent has not reported for this long")
+		"mark a node down when its agent has not reported for this long: its replicas are lost, elastic jobs at or above min continue smaller, other jobs are re-queued")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log debug messages")
 }
 

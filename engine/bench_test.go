@@ -61,23 +61,32 @@ func bigState(b *testing.B, gpus, waiting, running int) *model.State {
 }
 
 // BenchmarkSchedule measures one round at 10,000 GPUs and 10,000 waiting
-// jobs (issue: ≤ 10 ms).
+// jobs (issue: ≤ 10 ms). The -checkpoints cases give every running job a
+// checkpoint, so that stop candidates are released by lost work.
 func BenchmarkSchedule(b *testing.B) {
 	for _, bc := range []struct {
 		name   string
 		policy engine.QueuePolicy
 		placer engine.Placer
 		run    int
+		ckpt   bool
 	}{
-		{"fifo", policy.FIFO{}, placer.Pack{}, 0},
-		{"fifo-backfill", policy.FIFO{Backfill: true}, placer.Pack{}, 0},
-		{"fifo-backfill-2000running", policy.FIFO{Backfill: true}, placer.Pack{}, 2000},
-		{"srtf-2000running", &policy.SRTF{}, placer.Pack{}, 2000},
-		{"hlas-hetero-2000running", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4}, &placer.Hetero{}, 2000},
-		{"las-pack-2000running", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4, Blind: true}, placer.Pack{}, 2000},
+		{"fifo", policy.FIFO{}, placer.Pack{}, 0, false},
+		{"fifo-backfill", policy.FIFO{Backfill: true}, placer.Pack{}, 0, false},
+		{"fifo-backfill-2000running", policy.FIFO{Backfill: true}, placer.Pack{}, 2000, false},
+		{"srtf-2000running", &policy.SRTF{}, placer.Pack{}, 2000, false},
+		{"srtf-2000running-checkpoints", &policy.SRTF{}, placer.Pack{}, 2000, true},
+		{"hlas-hetero-2000running", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4}, &placer.Hetero{}, 2000, false},
+		{"hlas-hetero-2000running-checkpoints", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4}, &placer.Hetero{}, 2000, true},
+		{"las-pack-2000running", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4, Blind: true}, placer.Pack{}, 2000, false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := bigState(b, 10000, 10000, bc.run)
+			if bc.ckpt {
+				for i, j := range s.Running() {
+					j.Checkpoint = model.Time(i * 7919 % 20000) // before the round at 20 s
+				}
+			}
 			e, err := engine.New(bc.policy, bc.placer, nil)
 			if err != nil {
 				b.Fatal(err)

@@ -21,6 +21,32 @@
 // is cancelled again. Gang allocation is all-or-nothing: a job gets its
 // whole allocation (at least its minimum GPUs) or none.
 //
+// Stop candidates are the running jobs the round may stop: the jobs of
+// Order.Stop (for the leading Order.Claim jobs) and those a preemptive order
+// left out. Their GPUs are released only for a job that may claim them and
+// does not fit on free GPUs, and a candidate none of whose GPUs a placement
+// takes keeps running. Which candidates are stopped, when several sets of
+// them would let the job fit, is decided so (checkpoint-aware victims):
+//
+//   - When no candidate has a checkpoint (model.Job.Checkpoint < 0 for all
+//     those not yet released at the round's first claim), every candidate
+//     is released at once and the placer's choice of GPUs decides; this is
+//     the simulator's case, whose jobs never checkpoint.
+//   - Otherwise the candidates are ordered by the work they would lose
+//     (model.Job.LostWork: now - max(Checkpoint, LastStart)), least first,
+//     ties by the policy's order: the Order.Stop jobs in the policy's order,
+//     then the jobs a preemptive order left out, lowest-ranked first. For
+//     each claiming job (its requested size, then its minimum) the engine
+//     releases the shortest prefix of that order with which the placer fits
+//     it, so a candidate that loses more work is stopped only when the job
+//     cannot fit without it. A job that fits with no prefix releases none
+//     (with a Donor scaler, all, as without checkpoints). A prefix released
+//     for one job stays released for the following ones.
+//
+// The policy's own order is never overridden: a running job that a
+// preemptive order ranks high enough to keep its GPUs is never a candidate,
+// whatever its checkpoint.
+//
 // The engine keeps scratch buffers between rounds, so one Engine must not be
 // used by two goroutines at once; its results depend only on its inputs.
 package engine

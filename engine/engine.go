@@ -19,12 +19,14 @@ type Engine struct {
 	resizer *Resizer
 	now     model.Time
 	// released counts the stop candidates (plan.Preempt) whose GPUs are
-	// already free in the pool: candidates are released only when a
-	// placement cannot be made without their GPUs.
+	// already free in the pool, a prefix of plan.Preempt: candidates are
+	// released only when a placement cannot be made without their GPUs.
 	released int
 	// pause is the reason a placer gave for holding back the job being
 	// placed, or "".
 	pause string
+	// victims orders the stop candidates by lost work (victims.go).
+	victims victimOrder
 }
 
 // New assembles an engine from its stages; scaler may be nil (no resizing).
@@ -61,6 +63,7 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 		e.resizer.reset(s, e.pool)
 	}
 	e.released = 0
+	e.victims.reset(len(ord.Stop), len(s.Cluster.Types))
 	for _, j := range ord.Stop {
 		e.stop(j, &plan)
 	}
@@ -117,21 +120,15 @@ func (e *Engine) stop(j *model.Job, plan *Plan) {
 }
 
 // place places j on free GPUs if it can; otherwise, when j may claim them,
-// it releases the GPUs of every stop candidate and tries again; and then,
-// with a donor scaler, it shrinks elastic jobs for j.
+// it releases the GPUs of stop candidates and tries again (claim); and
+// then, with a donor scaler, it shrinks elastic jobs for j.
 func (e *Engine) place(s *model.State, j *model.Job, ts TypeSet, plan *Plan, claim bool) bool {
 	e.pause = ""
 	if e.tryPlace(s, j, ts, plan) {
 		return true
 	}
-	if claim && e.released < len(plan.Preempt) {
-		for _, v := range plan.Preempt[e.released:] {
-			e.pool.Give(v.Alloc)
-		}
-		e.released = len(plan.Preempt)
-		if e.tryPlace(s, j, ts, plan) {
-			return true
-		}
+	if claim && e.released < len(plan.Preempt) && e.claim(s, j, ts, plan) {
+		return true
 	}
 	return e.donate(s, j, ts, plan)
 }
@@ -162,41 +159,58 @@ func (e *Engine) donate(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bo
 // an elastic job starts at its minimum (gang) and the scaler decides the
 // rest (seed 000: a job starts once its minimum replicas can run).
 func (e *Engine) tryPlace(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
+	sizes, k := e.sizes(j)
+	for i := range k {
+		if fit := fitTypes(s, j, ts, sizes[i]); fit != 0 && e.placeOn(s, j, fit, plan, sizes[i], i == 1) {
+			return true
+		}
+	}
+	return false
+}
+
+// sizes returns the GPU counts that tryPlace attempts for j, in order, and
+// how many of them there are (1 or 2).
+func (e *Engine) sizes(j *model.Job) ([2]int, int) {
 	sizes := [2]int{j.Spec.GPUs, j.Spec.MinGPUs}
 	if e.scaler != nil && j.Spec.Elastic() {
 		sizes[0] = j.Spec.MinGPUs
 	}
-	for i, n := range sizes {
-		if i == 1 && n == sizes[0] {
-			break
-		}
-		fit := ts
-		if n != j.Spec.MinGPUs {
-			fit = Feasible(s, j, n)
-		}
-		if fit == 0 {
-			continue
-		}
-		pl := e.placer.Place(s, e.pool, j, n, fit)
-		if pl.GPUs == nil {
-			if pl.Pause != "" {
-				e.pause = pl.Pause
-			}
-			continue
-		}
-		e.commit(pl, plan)
-		plan.Start = append(plan.Start, Assignment{Job: j, GPUs: pl.GPUs})
-		if e.scaler != nil {
-			e.resizer.addStarted(plan.Start[len(plan.Start)-1])
-		}
-		reason := reasonPlaced
-		if i == 1 {
-			reason = reasonMinOnly
-		}
-		plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Placed, reason})
-		return true
+	if sizes[1] == sizes[0] {
+		return sizes, 1
 	}
-	return false
+	return sizes, 2
+}
+
+// fitTypes returns the types on which j can run with n GPUs, given ts, its
+// feasible types at its minimum.
+func fitTypes(s *model.State, j *model.Job, ts TypeSet, n int) TypeSet {
+	if n == j.Spec.MinGPUs {
+		return ts
+	}
+	return Feasible(s, j, n)
+}
+
+// placeOn places j on n GPUs of a type in fit if the placer finds them and
+// records the start in plan; minOnly says that n is j's fallback minimum.
+func (e *Engine) placeOn(s *model.State, j *model.Job, fit TypeSet, plan *Plan, n int, minOnly bool) bool {
+	pl := e.placer.Place(s, e.pool, j, n, fit)
+	if pl.GPUs == nil {
+		if pl.Pause != "" {
+			e.pause = pl.Pause
+		}
+		return false
+	}
+	e.commit(pl, plan)
+	plan.Start = append(plan.Start, Assignment{Job: j, GPUs: pl.GPUs})
+	if e.scaler != nil {
+		e.resizer.addStarted(plan.Start[len(plan.Start)-1])
+	}
+	reason := reasonPlaced
+	if minOnly {
+		reason = reasonMinOnly
+	}
+	plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Placed, reason})
+	return true
 }
 
 // blocked records that waiting job j was not placed: paused when the placer

@@ -13,9 +13,12 @@ type Order struct {
 	// Backfill lets later jobs start when an earlier one does not fit
 	// (non-preemptive orders; preemptive orders always backfill).
 	Backfill bool
-	// Stop lists running jobs the policy wants stopped (hlas demotions).
-	// Their GPUs are free for this round's placements; a stop whose GPUs
-	// nobody took is cancelled, so the job keeps running.
+	// Stop lists running jobs the policy wants stopped (hlas demotions), in
+	// the order it would rather stop them. Their GPUs are free for this
+	// round's placements by the Claim jobs; a stop whose GPUs nobody took is
+	// cancelled, so the job keeps running. When some of them have
+	// checkpoints, those that lose the least work are freed first (package
+	// doc, stop candidates).
 	Stop []*model.Job
 	// Claim is how many of the leading Jobs may take the GPUs of the Stop
 	// jobs; the jobs after them use free GPUs only (hlas: the Q1 jobs, so
@@ -44,7 +47,9 @@ type QueuePolicy interface {
 // set in types. A placement uses free GPUs of the pool, and may move running
 // jobs that are settled in the pool (Pool.Settled) to other free GPUs to make
 // room (seed 003's swaps). Place returns a zero Placement when it cannot; it
-// must not change the pool.
+// must not change the pool. It may assume, and the engine relies on it when
+// it tries which stop candidates to release, that no placement is possible
+// unless some type in types has n free GPUs.
 type Placer interface {
 	Name() string
 	Place(s *model.State, p *Pool, j *model.Job, n int, types TypeSet) Placement

@@ -138,13 +138,33 @@ type Job struct {
 	// never). Seed 000 orders its candidates by them.
 	Expansions, Shrinks    int
 	LastExpand, LastShrink Time
+	// Checkpoint is the time of the job's most recent checkpoint, or -1
+	// when it has none. A stopped job restarts from its latest checkpoint,
+	// or from its last start (LostWork); the engine prefers to stop the
+	// job that loses the least work. The service sets it from the job's
+	// progress reports; the simulator leaves it at -1 (its preemptions lose
+	// no work).
+	Checkpoint Time
 }
 
 // NewJob returns a waiting job for spec with the given arrival rank, model
 // index and total work.
 func NewJob(spec JobSpec, seq, model int, work float64) *Job {
 	return &Job{Spec: spec, Seq: seq, Model: model, Work: work, FirstStart: -1, Queued: spec.Submit,
-		LastExpand: -1, LastShrink: -1}
+		LastExpand: -1, LastShrink: -1, Checkpoint: -1}
+}
+
+// LostWork returns the run time that a running job would lose if it were
+// stopped at now: the time since its most recent checkpoint or, when it has
+// none since then, since its current execution period began (LastStart: a
+// start, resize or migration resumes from the latest checkpoint), that is
+// now - max(Checkpoint, LastStart), never negative. It is 0 for a job that
+// is not running.
+func (j *Job) LostWork(now Time) Time {
+	if j.State != Running {
+		return 0
+	}
+	return max(now-max(j.Checkpoint, j.LastStart), 0)
 }
 
 // CountResize records a resize at now from the job's current allocation to

@@ -92,3 +92,31 @@ func TestNewClusterErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestLostWork: the time since the later of the job's checkpoint and its
+// last start, for running jobs only.
+func TestLostWork(t *testing.T) {
+	tests := []struct {
+		name                  string
+		state                 JobState
+		lastStart, checkpoint Time
+		now, want             Time
+	}{
+		{"no checkpoint: since the last start", Running, 100, -1, 700, 600},
+		{"checkpoint after the start", Running, 100, 400, 700, 300},
+		{"checkpoint before the start (restored at the start)", Running, 500, 400, 700, 200},
+		{"checkpoint now", Running, 100, 700, 700, 0},
+		{"checkpoint ahead of now (clock skew): nothing lost", Running, 100, 900, 700, 0},
+		{"waiting job loses nothing", Waiting, 100, -1, 700, 0},
+	}
+	for _, tc := range tests {
+		j := NewJob(JobSpec{ID: "j", GPUs: 1, MinGPUs: 1, MaxGPUs: 1}, 0, -1, 1)
+		if j.Checkpoint != -1 {
+			t.Fatalf("NewJob: checkpoint %d, want -1", j.Checkpoint)
+		}
+		j.State, j.LastStart, j.Checkpoint = tc.state, tc.lastStart, tc.checkpoint
+		if got := j.LostWork(tc.now); got != tc.want {
+			t.Errorf("%s: LostWork = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

@@ -16,6 +16,13 @@
 // type has no measurements on the reference type either, the first cluster
 // type that has some takes its place.
 //
+// Online learns the matrix while jobs run instead (docs/PROFILES.md, online
+// profiles): it keeps an exponentially weighted mean of the measured steps/s
+// per (job type, GPU type, GPU count), lays it over a pre-run matrix
+// (Online.Merge: measured points replace or extend the matrix's) and gives
+// its estimates as plain data for the shell to store (Online.State,
+// Online.Restore).
+//
 // Profiles (docs/PROFILES.md) let users give their own job types:
 // ParseProfiles decodes a profile file (in its JSON form; the shell converts
 // YAML), Matrix.Merge applies profiles to a matrix, replacing its points per

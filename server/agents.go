@@ -74,17 +74,7 @@ func (s *Server) refreshWork(m *node) {
 		if rec.State != api.Running || rec.Stopping != "" || rec.Replicas[0].Node != m.name {
 			continue
 		}
-		reps, err := s.replicas(rec)
-		if err != nil {
-			continue
-		}
-		var live []api.Replica
-		for _, r := range reps {
-			if !rec.Replicas[rankOf(r.ID)].Done {
-				live = append(live, r)
-			}
-		}
-		s.assign(live)
+		s.refreshJob(j)
 	}
 }
 
@@ -131,7 +121,11 @@ func (s *Server) handleWork(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		s.waitWork(r, ch, wait)
 		s.mu.Lock()
-		n.lastSeen = s.now()
+		if r.Context().Err() == nil && n.ready {
+			// A poll whose client went away (a killed agent) is no sign
+			// of life.
+			n.lastSeen = s.now()
+		}
 	}
 	work := n.snapshot()
 	s.mu.Unlock()

@@ -261,6 +261,10 @@ func TestNeverFitsStaysQueued(t *testing.T) {
 	}
 }
 
+// TestNodeLost: a rigid job whose node stops reporting is queued again as
+// preempted; when the node registers again, still running the old replica,
+// the job starts there as a new attempt and the stale replica is not in the
+// work (so its agent stops it).
 func TestNodeLost(t *testing.T) {
 	h := newHarness(t, func(c *Config) {
 		c.HeartbeatInterval, c.HeartbeatTimeout = 100*time.Millisecond, time.Second
@@ -269,9 +273,9 @@ func TestNodeLost(t *testing.T) {
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":2}`)
 	a.waitWork("with "+j.ID, hasReplica(j.ID))
-	f := h.waitState(j.ID, api.Failed)
-	if !strings.Contains(f.Reason, "lost") {
-		t.Errorf("reason %q", f.Reason)
+	p := h.waitState(j.ID, api.Preempted)
+	if !strings.Contains(p.Reason, "node n1 lost") || p.ExitCode != nil || p.FinishedAt != nil {
+		t.Errorf("job of the lost node: %+v", p)
 	}
 	var nodes api.NodeList
 	h.call("GET", "/v1/nodes", nil, http.StatusOK, &nodes)
@@ -281,11 +285,18 @@ func TestNodeLost(t *testing.T) {
 	if code, _ := h.do("POST", "/v1/agents/n1/status", api.Status{}); code != http.StatusNotFound {
 		t.Errorf("status of a down node: %d, want 404", code)
 	}
-	// It registers again, still running the replica of the failed job:
-	// the replica is not in its work, so the agent stops it.
+	// It registers again, still running the replica of the first attempt:
+	// that replica is not in its work, so the agent stops it.
 	a.register(running(api.Replica{ID: "j1.1.0", Job: j.ID}))
-	if w := a.work(0, "0"); len(w.Replicas) != 0 {
+	w := a.waitWork("attempt 2", func(w api.Work) bool {
+		r := findReplica(w, j.ID)
+		return r != nil && r.ID == "j1.2.0"
+	})
+	if len(w.Replicas) != 1 || w.Replicas[0].Env["GPUSCHED_RESTART_COUNT"] != "1" {
 		t.Errorf("work of the returning node: %+v", w)
+	}
+	if r := h.job(j.ID); r.State != api.Running || r.Attempt != 2 {
+		t.Errorf("job after the node returned: %+v", r)
 	}
 }
 

@@ -119,7 +119,7 @@ func (s *Server) modelAlloc(rec *record, c *model.Cluster, idx map[string]int) [
 	var out []model.GPU
 	for _, rr := range rec.Replicas {
 		ni, ok := idx[rr.Node]
-		if !ok {
+		if !ok || rr.Lost {
 			continue
 		}
 		n := s.nodes[rr.Node]
@@ -144,5 +144,9 @@ func (s *Server) modelJob(rec *record, seq int) *model.Job {
 	if !ok {
 		mi = -1
 	}
-	return model.NewJob(spec, seq, mi, 0)
+	mj := model.NewJob(spec, seq, mi, 0)
+	if t := rec.LastCheckpointAt; t != nil {
+		mj.Checkpoint = model.Time(t.UnixMilli())
+	}
+	return mj
 }

@@ -48,8 +48,9 @@ type Config struct {
 	// HeartbeatInterval is how often agents must report.
 	HeartbeatInterval time.Duration
 	// HeartbeatTimeout is how long a node may stay silent before it is
-	// marked down and its running jobs fail ("node lost"); also how long a
-	// restarted server waits for the nodes of its previous run.
+	// marked down and its replicas are lost (an elastic job that keeps its
+	// minimum continues without them, other jobs are queued again); also
+	// how long a restarted server waits for the nodes of its previous run.
 	HeartbeatTimeout time.Duration
 	// Round is the period of the scheduling rounds that run even when
 	// nothing happens (the engine's time-based decisions).

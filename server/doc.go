@@ -15,7 +15,10 @@
 //   - a job is recorded running, with its allocation and replica IDs, before
 //     its replicas appear in any node's work;
 //   - a replica's exit is recorded before the agent is told (Work.Acked) that
-//     it may forget it.
+//     it may forget it;
+//   - a checkpoint report is recorded before it is answered. Plain progress
+//     reports are the one exception: they change memory at once and reach
+//     the store with the job's next record write, within 5 s (progress.go).
 //
 // Stopping a running job (cancel, a preemption, a migration or a resize from
 // the plan, a failed replica, a lost node) is asynchronous: the job's record
@@ -23,12 +26,17 @@
 // held in the model until every replica is gone (reported exited, or absent
 // from a report of an agent that has applied the work without it, or on a
 // node that was lost). Then the job becomes cancelled, failed, or preempted
-// (queued again).
+// (queued again, to restart from its latest checkpoint as a new attempt).
+//
+// A node silent for the heartbeat timeout is marked down and its replicas
+// are lost (lost.go): an elastic job that keeps its minimum GPUs without
+// them continues, shrunk, with a new membership generation; any other job
+// is stopped and queued again.
 //
 // A server restarted on the same store reloads every job; it waits (at most
 // the heartbeat timeout) for the nodes of the previous run to register again
-// before it schedules, reconciles the replicas the agents report, and fails
-// the running jobs of nodes that do not come back ("node lost").
+// before it schedules, reconciles the replicas the agents report, and loses
+// the nodes that do not come back as above.
 //
 // See docs/SERVER.md for the API, the states, the restart semantics and the
 // metrics.

@@ -29,6 +29,7 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/v1/jobs", s.handleList},
 		{http.MethodGet, "/v1/jobs/{id}", s.handleGet},
 		{http.MethodPost, "/v1/jobs/{id}/cancel", s.handleCancel},
+		{http.MethodPost, "/v1/jobs/{id}/progress", s.handleProgress},
 		{http.MethodGet, "/v1/jobs/{id}/logs", s.handleLogs},
 		{http.MethodGet, "/v1/nodes", s.handleNodes},
 		{http.MethodPost, "/v1/agents/register", s.handleRegister},

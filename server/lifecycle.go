@@ -40,11 +40,12 @@ func (s *Server) start(b *batch, j *job, gpus []model.GPU, now time.Time) error 
 		rec.Alloc = append(rec.Alloc, sl.String())
 	}
 	rec.Port = s.port(b, rec)
+	rec.ResumeSteps = rec.CheckpointSteps
 	reps, err := s.replicas(rec)
 	if err != nil {
 		return err
 	}
-	rec.event(now, "started", "attempt %d on %s", rec.Attempt, strings.Join(rec.Alloc, ","))
+	rec.event(now, "started", "attempt %d on %s%s", rec.Attempt, strings.Join(rec.Alloc, ","), resumeNote(rec, now))
 	t := model.Time(now.UnixMilli())
 	b.then(func() {
 		if j.mj.FirstStart < 0 {
@@ -54,6 +55,19 @@ func (s *Server) start(b *batch, j *job, gpus []model.GPU, now time.Time) error 
 		s.assign(reps)
 	})
 	return nil
+}
+
+// resumeNote says, for the history, where a restarted attempt resumes
+// from.
+func resumeNote(rec *record, now time.Time) string {
+	switch {
+	case rec.Attempt <= 1:
+		return ""
+	case rec.LastCheckpointAt == nil:
+		return "; no checkpoint reported: it starts from the beginning"
+	}
+	return fmt.Sprintf("; resumes from the checkpoint at step %d (reported %s ago)",
+		rec.CheckpointSteps, now.Sub(*rec.LastCheckpointAt).Round(100*time.Millisecond))
 }
 
 // port picks the attempt's MASTER_PORT: a hash of the replica ID prefix in
@@ -100,14 +114,17 @@ func (s *Server) usedPorts() map[string]map[int]bool {
 }
 
 // replicas builds the api.Replica of every replica of the record's
-// attempt: the spec's command and env plus the membership variables.
+// attempt that was not lost with its node: the spec's command and env plus
+// the membership variables. The host list leaves out lost replicas.
 func (s *Server) replicas(rec *record) ([]api.Replica, error) {
 	if len(rec.Replicas) == 0 {
 		return nil, fmt.Errorf("job %s has no replicas", rec.ID)
 	}
 	m := membership.Membership{Job: rec.ID, Generation: rec.Generation}
 	for _, rr := range rec.Replicas {
-		m.Hosts = append(m.Hosts, membership.Host{Name: rr.Node, GPUs: rr.GPUs})
+		if !rr.Lost {
+			m.Hosts = append(m.Hosts, membership.Host{Name: rr.Node, GPUs: rr.GPUs})
+		}
 	}
 	hostFile := m.HostList()
 	master := rec.Replicas[0].Node
@@ -116,6 +133,9 @@ func (s *Server) replicas(rec *record) ([]api.Replica, error) {
 	}
 	out := make([]api.Replica, 0, len(rec.Replicas))
 	for _, rr := range rec.Replicas {
+		if rr.Lost {
+			continue
+		}
 		env, err := m.NodeEnv(rr.Node, rec.Port)
 		if err != nil {
 			return nil, fmt.Errorf("job %s: replica %s: %w", rec.ID, rr.ID, err)
@@ -127,6 +147,7 @@ func (s *Server) replicas(rec *record) ([]api.Replica, error) {
 		maps.Copy(full, env)
 		full["MASTER_ADDR"], full["PET_MASTER_ADDR"] = master, master
 		full["GPUSCHED_RESTART_COUNT"] = strconv.Itoa(rec.Attempt - 1)
+		full["GPUSCHED_CHECKPOINT_STEPS"] = strconv.FormatInt(rec.ResumeSteps, 10)
 		full["GPUSCHED_REPLICA_ID"] = rr.ID
 		out = append(out, api.Replica{ID: rr.ID, Job: rec.ID, Command: rec.Command, Env: full, Workdir: rec.Workdir,
 			GPUs: rr.GPUs, HostFile: hostFile, GracePeriodS: rec.GracePeriodS})

@@ -63,6 +63,7 @@ func (s *Server) addJob(j *job) {
 	s.jobs[j.rec.ID] = j
 	if !j.rec.State.Final() {
 		j.mj = s.modelJob(&j.rec, j.seq)
+		j.progressSaved = s.started
 		if t := j.rec.StartedAt; t != nil && j.rec.State == api.Running {
 			// The execution history before the restart is not kept: the
 			// open period starts now.
@@ -90,7 +91,7 @@ func (s *Server) restoreWork() error {
 		}
 		for i, rr := range j.rec.Replicas {
 			if n := s.nodes[rr.Node]; !rr.Done && (n == nil || !n.ready) {
-				s.gone(b, j, i, "node "+rr.Node+" lost", now)
+				s.lose(b, j, i, "it was down when the server restarted", now)
 			}
 		}
 	}
@@ -107,17 +108,7 @@ func (s *Server) restoreWork() error {
 			s.unassign(j)
 			continue
 		}
-		reps, err := s.replicas(&j.rec)
-		if err != nil {
-			return fmt.Errorf("server: load: %w", err)
-		}
-		var live []api.Replica
-		for _, r := range reps {
-			if !j.rec.Replicas[rankOf(r.ID)].Done {
-				live = append(live, r)
-			}
-		}
-		s.assign(live)
+		s.refreshJob(j)
 	}
 	return nil
 }

@@ -39,6 +39,9 @@ type record struct {
 	Replicas []replicaRec `json:"replicas,omitempty"`
 	// Stopping says why the replicas are being stopped; empty otherwise.
 	Stopping string `json:"stopping,omitempty"`
+	// ResumeSteps is the checkpoint's steps when the current attempt
+	// started (its GPUSCHED_CHECKPOINT_STEPS).
+	ResumeSteps int64 `json:"resume_steps,omitempty"`
 }
 
 // replicaRec is one replica of a job's current attempt.
@@ -50,6 +53,9 @@ type replicaRec struct {
 	// Done: the replica is gone (exited, stopped, or its node lost).
 	Done     bool `json:"done,omitempty"`
 	ExitCode int  `json:"exit_code,omitempty"`
+	// Lost: its node was lost. An elastic job may continue without it; it
+	// then leaves the job's host list and allocation.
+	Lost bool `json:"lost,omitempty"`
 }
 
 // job is the server's view of one job.
@@ -63,6 +69,10 @@ type job struct {
 	// applies (Server.waitDefault).
 	waitReason string
 	waitRound  int64
+	// progressSaved is when the record with the job's progress was last
+	// written; plain progress newer than that is in rec only (not
+	// persisted yet) while the job is in Server.unsaved.
+	progressSaved time.Time
 }
 
 // clone returns a copy of r whose slices may be changed without touching r.
@@ -80,6 +90,17 @@ func (r *record) event(t time.Time, kind, format string, a ...any) {
 		r.Events = append(slices.Clone(r.Events[:1]), r.Events[2:]...)
 	}
 	r.Events = append(r.Events, api.JobEvent{Time: t.UTC(), Event: kind, Message: fmt.Sprintf(format, a...)})
+}
+
+// liveGPUs returns the GPUs of the attempt's replicas that are not gone.
+func (r *record) liveGPUs() int {
+	n := 0
+	for _, rr := range r.Replicas {
+		if !rr.Done {
+			n += len(rr.GPUs)
+		}
+	}
+	return n
 }
 
 // allDone reports whether every replica of the attempt is gone.

@@ -23,6 +23,11 @@ func (s *Server) report(n *node, reps []api.ReplicaStatus, version int64) ([]str
 	listed := make(map[string]bool, len(reps))
 	for _, rs := range reps {
 		listed[rs.ID] = true
+		if rs.Progress != nil {
+			if j, _ := s.expected(b, n, rs.ID); j != nil {
+				s.applyProgress(b, j, replicaProgress(rs.Progress, now), now)
+			}
+		}
 		if rs.Phase != api.ReplicaExited {
 			continue
 		}
@@ -107,15 +112,16 @@ func (s *Server) checkNodes() {
 	}
 }
 
-// nodeDown marks node n down: its replicas are lost, their jobs fail
-// (and stop their other replicas), the cluster is rebuilt without it.
+// nodeDown marks node n down: its replicas are lost; an elastic job that
+// keeps its minimum GPUs without them continues, other jobs are queued
+// again (lose); the cluster is rebuilt without the node.
 func (s *Server) nodeDown(n *node, now time.Time, why string) error {
 	s.log.Warn("node lost", "node", n.name, "why", why)
 	b := s.newBatch()
 	ids := append(slicesSortedKeys(n.work), slicesSortedKeys(n.removed)...)
 	for _, id := range ids {
 		if j, i := s.expected(b, n, id); j != nil {
-			s.gone(b, j, i, fmt.Sprintf("node %s lost: %s", n.name, why), now)
+			s.lose(b, j, i, why, now)
 		}
 	}
 	s.settle(b, now)

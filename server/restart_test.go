@@ -92,8 +92,8 @@ func TestRestartNodeNeverReturns(t *testing.T) {
 	if got := h.job(j.ID); got.State != api.Running {
 		t.Fatalf("job right after restart: %+v", got)
 	}
-	f := h.waitState(j.ID, api.Failed)
-	if !strings.Contains(f.Reason, "lost") {
+	f := h.waitState(j.ID, api.Preempted)
+	if !strings.Contains(f.Reason, "node n1 lost") || !strings.Contains(f.Reason, "did not register again") {
 		t.Errorf("reason %q", f.Reason)
 	}
 }

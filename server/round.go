@@ -106,15 +106,20 @@ func (s *Server) startOne(b *batch, a engine.Assignment, now time.Time) bool {
 	return true
 }
 
-// preempt stops a running job that the plan preempts, moves or resizes;
-// a job already stopping is left alone.
+// preempt stops a running job that the plan preempts, moves or resizes
+// (its replicas get SIGTERM and their grace period; it is queued again
+// once they are gone); a job already stopping is left alone.
 func (s *Server) preempt(b *batch, mj *model.Job, reason string, now time.Time) {
 	j := s.active[mj.Spec.ID]
 	if j == nil {
 		return
 	}
-	if r := b.peek(j); r.State != api.Running || r.Stopping != "" {
+	r := b.peek(j)
+	if r.State != api.Running || r.Stopping != "" {
 		return
+	}
+	if note := checkpointNote(r, now); note != "" {
+		reason += " (" + note + ")"
 	}
 	s.stopJob(b, j, stopPreempt, reason, now)
 }

@@ -65,6 +65,9 @@ type Server struct {
 	// reason of queued jobs the last round's trace does not mention.
 	rounds      int64
 	waitDefault string
+	// unsaved holds the jobs whose latest plain progress is in memory only
+	// (flushProgress writes it).
+	unsaved map[*job]bool
 }
 
 // New builds a server from cfg: it opens the store if cfg.Store is nil,
@@ -87,7 +90,7 @@ func New(cfg Config) (*Server, error) {
 		models: map[string]int{}, kick: make(chan struct{}, 1), stopped: make(chan struct{}),
 		runDone: make(chan struct{}), jobs: map[string]*job{}, active: map[string]*job{}, nodes: map[string]*node{},
 		logs: newLogStore(filepath.Join(cfg.DataDir, "logs")), started: cfg.Clock(), wake: -1,
-		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes}
+		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes, unsaved: map[*job]bool{}}
 	for i, m := range matrix.Models {
 		s.models[m] = i
 	}
@@ -140,6 +143,7 @@ func (s *Server) Run(ctx context.Context) error {
 			}
 		case <-tick.C:
 			s.checkNodes()
+			s.flushProgress()
 		case <-wake.C:
 		}
 		s.schedule()

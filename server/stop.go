@@ -50,8 +50,8 @@ func (s *Server) exit(b *batch, j *job, i int, rs api.ReplicaStatus, now time.Ti
 	s.stopJob(b, j, stopFail, fmt.Sprintf("replica %s on node %s %s", id, nodeName, how), now)
 }
 
-// gone records that replica i of j no longer runs (it was stopped before it
-// started, or its node is lost: why says which).
+// gone records that replica i of j no longer runs: it was stopped before
+// it started (why says so). Replicas lost with their node go through lose.
 func (s *Server) gone(b *batch, j *job, i int, why string, now time.Time) {
 	rec := b.edit(j)
 	rr := &rec.Replicas[i]
