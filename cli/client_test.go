@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -372,24 +371,6 @@ func TestFailedJob(t *testing.T) {
 	waitFor(t, "the job's output", func() bool { return mustRun(t, "logs", "j1", "--server", url) == "hi\n" })
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // waitFor polls until cond holds or fails the test after servicetest.Timeout.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -408,7 +389,7 @@ func TestLogsFollow(t *testing.T) {
 	mustRun(t, "submit", "--server", url, "--gpus", "1", "--grace-period", "1", "--", "sh", "-c",
 		"echo 'epoch 1'; "+g1.Wait()+"; echo 'epoch 2'; "+g2.Wait()+"; echo done")
 	waitFor(t, "the first line", func() bool { return mustRun(t, "logs", "j1", "--server", url) == "epoch 1\n" })
-	var out syncBuffer
+	var out servicetest.SyncBuffer
 	done := make(chan int, 1)
 	go func() { done <- cli.Execute([]string{"logs", "-f", "j1", "--server", url}, &out, io.Discard) }()
 	waitFor(t, "the first line", func() bool { return out.String() == "epoch 1\n" })

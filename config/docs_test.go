@@ -24,17 +24,26 @@ func TestGPUDocMatchesCatalog(t *testing.T) {
 	}
 }
 
-// TestClusterDocExample parses the first YAML example of docs/CLUSTER.md.
-func TestClusterDocExample(t *testing.T) {
+// clusterDocExample returns the first YAML example of docs/CLUSTER.md after
+// the line heading ("" for the first of the file).
+func clusterDocExample(t *testing.T, heading string) string {
+	t.Helper()
 	doc, err := os.ReadFile("../docs/CLUSTER.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(doc), "```yaml\n")
-	example, _, ok2 := strings.Cut(rest, "```")
-	if !ok || !ok2 {
-		t.Fatal("docs/CLUSTER.md has no yaml example")
+	_, section, ok := strings.Cut(string(doc), heading)
+	_, rest, ok2 := strings.Cut(section, "```yaml\n")
+	example, _, ok3 := strings.Cut(rest, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatalf("docs/CLUSTER.md has no yaml example after %q", heading)
 	}
+	return example
+}
+
+// TestClusterDocExample parses the first YAML example of docs/CLUSTER.md.
+func TestClusterDocExample(t *testing.T) {
+	example := clusterDocExample(t, "")
 	c, err := ParseClusterFile("CLUSTER.md", []byte(example))
 	if err != nil {
 		t.Fatal(err)

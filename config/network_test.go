@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -158,16 +157,7 @@ func TestNetworkErrors(t *testing.T) {
 // TestStorageDocExample parses the example of docs/CLUSTER.md's "Storage
 // and network" section and checks what the text says about it.
 func TestStorageDocExample(t *testing.T) {
-	doc, err := os.ReadFile("../docs/CLUSTER.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(doc), "## Storage and network")
-	_, rest, ok2 := strings.Cut(section, "```yaml\n")
-	example, _, ok3 := strings.Cut(rest, "```")
-	if !ok || !ok2 || !ok3 {
-		t.Fatal("docs/CLUSTER.md has no storage example")
-	}
+	example := clusterDocExample(t, "## Storage and network")
 	n, names, err := parseNetwork(example)
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -235,16 +234,7 @@ func FuzzFilePower(f *testing.F) {
 // TestClusterDocPowerExample parses the YAML example of the Power section of
 // docs/CLUSTER.md.
 func TestClusterDocPowerExample(t *testing.T) {
-	doc, err := os.ReadFile("../docs/CLUSTER.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(doc), "\n## Power\n")
-	_, rest, ok2 := strings.Cut(section, "```yaml\n")
-	example, _, ok3 := strings.Cut(rest, "```")
-	if !ok || !ok2 || !ok3 {
-		t.Fatal("docs/CLUSTER.md has no Power section with a yaml example")
-	}
+	example := clusterDocExample(t, "\n## Power\n")
 	p, names, err := parsePower(example)
 	if err != nil {
 		t.Fatal(err)

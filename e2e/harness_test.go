@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,12 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gpusched/gpusched/api"
+	"github.com/gpusched/gpusched/internal/servicetest"
 )
 
 // binary is the gpusched executable built once for the package.
@@ -44,33 +43,15 @@ func TestMain(m *testing.M) {
 // proc is a long-running gpusched process (dev, server or agent).
 type proc struct {
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *servicetest.SyncBuffer
 	done chan struct{}
-}
-
-// syncBuffer is a bytes.Buffer safe for a process writing and a test reading.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // start runs the binary with args in the background; the test's cleanup
 // stops it (SIGTERM, then SIGKILL) and prints its output if the test failed.
 func start(t testing.TB, name string, args ...string) *proc {
 	t.Helper()
-	p := &proc{cmd: exec.Command(binary, args...), out: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{cmd: exec.Command(binary, args...), out: &servicetest.SyncBuffer{}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := p.cmd.Start(); err != nil {

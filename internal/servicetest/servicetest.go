@@ -51,7 +51,7 @@ type Service struct {
 	DataDir string
 
 	t    testing.TB
-	logs *syncBuffer
+	logs *SyncBuffer
 	log  *slog.Logger
 
 	mu       sync.Mutex
@@ -64,7 +64,7 @@ type Service struct {
 // change the configuration before the server is built.
 func Start(t testing.TB, cfg func(*server.Config)) *Service {
 	t.Helper()
-	s := &Service{t: t, DataDir: t.TempDir(), logs: &syncBuffer{}}
+	s := &Service{t: t, DataDir: t.TempDir(), logs: &SyncBuffer{}}
 	s.log = slog.New(slog.NewTextHandler(s.logs, nil))
 	t.Cleanup(func() { // runs last: the logs are complete
 		if t.Failed() {
@@ -259,19 +259,22 @@ func (g Gate) Open(t testing.TB) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer safe for concurrent writers and readers
+// (a process's output read by a test while it runs).
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+// Write appends p.
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.Write(p)
 }
 
-func (b *syncBuffer) String() string {
+// String returns everything written so far.
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
