@@ -26,6 +26,8 @@ type Agent struct {
 	// detach is closed when Run returns: supervisors stop watching and the
 	// replicas run on, unwatched, as after the agent process exits.
 	detach chan struct{}
+	// power is the latest power reading (power.go).
+	power powerState
 }
 
 // timing holds the agent's intervals; tests shorten them.

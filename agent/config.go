@@ -45,6 +45,11 @@ type Config struct {
 	// when the agent stops, and the next agent on the same DataDir adopts
 	// them.
 	StopOnExit bool
+	// PowerSamplers read the node's power for its status reports
+	// (docs/AGENT.md, power readings; PowerSamplers builds the usual
+	// ones); none: no readings. The agent closes those that are
+	// io.Closers when Run returns.
+	PowerSamplers []PowerSampler
 	// Retention is how long the directory of a finished replica whose
 	// result and output the server has is kept; it is pruned when the
 	// agent starts. Zero means DefaultRetention; negative keeps them all.

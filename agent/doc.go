@@ -28,6 +28,14 @@
 // started twice. A replica that exits while no agent runs is reported with
 // exit code -1, since its exit status is lost.
 //
+// A running replica whose work entry changes under the same ID (a live
+// resize of an elastic job: new GPUs, host list, environment, membership
+// generation) keeps running: the agent rewrites its host files and its
+// environment file (GPUSCHED_ENV_FILE, <data>/replicas/<id>/env: NAME=value
+// lines) atomically and, when the generation changed and the replica is
+// node rank 0, sends SIGUSR1 to its process group leader if that process
+// handles the signal (envfile.go).
+//
 // A replica may report its progress and checkpoints by appending lines
 // "steps=N [checkpoint=1]" to its progress file (GPUSCHED_PROGRESS_FILE,
 // <data>/replicas/<id>/progress). Its supervisor reads the new lines every

@@ -36,6 +36,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.becomeSubreaper() {
 		wg.Go(func() { every(hk, a.t.sweepEvery, a.sweepZombies) })
 	}
+	wg.Go(func() { a.powerLoop(hk) })
 	a.log.Info("agent running", "server", a.cfg.Server, "gpus", len(a.cfg.GPUs), "data", a.cfg.DataDir)
 	a.serve(ctx)
 	if a.cfg.StopOnExit {
@@ -164,7 +165,7 @@ func (a *Agent) statusLoop(ctx context.Context, end context.CancelCauseFunc, hb 
 	defer tick.Stop()
 	for {
 		cctx, cancel := context.WithTimeout(ctx, a.t.callTimeout)
-		w, err := a.api.status(cctx, api.Status{Replicas: a.reps.statuses(), Version: applied.Load()})
+		w, err := a.api.status(cctx, api.Status{Replicas: a.reps.statuses(), Version: applied.Load(), Power: a.powerReading()})
 		cancel()
 		switch {
 		case err == nil:
@@ -187,15 +188,14 @@ func (a *Agent) statusLoop(ctx context.Context, end context.CancelCauseFunc, hb 
 }
 
 // reconcile applies one Work: forgets acknowledged replicas, stops the
-// ones no longer listed, starts the new ones and rewrites changed host
-// files.
+// ones no longer listed, starts the new ones and updates the running ones
+// whose entry changed (a resize: host and environment files, SIGUSR1 to
+// node rank 0; never a restart).
 func (a *Agent) reconcile(w api.Work) {
 	pl := a.reps.reconcile(w, a.dirOf)
 	a.saveAll(pl.acked)
-	for _, p := range pl.hostfile {
-		if err := writeHostFiles(p.dir, p.spec.HostFile, a.cfg.Name); err != nil {
-			a.log.Warn("update host files", "replica", p.spec.ID, "err", err)
-		}
+	for _, c := range pl.changed {
+		a.applyChange(c)
 	}
 	a.startAll(pl.start)
 	if len(pl.acked)+len(pl.stop) > 0 {

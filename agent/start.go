@@ -3,13 +3,9 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -44,7 +40,7 @@ func (a *Agent) start(p *proc) {
 	go a.supervise(p, cmd)
 }
 
-// prepare creates p's directory, host files and log file and returns the
+// prepare creates p's directory, host files, environment file and log file and returns the
 // command to start, its output going to the log file.
 func (a *Agent) prepare(p *proc) (*exec.Cmd, error) {
 	spec := p.spec
@@ -59,6 +55,9 @@ func (a *Agent) prepare(p *proc) (*exec.Cmd, error) {
 	}
 	if err := writeHostFiles(p.dir, spec.HostFile, a.cfg.Name); err != nil {
 		return nil, fmt.Errorf("host files: %w", err)
+	}
+	if err := a.writeEnvFile(spec, p.dir); err != nil {
+		return nil, fmt.Errorf("environment file: %w", err)
 	}
 	out, err := os.OpenFile(filepath.Join(p.dir, logFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
@@ -86,32 +85,10 @@ func (a *Agent) prepare(p *proc) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
-// environ is a replica's environment: the agent's own, the replica's Env
-// (which wins), CUDA_VISIBLE_DEVICES from the replica's GPUs when Env lacks
-// it, and the agent's GPUSCHED_* variables.
+// environ is a replica's environment: the agent's own, then replicaEnv
+// (the replica's Env, which wins, and the agent's GPUSCHED_* variables).
 func (a *Agent) environ(p *proc) []string {
-	spec := p.spec
-	env := os.Environ()
-	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
-		env = append(env, k+"="+spec.Env[k])
-	}
-	if _, ok := spec.Env["CUDA_VISIBLE_DEVICES"]; !ok {
-		ids := make([]string, len(spec.GPUs))
-		for i, g := range spec.GPUs {
-			ids[i] = strconv.Itoa(g)
-		}
-		env = append(env, "CUDA_VISIBLE_DEVICES="+strings.Join(ids, ","))
-	}
-	return append(env,
-		"GPUSCHED_NODE="+a.cfg.Name,
-		"GPUSCHED_REPLICA_ID="+spec.ID,
-		"GPUSCHED_REPLICA_DIR="+p.dir,
-		"GPUSCHED_HOSTFILE="+filepath.Join(p.dir, hostsFile),
-		"GPUSCHED_MPI_HOSTFILE="+filepath.Join(p.dir, hostfileFile),
-		"GPUSCHED_HOSTS="+hostsFlag(staticHosts(spec.HostFile, a.cfg.Name)),
-		"GPUSCHED_HOST_DISCOVERY_SCRIPT="+filepath.Join(p.dir, discoverFile),
-		"GPUSCHED_PROGRESS_FILE="+progressPath(p.dir),
-	)
+	return append(os.Environ(), a.replicaEnv(p.spec, p.dir)...)
 }
 
 // failStart records that p could not start: the reason goes into its log

@@ -59,10 +59,10 @@ func newTable() *table {
 
 // plan is what reconciling with one Work means.
 type plan struct {
-	start    []*proc // new replicas, already in the table
-	stop     []*proc // running replicas no longer listed
-	acked    []*proc // exited replicas the server acknowledged just now
-	hostfile []*proc // running replicas whose host list changed
+	start   []*proc  // new replicas, already in the table
+	stop    []*proc  // running replicas no longer listed
+	acked   []*proc  // exited replicas the server acknowledged just now
+	changed []change // running replicas whose work entry changed
 }
 
 // reconcile compares the table with w and returns what to do. New replicas
@@ -78,9 +78,11 @@ func (t *table) reconcile(w api.Work, dirOf func(id string) string) plan {
 		p := t.procs[r.ID]
 		switch {
 		case p != nil:
-			if p.status.Phase == api.ReplicaRunning && r.HostFile != p.spec.HostFile {
-				p.spec.HostFile = r.HostFile
-				pl.hostfile = append(pl.hostfile, p)
+			if p.status.Phase == api.ReplicaRunning && !p.stopping && changed(p.spec, r) {
+				gen := p.spec.Env["GPUSCHED_GENERATION"]
+				p.spec.HostFile, p.spec.Env, p.spec.GPUs = r.HostFile, r.Env, r.GPUs
+				pl.changed = append(pl.changed, change{p: p,
+					notify: r.Env["GPUSCHED_GENERATION"] != gen && r.Env["NODE_RANK"] == "0"})
 			}
 		case !t.seen[r.ID]:
 			t.seen[r.ID] = true
@@ -98,6 +100,13 @@ func (t *table) reconcile(w api.Work, dirOf func(id string) string) plan {
 		}
 	}
 	return pl
+}
+
+// changed reports whether the work entry r of a running replica differs
+// from its spec in what a live resize changes: host list, environment or
+// GPUs (the membership generation is in the environment).
+func changed(spec, r api.Replica) bool {
+	return r.HostFile != spec.HostFile || !maps.Equal(r.Env, spec.Env) || !slices.Equal(r.GPUs, spec.GPUs)
 }
 
 // ack marks the exited replicas among ids acknowledged and returns the

@@ -43,6 +43,9 @@ type Status struct {
 	// a report with a Version at least the work's version without it does
 	// not list it (it was stopped before it ever started).
 	Version int64 `json:"version,omitempty"`
+	// Power is the node's latest power reading; nil when the agent has
+	// none (no NVML, no Redfish endpoint).
+	Power *PowerReading `json:"power,omitempty"`
 }
 
 // ReplicaPhase is where a replica is on its node.
@@ -88,7 +91,11 @@ type Work struct {
 // node (one per node; it holds all the job's GPUs there).
 type Replica struct {
 	// ID is unique per job attempt and node, e.g. "j12.1.0" (job j12,
-	// attempt 1, node rank 0). A replica never changes its ID.
+	// attempt 1, node rank 0 at the attempt's start). A replica never
+	// changes its ID. A live resize sends a running replica again under
+	// the same ID with new GPUs, Env and HostFile: the agent rewrites its
+	// host and environment files (GPUSCHED_ENV_FILE), signals node rank 0
+	// (SIGUSR1) on a new GPUSCHED_GENERATION, and never restarts it.
 	ID      string   `json:"id"`
 	Job     string   `json:"job"`
 	Command []string `json:"command"`

@@ -52,8 +52,8 @@ type Job struct {
 	// Attempt counts the job's starts (1 on the first start).
 	Attempt int `json:"attempt"`
 	// Generation is the membership generation of the current attempt: one
-	// per attempt, plus one whenever an elastic job continues without the
-	// replicas of a lost node.
+	// per attempt, plus one whenever an elastic job is resized in place (a
+	// scaler) or continues without the replicas of a lost node.
 	Generation int `json:"generation,omitempty"`
 	// Steps is the latest progress the job reported (POST
 	// /v1/jobs/{id}/progress or its progress file), at ProgressAt; nil
@@ -65,6 +65,9 @@ type Job struct {
 	// job gets it as GPUSCHED_CHECKPOINT_STEPS.
 	CheckpointSteps  int64      `json:"checkpoint_steps,omitempty"`
 	LastCheckpointAt *time.Time `json:"last_checkpoint_at,omitempty"`
+	// EnergyKWh is the energy attributed to the job so far from its nodes'
+	// power readings (docs/ENERGY.md, power readings); 0 without readings.
+	EnergyKWh float64 `json:"energy_kwh,omitempty"`
 	// Events is the job's history, oldest first (only in GET /v1/jobs/{id}).
 	Events []JobEvent `json:"events,omitempty"`
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 // agentOptions are the flags of `gpusched agent`.
 type agentOptions struct {
 	server, name, addr, data, gpus string
+	redfish                        string
 	stopOnExit                     bool
 	verbose                        bool
 }
@@ -26,7 +28,7 @@ type agentOptions struct {
 func newAgentCommand() *cobra.Command {
 	o := &agentOptions{}
 	cmd := &cobra.Command{
-		Use:   "agent --server URL [--name NODE] [--data DIR] [--gpus auto|TYPE=N,...]",
+		Use:   "agent --server URL [--name NODE] [--data DIR] [--gpus auto|TYPE=N,...] [--power-redfish URL]",
 		Short: "Run this machine's node agent: offer its GPUs and run the replicas the server assigns",
 		Long: "agent registers this machine's GPUs with the scheduler service, runs the job\n" +
 			"replicas the server assigns to it (each in its own process group, output in\n" +
@@ -51,6 +53,8 @@ func newAgentCommand() *cobra.Command {
 	f.StringVar(&o.data, "data", "", "data directory for replica output and records (default: <user cache dir>/gpusched/agent-NAME)")
 	f.StringVar(&o.gpus, "gpus", agent.AutoGPUs, "the node's GPUs: auto (discover with NVML) or TYPE=N, e.g. v100=4")
 	f.BoolVar(&o.stopOnExit, "stop-replicas-on-exit", false, "stop every running replica before the agent exits")
+	f.StringVar(&o.redfish, "power-redfish", "", "the node BMC's Redfish Chassis Power URL, read for the node's power draw\n"+
+		"(basic auth from $"+agent.EnvRedfishUser+" and $"+agent.EnvRedfishPassword+"); GPU power comes from NVML when present")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log debug messages")
 	return cmd
 }
@@ -70,14 +74,21 @@ func runAgent(ctx context.Context, o *agentOptions, stderr io.Writer) error {
 	if o.verbose {
 		level = slog.LevelDebug
 	}
+	if o.redfish != "" {
+		if u, err := url.Parse(o.redfish); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return badInput("--power-redfish %q: want an http(s) URL such as https://bmc/redfish/v1/Chassis/1/Power", o.redfish)
+		}
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	a, err := agent.New(agent.Config{
-		Server:     client.ServerURL(o.server, os.Getenv),
-		Name:       o.name,
-		Addr:       o.addr,
-		DataDir:    o.data,
-		GPUs:       gpus,
-		Logger:     slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
-		StopOnExit: o.stopOnExit,
+		Server:        client.ServerURL(o.server, os.Getenv),
+		Name:          o.name,
+		Addr:          o.addr,
+		DataDir:       o.data,
+		GPUs:          gpus,
+		Logger:        logger,
+		StopOnExit:    o.stopOnExit,
+		PowerSamplers: agent.PowerSamplers(gpus, o.redfish, os.Getenv, logger),
 	})
 	if errors.Is(err, agent.ErrInvalidConfig) {
 		return usageError{err}

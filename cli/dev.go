@@ -101,8 +101,10 @@ func runDev(ctx context.Context, o *devOptions, stdout, stderr io.Writer) error 
 		return fmt.Errorf("--listen %s: %w", o.server.listen, err)
 	}
 	url := "http://" + ln.Addr().String()
+	alog := logger.With("component", "agent")
 	a, err := agent.New(agent.Config{Server: url, Name: o.name, DataDir: filepath.Join(o.server.data, "agent"),
-		GPUs: gpus, Logger: logger.With("component", "agent"), StopOnExit: o.stopOnExit})
+		GPUs: gpus, Logger: alog, StopOnExit: o.stopOnExit,
+		PowerSamplers: agent.PowerSamplers(gpus, "", os.Getenv, alog)})
 	if err != nil {
 		_ = ln.Close()
 		_ = srv.Close()

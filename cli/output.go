@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -123,6 +124,9 @@ func writeJobDetail(w io.Writer, j api.Job, now time.Time) error {
 	if j.LastCheckpointAt != nil {
 		line("Checkpoint", fmt.Sprintf("step %d, reported %s", j.CheckpointSteps, stamp(j.LastCheckpointAt, now)))
 	}
+	if j.EnergyKWh > 0 {
+		line("Energy", kWhText(j.EnergyKWh))
+	}
 	line("Submitted", stamp(&j.SubmittedAt, now))
 	line("Started", stamp(j.StartedAt, now))
 	line("Finished", stamp(j.FinishedAt, now))
@@ -139,6 +143,16 @@ func writeJobDetail(w io.Writer, j api.Job, now time.Time) error {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", e.Time.Format(time.RFC3339), cell(e.Event), cell(e.Message))
 	}
 	return tw.Flush()
+}
+
+// kWhText writes an energy with at least three significant digits:
+// "12.346 kWh", "0.0123 kWh".
+func kWhText(kwh float64) string {
+	prec := 3
+	if kwh > 0 {
+		prec = min(max(3, 2-int(math.Floor(math.Log10(kwh)))), 9)
+	}
+	return strconv.FormatFloat(kwh, 'f', prec, 64) + " kWh"
 }
 
 // stateText is the state, with the exit code of a failed job.

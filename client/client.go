@@ -167,6 +167,30 @@ func (c *Client) Logs(ctx context.Context, id string, follow bool) (io.ReadClose
 	return resp.Body, nil
 }
 
+// Hostfile returns a running job's current hosts as Horovod's host list:
+// one "host:slots" line per node, in node-rank order (GET
+// /v1/jobs/{id}/hostfile). A job that is not running is an *Error with
+// status 409, an unknown one a 404.
+func (c *Client) Hostfile(ctx context.Context, id string) (string, error) {
+	p, err := jobPath(id, "/hostfile")
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.do(ctx, http.MethodGet, p, nil)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", answerError(resp)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
+	if err != nil {
+		return "", fmt.Errorf("GET %s: %w", p, err)
+	}
+	return string(data), nil
+}
+
 // Nodes lists the nodes. The answer is never nil.
 func (c *Client) Nodes(ctx context.Context) ([]api.Node, error) {
 	var l api.NodeList

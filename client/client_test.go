@@ -406,3 +406,32 @@ func TestContextCancelsFollow(t *testing.T) {
 		t.Errorf("job %s after the client went away: %s, want still running", j.ID, got.State)
 	}
 }
+
+func TestHostfile(t *testing.T) {
+	t.Parallel()
+	svc, c := newClient(t)
+	svc.StartAgent("n0", "v100=4")
+	ctx := context.Background()
+	q, err := c.Submit(ctx, api.JobSpec{Command: []string{"sleep", "600"}, GPUs: 1, GPUType: "a100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ce *client.Error
+	if _, err := c.Hostfile(ctx, q.ID); !errors.As(err, &ce) || !ce.Conflict() {
+		t.Errorf("Hostfile(queued): %v, want 409", err)
+	}
+	if _, err := c.Hostfile(ctx, "j99"); client.StatusOf(err) != 404 {
+		t.Errorf("Hostfile(j99): %v, want 404", err)
+	}
+	r, err := c.Submit(ctx, api.JobSpec{Command: []string{"sleep", "600"}, GPUs: 2, GracePeriodS: ptr(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.WaitState(r.ID, api.Running)
+	if list, err := c.Hostfile(ctx, r.ID); err != nil || list != "n0:2\n" {
+		t.Errorf("Hostfile(running) = %q, %v; want \"n0:2\\n\"", list, err)
+	}
+	if _, err := c.Cancel(ctx, r.ID); err != nil {
+		t.Fatal(err)
+	}
+}

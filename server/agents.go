@@ -71,7 +71,7 @@ func (s *Server) register(reg *api.Register, gpus []api.GPU) error {
 func (s *Server) refreshWork(m *node) {
 	for _, j := range s.active {
 		rec := &j.rec
-		if rec.State != api.Running || rec.Stopping != "" || rec.Replicas[0].Node != m.name {
+		if rec.State != api.Running || rec.Stopping != "" || rec.master() != m.name {
 			continue
 		}
 		s.refreshJob(j)
@@ -189,6 +189,7 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 		n.applied = st.Version
 	}
 	s.setAcked(n, acked)
+	s.recordPower(n, st.Power)
 	work := n.snapshot()
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, work)

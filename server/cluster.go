@@ -17,9 +17,11 @@ const unknownMemMiB = math.MaxInt32
 
 // rebuild makes a new cluster and state from the ready nodes (model.Cluster
 // is immutable) and puts every active job back: running jobs on their
-// GPUs, the others in the queue.
+// GPUs, the others in the queue. A merged throughput matrix waiting from
+// the online profiles is installed first (swapMatrix).
 func (s *Server) rebuild() {
 	s.dirty = false
+	s.swapMatrix()
 	c, idx := s.newCluster()
 	if c == nil {
 		s.cluster, s.state, s.nodeIdx = nil, nil, nil
@@ -114,12 +116,14 @@ func (s *Server) gpuType(name string, nodes []*node) model.GPUType {
 }
 
 // modelAlloc returns a running job's GPUs in cluster c, leaving out those
-// on nodes that are not in it.
+// on nodes that are not in it, of lost replicas and of replicas that a
+// resize took out and that are gone (those still being stopped hold
+// theirs).
 func (s *Server) modelAlloc(rec *record, c *model.Cluster, idx map[string]int) []model.GPU {
 	var out []model.GPU
 	for _, rr := range rec.Replicas {
 		ni, ok := idx[rr.Node]
-		if !ok || rr.Lost {
+		if !ok || rr.Lost || (rr.Left && rr.Done) {
 			continue
 		}
 		n := s.nodes[rr.Node]

@@ -38,6 +38,14 @@
 // before it schedules, reconciles the replicas the agents report, and loses
 // the nodes that do not come back as above.
 //
+// Two learned things live beside the jobs. Progress reports of jobs with a
+// model teach a profile.Online the throughput per (model, GPU type, GPU
+// count); its estimates are stored under "profiles/online" and merged over
+// the embedded matrix for the engine (profiles.go). Agents' power readings
+// become gauges, each job's energy_kwh (written with its progress) and a
+// bounded ring of calibration samples per node under "power/<node>"
+// (power.go). Both are written at most every few seconds, not per report.
+//
 // See docs/SERVER.md for the API, the states, the restart semantics and the
 // metrics.
 package server

@@ -101,11 +101,11 @@ func (s *Server) port(b *batch, rec *record) int {
 func (s *Server) usedPorts() map[string]map[int]bool {
 	ports := map[string]map[int]bool{}
 	for _, j := range s.active {
-		if r := &j.rec; r.State == api.Running && len(r.Replicas) > 0 {
-			m := ports[r.Replicas[0].Node]
+		if r := &j.rec; r.State == api.Running && r.master() != "" {
+			m := ports[r.master()]
 			if m == nil {
 				m = map[int]bool{}
-				ports[r.Replicas[0].Node] = m
+				ports[r.master()] = m
 			}
 			m[r.Port] = true
 		}
@@ -113,27 +113,23 @@ func (s *Server) usedPorts() map[string]map[int]bool {
 	return ports
 }
 
-// replicas builds the api.Replica of every replica of the record's
-// attempt that was not lost with its node: the spec's command and env plus
-// the membership variables. The host list leaves out lost replicas.
+// replicas builds the api.Replica of every member replica of the record's
+// attempt (not lost with its node, not taken out by a resize): the spec's
+// command and env plus the variables of the current membership, whose node
+// rank 0 is MASTER_ADDR. The host list holds the member replicas only.
 func (s *Server) replicas(rec *record) ([]api.Replica, error) {
-	if len(rec.Replicas) == 0 {
+	m := rec.membership()
+	if len(m.Hosts) == 0 {
 		return nil, fmt.Errorf("job %s has no replicas", rec.ID)
 	}
-	m := membership.Membership{Job: rec.ID, Generation: rec.Generation}
-	for _, rr := range rec.Replicas {
-		if !rr.Lost {
-			m.Hosts = append(m.Hosts, membership.Host{Name: rr.Node, GPUs: rr.GPUs})
-		}
-	}
 	hostFile := m.HostList()
-	master := rec.Replicas[0].Node
+	master := rec.master()
 	if n := s.nodes[master]; n != nil {
 		master = n.masterAddr()
 	}
 	out := make([]api.Replica, 0, len(rec.Replicas))
 	for _, rr := range rec.Replicas {
-		if rr.Lost {
+		if !rr.member() {
 			continue
 		}
 		env, err := m.NodeEnv(rr.Node, rec.Port)
@@ -176,9 +172,22 @@ func (s *Server) assign(reps []api.Replica) {
 
 // unassign takes a stopping job's replicas out of their nodes' work; they
 // count as running until their agents say otherwise.
-func (s *Server) unassign(j *job) {
+func (s *Server) unassign(j *job) { s.takeOut(j, func(*replicaRec) bool { return true }) }
+
+// drain takes the replicas of running job j that a resize took out of the
+// job (Left) and that still run out of their nodes' work: their agents
+// stop them, and they are gone once the agents no longer report them.
+func (s *Server) drain(j *job) { s.takeOut(j, func(rr *replicaRec) bool { return rr.Left }) }
+
+// takeOut takes the replicas of j that are not gone and that which selects
+// out of their nodes' work and awaits them as removed.
+func (s *Server) takeOut(j *job, which func(*replicaRec) bool) {
 	touched := map[*node]bool{}
-	for _, rr := range j.rec.Replicas {
+	for i := range j.rec.Replicas {
+		rr := &j.rec.Replicas[i]
+		if !which(rr) {
+			continue
+		}
 		if n := s.nodes[rr.Node]; n != nil && !rr.Done {
 			if _, ok := n.work[rr.ID]; ok {
 				delete(n.work, rr.ID)
@@ -189,7 +198,11 @@ func (s *Server) unassign(j *job) {
 	for n := range touched {
 		s.bump(n)
 	}
-	for _, rr := range j.rec.Replicas {
+	for i := range j.rec.Replicas {
+		rr := &j.rec.Replicas[i]
+		if !which(rr) {
+			continue
+		}
 		if n := s.nodes[rr.Node]; n != nil && !rr.Done {
 			if _, ok := n.removed[rr.ID]; !ok {
 				n.removed[rr.ID] = removal{job: j.rec.ID, at: n.version}

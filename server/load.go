@@ -109,6 +109,7 @@ func (s *Server) restoreWork() error {
 			continue
 		}
 		s.refreshJob(j)
+		s.drain(j) // replicas a resize took out and not yet gone
 	}
 	return nil
 }

@@ -22,6 +22,10 @@ func (s *Server) lose(b *batch, j *job, i int, why string, now time.Time) {
 	id, nodeName := rr.ID, rr.Node
 	rec.event(now, "replica-lost", "%s on %s: %s", id, nodeName, why)
 	b.then(func() { s.forget(nodeName, id) })
+	if rr.Left { // a resize had already taken it out of the job
+		b.then(func() { s.syncAlloc(j) })
+		return
+	}
 	if rec.Stopping != "" {
 		return
 	}
@@ -39,15 +43,16 @@ func (s *Server) lose(b *batch, j *job, i int, why string, now time.Time) {
 
 // shrink lets running elastic job j continue on the GPUs of its replicas
 // that are not gone: its allocation shrinks, its membership generation
-// grows, and the surviving replicas get the new host list (their agents
-// rewrite the host files; the processes keep running).
+// grows, and the surviving replicas get the new host list and environment
+// (their agents rewrite the host and environment files and signal node
+// rank 0; the processes keep running).
 func (s *Server) shrink(b *batch, j *job, why string, now time.Time) {
 	rec := b.edit(j)
 	rec.Generation++
 	rec.Alloc = []string{}
 	var hosts []string
 	for _, rr := range rec.Replicas {
-		if rr.Done {
+		if rr.Done || !rr.member() {
 			continue
 		}
 		hosts = append(hosts, rr.Node)
@@ -70,9 +75,9 @@ func (s *Server) shrink(b *batch, j *job, why string, now time.Time) {
 	})
 }
 
-// refreshJob puts running job j's live replicas, rebuilt from its record,
-// into their nodes' work: same IDs, so agents only pick up changes (the
-// host list).
+// refreshJob puts running job j's live member replicas, rebuilt from its
+// record, into their nodes' work: same IDs, so agents only pick up changes
+// (host list, environment, GPUs, generation).
 func (s *Server) refreshJob(j *job) {
 	reps, err := s.replicas(&j.rec)
 	if err != nil {

@@ -111,6 +111,7 @@ func (s *Server) applyProgress(b *batch, j *job, rep progressReport, now time.Ti
 		s.unsaved[j] = true
 	}
 	if newSteps {
+		s.observeProgress(j, cur, rep)
 		rec.Steps, rec.ProgressAt = rep.steps, ptr(rep.at.UTC())
 	}
 	if newCkpt {
@@ -124,8 +125,9 @@ func (s *Server) applyProgress(b *batch, j *job, rep progressReport, now time.Ti
 	}
 }
 
-// flushProgress writes the records of the jobs whose plain progress has
-// been in memory only for progressPersist or more.
+// flushProgress writes the records of the jobs whose plain progress (or
+// energy) has been in memory only for progressPersist or more; run every
+// round tick, it also ticks the online profiles and the power samples.
 func (s *Server) flushProgress() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -145,6 +147,8 @@ func (s *Server) flushProgress() {
 		}
 	}
 	_ = b.run("write job progress") // logged; retried next time
+	s.tickProfiles(now)
+	s.tickPower(now, false)
 }
 
 // checkpointNote describes a job's latest checkpoint for its history, ""

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/api"
+	"github.com/gpusched/gpusched/membership"
 	"github.com/gpusched/gpusched/model"
 )
 
@@ -56,7 +57,15 @@ type replicaRec struct {
 	// Lost: its node was lost. An elastic job may continue without it; it
 	// then leaves the job's host list and allocation.
 	Lost bool `json:"lost,omitempty"`
+	// Left: a live resize took its node out of the job. It is no longer in
+	// the host list or the allocation; it is stopped (SIGTERM, grace) and
+	// its GPUs stay held in the model until it is gone (Done).
+	Left bool `json:"left,omitempty"`
 }
+
+// member reports whether the replica belongs to the job's current
+// membership: neither lost with its node nor taken out by a resize.
+func (rr *replicaRec) member() bool { return !rr.Lost && !rr.Left }
 
 // job is the server's view of one job.
 type job struct {
@@ -92,15 +101,49 @@ func (r *record) event(t time.Time, kind, format string, a ...any) {
 	r.Events = append(r.Events, api.JobEvent{Time: t.UTC(), Event: kind, Message: fmt.Sprintf(format, a...)})
 }
 
-// liveGPUs returns the GPUs of the attempt's replicas that are not gone.
+// liveGPUs returns the GPUs of the attempt's member replicas that are not
+// gone.
 func (r *record) liveGPUs() int {
 	n := 0
 	for _, rr := range r.Replicas {
-		if !rr.Done {
+		if !rr.Done && rr.member() {
 			n += len(rr.GPUs)
 		}
 	}
 	return n
+}
+
+// membership returns the attempt's current membership: its member
+// replicas' hosts in node-rank order.
+func (r *record) membership() membership.Membership {
+	m := membership.Membership{Job: r.ID, Generation: r.Generation}
+	for _, rr := range r.Replicas {
+		if rr.member() {
+			m.Hosts = append(m.Hosts, membership.Host{Name: rr.Node, GPUs: slices.Clone(rr.GPUs)})
+		}
+	}
+	return m
+}
+
+// master returns the node of the current node rank 0 (the first member
+// replica's), "" when there is none.
+func (r *record) master() string {
+	for _, rr := range r.Replicas {
+		if rr.member() {
+			return rr.Node
+		}
+	}
+	return ""
+}
+
+// draining reports whether a replica that a resize took out still runs.
+func (r *record) draining() bool {
+	for _, rr := range r.Replicas {
+		if rr.Left && !rr.Done {
+			return true
+		}
+	}
+	return false
 }
 
 // allDone reports whether every replica of the attempt is gone.

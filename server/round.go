@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/gpusched/gpusched/api"
@@ -50,9 +49,11 @@ func (s *Server) round(now time.Time) bool {
 	return true
 }
 
-// apply applies a plan: queue updates, wait reasons, stops (preemptions,
-// migrations and resizes all stop the job and queue it again), then
-// starts; all record changes in one durable transaction.
+// apply applies a plan in the order engine.Plan gives: queue updates, wait
+// reasons, stops (preemptions and migrations stop the job and queue it
+// again), the resizes that shrink a job, the migrations, the resizes that
+// grow one (both live: the job keeps running, Server.resize), then starts;
+// all record changes in one durable transaction.
 func (s *Server) apply(plan engine.Plan, now time.Time) {
 	t := model.Time(now.UnixMilli())
 	for _, u := range plan.Updates {
@@ -64,15 +65,28 @@ func (s *Server) apply(plan engine.Plan, now time.Time) {
 	s.noteWaits(plan)
 	pol, pla, sca := s.engine.Names()
 	b := s.newBatch()
+	var undo []func()
+	grows := make([]bool, len(plan.Resize)) // decided before any resize changes an allocation
+	for i, a := range plan.Resize {
+		grows[i] = len(a.GPUs) > len(a.Job.Alloc)
+	}
+	resize := func(grow bool) {
+		for i, a := range plan.Resize {
+			if grows[i] == grow {
+				if u := s.resize(b, a, sca, now); u != nil {
+					undo = append(undo, u)
+				}
+			}
+		}
+	}
 	for _, mj := range plan.Preempt {
 		s.preempt(b, mj, "preempted by the "+pol+" policy", now)
 	}
+	resize(false)
 	for _, a := range plan.Migrate {
 		s.preempt(b, a.Job, "moved to other GPUs by the "+pla+" placer (restarts)", now)
 	}
-	for _, a := range plan.Resize {
-		s.preempt(b, a.Job, fmt.Sprintf("resized to %d GPUs by the %s scaler (restarts)", len(a.GPUs), sca), now)
-	}
+	resize(true)
 	var started []*model.Job
 	for _, a := range plan.Start {
 		if s.startOne(b, a, now) {
@@ -82,6 +96,9 @@ func (s *Server) apply(plan engine.Plan, now time.Time) {
 	if err := b.run("apply plan"); err != nil {
 		for _, mj := range started {
 			_ = s.state.Stop(mj) // undo the model's start; the job waits
+		}
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
 		}
 	}
 }
@@ -106,8 +123,8 @@ func (s *Server) startOne(b *batch, a engine.Assignment, now time.Time) bool {
 	return true
 }
 
-// preempt stops a running job that the plan preempts, moves or resizes
-// (its replicas get SIGTERM and their grace period; it is queued again
+// preempt stops a running job that the plan preempts or moves (its
+// replicas get SIGTERM and their grace period; it is queued again
 // once they are gone); a job already stopping is left alone.
 func (s *Server) preempt(b *batch, mj *model.Job, reason string, now time.Time) {
 	j := s.active[mj.Spec.ID]

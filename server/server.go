@@ -68,6 +68,10 @@ type Server struct {
 	// unsaved holds the jobs whose latest plain progress is in memory only
 	// (flushProgress writes it).
 	unsaved map[*job]bool
+	// prof learns the throughput matrix from progress reports
+	// (profiles.go); power holds the nodes' power readings (power.go).
+	prof  *profileState
+	power map[string]*nodePower
 }
 
 // New builds a server from cfg: it opens the store if cfg.Store is nil,
@@ -102,6 +106,14 @@ func New(cfg Config) (*Server, error) {
 		s.store, s.ownStore = b, true
 	}
 	if s.metrics, err = newMetrics(s, cfg.Registerer); err != nil {
+		s.closeStore()
+		return nil, err
+	}
+	if err := s.loadProfiles(context.Background()); err != nil {
+		s.closeStore()
+		return nil, err
+	}
+	if err := s.loadPower(context.Background()); err != nil {
 		s.closeStore()
 		return nil, err
 	}
@@ -196,6 +208,8 @@ func (s *Server) Close() error {
 	if s.running.Load() {
 		<-s.runDone
 	}
+	s.flushProfiles()
+	s.flushPower()
 	return s.closeStore()
 }
 

@@ -39,6 +39,10 @@ func (s *Server) exit(b *batch, j *job, i int, rs api.ReplicaStatus, now time.Ti
 	rec.event(now, "replica-exited", "%s on %s %s", rr.ID, rr.Node, how)
 	id, nodeName := rr.ID, rr.Node
 	b.then(func() { s.forget(nodeName, id) })
+	if rr.Left { // stopped by a live resize: its GPUs are free now
+		b.then(func() { s.syncAlloc(j) })
+		return
+	}
 	if rec.Stopping != "" || !failed(rs) {
 		return
 	}
@@ -59,6 +63,10 @@ func (s *Server) gone(b *batch, j *job, i int, why string, now time.Time) {
 	rec.event(now, "replica-gone", "%s on %s: %s", rr.ID, rr.Node, why)
 	id, nodeName := rr.ID, rr.Node
 	b.then(func() { s.forget(nodeName, id) })
+	if rr.Left {
+		b.then(func() { s.syncAlloc(j) })
+		return
+	}
 	if rec.Stopping == "" {
 		s.stopJob(b, j, stopFail, fmt.Sprintf("replica %s: %s", id, why), now)
 	}
