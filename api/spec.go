@@ -176,6 +176,11 @@ func DecodeSpecYAML(data []byte) (JobSpec, error) {
 	return DecodeSpec(j)
 }
 
+// Decode reads one JSON object from data into v (a pointer to a struct)
+// with DecodeSpec's rules: unknown, case-mismatched or repeated keys, wrong
+// types and trailing data are *FieldError. It does not validate.
+func Decode(data []byte, v any) error { return decodeStrict(data, v) }
+
 // decodeStrict decodes one JSON object into v, turning the decoder's errors
 // into *FieldError where a field is known.
 func decodeStrict(data []byte, v any) error {

@@ -17,6 +17,13 @@ const storageCluster = "../testdata/clusters/storage.yaml"
 // summary.
 func simEvents(t *testing.T, args ...string) (string, string) {
 	t.Helper()
+	out, log, _ := auditedSim(t, args...)
+	return out, log
+}
+
+// auditedSim is simEvents that also returns the audit's result.
+func auditedSim(t *testing.T, args ...string) (string, string, audit.Result) {
+	t.Helper()
 	events := filepath.Join(t.TempDir(), "ev.jsonl")
 	code, out, errs := run(t, append([]string{"sim", "--json", "--events", events}, args...)...)
 	if code != 0 {
@@ -33,7 +40,7 @@ func simEvents(t *testing.T, args ...string) (string, string) {
 	if err := audit.Compare(res, []byte(out)); err != nil {
 		t.Error(err)
 	}
-	return out, string(log)
+	return out, string(log), res
 }
 
 func TestSimEnergyPlacer(t *testing.T) {

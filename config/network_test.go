@@ -10,11 +10,7 @@ import (
 
 // parseNetwork parses a cluster file and returns its network model.
 func parseNetwork(data string) (*network.Network, []string, error) {
-	f, err := DecodeFile("cluster.yaml", []byte(data))
-	if err != nil {
-		return nil, nil, err
-	}
-	c, err := f.Cluster("cluster.yaml")
+	f, c, err := decodeCluster(data)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpusched/gpusched/model"
 	"github.com/gpusched/gpusched/power"
 )
 
@@ -25,13 +26,20 @@ func describePower(p *power.Cluster, names []string) string {
 	return b.String()
 }
 
-// parsePower parses a cluster file and returns its power description.
-func parsePower(data string) (*power.Cluster, []string, error) {
+// decodeCluster decodes a cluster file named cluster.yaml and builds its
+// cluster.
+func decodeCluster(data string) (*File, *model.Cluster, error) {
 	f, err := DecodeFile("cluster.yaml", []byte(data))
 	if err != nil {
 		return nil, nil, err
 	}
 	c, err := f.Cluster("cluster.yaml")
+	return f, c, err
+}
+
+// parsePower parses a cluster file and returns its power description.
+func parsePower(data string) (*power.Cluster, []string, error) {
+	f, c, err := decodeCluster(data)
 	if err != nil {
 		return nil, nil, err
 	}

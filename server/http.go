@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -119,32 +118,28 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	return nil, false
 }
 
-// readJSON decodes a request body strictly (unknown fields and trailing
-// data are errors) into v, answering 400 or 413 when it cannot.
+// readJSON decodes a request body strictly into v (api.Decode), answering
+// 400 naming the field or 413 when it cannot.
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	_, ok := decodeBody(w, r, func(data []byte) (struct{}, error) { return struct{}{}, api.Decode(data, v) })
+	return ok
+}
+
+// decodeBody reads a request body and decodes it with decode, answering 413
+// for a body over api.MaxBodyBytes and 400 naming the field for an invalid
+// one.
+func decodeBody[T any](w http.ResponseWriter, r *http.Request, decode func([]byte) (T, error)) (T, bool) {
+	var zero T
 	data, ok := readBody(w, r)
 	if !ok {
-		return false
+		return zero, false
 	}
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.DisallowUnknownFields()
-	err := d.Decode(v)
-	if err == nil {
-		if _, terr := d.Token(); terr != io.EOF {
-			err = errors.New("trailing data after the JSON object")
-		}
-	}
+	v, err := decode(data)
 	if err != nil {
-		field := ""
-		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-			field = te.Field
-		} else if rest, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			field = strings.Trim(rest, `"`)
-		}
-		writeError(w, http.StatusBadRequest, field, "invalid request body: %v", err)
-		return false
+		writeFieldError(w, err)
+		return zero, false
 	}
-	return true
+	return v, true
 }
 
 // writeFieldError answers 400 for an api.FieldError (or another error).

@@ -16,13 +16,8 @@ import (
 
 // handleSubmit is POST /v1/jobs: 201 and the job once it is durable.
 func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
-	data, ok := readBody(w, r)
+	spec, ok := decodeBody(w, r, api.DecodeSpec)
 	if !ok {
-		return
-	}
-	spec, err := api.DecodeSpec(data)
-	if err != nil {
-		writeFieldError(w, err)
 		return
 	}
 	// The write must finish once started, even if the client goes away:
@@ -119,6 +114,12 @@ var errNoJob = errors.New("no such job")
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	v, err := s.Cancel(id)
+	s.writeJobResult(w, id, v, err)
+}
+
+// writeJobResult answers a request about job id: 200 with v, 404 for an
+// unknown job, 409 for one that has ended, 500 for anything else.
+func (s *Server) writeJobResult(w http.ResponseWriter, id string, v api.Job, err error) {
 	switch {
 	case errors.Is(err, errNoJob):
 		writeError(w, http.StatusNotFound, "", "no job %q", id)

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -29,27 +28,13 @@ type progressReport struct {
 // handleProgress is POST /v1/jobs/{id}/progress: 200 with the job once the
 // report is recorded (a checkpoint durably).
 func (s *Server) handleProgress(w http.ResponseWriter, r *http.Request) {
-	data, ok := readBody(w, r)
+	p, ok := decodeBody(w, r, api.DecodeProgress)
 	if !ok {
-		return
-	}
-	p, err := api.DecodeProgress(data)
-	if err != nil {
-		writeFieldError(w, err)
 		return
 	}
 	id := r.PathValue("id")
 	v, err := s.Progress(id, p)
-	switch {
-	case errors.Is(err, errNoJob):
-		writeError(w, http.StatusNotFound, "", "no job %q", id)
-	case errors.Is(err, errFinal):
-		writeError(w, http.StatusConflict, "", "job %s is already %s", id, v.State)
-	case err != nil:
-		s.writeFailure(w, err)
-	default:
-		writeJSON(w, http.StatusOK, v)
-	}
+	s.writeJobResult(w, id, v, err)
 }
 
 // Progress records a progress report of job id, timed by the server's
