@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -28,9 +27,9 @@ type Result struct {
 	ClusterGPUs int     // GPUs in the cluster event
 	End         float64 // t of the last event
 
-	// Unfinished lists the jobs submitted but neither finished nor rejected,
-	// in submit order; Running is the subset still holding GPUs at the end of
-	// the log. Whether either is acceptable is the caller's decision.
+	// Unfinished lists the jobs reported unfinished (neither finished nor
+	// rejected when the run ended), in submit order; Running is the subset
+	// that held GPUs then.
 	Unfinished []string
 	Running    []string
 }
@@ -47,6 +46,7 @@ type rawEvent struct {
 	MinGPUs *int            `json:"min_gpus"`
 	MaxGPUs *int            `json:"max_gpus"`
 	GPUType string          `json:"gpu_type"`
+	Reason  string          `json:"reason"`
 }
 
 // gpuInfo is one GPU of a cluster event.
@@ -62,28 +62,85 @@ type gpuInfo struct {
 // the log's name for messages. On success the Result holds the figures
 // recomputed from the log.
 func Check(r io.Reader, name string) (Result, error) {
-	c := newChecker()
-	br := bufio.NewReader(r)
-	n := 0
-	for {
-		b, err := br.ReadBytes('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
+	s := NewStream(name)
+	if _, err := io.Copy(s, r); err != nil {
+		if s.err == nil {
 			return Result{}, fmt.Errorf("%s: read: %w", name, err)
 		}
-		if len(b) > 0 {
-			n++
-			if lerr := c.line(n, b); lerr != nil {
-				return Result{}, fmt.Errorf("%s:%d: %w", name, n, lerr)
-			}
-		}
-		if err != nil {
+		return Result{}, err
+	}
+	return s.Close()
+}
+
+// Stream checks an event log as it is written: a shell writes the log to it
+// (alone or beside a file, through io.MultiWriter) and learns of the first
+// violation from Write, or from Close at the end. It checks exactly what
+// Check checks.
+type Stream struct {
+	name    string
+	c       *checker
+	n       int    // lines checked
+	partial []byte // the start of a line not yet ended
+	err     error  // the first violation, sticky
+}
+
+// NewStream returns a Stream for a log called name in messages.
+func NewStream(name string) *Stream { return &Stream{name: name, c: newChecker()} }
+
+// Write checks every complete line in p (and in earlier partial writes). It
+// returns the first violation, naming the log and line; after it every
+// Write fails the same way.
+func (s *Stream) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	written := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			s.partial = append(s.partial, p...)
 			break
 		}
+		line := p[:i+1]
+		if len(s.partial) > 0 {
+			line = append(s.partial, line...)
+			s.partial = s.partial[:0]
+		}
+		p = p[i+1:]
+		if err := s.line(line); err != nil {
+			return 0, err
+		}
 	}
-	if n == 0 {
-		return Result{}, fmt.Errorf("%s: empty log: want a cluster event on line 1", name)
+	return written, nil
+}
+
+// line checks one line.
+func (s *Stream) line(b []byte) error {
+	s.n++
+	if err := s.c.line(s.n, b); err != nil {
+		s.err = fmt.Errorf("%s:%d: %w", s.name, s.n, err)
 	}
-	return c.result(), nil
+	return s.err
+}
+
+// Close checks a last line without a newline and the end of the log (it
+// has a cluster event; every job is finished, rejected or reported
+// unfinished) and returns the figures the log implies.
+func (s *Stream) Close() (Result, error) {
+	if s.err == nil && len(s.partial) > 0 {
+		s.line(s.partial)
+		s.partial = nil
+	}
+	if s.err != nil {
+		return Result{}, s.err
+	}
+	if s.n == 0 {
+		return Result{}, fmt.Errorf("%s: empty log: want a cluster event on line 1", s.name)
+	}
+	if err := s.c.end(); err != nil {
+		return Result{}, fmt.Errorf("%s: at the end: %w", s.name, err)
+	}
+	return s.c.result(), nil
 }
 
 // line checks line number n (1-based), whose text is b.
@@ -92,8 +149,8 @@ func (c *checker) line(n int, b []byte) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return errors.New("empty line")
 	}
-	var e rawEvent
-	if err := json.Unmarshal(b, &e); err != nil {
+	e := &rawEvent{}
+	if err := json.Unmarshal(b, e); err != nil {
 		return fmt.Errorf("invalid JSON: %w", err)
 	}
 	switch {
@@ -109,13 +166,13 @@ func (c *checker) line(n int, b []byte) error {
 		return fmt.Errorf("first event is %q, want \"cluster\"", e.Event)
 	}
 	c.now = *e.T
-	return c.apply(n, &e)
+	return c.apply(n, e)
 }
 
 // apply dispatches e, read from line n, on its kind.
 func (c *checker) apply(n int, e *rawEvent) error {
 	switch e.Event {
-	case "cluster", "submit", "start", "resize", "preempt", "finish", "reject", "pause":
+	case "cluster", "submit", "start", "resize", "preempt", "finish", "reject", "pause", "unfinished":
 	default:
 		return fmt.Errorf("unknown event %q", e.Event)
 	}
@@ -150,6 +207,8 @@ func (c *checker) transition(e *rawEvent, j *job) error {
 		return c.reject(e, j)
 	case "pause":
 		return c.pause(j)
+	case "unfinished":
+		return c.unfinished(e, j)
 	default: // preempt, finish
 		return c.stop(e, j)
 	}

@@ -20,8 +20,8 @@ const cluster4 = `{"t":0,"event":"cluster","gpus":[` +
 //	j2 (k80 only):     1 GPU 5–30 = 25, preempted, 1 GPU 40–60.5 = 20.5 → 45.5 GPU-s; JCT 60.5 − 5 = 55.5
 //	j3 (gang of 4):    4 GPUs 60.5–100.25 = 4 × 39.75 = 159 GPU-s; JCT 100.25 − 10 = 90.25
 //	j4:                rejected at 10
-//	j5:                starts at 100.25, the last t, still running → 0 GPU-s
-//	j6:                waits forever
+//	j5:                starts at 100.25, the last t, reported unfinished while running → 0 GPU-s
+//	j6:                waits, reported unfinished
 //
 //	jobs 6, completed 3, rejected 1, preemptions 1, resizes 1
 //	avg JCT   = (50 + 55.5 + 90.25) / 3 = 195.75 / 3 = 65.25
@@ -47,7 +47,9 @@ const validLog = cluster4 + "\n" +
 	`{"t":90,"event":"submit","job":"j5","gpus":1}` + "\n" +
 	`{"t":95,"event":"submit","job":"j6","gpus":4}` + "\n" +
 	`{"t":100.25,"event":"finish","job":"j3"}` + "\n" +
-	`{"t":100.25,"event":"start","job":"j5","alloc":["n0/0"]}` + "\n"
+	`{"t":100.25,"event":"start","job":"j5","alloc":["n0/0"]}` + "\n" +
+	`{"t":100.25,"event":"unfinished","job":"j5","reason":"running: would finish after the horizon"}` + "\n" +
+	`{"t":100.25,"event":"unfinished","job":"j6","reason":"waiting: not enough free GPUs"}` + "\n"
 
 func TestCheckValid(t *testing.T) {
 	got, err := Check(strings.NewReader(validLog), "events.jsonl")

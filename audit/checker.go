@@ -12,10 +12,11 @@ import (
 type state int
 
 const (
-	waiting  state = iota // submitted (or preempted), holds no GPU
-	running               // holds its allocation
-	finished              // done; holds nothing and never runs again
-	rejected              // can never run; holds nothing
+	waiting    state = iota // submitted (or preempted), holds no GPU
+	running                 // holds its allocation
+	finished                // done; holds nothing and never runs again
+	rejected                // can never run; holds nothing
+	unfinished              // reported unfinished at the end of the run
 )
 
 // where describes s for messages such as "start of j7 after it finished".
@@ -27,6 +28,8 @@ func (s state) where() string {
 		return "while it runs"
 	case finished:
 		return "after it finished"
+	case unfinished:
+		return "after it was reported unfinished"
 	default:
 		return "after it was rejected"
 	}
@@ -47,6 +50,7 @@ type job struct {
 	ran        bool
 	firstStart float64
 	finish     float64
+	heldAtEnd  bool // running when reported unfinished
 }
 
 // checker holds the log's state between lines.
@@ -187,8 +191,41 @@ func (c *checker) reject(e *rawEvent, j *job) error {
 	if j.ran {
 		return fmt.Errorf("reject of %s, which has already run", j.id)
 	}
+	if e.Reason == "" {
+		return fmt.Errorf("reject of %s gives no reason", j.id)
+	}
 	j.state = rejected
 	c.res.Rejected++
+	return nil
+}
+
+// unfinished closes the log for a job still waiting or running when the run
+// ends; it must say why, and nothing may happen to the job afterwards. A
+// running job's GPUs count as held up to this event.
+func (c *checker) unfinished(e *rawEvent, j *job) error {
+	if j.state != waiting && j.state != running {
+		return fmt.Errorf("unfinished report of %s %s", j.id, j.state.where())
+	}
+	if e.Reason == "" {
+		return fmt.Errorf("unfinished report of %s gives no reason", j.id)
+	}
+	if j.state == running {
+		c.release(j)
+		j.heldAtEnd = true
+	}
+	j.state = unfinished
+	return nil
+}
+
+// end checks that the log accounts for every job: finished, rejected or
+// reported unfinished.
+func (c *checker) end() error {
+	for _, j := range c.order {
+		if j.state == waiting || j.state == running {
+			return fmt.Errorf("%s (submitted on line %d) is %s but neither finished, rejected nor reported unfinished",
+				j.id, j.line, map[state]string{waiting: "waiting", running: "running"}[j.state])
+		}
+	}
 	return nil
 }
 
@@ -274,11 +311,11 @@ func (c *checker) result() Result {
 	for _, j := range c.order {
 		first = min(first, j.submit)
 		r.GPUSeconds += j.gpuSeconds + heldSince(j, c.now)
-		if j.state == waiting || j.state == running {
+		if j.state == unfinished {
 			r.Unfinished = append(r.Unfinished, j.id)
-		}
-		if j.state == running {
-			r.Running = append(r.Running, j.id)
+			if j.heldAtEnd {
+				r.Running = append(r.Running, j.id)
+			}
 		}
 		if j.ran {
 			started++

@@ -36,7 +36,7 @@ type figure struct {
 
 // Compare checks that a summary — the `gpusched sim --json` object — agrees
 // with r. It requires completed, avg_jct_s, makespan_s and gpu_util, and
-// checks jobs, rejected, preemptions, resizes, p50_jct_s, p99_jct_s and
+// checks jobs, rejected, unfinished, preemptions, resizes, p50_jct_s, p99_jct_s and
 // avg_queue_s when present; other keys are ignored. Counts must be equal;
 // times agree within 1 ms or a relative 1e-6, fractions within a relative
 // 1e-6. The error lists every disagreement.
@@ -49,6 +49,7 @@ func Compare(r Result, summaryJSON []byte) error {
 		{"jobs", float64(r.Jobs), count, false},
 		{"completed", float64(r.Completed), count, true},
 		{"rejected", float64(r.Rejected), count, false},
+		{"unfinished", float64(len(r.Unfinished)), count, false},
 		{"avg_jct_s", r.AvgJCT, seconds, true},
 		{"p50_jct_s", r.P50JCT, seconds, false},
 		{"p99_jct_s", r.P99JCT, seconds, false},

@@ -43,6 +43,8 @@ func TestWriterAndMetricsContract(t *testing.T) {
 		{T: s(95), Kind: eventlog.Submit, Job: "j6", Request: req(4, 4, 4, "")},
 		{T: s(100.25), Kind: eventlog.Finish, Job: "j3"},
 		{T: s(100.25), Kind: eventlog.Start, Job: "j5", Alloc: []string{"n0/0"}},
+		{T: s(100.25), Kind: eventlog.Unfinished, Job: "j5", Reason: "running"},
+		{T: s(100.25), Kind: eventlog.Unfinished, Job: "j6", Reason: "waiting"},
 	}
 	var buf bytes.Buffer
 	w := eventlog.NewWriter(&buf)
@@ -61,9 +63,9 @@ func TestWriterAndMetricsContract(t *testing.T) {
 		{ID: "j1", Submit: 0, Start: 0, Finish: s(50), GPUs: 2, Resizes: 1, GPUTime: s(70)},
 		{ID: "j2", Submit: s(5), Start: s(5), Finish: s(60.5), GPUs: 1, Preemptions: 1, GPUTime: s(45.5)},
 		{ID: "j3", Submit: s(10), Start: s(60.5), Finish: s(100.25), GPUs: 4, GPUTime: s(159)},
-		{ID: "j4", Submit: s(10), Start: -1, Finish: -1, Rejected: true},
-		{ID: "j5", Submit: s(90), Start: s(100.25), Finish: -1, GPUs: 1},
-		{ID: "j6", Submit: s(95), Start: -1, Finish: -1},
+		{ID: "j4", Submit: s(10), Start: -1, Finish: -1, Rejected: true, Reason: "too large"},
+		{ID: "j5", Submit: s(90), Start: s(100.25), Finish: -1, GPUs: 1, Reason: "running"},
+		{ID: "j6", Submit: s(95), Start: -1, Finish: -1, Reason: "waiting"},
 	}
 	summary, err := json.Marshal(metrics.Summarize(4, recs))
 	if err != nil {

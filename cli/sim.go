@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpusched/gpusched/assets"
+	"github.com/gpusched/gpusched/audit"
 	"github.com/gpusched/gpusched/eventlog"
 	"github.com/gpusched/gpusched/metrics"
 	"github.com/gpusched/gpusched/model"
@@ -96,7 +98,9 @@ func newSimCommand() *cobra.Command {
 }
 
 // runSim loads every input first (bad input exits 2 before anything is
-// written), runs the simulation, then writes the outputs.
+// written), runs the simulation with its event log going through the
+// auditor (and to --events), then writes the outputs — only when the log
+// passes the audit and agrees with the summary.
 func runSim(o *simOptions, stdout, stderr io.Writer) error {
 	in, err := loadSimInputs(o)
 	if err != nil {
@@ -108,9 +112,7 @@ func runSim(o *simOptions, stdout, stderr io.Writer) error {
 	}
 	defer out.abort()
 	cfg := in.config(o)
-	if out.w != nil {
-		cfg.Events = out.w
-	}
+	cfg.Events = out.w
 	bar := newProgress(o.progress, stderr, len(in.jobs))
 	cfg.Progress = bar.update
 	res, err := sim.Run(cfg)
@@ -121,6 +123,9 @@ func runSim(o *simOptions, stdout, stderr io.Writer) error {
 	sum := metrics.Summarize(in.cluster.TotalGPUs(), res.Records)
 	sum.Policy, sum.Placer, sum.Scaler = in.engine.Names()
 	setEnergy(&sum, res)
+	if err := out.audit(sum); err != nil {
+		return err
+	}
 	warnNoPower(stderr, in.noPower)
 	if o.report != "" {
 		if err := report.Write(o.report, sum, res.Records, res.Samples, in.cluster.TotalGPUs()); err != nil {
@@ -146,34 +151,82 @@ func describeCluster(c *model.Cluster) string {
 	return strings.Join(parts, ",") + fmt.Sprintf(" on %d nodes", len(c.Nodes))
 }
 
-// eventsOut writes the event log to a temporary file that replaces the
-// target only when the run succeeds.
+// eventsOut is the event log of a run: every event goes to the auditor
+// (package audit, which reads the log as an independent check of the
+// simulator; it runs in its own goroutine, beside the simulation) and, with
+// --events, to a temporary file that replaces the target only when the run
+// succeeds.
 type eventsOut struct {
-	path string
-	f    *os.File
-	w    *eventlog.Writer
+	path    string
+	f       *os.File // nil without --events
+	check   *audit.Stream
+	pipe    *io.PipeWriter
+	checked chan struct{} // closed when the auditor has read the whole log
+	w       *eventlog.Writer
 }
 
 func openEvents(path string) (*eventsOut, error) {
-	if path == "" {
-		return &eventsOut{}, nil
+	name := "the event log"
+	if path != "" {
+		name = path
 	}
-	dir, base := splitPath(path)
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	e := &eventsOut{path: path, check: audit.NewStream(name), checked: make(chan struct{})}
+	pr, pw := io.Pipe()
+	e.pipe = pw
+	go func() {
+		defer close(e.checked)
+		_, err := io.Copy(e.check, pr)
+		pr.CloseWithError(err) // a violation stops the writer too
+	}()
+	var sink io.Writer = pw
+	if path != "" {
+		dir, base := splitPath(path)
+		f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+		if err != nil {
+			e.stop()
+			return nil, badInput("--events %s: %w", path, err)
+		}
+		e.f, sink = f, io.MultiWriter(pw, f)
+	}
+	e.w = eventlog.NewWriter(sink)
+	return e, nil
+}
+
+// stop ends the log and waits for the auditor to read all of it.
+func (e *eventsOut) stop() {
+	e.pipe.Close()
+	<-e.checked
+}
+
+// audit flushes the log and checks it: its invariants (audit.Check) and
+// its agreement with the run's summary (audit.Compare). A failure is a bug
+// in the simulator, never bad input.
+func (e *eventsOut) audit(sum metrics.Summary) error {
+	werr := e.w.Close()
+	e.stop()
+	res, err := e.check.Close()
+	if err == nil && werr != nil {
+		return fmt.Errorf("write events %s: %w", e.path, werr)
+	}
+	if err == nil {
+		var js bytes.Buffer
+		if err = report.JSON(&js, sum); err == nil {
+			err = audit.Compare(res, js.Bytes())
+		}
+	}
 	if err != nil {
-		return nil, badInput("--events %s: %w", path, err)
+		return fmt.Errorf("the simulation's event log fails gpusched's own audit, so its results "+
+			"cannot be trusted and nothing was written (a bug in gpusched: please report it with "+
+			"the command line): %w", err)
 	}
-	return &eventsOut{path: path, f: f, w: eventlog.NewWriter(f)}, nil
+	return nil
 }
 
 func (e *eventsOut) commit() error {
 	if e.f == nil {
 		return nil
 	}
-	err := e.w.Close()
-	if err == nil {
-		err = e.f.Chmod(0o644) // CreateTemp makes 0600; an event log is no secret
-	}
+	err := e.f.Chmod(0o644) // CreateTemp makes 0600; an event log is no secret
 	if err == nil {
 		err = e.f.Close()
 	}
@@ -187,8 +240,10 @@ func (e *eventsOut) commit() error {
 	return nil
 }
 
-// abort removes the temporary file unless commit succeeded.
+// abort stops the auditor and removes the temporary file unless commit
+// succeeded.
 func (e *eventsOut) abort() {
+	e.stop()
 	if e.f != nil {
 		e.f.Close()
 		os.Remove(e.f.Name())

@@ -99,7 +99,7 @@ func (e *Engine) walk(s *model.State, ord Order, plan *Plan) {
 		}
 		ts := Feasible(s, j, j.Spec.MinGPUs)
 		if ts == 0 {
-			e.reject(j, plan)
+			e.reject(s, j, plan)
 			continue
 		}
 		if e.place(s, j, ts, plan, i < ord.Claim) {
@@ -239,7 +239,9 @@ func (e *Engine) commit(pl Placement, plan *Plan) {
 	e.pool.Take(pl.GPUs)
 }
 
-func (e *Engine) reject(j *model.Job, plan *Plan) {
-	plan.Reject = append(plan.Reject, Rejection{Job: j, Reason: reasonInfeasible})
-	plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Unschedulable, reasonInfeasible})
+// reject records that waiting job j can never run here, and why (Unfit).
+func (e *Engine) reject(s *model.State, j *model.Job, plan *Plan) {
+	why := Unfit(s, j, j.Spec.MinGPUs)
+	plan.Reject = append(plan.Reject, Rejection{Job: j, Reason: why})
+	plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Unschedulable, why})
 }

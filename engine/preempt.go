@@ -24,7 +24,7 @@ func (e *Engine) preemptive(s *model.State, jobs []*model.Job, plan *Plan) {
 		}
 		ts := Feasible(s, j, j.Spec.MinGPUs)
 		if ts == 0 {
-			e.reject(j, plan)
+			e.reject(s, j, plan)
 			continue
 		}
 		if t := e.reserve(s, j, ts); t >= 0 {

@@ -16,9 +16,13 @@ import (
 // A job grows on free GPUs of its own type, on the nodes it already uses
 // first; it shrinks by its last replicas (the highest replica indices, as
 // seed 000 step 6 removes them). Sizes stay within [MinGPUs, MaxGPUs] in
-// steps of the job's replica size, and a job either grows or shrinks in one
-// round, never both (see Plan for the order shells apply them in).
+// steps of the job's replica size, a job is never resized to a GPU count at
+// which its profile gives it no speed on its type (a zero entry of the
+// throughput matrix: it could make no progress there), and a job either
+// grows or shrinks in one round, never both (see Plan for the order shells
+// apply them in).
 type Resizer struct {
+	state *model.State
 	pool  *Pool
 	jobs  []*model.Job
 	alloc map[*model.Job][]model.GPU
@@ -52,7 +56,7 @@ func newResizer() *Resizer {
 
 // reset prepares the resizer for a round over the running elastic jobs.
 func (r *Resizer) reset(s *model.State, p *Pool) {
-	r.pool, r.jobs, r.undo, r.txn = p, r.jobs[:0], r.undo[:0], false
+	r.state, r.pool, r.jobs, r.undo, r.txn = s, p, r.jobs[:0], r.undo[:0], false
 	clear(r.alloc)
 	clear(r.started)
 	clear(r.touched)
@@ -113,15 +117,15 @@ func (r *Resizer) Type(j *model.Job) int { return r.pool.c.TypeOf(r.alloc[j][0])
 func (r *Resizer) Pool() *Pool { return r.pool }
 
 // Grow gives job j k more GPUs of its type; false (and no change) when that
-// would exceed its maximum, break its replica size, or there are not k free
-// GPUs of its type.
+// would exceed its maximum, break its replica size, give it a size at which
+// it cannot run on its type, or there are not k free GPUs of its type.
 func (r *Resizer) Grow(j *model.Job, k int) bool {
 	cur, ok := r.alloc[j]
 	if !ok || !r.usable(j) || r.dir[j] < 0 || k <= 0 || len(cur)+k > j.Spec.MaxGPUs || k%j.Spec.Replica() != 0 {
 		return false
 	}
 	t := r.pool.c.TypeOf(cur[0])
-	if r.pool.Free(t) < k {
+	if r.pool.Free(t) < k || !r.runs(j, t, len(cur)+k) {
 		return false
 	}
 	add := r.pick(cur, t, k)
@@ -157,10 +161,14 @@ func (r *Resizer) pick(cur []model.GPU, t, k int) []model.GPU {
 }
 
 // Shrink takes k GPUs (its last replicas) from job j; false (and no change)
-// when that would go below its minimum or break its replica size.
+// when that would go below its minimum, break its replica size, or give it a
+// size at which it cannot run on its type.
 func (r *Resizer) Shrink(j *model.Job, k int) bool {
 	cur, ok := r.alloc[j]
 	if !ok || !r.usable(j) || r.dir[j] > 0 || k <= 0 || len(cur)-k < j.Spec.MinGPUs || k%j.Spec.Replica() != 0 {
+		return false
+	}
+	if !r.runs(j, r.pool.c.TypeOf(cur[0]), len(cur)-k) {
 		return false
 	}
 	keep, drop := cur[:len(cur)-k:len(cur)-k], cur[len(cur)-k:]
@@ -171,6 +179,12 @@ func (r *Resizer) Shrink(j *model.Job, k int) bool {
 	r.dir[j] = -1
 	r.hold(j)
 	return true
+}
+
+// runs reports whether job j makes progress on n GPUs of type t: its
+// profile gives it a positive speed there.
+func (r *Resizer) runs(j *model.Job, t, n int) bool {
+	return r.state.Profile.Speed(j, t, n) > 0
 }
 
 // couldFit reports whether free and surplus GPUs of some type in ts add up

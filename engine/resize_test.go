@@ -34,7 +34,7 @@ func newRzFix(t *testing.T, jobs ...rzJob) *rzFix {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &rzFix{t: t, s: model.NewState(c, nil), jobs: map[string]*model.Job{}}
+	f := &rzFix{t: t, s: model.NewState(c, rzSpeed{}), jobs: map[string]*model.Job{}}
 	for i, sj := range jobs {
 		j := model.NewJob(model.JobSpec{ID: sj.id, GPUs: sj.maxG, MinGPUs: sj.minG, MaxGPUs: sj.maxG, ReplicaGPUs: sj.r1}, i, -1, 1)
 		f.jobs[sj.id] = j
@@ -477,6 +477,31 @@ func TestResizerThroughEngine(t *testing.T) {
 	}
 }
 
+// rzSpeed gives n GPUs the speed n, except that a job whose ID starts with
+// "z" cannot run on 3 GPUs (a zero entry in its throughput matrix row).
 type rzSpeed struct{}
 
-func (rzSpeed) Speed(_ *model.Job, _, n int) float64 { return float64(n) }
+func (rzSpeed) Speed(j *model.Job, _, n int) float64 {
+	if strings.HasPrefix(j.Spec.ID, "z") && n == 3 {
+		return 0
+	}
+	return float64(n)
+}
+
+// TestResizerNeverToZeroSpeed: a job is neither grown nor shrunk to a GPU
+// count at which its profile gives it no speed (the fulfillment scaler's
+// overflow of issue 13: a job grown onto a zero matrix entry made no
+// progress and its finish time overflowed); other sizes stay allowed.
+func TestResizerNeverToZeroSpeed(t *testing.T) {
+	f := newRzFix(t,
+		rzJob{id: "zg", minG: 1, maxG: 4, gpus: "n0/0 n0/1"},
+		rzJob{id: "zs", minG: 1, maxG: 4, gpus: "n1/0 n1/1 n1/2 n1/3"},
+	)
+	f.grow("zg", 1, false) // to 3: no speed there
+	f.grow("zg", 2, true)  // to 4: fine
+	if got := f.alloc("zg"); got != "n0/0 n0/1 n0/2 n0/3" {
+		t.Errorf("zg holds %s after growing to 4", got)
+	}
+	f.shrink("zs", 1, false) // to 3: no speed there
+	f.shrink("zs", 2, true)  // to 2: fine
+}

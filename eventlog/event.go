@@ -23,6 +23,9 @@ const (
 	Finish  Kind = "finish"  // a job completes
 	Reject  Kind = "reject"  // a job can never run on this cluster
 	Pause   Kind = "pause"   // the placer holds a waiting job back (reason)
+	// Unfinished closes the log for a job still waiting or running when the
+	// run ends, with the reason; nothing happens to it after.
+	Unfinished Kind = "unfinished"
 )
 
 // GPUInfo describes one GPU in a cluster event.

@@ -21,6 +21,10 @@ type JobRecord struct {
 	Resizes     int
 	GPUTime     model.Time // GPU-milliseconds held over the whole run
 	Rejected    bool
+	// Reason says why a rejected job can never run, or why an unfinished
+	// one (neither finished nor rejected when the run ended) is still
+	// waiting or running; empty for a finished job.
+	Reason string
 	// EnergyKWh is the energy attributed to the job (docs/ENERGY.md), in
 	// kWh; 0 when the run accounted no energy.
 	EnergyKWh float64
@@ -28,6 +32,9 @@ type JobRecord struct {
 
 // Completed reports whether the job finished.
 func (r *JobRecord) Completed() bool { return r.Finish >= 0 }
+
+// Unfinished reports whether the job neither finished nor was rejected.
+func (r *JobRecord) Unfinished() bool { return !r.Completed() && !r.Rejected }
 
 // JCT returns finish − submit (only meaningful when Completed).
 func (r *JobRecord) JCT() model.Time { return r.Finish - r.Submit }
@@ -45,12 +52,15 @@ type Sample struct {
 // Summary is the run's headline figures; the JSON keys are DESIGN.md's.
 // Times are in seconds, utilisation a fraction.
 type Summary struct {
-	Policy      string  `json:"policy"`
-	Placer      string  `json:"placer"`
-	Scaler      string  `json:"scaler"`
-	Jobs        int     `json:"jobs"`
-	Completed   int     `json:"completed"`
-	Rejected    int     `json:"rejected"`
+	Policy    string `json:"policy"`
+	Placer    string `json:"placer"`
+	Scaler    string `json:"scaler"`
+	Jobs      int    `json:"jobs"`
+	Completed int    `json:"completed"`
+	Rejected  int    `json:"rejected"`
+	// Unfinished counts the jobs neither finished nor rejected when the
+	// run ended (still waiting or running).
+	Unfinished  int     `json:"unfinished"`
 	AvgJCT      float64 `json:"avg_jct_s"`
 	P50JCT      float64 `json:"p50_jct_s"`
 	P99JCT      float64 `json:"p99_jct_s"`
@@ -65,6 +75,11 @@ type Summary struct {
 	// energy sets it. nil means unknown (a GPU type without power
 	// figures): the JSON summary then has no energy_kwh key.
 	EnergyKWh *float64 `json:"energy_kwh,omitempty"`
+	// RejectedReasons and UnfinishedReasons count the rejected and the
+	// unfinished jobs by JobRecord.Reason; empty maps are left out of the
+	// JSON summary.
+	RejectedReasons   map[string]int `json:"rejected_reasons,omitempty"`
+	UnfinishedReasons map[string]int `json:"unfinished_reasons,omitempty"`
 }
 
 // Summarize computes the summary of recs on a cluster of totalGPUs GPUs.
@@ -83,8 +98,13 @@ func Summarize(totalGPUs int, recs []JobRecord) Summary {
 		s.Migrations += r.Migrations
 		s.Resizes += r.Resizes
 		gpuTime += r.GPUTime
-		if r.Rejected {
+		switch {
+		case r.Rejected:
 			s.Rejected++
+			s.RejectedReasons = count(s.RejectedReasons, r.Reason)
+		case r.Unfinished():
+			s.Unfinished++
+			s.UnfinishedReasons = count(s.UnfinishedReasons, r.Reason)
 		}
 		if r.Start >= 0 {
 			started++
@@ -115,6 +135,15 @@ func Summarize(totalGPUs int, recs []JobRecord) Summary {
 		s.GPUUtil = gpuTime.Seconds() / (float64(totalGPUs) * s.Makespan)
 	}
 	return s
+}
+
+// count adds one to m[reason], making m when it is nil.
+func count(m map[string]int, reason string) map[string]int {
+	if m == nil {
+		m = map[string]int{}
+	}
+	m[reason]++
+	return m
 }
 
 // Percentile returns the nearest-rank p-quantile (0 < p <= 1) of sorted.

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/gpusched/gpusched/model"
@@ -15,16 +16,22 @@ func TestSummarize(t *testing.T) {
 		// submit 20, start 20, finish 60, preempted once: JCT 40, 40 GPU-s
 		{ID: "b", Submit: 20 * s, Start: 20 * s, Finish: 60 * s, GPUs: 1, GPUTime: 40 * s, Preemptions: 1},
 		// never started
-		{ID: "c", Submit: 30 * s, Start: -1, Finish: -1, Rejected: true},
+		{ID: "c", Submit: 30 * s, Start: -1, Finish: -1, Rejected: true, Reason: "too big"},
+		// still waiting, and one still running, when the run ended
+		{ID: "d", Submit: 40 * s, Start: -1, Finish: -1, Reason: "waiting"},
+		{ID: "e", Submit: 40 * s, Start: 40 * s, Finish: -1, Reason: "running"},
+		{ID: "f", Submit: 50 * s, Start: -1, Finish: -1, Reason: "waiting"},
 	}
 	got := Summarize(4, recs)
-	want := Summary{Jobs: 3, Completed: 2, Rejected: 1, AvgJCT: 75, P50JCT: 40, P99JCT: 110,
-		AvgQueue: 5, Makespan: 110, GPUUtil: 240.0 / (4 * 110), Preemptions: 1}
+	// Queue: a 10, b 0, e 0 → 10/3.
+	want := Summary{Jobs: 6, Completed: 2, Rejected: 1, Unfinished: 3, AvgJCT: 75, P50JCT: 40, P99JCT: 110,
+		AvgQueue: 10.0 / 3, Makespan: 110, GPUUtil: 240.0 / (4 * 110), Preemptions: 1,
+		RejectedReasons: map[string]int{"too big": 1}, UnfinishedReasons: map[string]int{"waiting": 2, "running": 1}}
 	if math.Abs(got.GPUUtil-want.GPUUtil) > 1e-12 {
 		t.Errorf("util %v, want %v", got.GPUUtil, want.GPUUtil)
 	}
 	got.GPUUtil = want.GPUUtil
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
 }

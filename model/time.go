@@ -1,6 +1,9 @@
 package model
 
-import "strconv"
+import (
+	"math"
+	"strconv"
+)
 
 // Time is a point on the scheduler's clock in milliseconds. In the
 // simulator it counts from the trace's first submission; in the service it is
@@ -43,4 +46,35 @@ func FromSeconds(s float64) Time {
 		return -Time(-s*1000 + 0.5)
 	}
 	return Time(s*1000 + 0.5)
+}
+
+// Horizon bounds the scheduler's clock and every duration it computes:
+// 10^15 ms, about 31,700 years. Trace readers reject later times and longer
+// durations, the simulator schedules nothing after it, and the sum of any
+// two times or durations within it fits in a Time, so no arithmetic on
+// them can overflow.
+const Horizon Time = 1_000_000_000_000_000
+
+// WorkTime returns how long work units take at rate units per second,
+// rounded up to the millisecond: the one conversion from work and speed to
+// time. It reports false when the work cannot be done within Horizon: a
+// rate that is zero, negative or not a number, work that is not a number
+// or infinite, or a duration beyond Horizon. Work of 0 or less takes no
+// time at any rate.
+func WorkTime(work, rate float64) (Time, bool) {
+	switch {
+	case math.IsNaN(work) || math.IsInf(work, 0):
+		return 0, false
+	case work <= 0:
+		return 0, true
+	case !(rate > 0) || math.IsInf(rate, 1):
+		// An infinite rate would make finite work take no time, which no
+		// profile means; treat it like a missing speed.
+		return 0, false
+	}
+	ms := math.Ceil(work / rate * 1000)
+	if !(ms <= float64(Horizon)) {
+		return 0, false
+	}
+	return Time(ms), true
 }

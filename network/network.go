@@ -178,7 +178,8 @@ func (n *Network) Upload(address string) Choice {
 // storage device s to the nodes of alloc: each node receives the whole
 // dataset over its own link, in its latency plus datasetMB·8 ÷ its
 // bandwidth, and the job waits for the slowest node. The result is
-// rounded up to the millisecond; it is 0 without data or without a
+// rounded up to the millisecond and at most model.Horizon (a link too slow
+// to deliver the data within it); it is 0 without data or without a
 // storage device (s = -1).
 func (n *Network) Staging(s int, datasetMB int64, alloc []model.GPU) model.Time {
 	if s < 0 || datasetMB <= 0 {
@@ -195,7 +196,7 @@ func (n *Network) Staging(s int, datasetMB int64, alloc []model.GPU) model.Time 
 		// MB·8 is megabits; megabits ÷ Gbit/s is milliseconds.
 		worst = max(worst, l.LatencyMs+float64(datasetMB)*8/l.BandwidthGbps)
 	}
-	return model.Time(math.Ceil(worst))
+	return model.Time(min(math.Ceil(worst), float64(model.Horizon)))
 }
 
 // Topology holds the links a rack topology implies: SameRack between a

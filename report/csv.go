@@ -19,16 +19,17 @@ const (
 // jobsHeader is the header row of jobs.csv.
 func jobsHeader() []string {
 	return []string{"id", "submit_s", "start_s", "finish_s", "jct_s", "queue_s",
-		"gpus", "gpu_type", "preemptions", "resizes", "state", "energy_kwh"}
+		"gpus", "gpu_type", "preemptions", "resizes", "state", "energy_kwh", "reason"}
 }
 
 // JobsCSV writes recs as CSV in the given order under the header
-// id,submit_s,start_s,finish_s,jct_s,queue_s,gpus,gpu_type,preemptions,resizes,state,energy_kwh.
+// id,submit_s,start_s,finish_s,jct_s,queue_s,gpus,gpu_type,preemptions,resizes,state,energy_kwh,reason.
 // Cells that do not apply (the start of a job that never started, the finish
 // of one that never finished) are empty; state is one of StateFinished,
 // StateRejected and StateUnfinished. energy_kwh is the record's EnergyKWh in
 // its shortest exact form when energy says the run accounted energy, else
-// empty.
+// empty. reason is why a rejected job cannot run or an unfinished one is
+// still waiting or running (JobRecord.Reason).
 func JobsCSV(w io.Writer, recs []metrics.JobRecord, energy bool) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(jobsHeader()); err != nil {
@@ -72,6 +73,7 @@ func jobRow(row []string, r *metrics.JobRecord) {
 	row[8] = strconv.Itoa(r.Preemptions)
 	row[9] = strconv.Itoa(r.Resizes)
 	row[10] = jobState(r)
+	row[12] = r.Reason
 }
 
 // jobState returns the state column for r; a rejected record is "rejected"

@@ -18,8 +18,23 @@ type field struct {
 	key string
 	val reflect.Value
 	// omitEmpty: the tag says omitempty, which JSON honours for nil
-	// pointers (an unknown figure).
+	// pointers (an unknown figure) and empty maps.
 	omitEmpty bool
+}
+
+// empty reports whether f is left out of the JSON summary: tagged omitempty
+// and a nil pointer or an empty map.
+func (f field) empty() bool {
+	if !f.omitEmpty {
+		return false
+	}
+	switch f.val.Kind() {
+	case reflect.Pointer:
+		return f.val.IsNil()
+	case reflect.Map:
+		return f.val.Len() == 0
+	}
+	return false
 }
 
 // summaryFields returns the exported fields of s in declaration order, named
@@ -51,11 +66,13 @@ func summaryFields(s metrics.Summary) []field {
 // metrics.Summary in declaration order, followed by a newline. Floats are
 // written exactly (shortest form) and non-finite floats written as null (see the
 // package documentation), so the same summary always gives the same bytes.
-// A nil pointer field tagged omitempty (an unknown energy_kwh) is left out.
+// A nil pointer field tagged omitempty (an unknown energy_kwh) and an empty
+// map tagged omitempty (no rejected job's reasons) are left out; maps are
+// written with sorted keys.
 func JSON(w io.Writer, s metrics.Summary) error {
 	b := []byte{'{'}
 	for _, f := range summaryFields(s) {
-		if f.omitEmpty && f.val.Kind() == reflect.Pointer && f.val.IsNil() {
+		if f.empty() {
 			continue
 		}
 		if len(b) > 1 {

@@ -12,8 +12,10 @@ import (
 func sampleSummary() metrics.Summary {
 	energy := 1234.5678
 	return metrics.Summary{
-		Policy: "tiresias", Placer: "pack", Jobs: 12345, Completed: 3, Rejected: 1,
-		AvgJCT: 12345.6789, P50JCT: 45.26, P99JCT: 200000, AvgQueue: 0.1234,
+		Policy: "tiresias", Placer: "pack", Jobs: 12345, Completed: 3, Rejected: 1, Unfinished: 2,
+		RejectedReasons:   map[string]int{"no GPU type can run it on 16 GPUs: v100 has only 8 GPUs": 1},
+		UnfinishedReasons: map[string]int{"waiting: not enough free GPUs": 1, "running: finishes after the horizon": 1},
+		AvgJCT:            12345.6789, P50JCT: 45.26, P99JCT: 200000, AvgQueue: 0.1234,
 		GPUUtil: 0.87345, Preemptions: 2, EnergyKWh: &energy,
 	}
 }
@@ -36,6 +38,10 @@ scaler       -
 jobs         12,345
 completed    3
 rejected     1
+  1 × no GPU type can run it on 16 GPUs: v100 has only 8 GPUs
+unfinished   2
+  1 × running: finishes after the horizon
+  1 × waiting: not enough free GPUs
 avg JCT      12,345.7 s (3h25m)
 p50 JCT      45.3 s
 p99 JCT      200,000.0 s (2d07h)
@@ -53,6 +59,10 @@ scaler       -
 jobs         12,345
 completed    3
 rejected     1
+  1 × no GPU type can run it on 16 GPUs: v100 has only 8 GPUs
+unfinished   2
+  1 × running: finishes after the horizon
+  1 × waiting: not enough free GPUs
 avg JCT      n/a
 p50 JCT      45.3 s
 p99 JCT      200,000.0 s (2d07h)
@@ -70,6 +80,7 @@ scaler       -
 jobs         0
 completed    0
 rejected     0
+unfinished   0
 avg JCT      0 s
 p50 JCT      0 s
 p99 JCT      0 s
@@ -104,13 +115,15 @@ func TestJSON(t *testing.T) {
 		want string
 	}{
 		{"full", sampleSummary(), `{"policy":"tiresias","placer":"pack","scaler":"","jobs":12345,` +
-			`"completed":3,"rejected":1,"avg_jct_s":12345.6789,"p50_jct_s":45.26,"p99_jct_s":200000,` +
-			`"avg_queue_s":0.1234,"makespan_s":0,"gpu_util":0.87345,"preemptions":2,"migrations":0,"resizes":0,"energy_kwh":1234.5678}` + "\n"},
+			`"completed":3,"rejected":1,"unfinished":2,"avg_jct_s":12345.6789,"p50_jct_s":45.26,"p99_jct_s":200000,` +
+			`"avg_queue_s":0.1234,"makespan_s":0,"gpu_util":0.87345,"preemptions":2,"migrations":0,"resizes":0,"energy_kwh":1234.5678,` +
+			`"rejected_reasons":{"no GPU type can run it on 16 GPUs: v100 has only 8 GPUs":1},` +
+			`"unfinished_reasons":{"running: finishes after the horizon":1,"waiting: not enough free GPUs":1}}` + "\n"},
 		{"energy not finite", func() metrics.Summary { s := metrics.Summary{}; inf := math.Inf(1); s.EnergyKWh = &inf; return s }(),
-			`{"policy":"","placer":"","scaler":"","jobs":0,"completed":0,"rejected":0,"avg_jct_s":0,"p50_jct_s":0,"p99_jct_s":0,` +
+			`{"policy":"","placer":"","scaler":"","jobs":0,"completed":0,"rejected":0,"unfinished":0,"avg_jct_s":0,"p50_jct_s":0,"p99_jct_s":0,` +
 				`"avg_queue_s":0,"makespan_s":0,"gpu_util":0,"preemptions":0,"migrations":0,"resizes":0,"energy_kwh":null}` + "\n"},
 		{"odd (energy unknown: no key)", odd, `{"policy":"a\"b\u003cc\u003e","placer":"","scaler":"","jobs":0,` +
-			`"completed":0,"rejected":0,"avg_jct_s":null,"p50_jct_s":0.3,"p99_jct_s":-0.0001,` +
+			`"completed":0,"rejected":0,"unfinished":0,"avg_jct_s":null,"p50_jct_s":0.3,"p99_jct_s":-0.0001,` +
 			`"avg_queue_s":0,"makespan_s":2.9996,"gpu_util":null,"preemptions":0,"migrations":0,"resizes":0}` + "\n"},
 	}
 	for _, tt := range tests {

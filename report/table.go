@@ -1,10 +1,12 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,23 +16,54 @@ import (
 // Table writes s as an aligned two-column table, one field per line in the
 // order of metrics.Summary, ending with a newline. Times are in seconds,
 // humanized from one minute up ("avg JCT      12,345.6 s (3h25m)");
-// utilisation is a percentage.
+// utilisation is a percentage. A map of reasons ("rejected_reasons") is
+// written under the count it explains ("rejected"), one indented line per
+// reason.
 func Table(w io.Writer, s metrics.Summary) error {
 	fields := summaryFields(s)
-	labels := make([]string, len(fields))
+	reasons := map[string]reflect.Value{}
 	width := 0
-	for i, f := range fields {
-		labels[i] = label(f.key)
-		width = max(width, len(labels[i]))
+	for _, f := range fields {
+		if f.val.Kind() == reflect.Map {
+			reasons[strings.TrimSuffix(f.key, "_reasons")] = f.val
+			continue
+		}
+		width = max(width, len(label(f.key)))
 	}
 	var sb strings.Builder
-	for i, f := range fields {
-		fmt.Fprintf(&sb, "%-*s  %s\n", width, labels[i], tableValue(f.key, f.val))
+	for _, f := range fields {
+		if f.val.Kind() == reflect.Map {
+			continue
+		}
+		fmt.Fprintf(&sb, "%-*s  %s\n", width, label(f.key), tableValue(f.key, f.val))
+		if m, ok := reasons[f.key]; ok {
+			writeCounts(&sb, m)
+		}
 	}
 	if _, err := io.WriteString(w, sb.String()); err != nil {
 		return fmt.Errorf("report: write summary table: %w", err)
 	}
 	return nil
+}
+
+// writeCounts writes a map of reasons to counts as one indented line per
+// reason, most frequent first (then by reason): "  3 × no GPU type can run
+// it ...". An empty map writes nothing.
+func writeCounts(sb *strings.Builder, m reflect.Value) {
+	type entry struct {
+		reason string
+		n      int64
+	}
+	var es []entry
+	for it := m.MapRange(); it.Next(); {
+		es = append(es, entry{it.Key().String(), it.Value().Int()})
+	}
+	slices.SortFunc(es, func(a, b entry) int {
+		return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.reason, b.reason))
+	})
+	for _, e := range es {
+		fmt.Fprintf(sb, "  %s × %s\n", group(strconv.FormatInt(e.n, 10)), e.reason)
+	}
 }
 
 // label turns a JSON key into a table label: the unit suffix goes, words are

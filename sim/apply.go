@@ -61,7 +61,9 @@ func (r *run) applyFinishes(t model.Time) bool {
 	return changed
 }
 
-// applySubmits queues every trace job submitted at or before t.
+// applySubmits queues every trace job submitted at or before t; a job that
+// could not finish within model.Horizon even at its best speed is rejected
+// at once (tooLong).
 func (r *run) applySubmits(t model.Time) bool {
 	changed := false
 	for ; r.next < len(r.jobs) && r.jobs[r.next].Spec.Submit <= t; r.next++ {
@@ -71,9 +73,50 @@ func (r *run) applySubmits(t model.Time) bool {
 		r.emit(eventlog.Event{T: t, Kind: eventlog.Submit, Job: s.ID, Request: &eventlog.Request{
 			GPUs: s.GPUs, MinGPUs: s.MinGPUs, MaxGPUs: s.MaxGPUs, Model: s.Model, Steps: s.Steps,
 			Duration: s.Duration, GPUType: s.GPUType, Priority: s.Priority}})
+		if why := r.tooLong(j, t); why != "" {
+			if err := r.reject(j, why, t); err != nil {
+				r.fail(err)
+			}
+			continue
+		}
 		changed = true
 	}
 	return changed
+}
+
+// tooLong says why waiting job j, submitted at t, could not finish within
+// model.Horizon even on its fastest feasible GPU type at its minimum,
+// requested or maximum size (contention only slows a job down); "" when it
+// could, or when no type can run it at all (the engine rejects it then).
+func (r *run) tooLong(j *model.Job, t model.Time) string {
+	best := 0.0
+	for _, n := range [...]int{j.Spec.MinGPUs, j.Spec.GPUs, j.Spec.MaxGPUs} {
+		v, _ := engine.BestSpeed(r.state, j, n, engine.Feasible(r.state, j, n))
+		best = max(best, v)
+	}
+	if best <= 0 {
+		return ""
+	}
+	if d, ok := model.WorkTime(j.Work, best); ok && d <= model.Horizon-t {
+		return ""
+	}
+	return fmt.Sprintf("it would run past the simulation horizon (%.0f years after the start) even at its best speed",
+		model.Horizon.Seconds()/secondsPerYear)
+}
+
+// secondsPerYear is a year of 365.25 days.
+const secondsPerYear = 365.25 * 24 * 3600
+
+// reject ends waiting job j at t as one that can never run here, for why.
+func (r *run) reject(j *model.Job, why string, t model.Time) error {
+	if err := r.state.End(j, model.Rejected); err != nil {
+		return fmt.Errorf("sim: reject at %ss: %w", t.SecondsString(), err)
+	}
+	rec := &r.recs[j.Seq]
+	rec.Rejected, rec.Reason = true, why
+	r.ended++
+	r.emit(eventlog.Event{T: t, Kind: eventlog.Reject, Job: j.Spec.ID, Reason: why})
+	return nil
 }
 
 // round runs the engine at t and applies its plan.
@@ -93,12 +136,9 @@ func (r *run) round(t model.Time) error {
 		}
 	}
 	for _, rej := range plan.Reject {
-		if err := r.state.End(rej.Job, model.Rejected); err != nil {
-			return fmt.Errorf("sim: apply plan at %ss: %w", t.SecondsString(), err)
+		if err := r.reject(rej.Job, rej.Reason, t); err != nil {
+			return err
 		}
-		r.recs[rej.Job.Seq].Rejected = true
-		r.ended++
-		r.emit(eventlog.Event{T: t, Kind: eventlog.Reject, Job: rej.Job.Spec.ID, Reason: rej.Reason})
 	}
 	for _, j := range plan.Preempt {
 		if err := r.preempt(j, t); err != nil {
@@ -217,17 +257,44 @@ func (r *run) reallocate(a engine.Assignment, t model.Time) error {
 }
 
 // setSpeed sets a job's speed on its (new) allocation from t and predicts its
-// finish; pause adds the restart overhead first.
+// finish; pause adds the restart overhead first. The engine starts and
+// resizes jobs only on GPUs where their profile gives them a speed, so a
+// job without one is a broken invariant: the run fails rather than letting
+// the job hold its GPUs forever.
 func (r *run) setSpeed(j *model.Job, t model.Time, pause bool) {
 	j.Mark, j.Resume, j.LastStart = t, t, t
 	if pause {
 		j.Resume += r.cfg.RestartOverhead
 	}
-	j.Rate = r.speed(j) * r.meter.factor(j)
+	v := r.speed(j)
+	if !(v > 0) {
+		r.fail(fmt.Errorf("sim: at %ss job %s was given %d GPU(s) of type %s, on which its profile gives it no speed",
+			t.SecondsString(), j.Spec.ID, len(j.Alloc), r.cfg.Cluster.Types[r.cfg.Cluster.TypeOf(j.Alloc[0])].Name))
+	}
+	j.Rate = v * r.meter.factor(j)
+	r.predictFinish(j)
+}
+
+// predictFinish schedules running job j's finish as its rate predicts it,
+// through model.WorkTime (rounded up to the millisecond); earlier
+// predictions become stale. A job that makes no progress now (a contention
+// factor of 0) or would finish after model.Horizon gets no finish: it runs
+// on until something changes its rate, or is still running when the run
+// ends (reported unfinished).
+func (r *run) predictFinish(j *model.Job) {
 	r.version[j.Seq]++
-	left := (j.Work - j.Done) / j.Rate
-	finish := j.Resume + model.Time(math.Ceil(max(left, 0)*1000))
-	heap.Push(&r.queue, finishEvent{t: finish, job: j.Seq, version: r.version[j.Seq]})
+	left, ok := model.WorkTime(j.Work-j.Done, j.Rate)
+	if !ok || j.Resume > model.Horizon-left {
+		return
+	}
+	heap.Push(&r.queue, finishEvent{t: j.Resume + left, job: j.Seq, version: r.version[j.Seq]})
+}
+
+// fail records the run's first error; the event loop stops at it.
+func (r *run) fail(err error) {
+	if r.err == nil {
+		r.err = err
+	}
 }
 
 // speed is the job's speed on its allocation: that of its slowest GPU type.

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"math"
@@ -336,15 +335,6 @@ func (r *run) rerate(j *model.Job, t model.Time, f float64) {
 	j.Rate = r.speed(j) * f
 	r.meter.jobs[j.Seq].factor = f
 	r.predictFinish(j)
-}
-
-// predictFinish pushes j's finish as its rate predicts it (rounded up to the
-// millisecond, as setSpeed does); earlier predictions become stale.
-func (r *run) predictFinish(j *model.Job) {
-	r.version[j.Seq]++
-	left := (j.Work - j.Done) / j.Rate
-	finish := j.Resume + model.Time(math.Ceil(max(left, 0)*1000))
-	heap.Push(&r.queue, finishEvent{t: finish, job: j.Seq, version: r.version[j.Seq]})
 }
 
 // result closes the accounts at the run's last instant, writes every job's

@@ -1,11 +1,6 @@
 package sim
 
-import (
-	"container/heap"
-	"math"
-
-	"github.com/gpusched/gpusched/model"
-)
+import "github.com/gpusched/gpusched/model"
 
 // stage delays the progress of job j, which has just started, by the time
 // its dataset takes to reach its nodes (seed 002): the staging time from
@@ -21,8 +16,5 @@ func (r *run) stage(j *model.Job) {
 		return
 	}
 	j.Resume += d
-	r.version[j.Seq]++
-	left := (j.Work - j.Done) / j.Rate
-	finish := j.Resume + model.Time(math.Ceil(max(left, 0)*1000))
-	heap.Push(&r.queue, finishEvent{t: finish, job: j.Seq, version: r.version[j.Seq]})
+	r.predictFinish(j)
 }

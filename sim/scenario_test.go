@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpusched/gpusched/audit"
 	"github.com/gpusched/gpusched/engine"
 	"github.com/gpusched/gpusched/eventlog"
 	"github.com/gpusched/gpusched/metrics"
@@ -12,6 +13,7 @@ import (
 	"github.com/gpusched/gpusched/placer"
 	"github.com/gpusched/gpusched/policy"
 	"github.com/gpusched/gpusched/profile"
+	"github.com/gpusched/gpusched/scaler"
 	"github.com/gpusched/gpusched/sim"
 )
 
@@ -65,13 +67,18 @@ func (j *job) steps(m string, n int64) *job {
 	return j
 }
 func (j *job) gpuType(t string) *job { j.s.GPUType = t; return j }
-func (j *job) obj() model.JobSpec    { return j.s }
+func (j *job) elastic(lo, hi int) *job {
+	j.s.MinGPUs, j.s.MaxGPUs, j.s.ReplicaGPUs = lo, hi, 1
+	return j
+}
+func (j *job) obj() model.JobSpec { return j.s }
 
 type scenario struct {
 	cluster  *model.Cluster
 	policy   engine.QueuePolicy
 	overhead float64
 	jobs     []model.JobSpec
+	scaler   engine.Scaler // nil: none
 }
 
 func (sc scenario) run(t *testing.T) (*sim.Result, string) {
@@ -84,7 +91,7 @@ func (sc scenario) run(t *testing.T) (*sim.Result, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(sc.policy, placer.Pack{}, nil)
+	eng, err := engine.New(sc.policy, placer.Pack{}, sc.scaler)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +104,9 @@ func (sc scenario) run(t *testing.T) (*sim.Result, string) {
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := audit.Check(strings.NewReader(log.String()), "events.jsonl"); err != nil {
+		t.Fatalf("the event log fails the audit: %v\n%s", err, log.String())
 	}
 	return res, log.String()
 }
@@ -136,7 +146,7 @@ func TestThreeJobsOneGPU(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res, _ := scenario{cluster(t, "v100", 1), tc.policy, tc.overhead, jobs}.run(t)
+			res, _ := scenario{cluster(t, "v100", 1), tc.policy, tc.overhead, jobs, nil}.run(t)
 			got := finishes(res)
 			for id, w := range tc.want {
 				if got[id] != w {
@@ -163,7 +173,7 @@ func TestGangWaitsForAllGPUs(t *testing.T) {
 		makeJob("J2", 0).gpus(2).dur(200).obj(),
 		makeJob("J3", 1).gpus(4).dur(10).obj(),
 	}
-	res, log := scenario{cluster(t, "v100", 4, "v100", 4), policy.FIFO{}, 30, jobs}.run(t)
+	res, log := scenario{cluster(t, "v100", 4, "v100", 4), policy.FIFO{}, 30, jobs, nil}.run(t)
 	got := finishes(res)
 	if got["J3"] != 110 {
 		t.Errorf("J3 finished at %v, want 110", got["J3"])
@@ -187,7 +197,7 @@ func TestZeroThroughputTypeNeverUsed(t *testing.T) {
 		makeJob("Y", 1).gpus(2).steps("M", 300).obj(),
 		makeJob("Z", 2).gpus(2).steps("M", 10).gpuType("k80").obj(),
 	}
-	res, log := scenario{cluster(t, "k80", 4, "v100", 2), policy.FIFO{Backfill: true}, 30, jobs}.run(t)
+	res, log := scenario{cluster(t, "k80", 4, "v100", 2), policy.FIFO{Backfill: true}, 30, jobs, nil}.run(t)
 	got := finishes(res)
 	if got["Y"] != 200 {
 		t.Errorf("Y finished at %v, want 200", got["Y"])
@@ -197,5 +207,62 @@ func TestZeroThroughputTypeNeverUsed(t *testing.T) {
 	}
 	if strings.Contains(log, `"job":"Y","alloc":["n0`) {
 		t.Errorf("Y placed on K80s:\n%s", log)
+	}
+}
+
+// TestElasticNeverGrowsOntoZeroSpeed pins issue 13's overflow: the
+// fulfillment scaler grew an elastic job onto a GPU count where the
+// throughput matrix has a 0 entry; the job then had no speed, its finish
+// time overflowed to about -9.2e15 s and the run "finished" it there. Now
+// E (M, elastic 1..2, on four K80s, where M cannot run on 2) stays at one
+// K80 and runs its 100 steps at 1 step/s: 0–100.
+func TestElasticNeverGrowsOntoZeroSpeed(t *testing.T) {
+	sc, err := scaler.NewFulfillment(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := []model.JobSpec{makeJob("E", 0).steps("M", 100).elastic(1, 2).obj()}
+	res, log := scenario{cluster(t, "k80", 4), policy.FIFO{}, 30, jobs, sc}.run(t)
+	if got := finishes(res)["E"]; got != 100 {
+		t.Errorf("E finished at %v, want 100\n%s", got, log)
+	}
+	if strings.Contains(log, `"resize"`) {
+		t.Errorf("E was resized onto a size where it cannot run:\n%s", log)
+	}
+}
+
+// TestEveryJobAccountedFor: a job whose finish lies beyond the simulation
+// horizon is never finished at a garbage time; it is reported unfinished,
+// and so is a job that waits behind it; a job that could not finish within
+// the horizon even at its best speed is rejected at submission.
+//
+// One K80 and one V100; M runs at 1 step/s on a K80 and 2 on a V100.
+// A (10 s, V100 only) takes the V100 at 0; B (M, 1.5e12 steps) gets the
+// K80, where it would take 1.5e12 s, past the horizon of 1e12 s (on the
+// V100 it would take 7.5e11 s, so it is not rejected); C (K80 only) waits
+// behind B; D (M, 3e12 steps: 1.5e12 s even on the V100) is rejected.
+func TestEveryJobAccountedFor(t *testing.T) {
+	jobs := []model.JobSpec{
+		makeJob("A", 0).dur(10).gpuType("v100").obj(),
+		makeJob("B", 0).steps("M", 1_500_000_000_000).obj(),
+		makeJob("C", 1).dur(5).gpuType("k80").obj(),
+		makeJob("D", 2).steps("M", 3_000_000_000_000).obj(),
+	}
+	res, log := scenario{cluster(t, "k80", 1, "v100", 1), policy.FIFO{Backfill: true}, 30, jobs, nil}.run(t)
+	if got := finishes(res); got["A"] != 10 || got["B"] != -1 || got["C"] != -1 || got["D"] != -1 {
+		t.Errorf("finishes %v, want A at 10 and no other\n%s", got, log)
+	}
+	for _, want := range []string{
+		`{"t":2,"event":"reject","job":"D","reason":"it would run past the simulation horizon (31688 years after the start) even at its best speed"}`,
+		`{"t":10,"event":"unfinished","job":"B","reason":"running: would finish after the simulation horizon"}`,
+		`{"t":10,"event":"unfinished","job":"C","reason":"waiting: not enough free GPUs of a feasible type"}`,
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("event log lacks %s:\n%s", want, log)
+		}
+	}
+	s := metrics.Summarize(2, res.Records)
+	if s.Completed != 1 || s.Rejected != 1 || s.Unfinished != 2 {
+		t.Errorf("summary: %d completed, %d rejected, %d unfinished; want 1, 1, 2", s.Completed, s.Rejected, s.Unfinished)
 	}
 }

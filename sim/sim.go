@@ -113,6 +113,7 @@ type run struct {
 	nextRnd model.Time
 	meter   *meter // energy and contention (energy.go); nil without either
 	paused  []int  // per job: the last round that paused it (pause.go)
+	err     error  // the first error; the loop stops at it (fail)
 }
 
 func newRun(cfg Config) (*run, error) {
@@ -124,6 +125,10 @@ func newRun(cfg Config) (*run, error) {
 		spec := cfg.Jobs[i]
 		if i > 0 && spec.Submit < cfg.Jobs[i-1].Submit {
 			return nil, fmt.Errorf("sim: job %s submitted before its predecessor: trace not sorted", spec.ID)
+		}
+		if spec.Submit < 0 || spec.Submit > model.Horizon {
+			return nil, fmt.Errorf("sim: job %s submitted at %ss, outside [0, %ss] (model.Horizon)",
+				spec.ID, spec.Submit.SecondsString(), model.Horizon.SecondsString())
 		}
 		mi, work, err := cfg.Workload.Work(&spec)
 		if err != nil {
@@ -141,11 +146,16 @@ func newRun(cfg Config) (*run, error) {
 
 func (r *run) loop() error {
 	r.emitCluster()
+	var end model.Time
+	if len(r.jobs) > 0 {
+		end = r.jobs[0].Spec.Submit
+	}
 	for {
 		t, ok := r.nextTime()
 		if !ok {
-			return nil
+			return r.close(end)
 		}
+		end = t
 		changed := r.applyFinishes(t)
 		changed = r.applySubmits(t) || changed
 		if r.nextRnd >= 0 && r.nextRnd <= t {
@@ -157,6 +167,9 @@ func (r *run) loop() error {
 			}
 		}
 		r.settle(t)
+		if r.err != nil {
+			return r.err
+		}
 		r.sample(t)
 		if r.cfg.Progress != nil {
 			r.cfg.Progress(r.ended)
@@ -181,5 +194,6 @@ func (r *run) nextTime() (model.Time, bool) {
 	if r.nextRnd >= 0 && (len(r.state.Running()) > 0 || r.next < len(r.jobs)) {
 		t = min(t, r.nextRnd)
 	}
-	return t, t != math.MaxInt64
+	// Nothing happens after the horizon: the run ends there.
+	return t, t <= model.Horizon
 }

@@ -20,8 +20,9 @@ const (
 	maxLine = 1 << 20
 	// maxGPUs is the largest accepted GPU count of one job.
 	maxGPUs = 1 << 20
-	// maxSeconds is the largest accepted time or duration (about 31,700 years).
-	maxSeconds = 1e12
+	// maxSeconds is the largest accepted time or duration: model.Horizon
+	// (about 31,700 years).
+	maxSeconds = float64(model.Horizon / model.Second)
 	// headSize is how many bytes Read peeks at for format detection.
 	headSize = 4096
 )
