@@ -64,8 +64,12 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 	}
 	e.released = 0
 	e.victims.reset(len(ord.Stop), len(s.Cluster.Types))
-	for _, j := range ord.Stop {
-		e.stop(j, &plan)
+	if len(s.Waiting()) > 0 {
+		// A stop only makes room for a waiting job; with none, every stop
+		// would be cancelled, and the job stays free to be resized.
+		for _, j := range ord.Stop {
+			e.stop(j, &plan)
+		}
 	}
 	if ord.Preemptive {
 		e.preemptive(s, ord.Jobs, &plan)

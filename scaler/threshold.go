@@ -43,13 +43,26 @@ func (c ThresholdConfig) Validate() error {
 // Threshold is seed 000's scaler. It acts at its first round and then once
 // per Period; Next asks for a round at each period. Build it with
 // NewThreshold.
+//
+// While no job waits, a round places nothing, stops nothing and moves
+// nothing, so a pass depends only on the state (the cluster's use, the
+// elastic jobs and their sizes and resize history), never on the time. So
+// after a pass that changed nothing while no job waited, the passes that
+// follow would change nothing either until some other round has changed
+// the state: Next asks for no round then (idle), and the next pass falls on
+// the first period boundary after the state changed — exactly where it
+// would have fallen had every idle period been woken for. This keeps a
+// long-running elastic job from costing a round every period of its life
+// when nothing happens.
 type Threshold struct {
 	cfg ThresholdConfig
 	due model.Time
 	// followUp asks for another round at once after a shrink, so that
 	// waiting jobs can use the GPUs it freed.
 	followUp bool
-	cands    []*model.Job
+	// idle: the last pass changed nothing and no round has run since.
+	idle  bool
+	cands []*model.Job
 }
 
 // NewThreshold returns a threshold scaler for a valid configuration.
@@ -63,10 +76,14 @@ func NewThreshold(cfg ThresholdConfig) (*Threshold, error) {
 // Name returns "threshold".
 func (*Threshold) Name() string { return "threshold" }
 
-// Next implements engine.Waker.
+// Next implements engine.Waker: at once after a shrink, at the next period
+// boundary, or never while idle.
 func (t *Threshold) Next(now model.Time) model.Time {
-	if t.followUp {
+	switch {
+	case t.followUp:
 		return now
+	case t.idle:
+		return -1
 	}
 	return t.due
 }
@@ -114,7 +131,7 @@ func (c ThresholdConfig) Plan(total, used, eu int) Pass {
 // Scale implements engine.Scaler: one pass when a period is due.
 func (t *Threshold) Scale(s *model.State, now model.Time, r *engine.Resizer) {
 	t.followUp = false
-	if now < t.due {
+	if !t.passDue(now) {
 		return
 	}
 	t.due = now + t.cfg.Period
@@ -125,17 +142,41 @@ func (t *Threshold) Scale(s *model.State, now model.Time, r *engine.Resizer) {
 	}
 	total := s.Cluster.TotalGPUs()
 	p := t.cfg.Plan(total, total-r.Pool().FreeAll(), eu)
+	changed := false
 	switch p.Mode {
 	case Expand:
-		t.expand(jobs, r, p.EM)
+		changed = t.expand(jobs, r, p.EM)
 	case Shrink:
-		t.followUp = t.shrink(jobs, r, p.EM)
+		changed = t.shrink(jobs, r, p.EM)
+		t.followUp = changed
 	}
+	t.idle = !changed && len(s.Waiting()) == 0
+}
+
+// passDue reports whether a round at now makes a pass. After an idle pass
+// the periods that went by unwoken count as passed (they would have changed
+// nothing), so a pass is due only on a period boundary; a round between
+// boundaries ends the idleness and asks for the next one.
+func (t *Threshold) passDue(now model.Time) bool {
+	if now < t.due {
+		t.idle = false
+		return false
+	}
+	if t.idle {
+		t.due += (now - t.due) / t.cfg.Period * t.cfg.Period // the last boundary <= now
+		if t.due < now {
+			t.due += t.cfg.Period
+			t.idle = false
+			return false
+		}
+	}
+	return true
 }
 
 // expand gives one replica at a time to the candidates in seed 000's expand
-// order, round after round, while the budget pays for it (step 3).
-func (t *Threshold) expand(jobs []*model.Job, r *engine.Resizer, em float64) {
+// order, round after round, while the budget pays for it (step 3); it
+// reports whether any replica was given.
+func (t *Threshold) expand(jobs []*model.Job, r *engine.Resizer, em float64) bool {
 	t.cands = t.cands[:0]
 	for _, j := range jobs {
 		if r.Size(j) < j.Spec.MaxGPUs {
@@ -147,7 +188,7 @@ func (t *Threshold) expand(jobs []*model.Job, r *engine.Resizer, em float64) {
 		return cmp.Or(cmp.Compare(b.Spec.Priority, a.Spec.Priority), cmp.Compare(a.Expansions, b.Expansions),
 			cmp.Compare(a.LastExpand, b.LastExpand), cmp.Compare(a.Seq, b.Seq))
 	})
-	walk(t.cands, em, func(j *model.Job, k int) bool { return r.Grow(j, k) })
+	return walk(t.cands, em, func(j *model.Job, k int) bool { return r.Grow(j, k) })
 }
 
 // shrink takes one replica at a time from the candidates in seed 000's

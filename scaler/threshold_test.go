@@ -115,7 +115,7 @@ func TestThresholdScenarios(t *testing.T) {
 		// idle.
 		{name: "expand budget EM=1.5 cannot pay a replica of 2 GPUs", cfg: testCfg, nodes: two8,
 			jobs: []*jb{rg("R", 9).running(9), el("E", 2, 8).replica(2).running(2)},
-			fig:  [3]int{16, 11, 0}, mode: "expand", em: 1.5, wake: period},
+			fig:  [3]int{16, 11, 0}, mode: "expand", em: 1.5, wake: -1}, // idle: nothing changed
 		// Types a (n0) and b (n1). A = 16; used = Rb 7 + Eb 1 + Ea 1 = 9;
 		// EU = 0; a = 9; M = 3.5; T = 0; EM = 0.6·3.5 = 2.1 → 2 replicas.
 		// Order Eb (priority 1), Ea. Eb has no free GPU of type b and leaves
@@ -166,16 +166,16 @@ func TestThresholdScenarios(t *testing.T) {
 		// T = 0.6, et <= T <= st → maintain.
 		{name: "maintain inside the band", cfg: testCfg, nodes: two8,
 			jobs: []*jb{rg("R", 4).running(4), el("E1", 1, 8).running(4), el("E2", 1, 8).running(1)},
-			fig:  [3]int{16, 9, 3}, mode: "maintain", wake: period},
+			fig:  [3]int{16, 9, 3}, mode: "maintain", wake: -1}, // idle
 		// band (p = 1, et = 0.25, st = 0.75, mt = 0.5): A = 16; R 7 + E min 1
 		// → a = 8, M = 8. E at 3: used 10, EU 2, T = 0.25 = et → maintain.
 		{name: "maintain at T = et", cfg: band, nodes: two8,
 			jobs: []*jb{rg("R", 7).running(7), el("E", 1, 16).running(3)},
-			fig:  [3]int{16, 10, 2}, mode: "maintain", wake: period},
+			fig:  [3]int{16, 10, 2}, mode: "maintain", wake: -1}, // idle
 		// E at 7: used 14, EU 6, T = 0.75 = st → maintain.
 		{name: "maintain at T = st", cfg: band, nodes: two8,
 			jobs: []*jb{rg("R", 7).running(7), el("E", 1, 16).running(7)},
-			fig:  [3]int{16, 14, 6}, mode: "maintain", wake: period},
+			fig:  [3]int{16, 14, 6}, mode: "maintain", wake: -1}, // idle
 		// E at 8: used 15, EU 7, T = 0.875 > st → shrink, EM = 7 − 0.5·8 = 3:
 		// E 8→5.
 		{name: "shrink just above st", cfg: band, nodes: two8,
@@ -261,6 +261,38 @@ func TestThresholdPeriod(t *testing.T) {
 		if plan.Wake != step.wake {
 			t.Errorf("now %v: wake %v, want %v", step.now, plan.Wake, step.wake)
 		}
+	}
+}
+
+// TestThresholdIdle: a pass that changes nothing makes the scaler idle:
+// Plan.Wake is -1 (no round needed for it) until a round changes the state.
+// A round between period boundaries then asks for the next boundary of the
+// original grid (0, P, 2P, …) and passes there; a round that falls on a
+// boundary passes at once — as if every idle period had been woken for.
+func TestThresholdIdle(t *testing.T) {
+	period := testCfg.Period
+	// "maintain inside the band": T = 0.6, nothing to do.
+	w := newWorld(t, two8, rg("R", 4).running(4), el("E1", 1, 8).running(4), el("E2", 1, 8).running(1))
+	e := newEngine(t, newThreshold(t, testCfg))
+	for _, step := range []struct {
+		now  model.Time
+		wake model.Time
+	}{
+		{0, -1},                           // pass: maintain → idle
+		{7*period + period/3, 8 * period}, // a round off the grid: no pass, next boundary
+		{8 * period, -1},                  // the pass on the boundary: idle again
+		{11 * period, -1},                 // a round on a boundary passes at once
+	} {
+		if plan := e.Schedule(w.s, step.now); plan.Wake != step.wake || len(plan.Resize) != 0 {
+			t.Errorf("now %v: wake %v, resize %v; want %v and none", step.now, plan.Wake, sizes(plan.Resize), step.wake)
+		}
+	}
+	// A pass that changes something is not idle: the next period is woken
+	// for (the first scenario above: EM = 2.6 → E1 3, E2 2).
+	w2 := newWorld(t, two8, rg("R", 2).running(2), el("E1", 1, 8).running(2), el("E2", 1, 8).running(1))
+	e2 := newEngine(t, newThreshold(t, testCfg))
+	if plan := e2.Schedule(w2.s, 0); plan.Wake != period || len(plan.Resize) != 2 {
+		t.Errorf("an expanding pass: wake %v, resize %v; want %v and two", plan.Wake, sizes(plan.Resize), period)
 	}
 }
 
