@@ -28,7 +28,9 @@ import (
 // Headroom is the GPUs a node can add before it reaches its next state:
 // ⌊Th·GPUs⌋ − busy for the threshold Th of its state (Th1 in state 1, Th2
 // in state 2), and all its free GPUs in state 3. It is counted in whole
-// replicas (JobSpec.Replica), rounded down, but never below one replica: a
+// replicas (JobSpec.Replica), rounded down, but never below one replica
+// (when the type's nodes cannot hold the job in whole replicas, in single
+// GPUs, as the other placers place: a replica may span nodes): a
 // node whose threshold falls inside its next GPU (or lies exactly at its
 // load) still claims one replica, which takes it into the next state, so
 // that every claim makes progress.
@@ -158,14 +160,21 @@ func (e *Energy) Place(s *model.State, p *engine.Pool, j *model.Job, n int, type
 		if p.Free(t) < n {
 			continue
 		}
-		sum, built := e.summary(p, seqKey{t, info.col, storage, r}, n)
+		rt := r
+		sum, built := e.summary(p, seqKey{t, info.col, storage, rt}, n)
+		if sum.capacity < n && rt > 1 {
+			// Too few nodes hold a whole replica: claim GPU by GPU, as
+			// the other placers place (a replica may span nodes).
+			rt = 1
+			sum, built = e.summary(p, seqKey{t, info.col, storage, rt}, n)
+		}
 		switch {
 		case sum.capacity < n:
-			continue // too few free GPUs in whole replicas: the next type
+			continue // too few free GPUs: the next type
 		case sum.state == 3:
 			return engine.Placement{Pause: e.reason(sum.node)}
 		case built:
-			return engine.Placement{GPUs: e.claim(p, n, r)}
+			return engine.Placement{GPUs: e.claim(p, n, rt)}
 		}
 	}
 	return engine.Placement{}
