@@ -71,6 +71,12 @@ func TestSimRegressions(t *testing.T) {
 		combo int
 		why   string
 	}{
+		// Found by TestSimProperties and FuzzSim (issue 13):
+		{97, 36, "energy placer on a node shape whose modelled energy curve has no stable region (exit 2)"},
+		{197, 16, "energy placer: nodes of 3 GPUs cannot hold the 2-GPU replicas of a 6-GPU job (waited forever)"},
+		{259, 18, "energy placer: 1-GPU nodes and 2-GPU replicas (waited forever)"},
+		{276, 35, "energy placer: 1-GPU nodes and 2-GPU replicas behind a strict queue (all waited forever)"},
+		{1099511627490, 15, "energy placer: 998 1-GPU nodes, 2-GPU replicas (waited forever)"},
 	} {
 		c := g.draw(r.seed, r.combo)
 		t.Run(r.why+": "+c.name, func(t *testing.T) { c.check(t) })
