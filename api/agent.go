@@ -13,7 +13,9 @@ import "time"
 // result survives a server restart and is recorded once. A report also
 // carries what each replica last wrote to its progress file
 // (ReplicaStatus.Progress); the agent reports at once when a replica
-// announces a checkpoint.
+// announces a checkpoint. A replica whose exit status the agent cannot know
+// (its shim died, or the node rebooted) is reported exited with Lost set,
+// and the server handles it like a replica of a lost node.
 
 // Register is an agent's registration (and re-registration after the server
 // restarted or forgot it).
