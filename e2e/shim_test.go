@@ -151,7 +151,7 @@ func TestAgentKill9KeepsExitStatus(t *testing.T) {
 }
 
 // parentOf returns the parent PID of process pid.
-func parentOf(t *testing.T, pid int) int {
+func parentOf(t testing.TB, pid int) int {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
