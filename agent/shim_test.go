@@ -216,3 +216,29 @@ func TestOldRecordAdopted(t *testing.T) {
 		t.Error("the old replica's process was not stopped")
 	}
 }
+
+// TestShimKilledWhileAgentRuns kills (-9) the shim of a replica that its
+// agent started and watches: the agent stops the replica's processes and
+// reports the replica lost.
+func TestShimKilledWhileAgentRuns(t *testing.T) {
+	t.Parallel()
+	f := newFakeServer(t, "", true)
+	ta := startAgent(t, f.srv.URL, "")
+	r := replica("orphan", `trap 'echo got TERM; exit 0' TERM; echo started; while :; do sleep 0.05; done`)
+	f.setWork(nil, r)
+	s := f.waitRunning(t, r.ID)
+	f.waitLog(t, r.ID, "started")
+	if err := syscall.Kill(shimOf(t, ta, r.ID).ShimPID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	got := f.waitExited(t, r.ID)
+	if !got.Lost || got.ExitCode != -1 || !strings.Contains(got.Error, "shim ended") {
+		t.Errorf("status %+v, want lost: the shim ended", got)
+	}
+	if !groupGone(s.PID) {
+		t.Errorf("group %d still has live processes after the loss was reported", s.PID)
+	}
+	if log := ta.localLog(t, r.ID); !strings.Contains(log, "got TERM") {
+		t.Errorf("log %q: the orphaned replica was not stopped with SIGTERM", log)
+	}
+}
