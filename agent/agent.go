@@ -40,6 +40,9 @@ type timing struct {
 	groupPoll   time.Duration // how often a dying process group is checked
 	sweepEvery  time.Duration // how often stray zombies are reaped
 	progEvery   time.Duration // how often progress files are read
+	// shimStart is how long an adopted replica's shim may take to record
+	// its start before the replica counts as lost.
+	shimStart time.Duration
 }
 
 // defaultTiming is the production timing.
@@ -53,6 +56,7 @@ func defaultTiming() timing {
 		groupPoll:   50 * time.Millisecond,
 		sweepEvery:  2 * time.Second,
 		progEvery:   200 * time.Millisecond,
+		shimStart:   5 * time.Second,
 	}
 }
 

@@ -248,42 +248,57 @@ func TestReregistersWhenForgotten(t *testing.T) {
 	})
 }
 
+// TestRestartedAgentAdoptsItsReplicas stops an agent while three
+// replicas run: one exits 3 while no agent runs, one exits 0 once a new
+// agent on the same data directory has adopted it, one is stopped by the
+// new agent. Each is reported with its real exit status — the shims
+// recorded them — and none started twice.
 func TestRestartedAgentAdoptsItsReplicas(t *testing.T) {
 	t.Parallel()
 	f := newFakeServer(t, "", true)
 	data := t.TempDir()
 	ta := startAgent(t, f.srv.URL, data)
-	gate := filepath.Join(t.TempDir(), "go")
+	gates := t.TempDir()
+	gate := func(name string) string {
+		return `while [ ! -e "` + filepath.Join(gates, name) + `" ]; do sleep 0.01; done`
+	}
 	long := replica("long", `echo started; sleep 30`)
 	long.GracePeriodS = 0
-	ends := replica("ends", `echo started; while [ ! -e "`+gate+`" ]; do sleep 0.01; done`)
-	f.setWork(nil, long, ends)
+	ends := replica("ends", `echo started; `+gate("ends")+`; exit 3`)
+	later := replica("later", `echo started; `+gate("later")+`; exit 0`)
+	f.setWork(nil, long, ends, later)
 	s := f.waitRunning(t, long.ID)
 	sEnds := f.waitRunning(t, ends.ID)
+	f.waitRunning(t, later.ID)
 	ta.stop(t)
 	if !groupAlive(s.PID) {
 		t.Fatal("the replica died with its agent")
 	}
-	if err := os.WriteFile(gate, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	touch(t, filepath.Join(gates, "ends"))
 	waitFor(t, "the unsupervised replica to end", func() bool { return !groupAlive(sEnds.PID) })
 
 	startAgent(t, f.srv.URL, data)
-	got := f.waitExited(t, ends.ID)
-	if got.ExitCode != -1 || !strings.Contains(got.Error, "unknown") {
-		t.Errorf("replica ended without agent: exit %d error %q, want -1 and an unknown status", got.ExitCode, got.Error)
+	if got := f.waitExited(t, ends.ID); got.ExitCode != 3 || got.Error != "" || got.Lost {
+		t.Errorf("replica that ended without an agent: %+v, want exit 3", got)
 	}
 	if again := f.waitRunning(t, long.ID); again.PID != s.PID {
 		t.Errorf("adopted replica has PID %d, want %d", again.PID, s.PID)
 	}
+	touch(t, filepath.Join(gates, "later"))
+	if got := f.waitExited(t, later.ID); got.ExitCode != 0 || got.Error != "" || got.Lost {
+		t.Errorf("adopted replica that exited 0: %+v", got)
+	}
 	f.setWork(nil)
-	f.waitExited(t, long.ID)
+	if got := f.waitExited(t, long.ID); got.ExitCode != 143 || got.Signal != "SIGTERM" {
+		t.Errorf("adopted replica stopped: exit %d signal %q, want 143 SIGTERM", got.ExitCode, got.Signal)
+	}
 	if groupAlive(s.PID) {
 		t.Errorf("adopted replica's group %d still alive after the stop", s.PID)
 	}
-	if got := f.waitLog(t, long.ID, "started"); got != "started\n" {
-		t.Errorf("log %q, want one start", got)
+	for _, r := range []api.Replica{long, ends, later} {
+		if got := f.waitLog(t, r.ID, "started"); got != "started\n" {
+			t.Errorf("%s: log %q, want one start", r.ID, got)
+		}
 	}
 }
 

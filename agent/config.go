@@ -31,6 +31,7 @@ type Config struct {
 	// multi-node job's MASTER_ADDR); default: Name.
 	Addr string
 	// DataDir holds the replicas' directories; default: DefaultDataDir(Name).
+	// A relative one is made absolute.
 	DataDir string
 	// GPUs are the node's GPUs (ResolveGPUs): at least one, all of one
 	// type.
@@ -50,6 +51,12 @@ type Config struct {
 	// ones); none: no readings. The agent closes those that are
 	// io.Closers when Run returns.
 	PowerSamplers []PowerSampler
+	// Shim is the command, with its first arguments, that runs a replica's
+	// shim (RunShim): the agent appends the shim's arguments. Default: this
+	// program's executable (os.Executable) and "shim", the hidden `gpusched
+	// shim` command; a program that embeds an agent must run RunShim when
+	// started with the argument "shim".
+	Shim []string
 	// Retention is how long the directory of a finished replica whose
 	// result and output the server has is kept; it is pruned when the
 	// agent starts. Zero means DefaultRetention; negative keeps them all.
@@ -93,6 +100,19 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.DataDir == "" {
 		cfg.DataDir = DefaultDataDir(cfg.Name)
+	}
+	if cfg.DataDir, err = filepath.Abs(cfg.DataDir); err != nil {
+		return cfg, fmt.Errorf("data directory: %w", err)
+	}
+	if len(cfg.Shim) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return cfg, fmt.Errorf("shim: the agent's own executable: %w", err)
+		}
+		cfg.Shim = []string{exe, "shim"}
+	}
+	if cfg.Shim[0] == "" {
+		return cfg, errors.New("shim: empty command")
 	}
 	if err := validateGPUs(cfg.GPUs); err != nil {
 		return cfg, fmt.Errorf("GPUs: %w", err)

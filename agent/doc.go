@@ -21,12 +21,45 @@
 // its replicas running meanwhile: a server restart loses no result.
 //
 // Every replica has a directory <data>/replicas/<id> that holds its output
-// (output.log, the process's stdout and stderr), its host files and a small
-// record (replica.json) of what the agent knows about it. The records let a
-// restarted agent carry on: a replica that is still running is adopted, one
-// that exited is reported until acknowledged, and no replica ID is ever
-// started twice. A replica that exits while no agent runs is reported with
-// exit code -1, since its exit status is lost.
+// (output.log, the process's stdout and stderr), its host files, a small
+// record (replica.json) of what the agent knows about it, and the files of
+// its shim. The records let a restarted agent carry on: a replica that is
+// still running is adopted, one that exited is reported until
+// acknowledged, and no replica ID is ever started twice.
+//
+// # Shims
+//
+// Every replica runs under a shim (shim.go, RunShim: the hidden command
+// `gpusched shim`, this program's own executable, Config.Shim), the
+// pattern of containerd-shim and conmon. The agent starts the shim in a
+// session of its own (setsid; stdin /dev/null, output to the replica's
+// log), so that it survives the agent, a kill -9 included. The shim starts
+// the replica's command in a new process group, writes shim.json (its own
+// PID and start time, the command's PID, the boot ID) and sends the PID to
+// the agent over a pipe; it makes itself a child subreaper, reaps the
+// group's orphans, waits until the main process has exited and the whole
+// group is gone (leftovers get SIGTERM, the grace period, SIGKILL) and
+// writes exit.json (exit code, signal, end time) atomically and durably
+// (temporary file, fsync, rename, fsync of the directory). The files are
+// the contract between a shim and whichever agent watches it (shimfile.go).
+//
+// The agent, not the shim, sends the stop signals (SIGTERM to the group,
+// grace period, SIGKILL): it knows the group's ID from the record, so a
+// restarted agent can stop a replica it did not start. The agent that
+// started a shim waits for it; a restarted agent is not the shim's parent
+// (the shim was re-parented to init or a subreaper), so its supervisor
+// looks at the shim every progress poll: while the shim's PID (with its
+// start time, against PID reuse, and not a zombie) runs, so does the
+// replica; once it is gone, exit.json — written before the shim exits —
+// says how the replica ended. A shim gone without exit.json (killed), or
+// records of an earlier boot without exit.json (the node rebooted), make
+// the replica lost: processes of its group that still run are stopped
+// (SIGTERM, grace, SIGKILL; never across a reboot), then it is reported
+// exited with api.ReplicaStatus.Lost, which the server handles like the
+// loss of the replica's node (queued again from its checkpoint, or an
+// elastic job shrinks), not as a failure. A record of an older agent,
+// without a shim, is adopted by its process group as before, and ends with
+// exit code -1, its status unknown (supervise.go).
 //
 // A running replica whose work entry changes under the same ID (a live
 // resize of an elastic job: new GPUs, host list, environment, membership
@@ -41,14 +74,14 @@
 // <data>/replicas/<id>/progress). Its supervisor reads the new lines every
 // 200 ms and once more after the exit; the latest progress and checkpoint go
 // with the replica's status (api.ReplicaStatus.Progress), a new checkpoint
-// at once (progress.go).
+// at once (progress.go). Progress, log shipping and live resizes work the
+// same for adopted replicas: they go through files and the group's PID.
 //
-// A replica is a process group: its command runs in a new group
-// (Setpgid), signals go to the whole group, and a replica counts as exited
-// only once every process of the group is gone — members that outlive the
-// group leader get SIGTERM, the grace period, then SIGKILL. On Linux the
-// agent makes itself a child subreaper, so it reaps the group's orphans
-// itself whatever the machine's init does.
+// A replica counts as exited only once every process of its group is gone
+// (zombies do not count: they hold no memory and no GPU, and orphans of a
+// killed shim may be left to an init that never reaps them). On Linux the
+// agent is a child subreaper too: it reaps the orphans that escaped their
+// group once their shim has exited.
 //
 // GPUs are declared (ParseGPUs: "v100=4") or discovered through NVML
 // (DiscoverGPUs; needs cgo and the NVIDIA driver). The package runs on Unix

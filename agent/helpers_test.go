@@ -25,6 +25,7 @@ func fastTiming() timing {
 		groupPoll:   10 * time.Millisecond,
 		sweepEvery:  100 * time.Millisecond,
 		progEvery:   20 * time.Millisecond,
+		shimStart:   time.Second,
 	}
 }
 
@@ -37,8 +38,9 @@ type testAgent struct {
 }
 
 // startAgent runs an agent for node n1 (4 v100) against url, on dataDir
-// ("" for a fresh one), its Config changed by mods. The test's cleanup stops it and SIGKILLs whatever
-// replicas still run.
+// ("" for a fresh one), its Config changed by mods. The test's cleanup stops it, SIGKILLs whatever
+// replicas still run and waits until their shims have recorded the exits (so that nothing writes
+// into the data directory any more).
 func startAgent(t *testing.T, url, dataDir string, mods ...func(*Config)) *testAgent {
 	t.Helper()
 	gpus, err := ParseGPUs("v100=4")
@@ -62,8 +64,12 @@ func startAgent(t *testing.T, url, dataDir string, mods ...func(*Config)) *testA
 	go func() { ta.done <- a.Run(ctx) }()
 	t.Cleanup(func() {
 		ta.stop(t)
-		for _, p := range a.reps.running() {
+		running := a.reps.running()
+		for _, p := range running {
 			signalGroup(p.status.PID, syscall.SIGKILL)
+		}
+		for _, p := range running {
+			waitShim(t, p.dir)
 		}
 	})
 	return ta
@@ -168,4 +174,26 @@ func (ta *testAgent) localLog(t *testing.T, id string) string {
 		t.Fatalf("read local log: %v", err)
 	}
 	return string(b)
+}
+
+// touch creates the empty file path (a gate a replica waits for).
+func touch(t *testing.T, path string) {
+	t.Helper()
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitShim waits until the shim of the replica in dir, if it has one, has
+// written its exit file or is gone.
+func waitShim(t *testing.T, dir string) {
+	t.Helper()
+	var st shimStarted
+	if ok, _ := readShimFile(dir, shimFile, &st); !ok {
+		return
+	}
+	waitFor(t, "the shim of "+filepath.Base(dir)+" to end", func() bool {
+		_, err := os.Stat(filepath.Join(dir, exitFile))
+		return err == nil || !processAlive(st.ShimPID, st.ShimStart)
+	})
 }

@@ -11,25 +11,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// becomeSubreaper makes the agent the parent of its replicas' orphans
-// (PR_SET_CHILD_SUBREAPER), so that it can reap them itself: a process
-// group counts as gone only once its zombies are reaped, and the machine's
-// init (a container's first process, say) may never reap them.
-func (a *Agent) becomeSubreaper() bool {
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		a.log.Warn("cannot become child subreaper; orphans of replicas are left to init", "err", err)
-		return false
-	}
-	return true
+// becomeSubreaper makes the calling process (the agent, or a shim) the
+// parent of its descendants' orphans (PR_SET_CHILD_SUBREAPER), so that it
+// can reap them itself: the machine's init (a container's first process,
+// say) may never reap them.
+func becomeSubreaper() error {
+	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
 
 // sweepZombies reaps exited children of the agent that no supervisor waits
 // for: orphans inherited as subreaper that left their replica's process
 // group (setsid daemons). It leaves alone process group leaders — every
-// replica's main process is one, and its supervisor (of this agent or of
-// another in the same program) waits for it — and children in the agent's
-// own process group, which other code in the same program (tests, gpusched
-// dev) may have started and will wait for.
+// shim leads its own session and group, and the supervisor that started it
+// waits for it; a replica's main process, orphaned when its shim died, is
+// reaped by its supervisor — and children in the agent's own process
+// group, which other code in the same program (tests, gpusched dev) may
+// have started and will wait for.
 func (a *Agent) sweepZombies() {
 	self, group := os.Getpid(), syscall.Getpgrp()
 	entries, err := os.ReadDir("/proc")
@@ -41,8 +38,8 @@ func (a *Agent) sweepZombies() {
 		if err != nil {
 			continue
 		}
-		state, ppid, pgrp, ok := procStat(pid)
-		if !ok || state != 'Z' || ppid != self || pgrp == group || pgrp == pid {
+		st, ok := procStat(pid)
+		if !ok || st.state != 'Z' || st.ppid != self || st.pgrp == group || st.pgrp == pid {
 			continue
 		}
 		var ws syscall.WaitStatus
@@ -50,28 +47,79 @@ func (a *Agent) sweepZombies() {
 	}
 }
 
-// procStat reads a process's state, parent and process group from
-// /proc/PID/stat.
-func procStat(pid int) (state byte, ppid, pgrp int, ok bool) {
+// procInfo is what /proc/PID/stat says of a process.
+type procInfo struct {
+	state      byte // R, S, D, Z, ...
+	ppid, pgrp int
+	start      uint64 // start time, in clock ticks after boot
+}
+
+// procStat reads a process's state, parent, process group and start time
+// from /proc/PID/stat.
+func procStat(pid int) (procInfo, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, 0, 0, false
+		return procInfo{}, false
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')') // the command name may hold spaces and parentheses
 	if i < 0 {
-		return 0, 0, 0, false
+		return procInfo{}, false
 	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 3 || len(f[0]) != 1 {
-		return 0, 0, 0, false
+	f := strings.Fields(s[i+1:]) // f[0] is field 3 of proc(5), state
+	if len(f) < 20 || len(f[0]) != 1 {
+		return procInfo{}, false
 	}
 	ppid, err1 := strconv.Atoi(f[1])
 	pgrp, err2 := strconv.Atoi(f[2])
-	if err1 != nil || err2 != nil {
-		return 0, 0, 0, false
+	start, err3 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return procInfo{}, false
 	}
-	return f[0][0], ppid, pgrp, true
+	return procInfo{state: f[0][0], ppid: ppid, pgrp: pgrp, start: start}, true
+}
+
+// startTime returns process pid's start time (clock ticks after boot), 0
+// when unknown. With the boot ID it names a process unambiguously: a PID
+// may be reused, a PID and start time in one boot are not.
+func startTime(pid int) uint64 {
+	st, _ := procStat(pid)
+	return st.start
+}
+
+// processAlive reports whether process pid runs (a zombie does not) and,
+// when start is not 0, started at start: otherwise its PID was reused.
+func processAlive(pid int, start uint64) bool {
+	if pid <= 0 {
+		return false
+	}
+	st, ok := procStat(pid)
+	return ok && st.state != 'Z' && (start == 0 || st.start == start)
+}
+
+// groupHasLive reports whether process group pgid, which kill(2) says
+// exists, has a process that is not a zombie. Zombies hold no memory and
+// no GPU, and those whose parent is a non-reaping init never go away: a
+// replica whose shim died leaves its orphans to init. The group leader is
+// looked at first; only when it is gone are all processes scanned.
+func groupHasLive(pgid int) bool {
+	if st, ok := procStat(pgid); ok && st.pgrp == pgid && st.state != 'Z' {
+		return true
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := procStat(pid); ok && st.pgrp == pgid && st.state != 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // bootID identifies the machine's current boot; a process group recorded in

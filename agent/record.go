@@ -28,6 +28,10 @@ type record struct {
 	// ProgressFile is where the agent is in the replica's progress file,
 	// so that an adopting agent does not report old lines again.
 	ProgressFile progressWatch `json:"progress_file,omitzero"`
+	// Shim: the replica was started through a shim, whose files (shim.json,
+	// exit.json) tell how it ended. Records of older agents lack it: their
+	// replicas are watched by their process group alone.
+	Shim bool `json:"shim,omitempty"`
 }
 
 // replicaID is what a replica ID must look like to name a directory.
@@ -52,7 +56,7 @@ func (a *Agent) save(p *proc) {
 	defer p.saveMu.Unlock()
 	rec := read(a.reps, p, func(p *proc) record {
 		return record{Replica: p.spec, Status: p.status, BootID: a.boot,
-			Acked: p.acked, LogsShipped: p.logDone, ProgressFile: p.progress}
+			Acked: p.acked, LogsShipped: p.logDone, ProgressFile: p.progress, Shim: p.shim}
 	})
 	if err := writeJSON(filepath.Join(p.dir, recordFile), rec); err != nil {
 		a.log.Warn("save replica record", "replica", p.spec.ID, "err", err)
@@ -141,6 +145,7 @@ func (a *Agent) restore(id string, rec record, now time.Time) {
 	rec.Replica.ID = id
 	p := newProc(rec.Replica, a.replicaDir(id))
 	p.status, p.acked, p.logDone, p.progress = rec.Status, rec.Acked, rec.LogsShipped, rec.ProgressFile
+	p.shim = rec.Shim
 	p.status.ID = id
 	a.reps.add(p)
 	if p.status.Phase != api.ReplicaRunning {
@@ -148,9 +153,15 @@ func (a *Agent) restore(id string, rec record, now time.Time) {
 		return
 	}
 	pid := rec.Status.PID
+	if rec.Shim { // its supervisor reads the shim's files
+		a.log.Info("adopting replica", "replica", id, "pid", pid)
+		go a.supervise(p, nil, rec.BootID == a.boot)
+		return
+	}
+	// An old record: the replica is watched by its process group alone.
 	if pid > 1 && rec.BootID == a.boot && !groupGone(pid) {
-		a.log.Info("adopting running replica", "replica", id, "pid", pid)
-		go a.supervise(p, nil)
+		a.log.Info("adopting running replica started without a shim", "replica", id, "pid", pid)
+		go a.supervise(p, nil, true)
 		return
 	}
 	a.exit(p, exitInfo{code: -1, err: "lost: the replica's processes ended while no agent ran; exit status unknown"}, now)

@@ -77,3 +77,36 @@ func TestLiveUpdate(t *testing.T) {
 		t.Errorf("record after the update: %+v, %v", rec.Replica, err)
 	}
 }
+
+// TestAdoptedReplicaKeepsWorking checks progress, output and live resizes
+// of a replica that a restarted agent adopted from its shim's files.
+func TestAdoptedReplicaKeepsWorking(t *testing.T) {
+	t.Parallel()
+	f := newFakeServer(t, "", true)
+	data := t.TempDir()
+	ta := startAgent(t, f.srv.URL, data)
+	r := member("j1.1.0", "j1", trapScript, "1", "0", []int{0}, "n1:1\nn2:1\n")
+	f.setWork(nil, r)
+	pid := f.waitRunning(t, r.ID).PID
+	f.waitLog(t, r.ID, "ready\n")
+	ta.stop(t)
+
+	ta2 := startAgent(t, f.srv.URL, data)
+	progress, err := os.OpenFile(filepath.Join(ta2.replicaDir(r.ID), progressFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := progress.WriteString("steps=7 checkpoint=1\n"); err != nil {
+		t.Fatal(err)
+	}
+	progress.Close()
+	waitFor(t, "the adopted replica's checkpoint", func() bool {
+		s, _ := f.statusOf(r.ID)
+		return s.Progress != nil && s.Progress.CheckpointSteps == 7
+	})
+	f.setWork(nil, member(r.ID, "j1", trapScript, "2", "0", []int{0}, "n1:1\n"))
+	f.waitLog(t, r.ID, "usr1 gen=2 hosts=n1:1,\n")
+	if s, _ := f.statusOf(r.ID); s.Phase != api.ReplicaRunning || s.PID != pid {
+		t.Errorf("adopted replica after the resize: %+v, want still running as PID %d", s, pid)
+	}
+}

@@ -33,7 +33,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	hk, stopHK := context.WithCancel(context.WithoutCancel(ctx))
-	if a.becomeSubreaper() {
+	if err := becomeSubreaper(); err != nil {
+		a.log.Warn("cannot become child subreaper; orphans of replicas are left to init", "err", err)
+	} else {
 		wg.Go(func() { every(hk, a.t.sweepEvery, a.sweepZombies) })
 	}
 	wg.Go(func() { a.powerLoop(hk) })

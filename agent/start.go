@@ -1,18 +1,33 @@
 package agent
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
 
-// start starts replica p (entered in the table by reconcile) and its
-// supervisor; a replica that cannot start is reported exited with exit
-// code -1 and the reason.
+// launch is a shim this agent started.
+type launch struct {
+	cmd *exec.Cmd
+	// hello delivers the shim's message (the main process's PID, or why
+	// the command did not start); a zero shimHello when the shim ended
+	// without one.
+	hello chan shimHello
+	// waited is closed once the shim has exited and was reaped.
+	waited chan struct{}
+}
+
+// start starts replica p (entered in the table by reconcile) through a
+// shim, and its supervisor; a replica that cannot start is reported
+// exited with exit code -1 and the reason.
 func (a *Agent) start(p *proc) {
 	now := time.Now()
 	cmd, err := a.prepare(p)
@@ -20,28 +35,54 @@ func (a *Agent) start(p *proc) {
 		a.failStart(p, err, now)
 		return
 	}
-	// Record the start before it happens: a restarted agent then knows the
-	// replica, even if this one dies right after starting it.
-	a.update(p, func(p *proc) { p.status.StartedAt = now })
-	a.save(p)
-	err = cmd.Start()
-	if f, ok := cmd.Stdout.(*os.File); ok {
-		f.Close() // the child has its own copy
-	}
+	r, w, err := os.Pipe()
 	if err != nil {
-		a.failStart(p, err, now)
+		closeOutput(cmd)
+		a.failStart(p, fmt.Errorf("hello pipe: %w", err), now)
 		return
 	}
-	pid := cmd.Process.Pid
-	a.update(p, func(p *proc) { p.status.PID = pid })
+	cmd.ExtraFiles = []*os.File{w} // file descriptor 3 of the shim
+	// Record the start before it happens: a restarted agent then knows the
+	// replica, even if this one dies right after starting it.
+	a.update(p, func(p *proc) { p.status.StartedAt, p.shim = now, true })
 	a.save(p)
-	a.log.Info("replica started", "replica", p.spec.ID, "job", p.spec.Job, "pid", pid, "gpus", p.spec.GPUs)
-	a.report()
-	go a.supervise(p, cmd)
+	err = cmd.Start()
+	w.Close() // the shim has its own copy
+	closeOutput(cmd)
+	if err != nil {
+		r.Close()
+		a.failStart(p, fmt.Errorf("shim: %w", err), now)
+		return
+	}
+	l := &launch{cmd: cmd, hello: make(chan shimHello, 1), waited: make(chan struct{})}
+	go l.readHello(r)
+	go func() { _ = cmd.Wait(); close(l.waited) }()
+	go a.supervise(p, l, true)
 }
 
-// prepare creates p's directory, host files, environment file and log file and returns the
-// command to start, its output going to the log file.
+// readHello reads the shim's message from r until the shim closes its end
+// (or exits) and delivers it.
+func (l *launch) readHello(r *os.File) {
+	defer r.Close()
+	var h shimHello
+	b, _ := io.ReadAll(io.LimitReader(r, 64<<10))
+	if err := json.Unmarshal(bytes.TrimSpace(b), &h); err != nil {
+		h = shimHello{}
+	}
+	l.hello <- h
+}
+
+// closeOutput closes the parent's copy of the log file cmd writes to.
+func closeOutput(cmd *exec.Cmd) {
+	if f, ok := cmd.Stdout.(*os.File); ok {
+		f.Close()
+	}
+}
+
+// prepare creates p's directory, host files, environment file and log file
+// and returns the command that starts its shim, in a session of its own,
+// with the replica's environment and working directory and its output
+// going to the log file. The shim starts the replica's command.
 func (a *Agent) prepare(p *proc) (*exec.Cmd, error) {
 	spec := p.spec
 	if p.dir == "" {
@@ -59,29 +100,29 @@ func (a *Agent) prepare(p *proc) (*exec.Cmd, error) {
 	if err := a.writeEnvFile(spec, p.dir); err != nil {
 		return nil, fmt.Errorf("environment file: %w", err)
 	}
+	dir := p.dir
+	switch {
+	case spec.Workdir == "":
+	case filepath.IsAbs(spec.Workdir):
+		dir = spec.Workdir
+	default: // relative to the replica's directory
+		dir = filepath.Join(p.dir, spec.Workdir)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if err == nil {
+			return nil, fmt.Errorf("workdir %s: not a directory", dir)
+		}
+		return nil, fmt.Errorf("workdir: %w", err)
+	}
 	out, err := os.OpenFile(filepath.Join(p.dir, logFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("log file: %w", err)
 	}
-	cmd := exec.Command(spec.Command[0], spec.Command[1:]...)
-	cmd.Env = a.environ(p)
-	switch {
-	case spec.Workdir == "":
-		cmd.Dir = p.dir
-	case filepath.IsAbs(spec.Workdir):
-		cmd.Dir = spec.Workdir
-	default: // relative to the replica's directory
-		cmd.Dir = filepath.Join(p.dir, spec.Workdir)
-	}
-	if fi, err := os.Stat(cmd.Dir); err != nil || !fi.IsDir() {
-		out.Close()
-		if err == nil {
-			return nil, fmt.Errorf("workdir %s: not a directory", cmd.Dir)
-		}
-		return nil, fmt.Errorf("workdir: %w", err)
-	}
+	shim := a.cfg.Shim
+	cmd := exec.Command(shim[0], append(shim[1:len(shim):len(shim)], shimArgs(p.dir, spec.GracePeriodS, 3, spec.Command)...)...)
+	cmd.Env, cmd.Dir = a.environ(p), dir
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	return cmd, nil
 }
 
@@ -94,19 +135,26 @@ func (a *Agent) environ(p *proc) []string {
 // failStart records that p could not start: the reason goes into its log
 // (so that `gpusched logs` shows it) and into its status.
 func (a *Agent) failStart(p *proc, err error, now time.Time) {
-	a.log.Warn("replica failed to start", "replica", p.spec.ID, "job", p.spec.Job, "err", err)
-	if p.dir != "" {
-		if f, ferr := os.OpenFile(filepath.Join(p.dir, logFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); ferr == nil {
-			fmt.Fprintf(f, "gpusched agent: replica %s did not start: %v\n", p.spec.ID, err)
-			f.Close()
-		}
-	}
+	a.logStartFailure(p, err.Error())
 	a.update(p, func(p *proc) {
 		if p.status.StartedAt.IsZero() {
 			p.status.StartedAt = now
 		}
 	})
 	a.exit(p, exitInfo{code: -1, err: "start: " + err.Error()}, now)
+}
+
+// logStartFailure logs that p did not start and why, and writes it into
+// p's output.
+func (a *Agent) logStartFailure(p *proc, why string) {
+	why = strings.TrimPrefix(why, "start: ")
+	a.log.Warn("replica failed to start", "replica", p.spec.ID, "job", p.spec.Job, "err", why)
+	if p.dir != "" {
+		if f, ferr := os.OpenFile(filepath.Join(p.dir, logFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); ferr == nil {
+			fmt.Fprintf(f, "gpusched agent: replica %s did not start: %s\n", p.spec.ID, why)
+			f.Close()
+		}
+	}
 }
 
 // update runs f on p under the table's lock.

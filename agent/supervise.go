@@ -2,11 +2,9 @@ package agent
 
 import (
 	"errors"
-	"os/exec"
+	"fmt"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/gpusched/gpusched/api"
 )
@@ -16,86 +14,229 @@ type exitInfo struct {
 	code   int
 	signal string // e.g. "SIGKILL"
 	err    string
+	// lost: the replica's exit status is unknown — its shim died without
+	// recording it, or the node rebooted. The server handles it like a
+	// lost node, not like a failure.
+	lost bool
 }
 
-// supervise watches replica p until its whole process group is gone, then
-// records its exit. cmd is the started command, nil for a replica adopted
-// from an earlier agent (whose exit status is lost). A stop request sends
-// SIGTERM to the group and SIGKILL after the grace period; so does the
-// leader's exit while other members of the group remain. Meanwhile it
-// reads the replica's progress file, a last time before the exit is
-// reported. It returns early, leaving the replica running, when the agent
-// detaches (Run returned).
-func (a *Agent) supervise(p *proc, cmd *exec.Cmd) {
-	pgid := read(a.reps, p, func(p *proc) int { return p.status.PID })
-	grace := time.Duration(max(p.spec.GracePeriodS, 0)) * time.Second
-	info := exitInfo{code: -1, err: "exit status unknown: the replica was started by an earlier agent"}
+// unknownExit is how a replica adopted from an old record (started
+// without a shim) ends: its exit status went to the agent that started it.
+var unknownExit = exitInfo{code: -1, err: "exit status unknown: the replica was started by an earlier agent"}
+
+// watch is the state of one replica's supervisor.
+type watch struct {
+	a  *Agent
+	p  *proc
+	id string
+	l  *launch // the shim this agent started; nil for an adopted replica
+	// pgid is the replica's main process, leader of its process group; 0
+	// until known.
+	pgid  int
+	grace time.Duration
+	// sameBoot: the replica was started in this boot of the machine, so
+	// its PIDs may be looked at and signalled.
+	sameBoot bool
+	since    time.Time    // when the watch began
+	started  *shimStarted // an adopted replica's shim file, once read
+	// termWhy is a stop asked for before the PID was known.
+	termWhy string
+	termed  bool
+	kill    <-chan time.Time
+	// polling: the exit is known (info) or unknowable; the supervisor
+	// waits until the group is gone, then reports it.
+	polling bool
+	info    exitInfo
+	done    bool
+}
+
+// supervise watches replica p until it has ended and records its exit. l
+// is the shim this agent started, nil for a replica adopted from an
+// earlier agent, in which case sameBoot says whether the replica's record
+// was written in this boot. The shim reaps the replica's processes and
+// writes the exit file; the supervisor learns of the shim's end by waiting
+// for it (l) or, for an adopted replica, by reading the shim's files and
+// looking at its PID every progress poll. A stop request sends SIGTERM to
+// the replica's process group and SIGKILL after the grace period.
+// Meanwhile it reads the replica's progress file, a last time before the
+// exit is reported. It returns early, leaving the replica running, when
+// the agent detaches (Run returned).
+func (a *Agent) supervise(p *proc, l *launch, sameBoot bool) {
+	w := &watch{a: a, p: p, id: p.spec.ID, l: l, sameBoot: sameBoot, since: time.Now(),
+		grace: time.Duration(max(p.spec.GracePeriodS, 0)) * time.Second}
+	w.pgid = read(a.reps, p, func(p *proc) int { return p.status.PID })
 	var (
-		waited chan exitInfo
-		poll   <-chan time.Time
-		kill   <-chan time.Time
+		hello  <-chan shimHello
+		waited <-chan struct{}
 		stop   = p.stop
-		termed bool
-		ticker = time.NewTicker(a.t.groupPoll)
+		group  = time.NewTicker(a.t.groupPoll)
 		prog   = time.NewTicker(a.t.progEvery)
-		id     = p.spec.ID
+		shim   = read(a.reps, p, func(p *proc) bool { return p.shim })
 	)
-	defer ticker.Stop()
+	defer group.Stop()
 	defer prog.Stop()
-	terminate := func(why string) {
-		if !termed {
-			termed = true
-			signalGroup(pgid, syscall.SIGTERM)
-			a.log.Info("stopping replica: SIGTERM sent", "replica", id, "why", why, "grace", grace)
-			kill = time.After(grace)
+	if l != nil {
+		hello, waited = l.hello, l.waited
+	}
+	if !shim { // an old record: only the group can be watched
+		w.polling, w.info = true, unknownExit
+	}
+	for !w.done {
+		var poll <-chan time.Time
+		if w.polling {
+			poll = group.C
 		}
-	}
-	if cmd != nil {
-		waited = make(chan exitInfo, 1)
-		go func() { waited <- wait(cmd) }()
-	} else {
-		poll = ticker.C
-	}
-	for {
 		select {
-		case info = <-waited:
-			waited, poll = nil, ticker.C
-			if !groupGone(pgid) {
-				terminate("its main process exited, other processes of its group remain")
+		case h := <-hello:
+			hello = nil
+			w.hello(h)
+		case <-waited:
+			waited = nil
+			if hello != nil { // the shim has closed the pipe: it comes at once
+				w.hello(<-hello)
+				hello = nil
 			}
+			w.shimEnded()
 		case <-stop:
 			stop = nil
-			terminate(read(a.reps, p, func(p *proc) string { return p.stopWhy }))
-		case <-kill:
-			kill = nil
-			signalGroup(pgid, syscall.SIGKILL)
-			a.log.Warn("grace period over: SIGKILL sent", "replica", id, "grace", grace)
+			w.terminate(read(a.reps, p, func(p *proc) string { return p.stopWhy }))
+		case <-w.kill:
+			w.kill = nil
+			signalGroup(w.pgid, syscall.SIGKILL)
+			a.log.Warn("grace period over: SIGKILL sent", "replica", w.id, "grace", w.grace)
 		case <-a.detach:
 			return
 		case <-prog.C:
 			a.pollProgress(p)
+			if shim && l == nil && !w.polling {
+				w.check()
+			}
 		case <-poll:
-			reapGroup(pgid)
-			if groupGone(pgid) {
-				a.pollProgress(p)
-				a.exit(p, info, time.Now())
-				return
+			reapGroup(w.pgid)
+			if groupGone(w.pgid) {
+				w.finish(w.info)
 			}
 		}
 	}
 }
 
-// wait waits for cmd's process (the group leader) and returns its exit.
-func wait(cmd *exec.Cmd) exitInfo {
-	err := cmd.Wait()
-	st := cmd.ProcessState
-	if st == nil {
-		return exitInfo{code: -1, err: "wait: " + err.Error()}
+// setPID records the replica's main process once known.
+func (w *watch) setPID(pid int) {
+	if pid <= 1 || pid == w.pgid {
+		return
 	}
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return exitInfo{code: 128 + int(ws.Signal()), signal: unix.SignalName(ws.Signal())}
+	w.pgid = pid
+	w.a.update(w.p, func(p *proc) { p.status.PID = pid })
+	w.a.save(w.p)
+	w.a.report()
+	if w.termWhy != "" {
+		w.terminate(w.termWhy)
 	}
-	return exitInfo{code: st.ExitCode()}
+}
+
+// hello handles the message of a shim this agent started.
+func (w *watch) hello(h shimHello) {
+	switch {
+	case h.PID > 0:
+		w.setPID(h.PID)
+		gpus := read(w.a.reps, w.p, func(p *proc) []int { return p.spec.GPUs })
+		w.a.log.Info("replica started", "replica", w.id, "job", w.p.spec.Job, "pid", h.PID, "gpus", gpus)
+	case h.Error != "":
+		w.a.logStartFailure(w.p, h.Error)
+	}
+}
+
+// shimEnded handles the end of the shim this agent started: its exit file
+// says how the replica ended; without one the replica is lost.
+func (w *watch) shimEnded() {
+	var ex shimExit
+	found, err := readShimFile(w.p.dir, exitFile, &ex)
+	switch {
+	case found:
+		w.setPID(ex.PID)
+		w.finish(ex.info())
+	case err != nil:
+		w.lose(fmt.Sprintf("its exit file is unreadable (%v)", err))
+	case w.pgid == 0:
+		w.finish(exitInfo{code: -1, err: "start: the shim ended before starting the command (" +
+			w.l.cmd.ProcessState.String() + ")"})
+	default:
+		w.lose("its shim ended (" + w.l.cmd.ProcessState.String() + ") without recording the exit status")
+	}
+}
+
+// check looks at the files and the process of an adopted replica's shim.
+// The shim writes the exit file before it exits, so the exit file is read
+// after the shim is seen gone.
+func (w *watch) check() {
+	if w.started == nil {
+		var st shimStarted
+		found, err := readShimFile(w.p.dir, shimFile, &st)
+		if err != nil {
+			w.a.log.Warn("unreadable shim file", "replica", w.id, "err", err)
+		}
+		if found {
+			w.started, w.sameBoot = &st, st.BootID == w.a.boot
+			if w.sameBoot {
+				w.setPID(st.PID)
+			}
+		}
+	}
+	if st := w.started; st != nil && w.sameBoot && processAlive(st.ShimPID, st.ShimStart) {
+		return
+	}
+	var ex shimExit
+	found, err := readShimFile(w.p.dir, exitFile, &ex)
+	switch {
+	case found:
+		w.finish(ex.info())
+	case err != nil:
+		w.lose(fmt.Sprintf("its exit file is unreadable (%v)", err))
+	case !w.sameBoot:
+		w.lose("the node restarted while it ran")
+	case w.started != nil:
+		w.lose("its shim is gone and recorded no exit status")
+	case time.Since(w.since) >= w.a.t.shimStart:
+		w.lose("its shim never recorded a start")
+	}
+}
+
+// lose records that the replica's exit status is unknown. Processes of its
+// group that still run (its shim was killed, they were not) are stopped
+// first — SIGTERM, the grace period, SIGKILL — since no one could tell how
+// they end; then the replica is reported lost.
+func (w *watch) lose(why string) {
+	info := exitInfo{code: -1, lost: true, err: "lost: " + why + "; its exit status is unknown"}
+	w.a.log.Warn("replica lost", "replica", w.id, "job", w.p.spec.Job, "why", why)
+	if w.sameBoot && w.pgid > 1 && !groupGone(w.pgid) {
+		w.terminate("it is lost: " + why)
+		w.polling, w.info = true, info
+		return
+	}
+	w.finish(info)
+}
+
+// terminate sends SIGTERM to the replica's group, once, and sets the
+// grace period's timer; before the group is known, it is sent when it is.
+func (w *watch) terminate(why string) {
+	if w.termed {
+		return
+	}
+	if w.pgid <= 1 {
+		w.termWhy = why
+		return
+	}
+	w.termed = true
+	signalGroup(w.pgid, syscall.SIGTERM)
+	w.a.log.Info("stopping replica: SIGTERM sent", "replica", w.id, "why", why, "grace", w.grace)
+	w.kill = time.After(w.grace)
+}
+
+// finish reads the progress file a last time and records the exit.
+func (w *watch) finish(info exitInfo) {
+	w.a.pollProgress(w.p)
+	w.a.exit(w.p, info, time.Now())
+	w.done = true
 }
 
 // exit records that p has ended, saves and reports it. A replica the
@@ -108,11 +249,12 @@ func (a *Agent) exit(p *proc, info exitInfo, now time.Time) {
 		}
 		p.status.Phase = api.ReplicaExited
 		p.status.ExitCode, p.status.Signal, p.status.Error = info.code, info.signal, info.err
+		p.status.Lost = info.lost
 		p.status.FinishedAt = &now
 	})
 	close(p.exited)
 	a.log.Info("replica exited", "replica", p.spec.ID, "job", p.spec.Job,
-		"exit_code", info.code, "signal", info.signal, "error", info.err)
+		"exit_code", info.code, "signal", info.signal, "error", info.err, "lost", info.lost)
 	a.save(p)
 	a.report()
 }
@@ -139,25 +281,25 @@ func (a *Agent) stopAll() {
 }
 
 // signalGroup sends sig to process group pgid. It refuses pgid 0 and 1,
-// whose negation would signal the agent's own group or every process.
+// whose negation would signal the caller's own group or every process.
 func signalGroup(pgid int, sig syscall.Signal) {
 	if pgid > 1 {
 		_ = syscall.Kill(-pgid, sig) // ESRCH: already gone
 	}
 }
 
-// groupGone reports whether process group pgid has no process left (a
-// zombie still counts: it must be reaped first).
+// groupGone reports whether process group pgid has no process left but
+// zombies.
 func groupGone(pgid int) bool {
 	if pgid <= 1 {
 		return true
 	}
-	return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
+	return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) || !groupHasLive(pgid)
 }
 
-// reapGroup reaps the exited children of the agent in process group pgid:
-// members whose parent died and that the agent, as subreaper, inherited.
-// It must run only after the group leader was waited for.
+// reapGroup reaps the exited children of the caller in process group
+// pgid: members whose parent died and that the caller, as subreaper,
+// inherited.
 func reapGroup(pgid int) {
 	if pgid <= 1 {
 		return

@@ -29,7 +29,9 @@ type proc struct {
 	notFoundSince time.Time
 	// progress is where the agent is in the replica's progress file.
 	progress progressWatch
-	saveMu   sync.Mutex // orders writes of the replica's record
+	// shim: the replica runs under a shim (record.Shim).
+	shim   bool
+	saveMu sync.Mutex // orders writes of the replica's record
 }
 
 // newProc returns a proc for spec, not started.

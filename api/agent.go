@@ -13,7 +13,9 @@ import "time"
 // result survives a server restart and is recorded once. A report also
 // carries what each replica last wrote to its progress file
 // (ReplicaStatus.Progress); the agent reports at once when a replica
-// announces a checkpoint.
+// announces a checkpoint. A replica whose exit status the agent cannot know
+// (its shim died, or the node rebooted) is reported exited with Lost set,
+// and the server handles it like a replica of a lost node.
 
 // Register is an agent's registration (and re-registration after the server
 // restarted or forgot it).
@@ -75,6 +77,13 @@ type ReplicaStatus struct {
 	// Progress is what the replica last wrote to its progress file
 	// (GPUSCHED_PROGRESS_FILE); nil when it wrote nothing.
 	Progress *ReplicaProgress `json:"progress,omitempty"`
+	// Lost (with Phase exited, ExitCode -1 and the reason in Error): the
+	// replica's processes are gone and its exit status is unknown — its
+	// shim died without recording it, or the node rebooted. The server
+	// handles it like the loss of the replica's node: an elastic job
+	// continues without it if it can, any other job is queued again to
+	// restart from its checkpoint; the job does not fail.
+	Lost bool `json:"lost,omitempty"`
 }
 
 // Work is the complete list of replicas a node must run now.

@@ -7,12 +7,21 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gpusched/gpusched/agent"
 )
 
 // binary is the gpusched executable built once for the end-to-end tests.
 var binary string
 
+// TestMain builds the binary and runs the tests, or runs a replica's shim
+// when the test binary is started as one by the agents the tests run
+// (servicetest.StartAgent; agent.Config.Shim defaults to the running
+// program and "shim").
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "shim" {
+		os.Exit(agent.ShimMain(os.Args[2:], os.Stderr))
+	}
 	dir, err := os.MkdirTemp("", "gpusched-e2e-")
 	if err != nil {
 		panic(err)

@@ -55,6 +55,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newAgentCommand())
 	root.AddCommand(newServerCommand())
 	root.AddCommand(newDevCommand())
+	root.AddCommand(newShimCommand())
 	return root
 }
 

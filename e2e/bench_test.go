@@ -51,3 +51,50 @@ func BenchmarkSubmitToStart(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*9/10].Microseconds())/1000, "p90-ms")
 }
+
+// BenchmarkShimFootprint measures the memory of a replica's shim: on a
+// `gpusched dev` server, each iteration runs a job that sleeps, reads the
+// Rss and Private_Dirty of its shim (the process's parent) from
+// /proc/PID/smaps_rollup, and cancels it. It reports their means in KiB.
+func BenchmarkShimFootprint(b *testing.B) {
+	if _, err := os.Stat("/proc/self/smaps_rollup"); err != nil {
+		b.Skip("needs /proc/PID/smaps_rollup")
+	}
+	url := startDev(b, "v100=4")
+	dir := b.TempDir()
+	var rss, private float64
+	for i := range b.N {
+		pidFile := filepath.Join(dir, fmt.Sprint(i))
+		id := submit(b, url, fmt.Sprint("shim", i), 1, fmt.Sprintf("echo $$ > %q.tmp; mv %q.tmp %q; exec sleep 30", pidFile, pidFile, pidFile))
+		var pid int
+		eventually(b, 20*time.Second, "job "+id+" to start", func() bool {
+			data, err := os.ReadFile(pidFile)
+			return err == nil && json.Unmarshal(bytes.TrimSpace(data), &pid) == nil
+		})
+		smaps, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", parentOf(b, pid)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		rss += float64(smapsKiB(b, smaps, "Rss:"))
+		private += float64(smapsKiB(b, smaps, "Private_Dirty:"))
+		mustCLI(b, url, "cancel", id)
+		waitState(b, url, id, 20*time.Second, api.Cancelled)
+	}
+	b.ReportMetric(rss/float64(b.N), "shim-rss-KiB")
+	b.ReportMetric(private/float64(b.N), "shim-private-KiB")
+}
+
+// smapsKiB returns the value of field (e.g. "Rss:") in smaps_rollup text.
+func smapsKiB(b *testing.B, smaps []byte, field string) int {
+	for line := range bytes.Lines(smaps) {
+		if rest, ok := bytes.CutPrefix(line, []byte(field)); ok {
+			var kib int
+			if _, err := fmt.Sscan(string(rest), &kib); err != nil {
+				b.Fatalf("%s %q: %v", field, rest, err)
+			}
+			return kib
+		}
+	}
+	b.Fatalf("no %s in smaps_rollup", field)
+	return 0
+}

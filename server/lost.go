@@ -10,12 +10,14 @@ import (
 	"github.com/gpusched/gpusched/model"
 )
 
-// lose records that replica i of running job j was lost with its node
-// (why says how). An elastic job whose other replicas still hold at least
-// its minimum GPUs continues without it (shrink); any other job is stopped
-// and queued again, to restart from its last checkpoint as a new attempt.
-// A job that was already stopping ends as it was going to.
-func (s *Server) lose(b *batch, j *job, i int, why string, now time.Time) {
+// lose records that replica i of running job j was lost (why says how):
+// with its node (nodeLost), or alone, its agent having reported that its
+// exit status is unknown (its shim died, or the node rebooted). An elastic
+// job whose other replicas still hold at least its minimum GPUs continues
+// without it (shrink); any other job is stopped and queued again, to
+// restart from its last checkpoint as a new attempt. A job that was
+// already stopping ends as it was going to.
+func (s *Server) lose(b *batch, j *job, i int, why string, nodeLost bool, now time.Time) {
 	rec := b.edit(j)
 	rr := &rec.Replicas[i]
 	rr.Done, rr.Lost = true, true
@@ -30,8 +32,14 @@ func (s *Server) lose(b *batch, j *job, i int, why string, now time.Time) {
 		return
 	}
 	lost := fmt.Sprintf("node %s lost (%s)", nodeName, why)
+	if !nodeLost {
+		lost = fmt.Sprintf("replica %s on node %s lost (%s)", id, nodeName, why)
+	}
 	if left := rec.liveGPUs(); rec.MinGPUs < rec.MaxGPUs && left > 0 && left >= rec.MinGPUs {
 		s.shrink(b, j, lost, now)
+		if !nodeLost { // the node stays: give its GPUs back now
+			b.then(func() { s.syncAlloc(j) })
+		}
 		return
 	}
 	reason := lost + ": queued again to restart as a new attempt"

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gpusched/gpusched/api"
@@ -32,7 +33,16 @@ func (s *Server) report(n *node, reps []api.ReplicaStatus, version int64) ([]str
 			continue
 		}
 		acked = append(acked, rs.ID)
-		if j, i := s.expected(b, n, rs.ID); j != nil {
+		j, i := s.expected(b, n, rs.ID)
+		switch {
+		case j == nil:
+		case rs.Lost:
+			why := strings.TrimPrefix(rs.Error, "lost: ")
+			if why == "" {
+				why = "its agent reports it lost"
+			}
+			s.lose(b, j, i, why, false, now)
+		default:
 			s.exit(b, j, i, rs, now)
 		}
 	}
@@ -121,7 +131,7 @@ func (s *Server) nodeDown(n *node, now time.Time, why string) error {
 	ids := append(slicesSortedKeys(n.work), slicesSortedKeys(n.removed)...)
 	for _, id := range ids {
 		if j, i := s.expected(b, n, id); j != nil {
-			s.lose(b, j, i, why, now)
+			s.lose(b, j, i, why, true, now)
 		}
 	}
 	s.settle(b, now)

@@ -16,6 +16,11 @@
 // the HTTP server and the server. Start a job meant to run until the end
 // of the test with a short grace period. When the test failed, the
 // service's logs are printed.
+//
+// The agents start every replica through a shim, by default the running
+// program with the argument "shim" (agent.Config.Shim): a test package
+// that starts agents runs agent.ShimMain from its TestMain when its binary
+// is started that way.
 package servicetest
 
 import (

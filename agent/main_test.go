@@ -1,0 +1,16 @@
+package agent
+
+import (
+	"os"
+	"testing"
+)
+
+// TestMain runs the tests, or a replica's shim when the test binary is
+// started as one by the agents the tests run (Config.Shim defaults to the
+// running program and "shim").
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "shim" {
+		os.Exit(ShimMain(os.Args[2:], os.Stderr))
+	}
+	os.Exit(m.Run())
+}

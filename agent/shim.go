@@ -1,0 +1,228 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// shimPoll is how often a shim checks whether the leftover processes of a
+// group whose main process exited are gone.
+const shimPoll = 50 * time.Millisecond
+
+// shimOptions are a shim's arguments.
+type shimOptions struct {
+	dir     string        // the replica's directory, absolute
+	grace   time.Duration // leftover processes: SIGTERM, grace, SIGKILL
+	helloFD int           // where to say that the command started; 0: nowhere
+	command []string
+}
+
+// shimHello is the one message a shim writes to its hello pipe: the PID of
+// the replica's main process, or why the command could not start.
+type shimHello struct {
+	PID   int    `json:"pid,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// RunShim is a replica's shim, the hidden command `gpusched shim` that an
+// agent starts for every replica, in a session of its own, so that it
+// outlives the agent. args are
+//
+//	--dir DIR [--grace SECONDS] [--hello-fd N] -- COMMAND ARGS...
+//
+// RunShim starts COMMAND in a new process group, with the shim's own
+// environment, working directory, stdout and stderr, and records it in
+// DIR/shim.json; it writes {"pid":N} (or {"error":"..."}) to file
+// descriptor N and closes it. Then it waits until every process of the
+// group is gone — leftovers of a group whose main process exited get
+// SIGTERM, the grace period and SIGKILL; SIGTERM and SIGINT sent to the
+// shim are passed on to the group — and writes how the main process ended
+// to DIR/exit.json, durably, before it returns. A command that cannot
+// start is recorded there too (exit code -1). Errors about args wrap
+// ErrShimUsage.
+func RunShim(args []string) error {
+	o, err := parseShimArgs(args)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrShimUsage, err)
+	}
+	var hello *os.File
+	if o.helloFD > 2 {
+		syscall.CloseOnExec(o.helloFD) // the command must not hold the pipe open
+		hello = os.NewFile(uintptr(o.helloFD), "hello")
+	}
+	// Without a subreaper the group's orphans go to init; the group check
+	// still ends, as zombies do not count.
+	_ = becomeSubreaper()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	boot := bootID()
+	pid, err := startShimCommand(o)
+	if err == nil {
+		st := shimStarted{ShimPID: os.Getpid(), ShimStart: startTime(os.Getpid()), PID: pid, BootID: boot,
+			StartedAt: time.Now().UTC()}
+		if err = writeDurable(filepath.Join(o.dir, shimFile), st); err != nil {
+			signalGroup(pid, syscall.SIGKILL)
+			waitGroup(pid, 0, nil)
+		}
+	}
+	if err != nil {
+		sayHello(hello, shimHello{Error: err.Error()})
+		ex := shimExit{ExitCode: -1, Error: "start: " + err.Error(), FinishedAt: time.Now().UTC(), BootID: boot}
+		return writeDurable(filepath.Join(o.dir, exitFile), ex)
+	}
+	sayHello(hello, shimHello{PID: pid})
+	ex := waitGroup(pid, o.grace, sigs)
+	ex.FinishedAt, ex.BootID = time.Now().UTC(), boot
+	return writeDurable(filepath.Join(o.dir, exitFile), ex)
+}
+
+// parseShimArgs reads the shim's arguments.
+func parseShimArgs(args []string) (shimOptions, error) {
+	fs := flag.NewFlagSet("gpusched shim", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var o shimOptions
+	var grace int
+	fs.StringVar(&o.dir, "dir", "", "the replica's directory")
+	fs.IntVar(&grace, "grace", 30, "grace period in seconds")
+	fs.IntVar(&o.helloFD, "hello-fd", 0, "file descriptor to report the start on")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.command, o.grace = fs.Args(), time.Duration(max(grace, 0))*time.Second
+	switch {
+	case o.dir == "" || !filepath.IsAbs(o.dir):
+		return o, fmt.Errorf("--dir %q: want the replica's absolute directory", o.dir)
+	case len(o.command) == 0 || o.command[0] == "":
+		return o, errors.New("no command after --")
+	case o.helloFD < 0:
+		return o, fmt.Errorf("--hello-fd %d: want a file descriptor", o.helloFD)
+	}
+	return o, nil
+}
+
+// startShimCommand starts the replica's command in a new process group and
+// returns its PID (the group's ID).
+func startShimCommand(o shimOptions) (int, error) {
+	cmd := exec.Command(o.command[0], o.command[1:]...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	// The shim reaps the process itself (waitGroup), never through cmd.
+	return cmd.Process.Pid, nil
+}
+
+// sayHello writes h to the hello pipe, if there is one, and closes it.
+func sayHello(f *os.File, h shimHello) {
+	if f == nil {
+		return
+	}
+	b, _ := json.Marshal(h)
+	_, _ = f.Write(append(b, '\n'))
+	_ = f.Close()
+}
+
+// waitGroup waits for main process pid and then until its whole process
+// group is gone, and returns how the main process ended. Members left
+// after the main process exited get SIGTERM, grace, then SIGKILL. Signals
+// from sigs are passed on to the group.
+func waitGroup(pid int, grace time.Duration, sigs <-chan os.Signal) shimExit {
+	leader := make(chan shimExit, 1)
+	none := make(chan struct{}) // closed when the shim has no child left
+	go reapChildren(pid, leader, none)
+	var (
+		ex    shimExit
+		left  bool // the main process exited
+		kill  <-chan time.Time
+		tick  = time.NewTicker(shimPoll)
+		check <-chan time.Time
+	)
+	defer tick.Stop()
+	for {
+		select {
+		case s := <-sigs:
+			if sig, ok := s.(syscall.Signal); ok {
+				signalGroup(pid, sig)
+			}
+			continue
+		case ex = <-leader:
+			left, check = true, tick.C
+			if !groupGone(pid) {
+				signalGroup(pid, syscall.SIGTERM)
+				kill = time.After(grace)
+			}
+		case <-kill:
+			kill = nil
+			signalGroup(pid, syscall.SIGKILL)
+		case <-none:
+			none = nil
+		case <-check:
+		}
+		if left && groupGone(pid) {
+			return ex
+		}
+	}
+}
+
+// reapChildren reaps the shim's children — the main process pid, whose
+// exit it sends on leader, and the group's orphans the shim inherited as
+// subreaper — until none is left, then closes none.
+func reapChildren(pid int, leader chan<- shimExit, none chan<- struct{}) {
+	defer close(none)
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+		case err != nil: // ECHILD: no child, so no descendant either
+			return
+		case got == pid:
+			leader <- exitOfStatus(pid, ws)
+		}
+	}
+}
+
+// exitOfStatus is how process pid ended, by its wait status.
+func exitOfStatus(pid int, ws syscall.WaitStatus) shimExit {
+	if ws.Signaled() {
+		return shimExit{PID: pid, ExitCode: 128 + int(ws.Signal()), Signal: unix.SignalName(ws.Signal())}
+	}
+	return shimExit{PID: pid, ExitCode: ws.ExitStatus()}
+}
+
+// shimArgs returns the arguments (after the shim command) that start a
+// replica's shim for command in directory dir.
+func shimArgs(dir string, grace int, helloFD int, command []string) []string {
+	args := []string{"--dir", dir, "--grace", strconv.Itoa(max(grace, 0)), "--hello-fd", strconv.Itoa(helloFD), "--"}
+	return append(args, command...)
+}
+
+// ShimMain runs RunShim(args) and returns the exit status of the process:
+// 0, 2 for bad arguments, 1 for other errors (written to stderr). A test
+// binary that runs agents calls it from TestMain when started with the
+// argument "shim": the agents start their shims as the running program
+// (Config.Shim).
+func ShimMain(args []string, stderr io.Writer) int {
+	err := RunShim(args)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "gpusched shim:", err)
+	if errors.Is(err, ErrShimUsage) {
+		return 2
+	}
+	return 1
+}

@@ -1,0 +1,116 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// The files a replica's shim writes into the replica's directory. They are
+// the contract between a shim and whichever agent watches it — maybe a
+// newer one, after an upgrade — so fields may be added, never changed.
+const (
+	// shimFile (shimStarted) is written once the replica's command runs.
+	shimFile = "shim.json"
+	// exitFile (shimExit) is written once the replica's process group is
+	// gone, or its command could not start.
+	exitFile = "exit.json"
+)
+
+// shimStarted is a shim's started file: which processes to watch.
+type shimStarted struct {
+	// ShimPID and ShimStart (its start time in clock ticks after boot, 0
+	// when unknown) name the shim: a PID may be reused, a PID and start
+	// time within one boot may not.
+	ShimPID   int    `json:"shim_pid"`
+	ShimStart uint64 `json:"shim_start,omitempty"`
+	// PID is the replica's main process, leader of its process group.
+	PID int `json:"pid"`
+	// BootID is the machine's boot the shim runs in.
+	BootID    string    `json:"boot_id,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+}
+
+// shimExit is a shim's exit file: how the replica ended.
+type shimExit struct {
+	// PID is the main process that exited; 0 when the command did not
+	// start.
+	PID int `json:"pid,omitempty"`
+	// ExitCode is the main process's exit code: 128 + the signal number
+	// when a signal ended it, -1 when it did not start.
+	ExitCode int `json:"exit_code"`
+	// Signal names the signal that ended the main process, if one did.
+	Signal string `json:"signal,omitempty"`
+	// Error says why the command did not start.
+	Error      string    `json:"error,omitempty"`
+	FinishedAt time.Time `json:"finished_at"`
+	BootID     string    `json:"boot_id,omitempty"`
+}
+
+// info is the exit as the agent records it.
+func (e shimExit) info() exitInfo {
+	return exitInfo{code: e.ExitCode, signal: e.Signal, err: e.Error}
+}
+
+// readShimFile decodes the shim file name in replica directory dir into v;
+// found is false when the file does not exist.
+func readShimFile(dir, name string, v any) (found bool, err error) {
+	err = readJSON(filepath.Join(dir, name), v)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// writeDurable writes v as JSON to path so that it survives a crash of the
+// machine: a temporary file, fsync, rename, fsync of the directory.
+// Readers see no file or the whole file.
+func writeDurable(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err == nil {
+		err = syncDir(dir)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// syncDir flushes directory dir's entries (a rename into it) to disk.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
