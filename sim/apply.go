@@ -217,9 +217,10 @@ func (r *run) reallocate(a engine.Assignment, t model.Time) error {
 }
 
 // setSpeed sets a job's speed on its (new) allocation from t and predicts its
-// finish; pause adds the restart overhead first.
+// finish; it waits for its nodes to wake up (sleep.go) and pause adds the
+// restart overhead.
 func (r *run) setSpeed(j *model.Job, t model.Time, pause bool) {
-	j.Mark, j.Resume, j.LastStart = t, t, t
+	j.Mark, j.Resume, j.LastStart = t, r.meter.readyAt(j, t), t
 	if pause {
 		j.Resume += r.cfg.RestartOverhead
 	}
