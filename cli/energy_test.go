@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,5 +188,31 @@ func TestSimEnergyPlacerWarning(t *testing.T) {
 		"--sleep=false", "--placer", "energy"}
 	if code, _, errs := run(t, args...); code != 0 || errs != "" {
 		t.Errorf("staged jobs: exit %d, stderr %q, want no warning", code, errs)
+	}
+}
+
+// TestEnergyWorkedExample checks the worked example of docs/ENERGY.md ("A
+// worked example") against its hand computation: X (1 GPU) and W (2 GPUs)
+// of 3,600 s on a V100, Z (2 GPUs, K80 only) of 3,600 s on K80s, all at 0,
+// on two 4-GPU V100 nodes and one 4-GPU K80 node. Joules per placer, with
+// the defaults (nodes asleep, 300 s to wake) and with --sleep=false.
+func TestEnergyWorkedExample(t *testing.T) {
+	tests := []struct {
+		placer, sleep string
+		joules, jct   float64
+	}{
+		{"pack", "--sleep=true", 12_036_000, 7500},
+		{"spread", "--sleep=true", 7_788_000, 3900},
+		{"energy", "--sleep=true", 6_384_000, 3900},
+		{"pack", "--sleep=false", 20_682_000, 7200},
+		{"spread", "--sleep=false", 7_470_000, 3600},
+		{"energy", "--sleep=false", 7_470_000, 3600},
+	}
+	for _, tt := range tests {
+		m, _ := simJSON(t, "--trace", "../testdata/energy/example.jsonl", "--throughputs", "../testdata/energy/matrix.json",
+			"--gpus", "v100=8,k80=4", "--placer", tt.placer, tt.sleep)
+		if e := m["energy_kwh"].(float64); math.Abs(e-tt.joules/3.6e6) > 1e-9 || m["avg_jct_s"].(float64) != tt.jct {
+			t.Errorf("%s %s: %v kWh, avg JCT %v s; want %v kWh, %v s", tt.placer, tt.sleep, e, m["avg_jct_s"], tt.joules/3.6e6, tt.jct)
+		}
 	}
 }

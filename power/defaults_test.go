@@ -55,6 +55,9 @@ func TestEnergyDocTable(t *testing.T) {
 		fmt.Sprintf("`base_w` | %g", power.DefaultBaseW),
 		fmt.Sprintf("`contention_knee` | %g", power.DefaultKnee),
 		fmt.Sprintf("`contention_slowdown` | %g", power.DefaultSlowdown),
+		fmt.Sprintf("`sleep_w` | %g", power.DefaultSleepW),
+		fmt.Sprintf("`sleep_after_s` | %g", power.DefaultSleepAfterS),
+		fmt.Sprintf("`wake_s` | %g", power.DefaultWakeS),
 	} {
 		if !strings.Contains(string(doc), v) {
 			t.Errorf("docs/ENERGY.md lacks %q", v)
