@@ -33,6 +33,10 @@ func TestDefaults(t *testing.T) {
 	if err := power.DefaultNode().Validate(); err != nil {
 		t.Errorf("DefaultNode: %v", err)
 	}
+	// Issue 13: nodes are power-managed by default.
+	if n := power.DefaultNode(); !n.Sleeps || n.SleepW != 20 || n.SleepAfterS != 600 || n.WakeS != 300 {
+		t.Errorf("DefaultNode = %+v, want asleep at 20 W after 600 s idle, 300 s to wake", n)
+	}
 	if err := power.DefaultWorkload().Validate(); err != nil {
 		t.Errorf("DefaultWorkload: %v", err)
 	}
