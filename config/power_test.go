@@ -230,6 +230,8 @@ func FuzzFilePower(f *testing.F) {
 	f.Add([]byte("nodes: [{name: a, gpu_type: v100, gpus: 8, count: 2, power: {base_w: 1, contention_knee: 0.5}}]"))
 	f.Add([]byte("gpu_types: [{name: p40, mem_mib: 1, tflops: 1, power: {idle_w: 1, max_w: 2}}]\nnodes: [{name: a, gpu_type: P40, gpus: 2}]"))
 	f.Add([]byte("gpu_types: [{name: t4, power: {max_w: 5}}]\nnodes: [{name: a, gpu_type: t4, gpus: 1}]"))
+	f.Add([]byte("nodes: [{name: a, gpu_type: v100, gpus: 8, power: {sleeps: true, sleep_w: 5, sleep_after_s: 0, wake_s: 90}}]"))
+	f.Add([]byte("nodes: [{name: a, gpu_type: v100, gpus: 8, power: {sleeps: false}}]"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := DecodeFile("fuzz.yaml", data)
 		if err != nil {
