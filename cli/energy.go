@@ -49,7 +49,8 @@ func loadNetwork(name string, f *config.File, c *model.Cluster) (*network.Networ
 
 // buildEngine assembles the engine from the stage names. The energy placer
 // also gets the cluster's network and its load thresholds, calibrated from
-// the power model (energyTable).
+// the power model as the run applies it (runPower: a node without
+// contention has no rising region), and which nodes sleep (energyTable).
 func buildEngine(o *simOptions, f *config.File, in *simInputs) (*engine.Engine, error) {
 	opts := o.opts
 	if o.names.Placer == "energy" {
@@ -57,6 +58,7 @@ func buildEngine(o *simOptions, f *config.File, in *simInputs) (*engine.Engine, 
 		if err != nil {
 			return nil, err
 		}
+		runPower(pw, o.sleep, in.contention)
 		table, err := energyTable(in.cluster, pw, in.jobs, nil, fitShape)
 		if err != nil {
 			return nil, badInput("--placer energy: %w", err)
@@ -107,7 +109,8 @@ type shapeKey struct {
 func energyTable(c *model.Cluster, pw *power.Cluster, jobs []model.JobSpec, workloads map[string]power.Workload,
 	fit func(shapeKey) (placer.LoadThresholds, error)) (*placer.EnergyTable, error) {
 	families := []string{placer.DefaultFamily}
-	t := &placer.EnergyTable{Families: map[string]int{placer.DefaultFamily: 0}, Class: make([]int, len(c.Nodes))}
+	t := &placer.EnergyTable{Families: map[string]int{placer.DefaultFamily: 0}, Class: make([]int, len(c.Nodes)),
+		Sleeps: make([]bool, len(c.Nodes))}
 	for _, j := range jobs {
 		if f := placer.Family(j.Model); !slices.Contains(families, f) {
 			families = append(families, f)
@@ -120,6 +123,7 @@ func energyTable(c *model.Cluster, pw *power.Cluster, jobs []model.JobSpec, work
 	classes := map[shapeKey]int{} // by shape, workload zero
 	fits := map[shapeKey]placer.LoadThresholds{}
 	for i, n := range c.Nodes {
+		t.Sleeps[i] = pw.Nodes[i].Sleeps
 		shape := shapeKey{node: pw.Nodes[i], gpu: pw.Types[n.Type], total: n.GPUs}
 		k, ok := classes[shape]
 		if ok {

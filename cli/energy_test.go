@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,10 +69,10 @@ func TestSimEnergyPlacer(t *testing.T) {
 }
 
 func TestSimEnergyPauses(t *testing.T) {
-	// 150 Gavel-style jobs on 32 GPUs: nodes reach load state 3, jobs are
-	// paused, and every pause names its best node.
+	// 150 Gavel-style jobs on 32 GPUs with contention: nodes reach load
+	// state 3, jobs are paused, and every pause names its best node.
 	_, log := simEvents(t, "--trace", testdata+"gavel-style.jsonl", "--limit", "150", "--gpus", "v100=16,k80=16",
-		"--gpus-per-node", "8", "--policy", "fifo", "--backfill", "--placer", "energy")
+		"--gpus-per-node", "8", "--policy", "fifo", "--backfill", "--placer", "energy", "--contention")
 	n := 0
 	for _, line := range strings.Split(log, "\n") {
 		if strings.Contains(line, `"event":"pause"`) {
@@ -139,6 +140,79 @@ func TestSimEnergyErrors(t *testing.T) {
 		code, _, errs := run(t, append([]string{"sim"}, tc.args...)...)
 		if code != 2 || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+}
+
+// TestSimEnergyPlacerWarning: --placer energy warns exactly when its node
+// choice cannot change the energy: no node sleeps, no contention applies
+// and no job is staged.
+func TestSimEnergyPlacerWarning(t *testing.T) {
+	const warning = "gpusched: warning: --placer energy: no node sleeps and contention is off, so the energy does not " +
+		"depend on which node runs a job; let idle nodes sleep (drop --sleep=false, or sleeps: false from the cluster " +
+		"file) or apply --contention for the energy placer to matter (docs/ENERGY.md)\n"
+	dir := t.TempDir()
+	onDeclared := filepath.Join(dir, "on.yaml")
+	yaml := "nodes: [{name: a, gpu_type: v100, gpus: 4, count: 2, power: {sleeps: false, contention_knee: 0.75}}]\n"
+	if err := os.WriteFile(onDeclared, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	small := testdata + "gavel/small_test.trace"
+	tests := []struct {
+		name string
+		args []string
+		warn bool
+	}{
+		{"nodes on, no contention", []string{"--gpus", "v100=8", "--sleep=false"}, true},
+		{"the defaults: nodes sleep", []string{"--gpus", "v100=8"}, false},
+		{"nodes on, --contention", []string{"--gpus", "v100=8", "--sleep=false", "--contention"}, false},
+		{"another placer", []string{"--gpus", "v100=8", "--sleep=false", "--placer", "spread"}, false},
+		{"contention declared by the cluster file", []string{"--cluster", onDeclared}, false},
+		{"declared but turned off", []string{"--cluster", onDeclared, "--contention=false"}, true},
+		{"nodes on, jobs without datasets on a cluster with storage", []string{"--cluster", storageCluster, "--sleep=false"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"sim", "--json", "--trace", small, "--placer", "energy"}, tt.args...)
+			code, _, errs := run(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			if want := map[bool]string{true: warning}[tt.warn]; errs != want {
+				t.Errorf("stderr %q, want %q", errs, want)
+			}
+		})
+	}
+	// Jobs with datasets are staged: the nodes' distance to the data matters.
+	args := []string{"sim", "--json", "--trace", testdata + "gavel-style.jsonl", "--limit", "20", "--cluster", storageCluster,
+		"--sleep=false", "--placer", "energy"}
+	if code, _, errs := run(t, args...); code != 0 || errs != "" {
+		t.Errorf("staged jobs: exit %d, stderr %q, want no warning", code, errs)
+	}
+}
+
+// TestEnergyWorkedExample checks the worked example of docs/ENERGY.md ("A
+// worked example") against its hand computation: X (1 GPU) and W (2 GPUs)
+// of 3,600 s on a V100, Z (2 GPUs, K80 only) of 3,600 s on K80s, all at 0,
+// on two 4-GPU V100 nodes and one 4-GPU K80 node. Joules per placer, with
+// the defaults (nodes asleep, 300 s to wake) and with --sleep=false.
+func TestEnergyWorkedExample(t *testing.T) {
+	tests := []struct {
+		placer, sleep string
+		joules, jct   float64
+	}{
+		{"pack", "--sleep=true", 12_036_000, 7500},
+		{"spread", "--sleep=true", 7_788_000, 3900},
+		{"energy", "--sleep=true", 6_384_000, 3900},
+		{"pack", "--sleep=false", 20_682_000, 7200},
+		{"spread", "--sleep=false", 7_470_000, 3600},
+		{"energy", "--sleep=false", 7_470_000, 3600},
+	}
+	for _, tt := range tests {
+		m, _ := simJSON(t, "--trace", "../testdata/energy/example.jsonl", "--throughputs", "../testdata/energy/matrix.json",
+			"--gpus", "v100=8,k80=4", "--placer", tt.placer, tt.sleep)
+		if e := m["energy_kwh"].(float64); math.Abs(e-tt.joules/3.6e6) > 1e-9 || m["avg_jct_s"].(float64) != tt.jct {
+			t.Errorf("%s %s: %v kWh, avg JCT %v s; want %v kWh, %v s", tt.placer, tt.sleep, e, m["avg_jct_s"], tt.joules/3.6e6, tt.jct)
 		}
 	}
 }

@@ -39,7 +39,7 @@ type simOptions struct {
 	config                 string
 	elasticMin             float64
 	scalerPeriod           time.Duration
-	contention             bool
+	contention, sleep      bool
 	// given reports whether a flag was set on the command line.
 	given func(flag string) bool
 }
@@ -93,7 +93,10 @@ func newSimCommand() *cobra.Command {
 	f.DurationVar(&o.restartOverhead, "restart-overhead", 30*time.Second, "pause without progress on every restart and resize")
 	f.DurationVar(&o.round, "round", 0, "also schedule periodically at this interval (0: only on events)")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when a terminal and the run is long), always, never")
-	f.BoolVar(&o.contention, "contention", false, "slow jobs on nodes near full load by the power model's contention factor (docs/ENERGY.md)")
+	f.BoolVar(&o.contention, "contention", false, "slow jobs on nodes near full load by the power model's contention factor (docs/ENERGY.md); "+
+		"default: on when the --cluster file declares contention_knee or contention_slowdown")
+	f.BoolVar(&o.sleep, "sleep", true, "let idle power-managed nodes sleep (every node by default; sleeps: false in a --cluster file keeps one on) "+
+		"and wake them for jobs, which wait for the wake-up (docs/ENERGY.md); --sleep=false keeps every node on")
 	return cmd
 }
 
@@ -127,6 +130,7 @@ func runSim(o *simOptions, stdout, stderr io.Writer) error {
 		return err
 	}
 	warnNoPower(stderr, in.noPower)
+	warnEnergyPlacer(stderr, o.names.Placer, in)
 	if o.report != "" {
 		if err := report.Write(o.report, sum, res.Records, res.Samples, in.cluster.TotalGPUs()); err != nil {
 			return fmt.Errorf("write report: %w", err)

@@ -33,6 +33,9 @@ type simInputs struct {
 	network   *network.Network // nil: no storage devices
 	power     *power.Cluster   // power model (simpower.go)
 	noPower   []string         // GPU types without power figures: no energy
+	// contention applies node contention: --contention, or by default
+	// whether the cluster file declares it (simpower.go).
+	contention bool
 }
 
 func (in *simInputs) config(o *simOptions) sim.Config {
@@ -43,7 +46,7 @@ func (in *simInputs) config(o *simOptions) sim.Config {
 		Network:         in.network,
 		Power:           in.power,
 		Energy:          len(in.noPower) == 0,
-		Contention:      o.contention,
+		Contention:      in.contention,
 	}
 }
 
@@ -108,12 +111,14 @@ func loadSimInputs(o *simOptions) (*simInputs, error) {
 	if in.network, err = loadNetwork(o.cluster, f, in.cluster); err != nil {
 		return nil, err
 	}
+	in.contention = contentionOn(o, f)
 	if in.engine, err = buildEngine(o, f, in); err != nil {
 		return nil, err
 	}
 	if in.power, in.noPower, err = simPower(o.cluster, f, in.cluster); err != nil {
 		return nil, err
 	}
+	runPower(in.power, o.sleep, in.contention)
 	return in, nil
 }
 

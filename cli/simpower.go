@@ -67,3 +67,61 @@ func setEnergy(sum *metrics.Summary, res *sim.Result) {
 		sum.EnergyKWh = &kwh
 	}
 }
+
+// contentionOn returns whether the run applies node contention: as
+// --contention says when given, otherwise whether the cluster file
+// declares it (contention_knee or contention_slowdown in a node's power
+// block); a --gpus cluster declares none.
+func contentionOn(o *simOptions, f *config.File) bool {
+	if o.given("contention") {
+		return o.contention
+	}
+	return f != nil && f.DeclaresContention()
+}
+
+// runPower makes p the power model that the run applies: with sleep false
+// (--sleep=false) no node sleeps; without contention no node slows its
+// jobs down, so that the energy placer's thresholds are calibrated on the
+// curve the run has (without contention it has no rising region).
+func runPower(p *power.Cluster, sleep, contention bool) {
+	for i := range p.Nodes {
+		n := &p.Nodes[i]
+		if !sleep {
+			n.Sleeps = false
+		}
+		if !contention {
+			n.Contention = power.Contention{Knee: 1}
+		}
+	}
+}
+
+// energyInvariant reports whether the energy of the run of in cannot
+// depend on which nodes of a GPU type run the jobs: no node sleeps, no
+// node slows co-located jobs down (power.Cluster.NodesMatter) and no job
+// is staged from a storage device (staging time, and the GPUs it holds,
+// differ between nodes). Only the GPU types chosen and the timing then
+// change the energy, so seed 002's node choice cannot.
+func energyInvariant(in *simInputs) bool {
+	if in.power.NodesMatter(in.contention) {
+		return false
+	}
+	if in.network != nil {
+		for i := range in.jobs {
+			if in.jobs[i].DatasetMB > 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// warnEnergyPlacer prints one warning when --placer energy runs where its
+// node choice cannot change the energy (energyInvariant), saying what would.
+func warnEnergyPlacer(stderr io.Writer, placerName string, in *simInputs) {
+	if placerName != "energy" || !energyInvariant(in) {
+		return
+	}
+	fmt.Fprintln(stderr, "gpusched: warning: --placer energy: no node sleeps and contention is off, so the energy "+
+		"does not depend on which node runs a job; let idle nodes sleep (drop --sleep=false, or sleeps: false from "+
+		"the cluster file) or apply --contention for the energy placer to matter (docs/ENERGY.md)")
+}

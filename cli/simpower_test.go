@@ -119,8 +119,10 @@ func TestSimEnergyWithoutFigures(t *testing.T) {
 	}
 }
 
-// TestSimSleepAndContention: nodes that sleep when idle draw less; with
-// --contention jobs take longer.
+// TestSimSleepAndContention: nodes that sleep when idle draw less and,
+// waking up, delay the jobs placed on them; --sleep=false keeps every node
+// on; with contention (--contention, or declared by the cluster file) jobs
+// take longer.
 func TestSimSleepAndContention(t *testing.T) {
 	tmp := t.TempDir()
 	file := func(name, power string) string {
@@ -131,19 +133,60 @@ func TestSimSleepAndContention(t *testing.T) {
 		}
 		return p
 	}
-	on, sleeps := file("on.yaml", ""), file("sleep.yaml", ", power: {sleep_w: 10}")
+	on, defaults := file("on.yaml", ", power: {sleeps: false}"), file("defaults.yaml", "")
+	instant := file("instant.yaml", ", power: {sleep_w: 10, sleep_after_s: 0, wake_s: 0}")
+	declared := file("declared.yaml", ", power: {sleeps: false, contention_knee: 0.75}")
 	trace := []string{"--trace", testdata + "gavel/small_test.trace"}
-	a, _ := simJSON(t, append(trace, "--cluster", on)...)
-	b, _ := simJSON(t, append(trace, "--cluster", sleeps)...)
-	c, _ := simJSON(t, append(trace, "--cluster", on, "--contention")...)
-	if !(b["energy_kwh"].(float64) < a["energy_kwh"].(float64)) {
-		t.Errorf("sleeping nodes drew %v kWh, nodes that stay on %v", b["energy_kwh"], a["energy_kwh"])
+	sim := func(args ...string) map[string]any {
+		m, _ := simJSON(t, append(trace, args...)...)
+		return m
 	}
-	if a["avg_jct_s"] != b["avg_jct_s"] {
-		t.Errorf("sleep changed the schedule: avg JCT %v vs %v", a["avg_jct_s"], b["avg_jct_s"])
+	a, b, d := sim("--cluster", on), sim("--cluster", instant), sim("--cluster", defaults)
+	c := sim("--cluster", on, "--contention")
+	kwh := func(m map[string]any) float64 { return m["energy_kwh"].(float64) }
+	jct := func(m map[string]any) float64 { return m["avg_jct_s"].(float64) }
+	if !(kwh(b) < kwh(a)) || jct(a) != jct(b) {
+		t.Errorf("sleeping nodes that wake at once: %v kWh, avg JCT %v; nodes that stay on %v kWh, %v", kwh(b), jct(b), kwh(a), jct(a))
 	}
-	if !(c["avg_jct_s"].(float64) > a["avg_jct_s"].(float64)) {
-		t.Errorf("--contention: avg JCT %v, without %v", c["avg_jct_s"], a["avg_jct_s"])
+	// Every job of this trace starts at 0 on a sleeping node: each waits
+	// 300 s for it (on so short a run, the wake-ups cost more energy than
+	// sleep saves).
+	if math.Abs(jct(d)-(jct(a)+300)) > 1e-6 || kwh(d) == kwh(a) {
+		t.Errorf("default nodes (asleep when idle, 300 s to wake): %v kWh, avg JCT %v; nodes that stay on %v kWh, %v", kwh(d), jct(d), kwh(a), jct(a))
+	}
+	if off := sim("--cluster", defaults, "--sleep=false"); kwh(off) != kwh(a) || jct(off) != jct(a) {
+		t.Errorf("--sleep=false: %v kWh, avg JCT %v; want those of nodes that stay on, %v, %v", kwh(off), jct(off), kwh(a), jct(a))
+	}
+	if !(jct(c) > jct(a)) {
+		t.Errorf("--contention: avg JCT %v, without %v", jct(c), jct(a))
+	}
+	if got := sim("--cluster", declared); jct(got) != jct(c) {
+		t.Errorf("contention declared by the cluster file: avg JCT %v, want that of --contention, %v", jct(got), jct(c))
+	}
+	if got := sim("--cluster", declared, "--contention=false"); jct(got) != jct(a) {
+		t.Errorf("declared, --contention=false: avg JCT %v, want that without contention, %v", jct(got), jct(a))
+	}
+}
+
+// TestSimWakeByHand: one job of 100 s on one GPU of a --gpus cluster with
+// the defaults: the node is asleep at the start and up 300 s after the job
+// wakes it, so the job ends at 400 s. Waking, the node (base 200 W, 4 V100s
+// idle at 45 W) draws 200 + 4·45 = 380 W for 300 s, 114,000 J; then, with
+// one GPU busy at 300 W, 635 W for 100 s, 63,500 J: 177,500 J. With
+// --sleep=false: 100 s, 63,500 J.
+func TestSimWakeByHand(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "one.jsonl")
+	if err := os.WriteFile(trace, []byte(`{"id":"j1","submit_s":0,"gpus":1,"duration_s":100}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		extra  []string
+		jct, j float64
+	}{{nil, 400, 177_500}, {[]string{"--sleep=false"}, 100, 63_500}} {
+		m, _ := simJSON(t, append([]string{"--trace", trace, "--gpus", "v100=4"}, tt.extra...)...)
+		if m["avg_jct_s"].(float64) != tt.jct || math.Abs(m["energy_kwh"].(float64)-tt.j/3.6e6) > 1e-12 {
+			t.Errorf("%v: avg JCT %v s, %v kWh; want %v s, %v kWh", tt.extra, m["avg_jct_s"], m["energy_kwh"], tt.jct, tt.j/3.6e6)
+		}
 	}
 }
 

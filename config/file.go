@@ -70,10 +70,30 @@ type NodePowerSpec struct {
 	// ContentionSlowdown is the fraction of speed jobs lose on a full node,
 	// in [0, 1).
 	ContentionSlowdown *float64 `json:"contention_slowdown,omitempty"`
-	// SleepW, when given, makes the nodes power-managed: while none of
-	// their GPUs is busy they are suspended and draw this many watts, ≥ 0.
-	// Left out, a node stays on and draws its base and idle power.
+	// Sleeps false keeps the nodes on while idle; nil or true makes them
+	// power-managed (the default): idle for SleepAfterS, they suspend
+	// themselves and draw SleepW until a job wakes them, which takes WakeS.
+	Sleeps *bool `json:"sleeps,omitempty"`
+	// SleepW is the draw of a suspended node in watts, ≥ 0.
 	SleepW *float64 `json:"sleep_w,omitempty"`
+	// SleepAfterS is how long an idle node stays on before it suspends
+	// itself, in seconds, ≥ 0.
+	SleepAfterS *float64 `json:"sleep_after_s,omitempty"`
+	// WakeS is how long a suspended node takes to wake up, in seconds, ≥ 0.
+	WakeS *float64 `json:"wake_s,omitempty"`
+}
+
+// DeclaresContention reports whether the power block of some nodes entry
+// of f gives contention_knee or contention_slowdown: the cluster's nodes
+// then slow co-located jobs down, and gpusched sim applies contention
+// unless told otherwise.
+func (f *File) DeclaresContention() bool {
+	for _, s := range f.Nodes {
+		if p := s.Power; p != nil && (p.ContentionKnee != nil || p.ContentionSlowdown != nil) {
+			return true
+		}
+	}
+	return false
 }
 
 // NodeSpec is one entry of a cluster file's nodes list: Count identical
@@ -428,13 +448,32 @@ func (s NodeSpec) nodePower() (power.NodePower, *specError) {
 		}
 		n.Contention.Slowdown = *v
 	}
-	if v := p.SleepW; v != nil {
-		if !(*v >= 0) || math.IsInf(*v, 0) {
-			return n, &specError{".sleep_w", fmt.Sprintf("must be a number ≥ 0, got %v", *v)}
+	return n, p.applySleep(&n)
+}
+
+// applySleep applies the sleep keys of p to n.
+func (p *NodePowerSpec) applySleep(n *power.NodePower) *specError {
+	keys := []struct {
+		name string
+		v    *float64
+		dst  *float64
+	}{{"sleep_w", p.SleepW, &n.SleepW}, {"sleep_after_s", p.SleepAfterS, &n.SleepAfterS}, {"wake_s", p.WakeS, &n.WakeS}}
+	for _, k := range keys {
+		if k.v == nil {
+			continue
 		}
-		n.Sleeps, n.SleepW = true, *v
+		if p.Sleeps != nil && !*p.Sleeps {
+			return &specError{"." + k.name, "is given but sleeps is false: the node never sleeps"}
+		}
+		if !(*k.v >= 0) || math.IsInf(*k.v, 0) {
+			return &specError{"." + k.name, fmt.Sprintf("must be a number ≥ 0, got %v", *k.v)}
+		}
+		*k.dst = *k.v
 	}
-	return n, nil
+	if p.Sleeps != nil {
+		n.Sleeps = *p.Sleeps
+	}
+	return nil
 }
 
 // typeField names the gpu_types entry that declares type name, or

@@ -49,6 +49,10 @@ func checkShape(v any, t reflect.Type, path string) error {
 		if _, ok := v.(json.Number); !ok {
 			return shapeError(path, "want a number, got %s", describeJSON(v))
 		}
+	case reflect.Bool:
+		if _, ok := v.(bool); !ok {
+			return shapeError(path, "want true or false, got %s", describeJSON(v))
+		}
 	case reflect.String:
 		switch v.(type) {
 		case map[string]any, []any:

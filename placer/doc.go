@@ -16,6 +16,7 @@
 //
 // Energy is seed 002's placer (energy.go): nodes in load states from their
 // calibrated thresholds (EnergyTable, LoadThresholds), ordered state 1, 2,
-// 3 and by latency to the job's data (package network), claim the job's
-// GPUs up to their headroom; a job whose best node is in state 3 is paused.
+// 3 and by latency to the job's data (package network), idle power-managed
+// nodes between states 2 and 3, claim the job's GPUs up to their headroom; a
+// job whose best node is in state 3 is paused.
 package placer

@@ -20,6 +20,8 @@ import (
 //     its communication score, its latency to that storage device;
 //  3. orders them into the orchestration sequence: state 1, then 2, then 3,
 //     each group by score, best (lowest latency) first, ties by node index;
+//     an idle power-managed node (EnergyTable.Sleeps) forms a group of its
+//     own between states 2 and 3 (below);
 //  4. lets the first node claim min(headroom, unclaimed demand), updates
 //     that node's load and state, reorders, and repeats until the demand is
 //     claimed; the job's GPUs are the claims, the lowest-index free GPUs of
@@ -48,6 +50,18 @@ import (
 // placement that started on a state 1 or 2 node, up to their full load, as
 // claim 7 allows. The pause ends by itself when a node falls back to state
 // 1 or 2 (a job finishes) and a later round places the job.
+//
+// Sleeping nodes are an extension; the seed does not consider them. Its
+// load states come from a calibration on a node that is on, so they leave
+// out what a suspended node costs: to run anything it must draw its whole
+// static power again (base power and idle GPUs) and wake up first. Work
+// added to a node that is on, below its high-energy region, costs only the
+// busy GPUs' draw. So idle power-managed nodes (load state 1 once awake)
+// come after the nodes that are on in states 1 and 2 — the job fills the
+// efficient headroom of running nodes before it wakes one — and before
+// those in state 3: while a node can be woken, the platform is not wholly
+// in its high-energy region, so the job is not paused. Without
+// power-managed nodes the sequence is the seed's.
 //
 // The placement is gang (all of the job's GPUs or none) and costs
 // O(nodes of the type + claims · log nodes): the sequence is a binary heap,
@@ -91,10 +105,30 @@ type seqSummary struct {
 // seqNode is one entry of the orchestration sequence.
 type seqNode struct {
 	state      int
+	asleep     bool // idle and power-managed: it sleeps, or soon will
 	latency    float64
 	node       int32
 	busy, free int
 	th         LoadThresholds
+}
+
+// The groups of the orchestration sequence, in order (seed 002, step 4, and
+// the extension for power-managed nodes).
+const (
+	groupAsleep = 3 // an idle power-managed node, between states 2 and 3
+	groupHigh   = 4 // load state 3
+)
+
+// group returns the node's group: its load state 1 or 2, groupAsleep or
+// groupHigh.
+func (a *seqNode) group() int {
+	switch {
+	case a.asleep:
+		return groupAsleep
+	case a.state == 3:
+		return groupHigh
+	}
+	return a.state
 }
 
 type typeSpeed struct {
@@ -171,7 +205,7 @@ func (e *Energy) Place(s *model.State, p *engine.Pool, j *model.Job, n int, type
 		switch {
 		case sum.capacity < n:
 			continue // too few free GPUs: the next type
-		case sum.state == 3:
+		case sum.state == 3: // seed 002, step 7: the first node is in state 3
 			return engine.Placement{Pause: e.reason(sum.node)}
 		case built:
 			return engine.Placement{GPUs: e.claim(p, n, rt)}
@@ -254,12 +288,15 @@ func (e *Energy) sequence(p *engine.Pool, k seqKey, n int) int {
 		if storage >= 0 {
 			lat = e.net.Latency(int(i), storage)
 		}
-		e.seq = append(e.seq, seqNode{state: th.State(busy, total), latency: lat, node: i, busy: busy, free: free, th: th})
+		// seed 002, step 3: the node's load state for the job's family;
+		// step 2: its communication score, the latency to the data.
+		e.seq = append(e.seq, seqNode{state: th.State(busy, total), asleep: busy == 0 && e.table.sleeps(int(i)),
+			latency: lat, node: i, busy: busy, free: free, th: th})
 	}
 	if capacity < n {
 		return capacity
 	}
-	for h := len(e.seq)/2 - 1; h >= 0; h-- {
+	for h := len(e.seq)/2 - 1; h >= 0; h-- { // seed 002, step 4: the sequence
 		e.down(h)
 	}
 	return capacity
@@ -270,7 +307,7 @@ func (e *Energy) sequence(p *engine.Pool, k seqKey, n int) int {
 func (e *Energy) claim(p *engine.Pool, n, r int) []model.GPU {
 	e.claims = e.claims[:0]
 	for rem := n; rem > 0; {
-		h := &e.seq[0]
+		h := &e.seq[0] // seed 002, step 5: the first node claims
 		c := min(headroom(h, r), rem)
 		if e.claimed[h.node] == 0 {
 			e.claims = append(e.claims, h.node)
@@ -278,7 +315,7 @@ func (e *Energy) claim(p *engine.Pool, n, r int) []model.GPU {
 		e.claimed[h.node] += c
 		rem -= c
 		h.busy, h.free = h.busy+c, h.free-c
-		h.state = h.th.State(h.busy, h.busy+h.free)
+		h.state, h.asleep = h.th.State(h.busy, h.busy+h.free), false
 		if h.free < r {
 			last := len(e.seq) - 1
 			e.seq[0] = e.seq[last]
@@ -309,10 +346,11 @@ func headroom(h *seqNode, r int) int {
 	return max(room/r*r, r)
 }
 
-// less orders the sequence: state, then latency, then node index.
+// less orders the sequence: group (load state), then latency, then node
+// index.
 func (a *seqNode) less(b *seqNode) bool {
-	if a.state != b.state {
-		return a.state < b.state
+	if ga, gb := a.group(), b.group(); ga != gb {
+		return ga < gb
 	}
 	if a.latency != b.latency {
 		return a.latency < b.latency

@@ -37,6 +37,13 @@ func (v speeds) Speed(_ *model.Job, t, n int) float64 { return v[t] * float64(n)
 
 func newEnergy(t *testing.T, nodes []enode, th placer.LoadThresholds, ifLat []float64, v speeds) *energyFixture {
 	t.Helper()
+	return newEnergySleeps(t, nodes, nil, th, ifLat, v)
+}
+
+// newEnergySleeps is newEnergy with the nodes' power management
+// (EnergyTable.Sleeps; nil: none).
+func newEnergySleeps(t *testing.T, nodes []enode, sleeps []bool, th placer.LoadThresholds, ifLat []float64, v speeds) *energyFixture {
+	t.Helper()
 	types := []model.GPUType{{Name: "a", MemMiB: 1, TFLOPS: 1}, {Name: "b", MemMiB: 1, TFLOPS: 1}}
 	var ns []model.Node
 	for i, n := range nodes {
@@ -62,7 +69,7 @@ func newEnergy(t *testing.T, nodes []enode, th placer.LoadThresholds, ifLat []fl
 		}
 	}
 	table := &placer.EnergyTable{Families: map[string]int{placer.DefaultFamily: 0}, Class: make([]int, len(nodes)),
-		Th: [][]placer.LoadThresholds{{th}}}
+		Th: [][]placer.LoadThresholds{{th}}, Sleeps: sleeps}
 	var net *network.Network
 	if len(ifLat) > 0 {
 		var storage []network.Storage
@@ -307,6 +314,8 @@ func TestEnergyTableValidate(t *testing.T) {
 		{&placer.EnergyTable{Class: []int{1}, Th: ok}, "node n0 has class 1 of 1"},
 		{&placer.EnergyTable{Class: []int{0}, Th: ok, Families: map[string]int{"x": 1}}, "class 0 has 1 columns, want 2"},
 		{&placer.EnergyTable{Class: []int{0}, Th: [][]placer.LoadThresholds{{{Th1: 0.9, Th2: 0.5}}}}, "want 0 ≤ th1 ≤ th2 ≤ 1"},
+		{&placer.EnergyTable{Class: []int{0}, Th: ok, Sleeps: []bool{true}}, ""},
+		{&placer.EnergyTable{Class: []int{0}, Th: ok, Sleeps: []bool{true, false}}, "sleep flags for 2 nodes, the cluster has 1"},
 	} {
 		_, err := placer.NewEnergy(c, tc.table, nil)
 		if (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
@@ -360,5 +369,51 @@ func TestEnergyPauseEndsWhenThePoolChanges(t *testing.T) {
 	f.pool.Give([]model.GPU{{Node: 1, Index: 0}, {Node: 1, Index: 1}})
 	if got, pause := f.job(t, 1, 1, 1); perNode(got) != "n1:1" || pause != "" {
 		t.Errorf("after n1 fell back: got %v, pause %q; want one GPU of n1", got, pause)
+	}
+}
+
+// TestEnergySleepingNodes: an idle power-managed node comes after the nodes
+// that are on in load states 1 and 2 and before those in state 3, ordered
+// among its kind by score; once it claims it is on, in its load state.
+func TestEnergySleepingNodes(t *testing.T) {
+	a8 := func(busy int, lat float64) enode { return enode{"a", 8, busy, []float64{lat}} }
+	all := func(n int) []bool { return slices.Repeat([]bool{true}, n) }
+	tests := []struct {
+		name   string
+		nodes  []enode
+		sleeps []bool
+		n      int
+		want   string
+		pause  string
+	}{
+		// The seed alone would take n0 (state 1): asleep, it comes after
+		// n1, which is on in state 2 (5 busy).
+		{"on in state 2 before asleep", []enode{a8(0, 0.1), a8(5, 0.1)}, all(2), 1, "n1:1", ""},
+		// A better score does not wake a node: n1 is on in state 1.
+		{"on in state 1 before a closer sleeper", []enode{a8(0, 0.05), a8(2, 0.3)}, all(2), 1, "n1:1", ""},
+		// Only idle nodes that sleep move: n0 is idle but stays on.
+		{"an idle node that stays on keeps state 1", []enode{a8(0, 0.1), a8(5, 0.1)}, []bool{false, true}, 1, "n0:1", ""},
+		// Without power management, the seed's order.
+		{"no power management", []enode{a8(0, 0.1), a8(5, 0.1)}, nil, 1, "n0:1", ""},
+		// Every node that is on is in state 3: wake one rather than pause.
+		{"asleep before state 3, no pause", []enode{a8(7, 0.1), a8(0, 0.2)}, all(2), 1, "n1:1", ""},
+		// Among sleepers, by score: n1 (0.1 ms).
+		{"sleepers by score", []enode{a8(0, 0.3), a8(0, 0.1), a8(7, 0.05)}, all(3), 1, "n1:1", ""},
+		// 6 GPUs: n0 (6 busy, state 2 at its limit) claims one (to state
+		// 3); n1 wakes (asleep, index before n2) and claims 3 (state 1
+		// headroom), 1 (into state 2) and the last 1 (headroom 2): a woken
+		// node fills its efficient region before another is woken.
+		{"woken node fills first", []enode{a8(6, 0.1), a8(0, 0.1), a8(0, 0.1)}, all(3), 6, "n0:1 n1:5", ""},
+		// Nothing asleep and every node on in state 3: claim 8, pause.
+		{"pause when no node sleeps", []enode{a8(7, 0.1), a8(7, 0.2)}, all(2), 1, "", "best node n0 is in load state 3"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newEnergySleeps(t, tc.nodes, tc.sleeps, th8, []float64{1}, speeds{1, 1})
+			got, pause := f.job(t, tc.n, 1, 1)
+			if perNode(got) != tc.want || pause != tc.pause {
+				t.Errorf("got %q (pause %q), want %q (pause %q)", perNode(got), pause, tc.want, tc.pause)
+			}
+		})
 	}
 }

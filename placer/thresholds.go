@@ -68,6 +68,11 @@ type EnergyTable struct {
 	Class []int
 	// Th holds one row per class and one column per family.
 	Th [][]LoadThresholds
+	// Sleeps says, per node in the cluster's order, that the node is
+	// power-managed: while none of its GPUs is busy it suspends itself,
+	// and work placed on it must pay its whole static draw again (and
+	// wait for it to wake up). nil: every node stays on.
+	Sleeps []bool
 }
 
 // Validate checks that t describes cluster c: one class per node, every
@@ -75,6 +80,9 @@ type EnergyTable struct {
 func (t *EnergyTable) Validate(c *model.Cluster) error {
 	if len(t.Class) != len(c.Nodes) {
 		return fmt.Errorf("energy table: %d node classes for %d nodes", len(t.Class), len(c.Nodes))
+	}
+	if t.Sleeps != nil && len(t.Sleeps) != len(c.Nodes) {
+		return fmt.Errorf("energy table: sleep flags for %d nodes, the cluster has %d", len(t.Sleeps), len(c.Nodes))
 	}
 	cols := 1
 	for f, col := range t.Families {
@@ -100,6 +108,9 @@ func (t *EnergyTable) Validate(c *model.Cluster) error {
 	}
 	return nil
 }
+
+// sleeps reports whether node i is power-managed.
+func (t *EnergyTable) sleeps(i int) bool { return t.Sleeps != nil && t.Sleeps[i] }
 
 // thresholds returns node i's thresholds for family column f.
 func (t *EnergyTable) thresholds(i, f int) LoadThresholds { return t.Th[t.Class[i]][f] }

@@ -57,3 +57,20 @@ func (p *Cluster) NodeWatts(c *model.Cluster, i, busy int, util float64) float64
 	n := c.Nodes[i]
 	return NodeWatts(p.Nodes[i], p.Types[n.Type], busy, n.GPUs, util)
 }
+
+// NodesMatter reports whether the energy of a run on p can depend on which
+// nodes of a GPU type run the jobs, rather than only on how many GPUs of
+// each type are busy when: it can when some node sleeps while idle (work
+// on few nodes lets the others sleep), or when contention is applied and
+// some node slows its jobs down (co-located jobs run longer). Otherwise a
+// node's draw is its constant static part (base power and idle GPUs) plus
+// a part per busy GPU that depends only on the GPU's type and its job, and
+// no job runs faster or slower on one node of a type than on another.
+func (p *Cluster) NodesMatter(contention bool) bool {
+	for _, n := range p.Nodes {
+		if n.Sleeps || (contention && !n.ContentionOff()) {
+			return true
+		}
+	}
+	return false
+}

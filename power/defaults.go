@@ -21,6 +21,19 @@ const (
 	// DefaultSensitivity is how strongly a family feels contention: as the
 	// node says.
 	DefaultSensitivity = 1.0
+	// DefaultSleepW is the draw of a suspended (powered-down) node in
+	// watts: its BMC, a NIC that listens for the wake-up and the power
+	// supplies' standby losses; an estimate, about 5 % of the idle draw of
+	// a node that is on (docs/ENERGY.md).
+	DefaultSleepW = 20.0
+	// DefaultSleepAfterS is how long an idle power-managed node stays on
+	// before it suspends itself, in seconds (Slurm's SuspendTime): at least
+	// the wake-up time plus the time to shut down, as Slurm's power-saving
+	// guide recommends.
+	DefaultSleepAfterS = 600.0
+	// DefaultWakeS is how long a suspended node takes to be up again, in
+	// seconds: a server's boot from power-off (docs/ENERGY.md).
+	DefaultWakeS = 300.0
 )
 
 // Calibration settings for ramps of this model (seed 002, claim 5). The
@@ -96,10 +109,13 @@ func Lookup(name string) (GPUPower, bool) {
 	return GPUPower{}, false
 }
 
-// DefaultNode returns the default node description: DefaultBaseW and the
-// default contention.
+// DefaultNode returns the default node description: DefaultBaseW, the
+// default contention, and power-managed: suspended at DefaultSleepW after
+// DefaultSleepAfterS idle, up again DefaultWakeS after a job is placed on
+// it.
 func DefaultNode() NodePower {
-	return NodePower{BaseW: DefaultBaseW, Contention: Contention{Knee: DefaultKnee, Slowdown: DefaultSlowdown}}
+	return NodePower{BaseW: DefaultBaseW, Contention: Contention{Knee: DefaultKnee, Slowdown: DefaultSlowdown},
+		Sleeps: true, SleepW: DefaultSleepW, SleepAfterS: DefaultSleepAfterS, WakeS: DefaultWakeS}
 }
 
 // DefaultWorkload returns the workload of a job whose algorithm type has no

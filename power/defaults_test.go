@@ -33,6 +33,10 @@ func TestDefaults(t *testing.T) {
 	if err := power.DefaultNode().Validate(); err != nil {
 		t.Errorf("DefaultNode: %v", err)
 	}
+	// Issue 13: nodes are power-managed by default.
+	if n := power.DefaultNode(); !n.Sleeps || n.SleepW != 20 || n.SleepAfterS != 600 || n.WakeS != 300 {
+		t.Errorf("DefaultNode = %+v, want asleep at 20 W after 600 s idle, 300 s to wake", n)
+	}
 	if err := power.DefaultWorkload().Validate(); err != nil {
 		t.Errorf("DefaultWorkload: %v", err)
 	}
@@ -55,6 +59,9 @@ func TestEnergyDocTable(t *testing.T) {
 		fmt.Sprintf("`base_w` | %g", power.DefaultBaseW),
 		fmt.Sprintf("`contention_knee` | %g", power.DefaultKnee),
 		fmt.Sprintf("`contention_slowdown` | %g", power.DefaultSlowdown),
+		fmt.Sprintf("`sleep_w` | %g", power.DefaultSleepW),
+		fmt.Sprintf("`sleep_after_s` | %g", power.DefaultSleepAfterS),
+		fmt.Sprintf("`wake_s` | %g", power.DefaultWakeS),
 	} {
 		if !strings.Contains(string(doc), v) {
 			t.Errorf("docs/ENERGY.md lacks %q", v)

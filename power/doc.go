@@ -13,8 +13,10 @@
 // utilisation of a busy GPU, which depends on the job's algorithm type (its
 // model family: Workload.Util). Jobs of different families on one node add
 // their own (MaxW − IdleW)·util per busy GPU (MixedWatts). A node with no
-// busy GPU draws IdleWatts: BaseW + total·IdleW, or SleepW when the node is
-// power-managed (NodePower.Sleeps) and suspends itself while idle.
+// busy GPU draws BaseW + total·IdleW (AwakeIdleWatts); a power-managed node
+// (NodePower.Sleeps, the default) suspends itself once it has been idle for
+// SleepAfterS and then draws SleepW (IdleWatts), and takes WakeS to wake up
+// when work is placed on it.
 //
 // The node's load is busy ÷ total. Above the contention knee jobs on the node
 // run slower, because they share PCIe switches, host CPUs, the NIC and the

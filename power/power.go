@@ -40,6 +40,13 @@ type NodePower struct {
 	// SleepW is the draw of a suspended node in watts, ≥ 0; used only
 	// when Sleeps is set.
 	SleepW float64
+	// SleepAfterS is how long in seconds a power-managed node stays on
+	// while none of its GPUs is busy before it suspends itself, ≥ 0
+	// (Slurm's SuspendTime). Meanwhile it draws AwakeIdleWatts.
+	SleepAfterS float64
+	// WakeS is how long in seconds a suspended node takes to wake up, ≥ 0:
+	// jobs placed on it make no progress until it is up.
+	WakeS float64
 }
 
 // Workload is how the jobs of one algorithm type (a model family) use their
@@ -80,6 +87,10 @@ func (n NodePower) Validate() error {
 		return fmt.Errorf("contention slowdown %v: want a fraction in [0, 1)", c.Slowdown)
 	case n.Sleeps && (!finite(n.SleepW) || n.SleepW < 0):
 		return fmt.Errorf("sleep power %v W: want a finite number ≥ 0", n.SleepW)
+	case n.Sleeps && (!finite(n.SleepAfterS) || n.SleepAfterS < 0):
+		return fmt.Errorf("sleep after %v s: want a finite number ≥ 0", n.SleepAfterS)
+	case n.Sleeps && (!finite(n.WakeS) || n.WakeS < 0):
+		return fmt.Errorf("wake-up time %v s: want a finite number ≥ 0", n.WakeS)
 	}
 	return nil
 }
@@ -119,12 +130,26 @@ func MixedWatts(node NodePower, gpu GPUPower, busy, total int, utilSum float64) 
 }
 
 // IdleWatts returns the draw of a node of total GPUs none of which is busy:
-// SleepW when the node sleeps, else BaseW + total·IdleW.
+// SleepW when the node sleeps (once it has suspended itself), else
+// AwakeIdleWatts.
 func (n NodePower) IdleWatts(gpu GPUPower, total int) float64 {
 	if n.Sleeps {
 		return n.SleepW
 	}
+	return n.AwakeIdleWatts(gpu, total)
+}
+
+// AwakeIdleWatts returns the draw of a node of total GPUs that is on with
+// none of its GPUs busy: BaseW + total·IdleW. A power-managed node draws it
+// for SleepAfterS after its last job leaves.
+func (n NodePower) AwakeIdleWatts(gpu GPUPower, total int) float64 {
 	return n.BaseW + float64(max(total, 0))*gpu.IdleW
+}
+
+// ContentionOff reports whether the node never slows its jobs down: its
+// knee is at full load or its slowdown is 0.
+func (n NodePower) ContentionOff() bool {
+	return n.Contention.Knee >= 1 || n.Contention.Slowdown == 0
 }
 
 // BusyWatts returns the draw of one GPU running a job at utilisation util

@@ -59,26 +59,64 @@ func TestRampIgnoresSleep(t *testing.T) {
 
 func TestValidateSleep(t *testing.T) {
 	tests := []struct {
-		name   string
-		sleepW float64
-		sleeps bool
-		want   string
+		name                string
+		sleepW, after, wake float64
+		sleeps              bool
+		want                string
 	}{
-		{"sleep power 0", 0, true, ""},
-		{"sleep power 15", 15, true, ""},
-		{"negative sleep power", -1, true, "sleep power -1 W"},
-		{"NaN sleep power", math.NaN(), true, "sleep power NaN W"},
-		{"unused sleep power is not checked", -1, false, ""},
+		{"sleep power 0", 0, 0, 0, true, ""},
+		{"sleep power 15", 15, 600, 300, true, ""},
+		{"negative sleep power", -1, 0, 0, true, "sleep power -1 W"},
+		{"NaN sleep power", math.NaN(), 0, 0, true, "sleep power NaN W"},
+		{"unused sleep power is not checked", -1, -1, -1, false, ""},
+		{"negative delay before sleeping", 20, -1, 0, true, "sleep after -1 s"},
+		{"infinite wake-up", 20, 0, math.Inf(1), true, "wake-up time +Inf s"},
+		{"negative wake-up", 20, 0, -2, true, "wake-up time -2 s"},
 	}
 	for _, tt := range tests {
 		n := node(200, 0.75, 0.3)
-		n.Sleeps, n.SleepW = tt.sleeps, tt.sleepW
+		n.Sleeps, n.SleepW, n.SleepAfterS, n.WakeS = tt.sleeps, tt.sleepW, tt.after, tt.wake
 		err := n.Validate()
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("%s: unexpected error %v", tt.name, err)
 		case tt.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.want)):
 			t.Errorf("%s: error %v, want one starting %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestAwakeIdleWatts(t *testing.T) {
+	if got := sleeper().AwakeIdleWatts(v100(), 8); got != 200+8*50 {
+		t.Errorf("AwakeIdleWatts of a sleeping node = %v, want its draw when on, 600", got)
+	}
+	if got := sleeper().IdleWatts(v100(), 8); got != 20 {
+		t.Errorf("IdleWatts of a sleeping node = %v, want 20", got)
+	}
+}
+
+// TestNodesMatter: energy can depend on the nodes chosen exactly when some
+// node sleeps or contention applies on some node that slows its jobs.
+func TestNodesMatter(t *testing.T) {
+	on, noKnee, noSlow := node(200, 0.75, 0.3), node(200, 1, 0.3), node(200, 0.5, 0)
+	tests := []struct {
+		name       string
+		nodes      []power.NodePower
+		contention bool
+		want       bool
+	}{
+		{"always on, no contention", []power.NodePower{on, on}, false, false},
+		{"different base power, always on", []power.NodePower{on, node(50, 0.75, 0.3)}, false, false},
+		{"one node sleeps", []power.NodePower{on, sleeper()}, false, true},
+		{"contention applied", []power.NodePower{on, on}, true, true},
+		{"contention applied, knee at full load", []power.NodePower{noKnee, noKnee}, true, false},
+		{"contention applied, no slowdown", []power.NodePower{noSlow, noKnee}, true, false},
+		{"contention applied, one node slows", []power.NodePower{noSlow, on}, true, true},
+	}
+	for _, tt := range tests {
+		p := &power.Cluster{Nodes: tt.nodes}
+		if got := p.NodesMatter(tt.contention); got != tt.want {
+			t.Errorf("%s: NodesMatter = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

@@ -257,12 +257,13 @@ func (r *run) reallocate(a engine.Assignment, t model.Time) error {
 }
 
 // setSpeed sets a job's speed on its (new) allocation from t and predicts its
-// finish; pause adds the restart overhead first. The engine starts and
-// resizes jobs only on GPUs where their profile gives them a speed, so a
-// job without one is a broken invariant: the run fails rather than letting
-// the job hold its GPUs forever.
+// finish; it waits for its nodes to wake up (sleep.go) and pause adds the
+// restart overhead. The engine starts and resizes jobs only on GPUs where
+// their profile gives them a speed, so a job without one is a broken
+// invariant: the run fails rather than letting the job hold its GPUs
+// forever.
 func (r *run) setSpeed(j *model.Job, t model.Time, pause bool) {
-	j.Mark, j.Resume, j.LastStart = t, t, t
+	j.Mark, j.Resume, j.LastStart = t, r.meter.readyAt(j, t), t
 	if pause {
 		j.Resume += r.cfg.RestartOverhead
 	}

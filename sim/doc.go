@@ -17,7 +17,9 @@
 // (Config.Energy: every node's draw integrated exactly between the events
 // that change its busy GPUs, and attributed to the jobs on it) and applies
 // node contention to job speeds (Config.Contention); energy.go and
-// docs/ENERGY.md have the rules.
+// docs/ENERGY.md have the rules. Power-managed nodes (power.NodePower.Sleeps)
+// sleep when idle and make the jobs placed on them wait while they wake up
+// (sleep.go).
 //
 // With a network model (Config.Network) a job with a dataset waits for its
 // staging time at every start (network.go); jobs that a placer holds back

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gpusched/gpusched/metrics"
 	"github.com/gpusched/gpusched/model"
@@ -24,12 +25,16 @@ type Energy struct {
 	// IdleKWh is what nodes drew while none of their GPUs was busy
 	// (asleep, if they sleep): energy of no job.
 	IdleKWh float64
+	// Wakes counts the times a suspended node was woken up for a job
+	// (power.NodePower.Sleeps).
+	Wakes int
 }
 
 // meter follows the busy GPUs of every node to account the energy the
-// cluster draws and to apply node contention to job speeds. Its work per
-// event is proportional to the nodes of the jobs that start, stop or move,
-// never to the cluster's size.
+// cluster draws, to apply node contention to job speeds and to put idle
+// power-managed nodes to sleep and wake them (sleep.go). Its work per event
+// is proportional to the nodes of the jobs that start, stop or move, never
+// to the cluster's size.
 //
 // Energy: between two events a node's draw is constant, so each node
 // integrates watts × elapsed time whenever its busy GPUs change. A job's
@@ -56,13 +61,21 @@ type meter struct {
 	onNode     [][]int32  // contention: the jobs on each node
 	dirty      []int32    // contention: nodes whose load changed since settle
 	isDirty    []bool
+	sleeps     bool       // some node is power-managed (sleep.go)
+	pending    sleepQueue // idle power-managed nodes, by the time they suspend
+	points     []powerPoint
+	wakes      int
 }
 
 // nodeMeter is one node's load and energy so far.
 type nodeMeter struct {
 	last    model.Time // energy is integrated up to last
 	busy    int
-	utilSum float64 // sum of the utilisation of the busy GPUs
+	asleep  bool       // suspended (power-managed and idle long enough)
+	waking  bool       // woken for a job, up at upAt
+	since   model.Time // busy 0: when the node became idle
+	upAt    model.Time // the node is up (awake) from upAt
+	utilSum float64    // sum of the utilisation of the busy GPUs
 	watts   float64
 	uw      int64   // watts in µW, rounded
 	joules  float64 // drawn up to last
@@ -80,14 +93,17 @@ type jobMeter struct {
 // part is the GPUs a job holds on one node.
 type part struct {
 	node, gpus int32
-	snap       float64 // the node's share when the job took them
+	snap       float64    // the node's share when the job took them
+	upAt       model.Time // the node is up from upAt: its GPUs run from then
 }
 
 // newMeter returns the meter of cfg for jobs (the trace, in order), or nil
-// when cfg accounts no energy and applies no contention. Its clock starts at
-// the first submission.
+// when cfg accounts no energy, applies no contention and has no
+// power-managed node. Its clock starts at the first submission, with every
+// power-managed node asleep.
 func newMeter(cfg *Config, jobs []*model.Job) (*meter, error) {
-	if !cfg.Energy && !cfg.Contention {
+	sleeps := cfg.Power != nil && slices.ContainsFunc(cfg.Power.Nodes, func(n power.NodePower) bool { return n.Sleeps })
+	if !cfg.Energy && !cfg.Contention && !sleeps {
 		return nil, nil
 	}
 	var t0 model.Time
@@ -98,7 +114,7 @@ func newMeter(cfg *Config, jobs []*model.Job) (*meter, error) {
 		return nil, fmt.Errorf("sim: power: %w", err)
 	}
 	c := cfg.Cluster
-	m := &meter{c: c, p: cfg.Power, energy: cfg.Energy, contention: cfg.Contention,
+	m := &meter{c: c, p: cfg.Power, energy: cfg.Energy, contention: cfg.Contention, sleeps: sleeps,
 		work: make([]power.Workload, len(jobs)), nodes: make([]nodeMeter, len(c.Nodes)),
 		jobs: make([]jobMeter, len(jobs)), count: make([]int32, len(c.Nodes)), now: t0,
 		parts: make([]part, 0, len(jobs))}
@@ -113,7 +129,8 @@ func newMeter(cfg *Config, jobs []*model.Job) (*meter, error) {
 		m.jobs[i].factor = 1
 	}
 	for i := range m.nodes {
-		m.nodes[i].last = t0
+		m.nodes[i].last, m.nodes[i].upAt = t0, t0
+		m.nodes[i].asleep = m.p.Nodes[i].Sleeps
 		m.refresh(int32(i))
 	}
 	if m.contention {
@@ -123,8 +140,8 @@ func newMeter(cfg *Config, jobs []*model.Job) (*meter, error) {
 	return m, nil
 }
 
-// checkPower checks that cfg.Power describes what cfg.Energy and
-// cfg.Contention need: everything, or only the nodes.
+// checkPower checks that cfg.Power describes what cfg.Energy, cfg.Contention
+// and power-managed nodes need: everything, or only the nodes.
 func checkPower(cfg *Config) error {
 	p, c := cfg.Power, cfg.Cluster
 	switch {
@@ -148,6 +165,7 @@ func (m *meter) join(j *model.Job, t model.Time) {
 	if m == nil {
 		return
 	}
+	m.catchUp(t)
 	for _, g := range j.Alloc {
 		if m.count[g.Node] == 0 {
 			m.touched = append(m.touched, g.Node)
@@ -167,10 +185,11 @@ func (m *meter) join(j *model.Job, t model.Time) {
 		m.count[node] = 0
 		m.advance(node, t)
 		nm := &m.nodes[node]
+		m.wake(node, t)
 		nm.busy += int(gpus)
 		nm.utilSum += float64(gpus) * util
 		m.refresh(node)
-		m.parts[jm.from+int32(k)] = part{node: node, gpus: gpus, snap: nm.share}
+		m.parts[jm.from+int32(k)] = part{node: node, gpus: gpus, snap: nm.share, upAt: nm.upAt}
 		if m.contention {
 			m.onNode[node] = append(m.onNode[node], int32(j.Seq))
 			m.markDirty(node)
@@ -185,19 +204,21 @@ func (m *meter) leave(seq int, t model.Time) {
 	if m == nil {
 		return
 	}
+	m.catchUp(t)
 	jm := &m.jobs[seq]
 	util := m.work[seq].Util
-	dt := float64(t-jm.since) / 1000
 	for _, pt := range m.parts[jm.from : jm.from+jm.n] {
 		m.advance(pt.node, t)
 		nm := &m.nodes[pt.node]
 		gpus := float64(pt.gpus)
-		if m.energy {
+		if m.energy { // its GPUs are busy once the node is up
 			busyW := m.p.Types[m.c.Nodes[pt.node].Type].BusyWatts(util)
+			dt := float64(max(t-max(jm.since, pt.upAt), 0)) / 1000
 			jm.joules += gpus*busyW*dt + gpus*(nm.share-pt.snap)
 		}
 		nm.busy -= int(pt.gpus)
 		nm.utilSum -= gpus * util
+		m.idle(pt.node, t)
 		m.refresh(pt.node)
 		if m.contention {
 			m.onNode[pt.node] = removeSeq(m.onNode[pt.node], int32(seq))
@@ -232,13 +253,17 @@ func (m *meter) advance(node int32, t model.Time) {
 }
 
 // staticWatts is the draw of a busy node apart from its busy GPUs: base
-// power and idle GPUs.
+// power and idle GPUs; while the node wakes up, all of its draw.
 func (m *meter) staticWatts(node int32) float64 {
+	nm := &m.nodes[node]
+	if nm.waking {
+		return nm.watts
+	}
 	n := m.c.Nodes[node]
-	return m.p.Nodes[node].BaseW + float64(n.GPUs-m.nodes[node].busy)*m.p.Types[n.Type].IdleW
+	return m.p.Nodes[node].BaseW + float64(n.GPUs-nm.busy)*m.p.Types[n.Type].IdleW
 }
 
-// refresh recomputes node's draw after its busy GPUs changed.
+// refresh recomputes node's draw after its busy GPUs or its sleep changed.
 func (m *meter) refresh(node int32) {
 	nm := &m.nodes[node]
 	if nm.busy == 0 {
@@ -247,8 +272,15 @@ func (m *meter) refresh(node int32) {
 	if !m.energy {
 		return
 	}
-	n := m.c.Nodes[node]
-	nm.watts = power.MixedWatts(m.p.Nodes[node], m.p.Types[n.Type], nm.busy, n.GPUs, nm.utilSum)
+	n, np := m.c.Nodes[node], m.p.Nodes[node]
+	switch gpu := m.p.Types[n.Type]; {
+	case nm.asleep:
+		nm.watts = np.SleepW
+	case nm.busy > 0 && !nm.waking:
+		nm.watts = power.MixedWatts(np, gpu, nm.busy, n.GPUs, nm.utilSum)
+	default: // on and idle, or waking up
+		nm.watts = np.AwakeIdleWatts(gpu, n.GPUs)
+	}
 	uw := int64(math.Round(nm.watts * 1e6))
 	m.totalUW += uw - nm.uw
 	nm.uw = uw
@@ -311,6 +343,8 @@ func (r *run) settle(t model.Time) {
 	if m == nil {
 		return
 	}
+	m.catchUp(t)
+	r.flushPoints()
 	m.now = t
 	if !m.contention {
 		return
@@ -344,6 +378,7 @@ func (m *meter) result(recs []metrics.JobRecord) *Energy {
 		return nil
 	}
 	t := m.now
+	m.catchUp(t)
 	for seq := range m.jobs {
 		if m.jobs[seq].n > 0 { // still holding GPUs: account up to t
 			m.leave(seq, t)
@@ -357,6 +392,6 @@ func (m *meter) result(recs []metrics.JobRecord) *Energy {
 		total += m.nodes[i].joules
 		e.NodeKWh[i] = m.nodes[i].joules / joulesPerKWh
 	}
-	e.TotalKWh, e.IdleKWh = total/joulesPerKWh, m.idleJ/joulesPerKWh
+	e.TotalKWh, e.IdleKWh, e.Wakes = total/joulesPerKWh, m.idleJ/joulesPerKWh, m.wakes
 	return e
 }

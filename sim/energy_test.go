@@ -238,6 +238,7 @@ func TestEnergySumRule(t *testing.T) {
 	p := roundPower(c)
 	p.Types[1] = power.GPUPower{IdleW: 25, MaxW: 150}
 	p.Nodes[1].Sleeps, p.Nodes[3].Sleeps, p.Nodes[3].SleepW = true, true, 7.5
+	p.Nodes[1].SleepAfterS, p.Nodes[1].WakeS, p.Nodes[3].WakeS = 45, 20, 12.5
 	r := rand.New(rand.NewPCG(5, 6))
 	var jobs []model.JobSpec
 	for i := range 60 {
@@ -276,6 +277,15 @@ func TestEnergySumRule(t *testing.T) {
 		e := res.Energy
 		if !near(jobsKWh+e.IdleKWh, e.TotalKWh) || !near(nodesKWh, e.TotalKWh) || e.IdleKWh <= 0 {
 			t.Errorf("contention %v: jobs %v + idle %v kWh, nodes %v kWh, total %v kWh", contention, jobsKWh, e.IdleKWh, nodesKWh, e.TotalKWh)
+		}
+		// The power samples step with the draw, suspensions between events
+		// included: their area is the energy.
+		var area float64
+		for i := 1; i < len(res.Samples); i++ {
+			area += res.Samples[i-1].PowerW * (res.Samples[i].T - res.Samples[i-1].T).Seconds()
+		}
+		if !near(area/3.6e6, e.TotalKWh) || e.Wakes == 0 {
+			t.Errorf("contention %v: area under the samples %v kWh, total %v kWh; %d wake-ups", contention, area/3.6e6, e.TotalKWh, e.Wakes)
 		}
 		if preempt == 0 || resize == 0 || migrate == 0 {
 			t.Errorf("contention %v: the run should preempt (%d), resize (%d) and migrate (%d)", contention, preempt, resize, migrate)

@@ -74,12 +74,12 @@ func seed003(bin, shared string) error {
 	var ws []workload
 	for _, tr := range []string{"small_test", "medium_test", "artifact_evaluation"} {
 		for _, c := range []string{"v100=2,p100=2,k80=2", "v100=8,p100=8,k80=8"} {
-			ws = append(ws, workload{tr + " on " + c, []string{"--trace", gavel + tr + ".trace", "--gpus", c}})
+			ws = append(ws, workload{tr + " on " + c, []string{"--trace", gavel + tr + ".trace", "--gpus", c, "--sleep=false"}})
 		}
 	}
-	ws = append(ws, workload{"Tiresias 60_job on v100=8,p100=8,k80=8", []string{"--trace", "testdata/traces/tiresias/60_job.csv", "--gpus", "v100=8,p100=8,k80=8"}})
+	ws = append(ws, workload{"Tiresias 60_job on v100=8,p100=8,k80=8", []string{"--trace", "testdata/traces/tiresias/60_job.csv", "--gpus", "v100=8,p100=8,k80=8", "--sleep=false"}})
 	ws = append(ws, workload{"first 5,000 Philly jobs on v100=128,p100=128,k80=128 (8/node)",
-		[]string{"--trace", shared + "/traces/philly/philly.csv", "--limit", "5000", "--gpus", "v100=128,p100=128,k80=128", "--gpus-per-node", "8"}})
+		[]string{"--trace", shared + "/traces/philly/philly.csv", "--limit", "5000", "--gpus", "v100=128,p100=128,k80=128", "--gpus-per-node", "8", "--sleep=false"}})
 	for _, w := range ws {
 		if err := table(bin, w); err != nil {
 			return err
@@ -141,7 +141,7 @@ func elastic(bin, shared string) error {
 		fmt.Printf("skipped: %s not found\n\n", dir)
 		return nil
 	}
-	base := "--gpus v100=64 --gpus-per-node 4 --policy tiresias"
+	base := "--gpus v100=64 --gpus-per-node 4 --sleep=false --policy tiresias"
 	fmt.Printf("### Pollux workloads 1–8 on v100=64 (16 nodes × 4)\n\n`gpusched sim --trace %sworkload-N.csv %s ARGS --json`; "+
 		"each cell is the mean over the eight workloads.\n\n", dir, base)
 	fmt.Println("| scaler | ARGS | avg JCT (s) | p99 JCT (s) | makespan (s) | util | resizes |")
@@ -163,7 +163,7 @@ func elastic(bin, shared string) error {
 	}
 	fmt.Println()
 	philly := shared + "/traces/philly/philly.csv"
-	base = "--trace " + philly + " --limit 5000 --gpus v100=128,p100=128,k80=128 --gpus-per-node 8 --policy las --placer hetero"
+	base = "--trace " + philly + " --limit 5000 --gpus v100=128,p100=128,k80=128 --gpus-per-node 8 --sleep=false --policy las --placer hetero"
 	fmt.Printf("### first 5,000 Philly jobs, elastic, on v100=128,p100=128,k80=128 (8/node)\n\n`gpusched sim %s ARGS --json`\n\n", base)
 	fmt.Println("| scaler | ARGS | avg JCT (s) | p99 JCT (s) | makespan (s) | util | resizes |")
 	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
