@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpusched/gpusched/agent"
-	"github.com/gpusched/gpusched/client"
+	"github.com/gpusched/gpusched/service/agent"
+	"github.com/gpusched/gpusched/service/client"
 )
 
 // agentOptions are the flags of `gpusched agent`.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpusched/gpusched/calibrate"
+	"github.com/gpusched/gpusched/core/calibrate"
 )
 
 // calibrateOptions are the flags of `gpusched calibrate`.

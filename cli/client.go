@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpusched/gpusched/client"
+	"github.com/gpusched/gpusched/service/client"
 )
 
 // requestTimeout bounds every client call except a followed log stream.

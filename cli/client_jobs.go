@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpusched/gpusched/api"
-	"github.com/gpusched/gpusched/client"
+	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/client"
 )
 
 // jobsOptions are the flags of `gpusched jobs`.

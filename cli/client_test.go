@@ -17,10 +17,10 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/gpusched/gpusched/api"
 	"github.com/gpusched/gpusched/cli"
 	"github.com/gpusched/gpusched/internal/servicetest"
-	"github.com/gpusched/gpusched/server"
+	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/server"
 )
 
 const jobsdata = "../testdata/jobs/"

@@ -14,9 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpusched/gpusched/agent"
-	"github.com/gpusched/gpusched/api"
-	"github.com/gpusched/gpusched/server"
+	"github.com/gpusched/gpusched/service/agent"
+	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/server"
 )
 
 // devFallbackGPUs are the GPUs `dev` declares when NVML finds none.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpusched/gpusched/agent"
+	"github.com/gpusched/gpusched/service/agent"
 )
 
 // binary is the gpusched executable built once for the end-to-end tests.

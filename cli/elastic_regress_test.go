@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gpusched/gpusched/assets"
-	"github.com/gpusched/gpusched/profile"
-	"github.com/gpusched/gpusched/synth"
+	"github.com/gpusched/gpusched/core/profile"
+	"github.com/gpusched/gpusched/internal/assets"
+	"github.com/gpusched/gpusched/sim/synth"
 )
 
 // TestElasticGavelTracesAudit is issue 13's reproduction, kept as a

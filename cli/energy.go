@@ -7,14 +7,14 @@ import (
 	"os"
 	"slices"
 
-	"github.com/gpusched/gpusched/calibrate"
 	"github.com/gpusched/gpusched/config"
-	"github.com/gpusched/gpusched/engine"
-	"github.com/gpusched/gpusched/model"
-	"github.com/gpusched/gpusched/network"
-	"github.com/gpusched/gpusched/placer"
-	"github.com/gpusched/gpusched/power"
-	"github.com/gpusched/gpusched/recipe"
+	"github.com/gpusched/gpusched/core/calibrate"
+	"github.com/gpusched/gpusched/core/engine"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/network"
+	"github.com/gpusched/gpusched/core/placer"
+	"github.com/gpusched/gpusched/core/power"
+	"github.com/gpusched/gpusched/core/recipe"
 )
 
 // clusterFile decodes the --cluster file again for its power and network

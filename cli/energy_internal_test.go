@@ -5,9 +5,9 @@ import (
 	"math"
 	"testing"
 
-	"github.com/gpusched/gpusched/model"
-	"github.com/gpusched/gpusched/placer"
-	"github.com/gpusched/gpusched/power"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/placer"
+	"github.com/gpusched/gpusched/core/power"
 )
 
 func TestEnergyTable(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpusched/gpusched/audit"
+	"github.com/gpusched/gpusched/sim/audit"
 )
 
 const storageCluster = "../testdata/clusters/storage.yaml"

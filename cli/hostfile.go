@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpusched/gpusched/client"
+	"github.com/gpusched/gpusched/service/client"
 )
 
 // envJobID names the job in a replica's environment (the membership

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/api"
+	"github.com/gpusched/gpusched/service/api"
 )
 
 func TestCompactAlloc(t *testing.T) {

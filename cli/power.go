@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpusched/gpusched/client"
+	"github.com/gpusched/gpusched/service/client"
 )
 
 // powerSamplesOptions are the flags of `gpusched power-samples`.

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/api"
-	"github.com/gpusched/gpusched/calibrate"
+	"github.com/gpusched/gpusched/core/calibrate"
 	"github.com/gpusched/gpusched/internal/servicetest"
+	"github.com/gpusched/gpusched/service/api"
 )
 
 // agentCall sends one agent-protocol request as JSON and decodes the answer.

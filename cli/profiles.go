@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpusched/gpusched/api"
-	"github.com/gpusched/gpusched/client"
+	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/client"
 )
 
 // profilesOptions are the flags of `gpusched profiles`.

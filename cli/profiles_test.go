@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpusched/gpusched/audit"
+	"github.com/gpusched/gpusched/sim/audit"
 )
 
 const profilesDir = "../testdata/profiles/"

@@ -18,8 +18,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpusched/gpusched/config"
-	"github.com/gpusched/gpusched/recipe"
-	"github.com/gpusched/gpusched/server"
+	"github.com/gpusched/gpusched/core/recipe"
+	"github.com/gpusched/gpusched/service/server"
 )
 
 // defaultListen is the default --listen of server and dev (DESIGN.md).

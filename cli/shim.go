@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpusched/gpusched/agent"
+	"github.com/gpusched/gpusched/service/agent"
 )
 
 // newShimCommand is the hidden `gpusched shim`, which an agent starts for

@@ -11,15 +11,15 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpusched/gpusched/assets"
-	"github.com/gpusched/gpusched/audit"
-	"github.com/gpusched/gpusched/eventlog"
-	"github.com/gpusched/gpusched/metrics"
-	"github.com/gpusched/gpusched/model"
-	"github.com/gpusched/gpusched/recipe"
-	"github.com/gpusched/gpusched/report"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/recipe"
+	"github.com/gpusched/gpusched/internal/assets"
 	"github.com/gpusched/gpusched/sim"
-	"github.com/gpusched/gpusched/trace"
+	"github.com/gpusched/gpusched/sim/audit"
+	"github.com/gpusched/gpusched/sim/eventlog"
+	"github.com/gpusched/gpusched/sim/metrics"
+	"github.com/gpusched/gpusched/sim/report"
+	"github.com/gpusched/gpusched/sim/trace"
 )
 
 // simOptions are the flags of `gpusched sim`.

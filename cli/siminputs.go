@@ -12,15 +12,15 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/gpusched/gpusched/assets"
 	"github.com/gpusched/gpusched/config"
-	"github.com/gpusched/gpusched/engine"
-	"github.com/gpusched/gpusched/model"
-	"github.com/gpusched/gpusched/network"
-	"github.com/gpusched/gpusched/power"
-	"github.com/gpusched/gpusched/profile"
+	"github.com/gpusched/gpusched/core/engine"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/network"
+	"github.com/gpusched/gpusched/core/power"
+	"github.com/gpusched/gpusched/core/profile"
+	"github.com/gpusched/gpusched/internal/assets"
 	"github.com/gpusched/gpusched/sim"
-	"github.com/gpusched/gpusched/trace"
+	"github.com/gpusched/gpusched/sim/trace"
 )
 
 // simInputs is everything a run needs, loaded and validated.

@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	"github.com/gpusched/gpusched/config"
-	"github.com/gpusched/gpusched/metrics"
-	"github.com/gpusched/gpusched/model"
-	"github.com/gpusched/gpusched/power"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/power"
 	"github.com/gpusched/gpusched/sim"
+	"github.com/gpusched/gpusched/sim/metrics"
 )
 
 // simPower returns the power model that sim accounts energy with and applies

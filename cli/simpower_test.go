@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpusched/gpusched/audit"
+	"github.com/gpusched/gpusched/sim/audit"
 )
 
 // simJSON runs sim with --json and args and decodes the summary.

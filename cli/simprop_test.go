@@ -11,12 +11,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpusched/gpusched/assets"
-	"github.com/gpusched/gpusched/audit"
 	"github.com/gpusched/gpusched/cli"
 	"github.com/gpusched/gpusched/config"
-	"github.com/gpusched/gpusched/profile"
-	"github.com/gpusched/gpusched/recipe"
+	"github.com/gpusched/gpusched/core/profile"
+	"github.com/gpusched/gpusched/core/recipe"
+	"github.com/gpusched/gpusched/internal/assets"
+	"github.com/gpusched/gpusched/sim/audit"
 )
 
 // The whole simulator's properties (issue 13): for random traces on random

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpusched/gpusched/api"
+	"github.com/gpusched/gpusched/service/api"
 )
 
 // submitOptions are the flags of `gpusched submit`.

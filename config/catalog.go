@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gpusched/gpusched/model"
+	"github.com/gpusched/gpusched/core/model"
 )
 
 // mib converts a vendor memory size in GB (treated as GiB, as nvidia-smi

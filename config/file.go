@@ -12,8 +12,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/gpusched/gpusched/model"
-	"github.com/gpusched/gpusched/power"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/power"
 )
 
 // File is a cluster file (docs/CLUSTER.md) as decoded from YAML. Fields are

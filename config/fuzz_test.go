@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpusched/gpusched/model"
+	"github.com/gpusched/gpusched/core/model"
 )
 
 // checkCluster fails t unless c passes model.NewCluster's rules, has finite

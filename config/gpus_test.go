@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpusched/gpusched/model"
+	"github.com/gpusched/gpusched/core/model"
 )
 
 // describe renders a cluster as "type:mem:tflops ... | node:type:gpus ...".

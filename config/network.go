@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpusched/gpusched/model"
-	"github.com/gpusched/gpusched/network"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/network"
 )
 
 // StorageSpec is one entry of a cluster file's storage list: a data storage

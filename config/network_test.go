@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpusched/gpusched/network"
+	"github.com/gpusched/gpusched/core/network"
 )
 
 // parseNetwork parses a cluster file and returns its network model.

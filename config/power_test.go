@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpusched/gpusched/model"
-	"github.com/gpusched/gpusched/power"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/power"
 )
 
 // describePower lists a power description as "type:idle:max ... |

@@ -4,8 +4,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/gpusched/gpusched/model"
-	"github.com/gpusched/gpusched/recipe"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/recipe"
 )
 
 // SchedFile is a scheduler configuration file (--config, docs/CONFIG.md):

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpusched/gpusched/model"
-	"github.com/gpusched/gpusched/recipe"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/recipe"
 )
 
 func TestParseSchedFile(t *testing.T) {

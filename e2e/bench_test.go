@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/api"
+	"github.com/gpusched/gpusched/service/api"
 )
 
 // BenchmarkSubmitToStart measures, on a `gpusched dev` server over loopback,

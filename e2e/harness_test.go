@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/api"
 	"github.com/gpusched/gpusched/internal/servicetest"
+	"github.com/gpusched/gpusched/service/api"
 )
 
 // binary is the gpusched executable built once for the package.

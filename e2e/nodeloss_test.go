@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/api"
+	"github.com/gpusched/gpusched/service/api"
 )
 
 // heartbeatTimeout is the server's --heartbeat-timeout in the node-loss

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/api"
+	"github.com/gpusched/gpusched/service/api"
 )
 
 // The preemption tests run `gpusched server` with a preemptive policy and

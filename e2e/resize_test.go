@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/api"
+	"github.com/gpusched/gpusched/service/api"
 )
 
 // elasticScript is an elastic job's process: it records its PID (the

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/api"
+	"github.com/gpusched/gpusched/service/api"
 )
 
 func jsonBody(t testing.TB, r *http.Response, v any) {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/api"
+	"github.com/gpusched/gpusched/service/api"
 )
 
 // startDev runs `gpusched dev` with gpus on a fresh data directory and

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/api"
+	"github.com/gpusched/gpusched/service/api"
 )
 
 // The shim tests kill (-9) the process that runs the agent while replicas

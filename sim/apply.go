@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gpusched/gpusched/engine"
-	"github.com/gpusched/gpusched/eventlog"
-	"github.com/gpusched/gpusched/metrics"
-	"github.com/gpusched/gpusched/model"
+	"github.com/gpusched/gpusched/core/engine"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/sim/eventlog"
+	"github.com/gpusched/gpusched/sim/metrics"
 )
 
 func (r *run) emit(e eventlog.Event) {

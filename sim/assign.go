@@ -3,7 +3,7 @@ package sim
 import (
 	"math/rand/v2"
 
-	"github.com/gpusched/gpusched/model"
+	"github.com/gpusched/gpusched/core/model"
 )
 
 // AssignModels gives every job whose Model is not in known (for example a

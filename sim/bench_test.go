@@ -4,16 +4,16 @@ import (
 	"os"
 	"testing"
 
-	"github.com/gpusched/gpusched/assets"
 	"github.com/gpusched/gpusched/config"
-	"github.com/gpusched/gpusched/engine"
-	"github.com/gpusched/gpusched/model"
-	"github.com/gpusched/gpusched/placer"
-	"github.com/gpusched/gpusched/policy"
-	"github.com/gpusched/gpusched/power"
-	"github.com/gpusched/gpusched/profile"
+	"github.com/gpusched/gpusched/core/engine"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/placer"
+	"github.com/gpusched/gpusched/core/policy"
+	"github.com/gpusched/gpusched/core/power"
+	"github.com/gpusched/gpusched/core/profile"
+	"github.com/gpusched/gpusched/internal/assets"
 	"github.com/gpusched/gpusched/sim"
-	"github.com/gpusched/gpusched/trace"
+	"github.com/gpusched/gpusched/sim/trace"
 )
 
 // BenchmarkPhilly replays all 82,247 Philly jobs on 2,500 V100s in 8-GPU

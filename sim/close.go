@@ -1,9 +1,9 @@
 package sim
 
 import (
-	"github.com/gpusched/gpusched/engine"
-	"github.com/gpusched/gpusched/eventlog"
-	"github.com/gpusched/gpusched/model"
+	"github.com/gpusched/gpusched/core/engine"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/sim/eventlog"
 )
 
 // close ends the run at t, the time of its last event: every job that is

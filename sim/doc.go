@@ -1,6 +1,14 @@
 // Package sim is gpusched's discrete-event simulator: it replays a trace
 // through the core engine on a virtual clock.
 //
+// The sim/ folder is the simulator shell: this package (pure, like core/:
+// no clock, no I/O), and the formats it reads and writes — trace (trace
+// readers), eventlog (the event log), audit (the independent auditor of
+// event logs), metrics (records and summaries), report (tables, JSON, CSV,
+// plots) and synth (synthetic Gavel-style traces). They may import core/
+// and each other, never service/ or cli/; the purity test in core/ also
+// holds this package, metrics and eventlog to the core's rules.
+//
 // Events are submissions (from the trace), finishes (computed from each
 // running job's speed), and optional periodic rounds. All events at one
 // instant are applied together — finishes before submissions — and then the

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gpusched/gpusched/model"
+	"github.com/gpusched/gpusched/core/model"
 )
 
 // MakeElastic turns the rigid jobs of a trace into elastic ones for scaling

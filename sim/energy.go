@@ -6,9 +6,9 @@ import (
 	"math"
 	"slices"
 
-	"github.com/gpusched/gpusched/metrics"
-	"github.com/gpusched/gpusched/model"
-	"github.com/gpusched/gpusched/power"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/power"
+	"github.com/gpusched/gpusched/sim/metrics"
 )
 
 // joulesPerKWh converts joules to kWh.

@@ -8,15 +8,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpusched/gpusched/engine"
-	"github.com/gpusched/gpusched/eventlog"
-	"github.com/gpusched/gpusched/model"
-	"github.com/gpusched/gpusched/placer"
-	"github.com/gpusched/gpusched/policy"
-	"github.com/gpusched/gpusched/power"
-	"github.com/gpusched/gpusched/profile"
-	"github.com/gpusched/gpusched/scaler"
+	"github.com/gpusched/gpusched/core/engine"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/placer"
+	"github.com/gpusched/gpusched/core/policy"
+	"github.com/gpusched/gpusched/core/power"
+	"github.com/gpusched/gpusched/core/profile"
+	"github.com/gpusched/gpusched/core/scaler"
 	"github.com/gpusched/gpusched/sim"
+	"github.com/gpusched/gpusched/sim/eventlog"
 )
 
 // powered is a run with a power model: cfg's Engine, Cluster and Workload

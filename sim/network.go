@@ -1,6 +1,6 @@
 package sim
 
-import "github.com/gpusched/gpusched/model"
+import "github.com/gpusched/gpusched/core/model"
 
 // stage delays the progress of job j, which has just started, by the time
 // its dataset takes to reach its nodes (seed 002): the staging time from

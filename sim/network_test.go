@@ -5,15 +5,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpusched/gpusched/audit"
-	"github.com/gpusched/gpusched/engine"
-	"github.com/gpusched/gpusched/eventlog"
-	"github.com/gpusched/gpusched/model"
-	"github.com/gpusched/gpusched/network"
-	"github.com/gpusched/gpusched/placer"
-	"github.com/gpusched/gpusched/policy"
-	"github.com/gpusched/gpusched/profile"
+	"github.com/gpusched/gpusched/core/engine"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/network"
+	"github.com/gpusched/gpusched/core/placer"
+	"github.com/gpusched/gpusched/core/policy"
+	"github.com/gpusched/gpusched/core/profile"
 	"github.com/gpusched/gpusched/sim"
+	"github.com/gpusched/gpusched/sim/audit"
+	"github.com/gpusched/gpusched/sim/eventlog"
 )
 
 // runWith simulates jobs on c with placer pl, the network net and a 30 s

@@ -1,9 +1,9 @@
 package sim
 
 import (
-	"github.com/gpusched/gpusched/engine"
-	"github.com/gpusched/gpusched/eventlog"
-	"github.com/gpusched/gpusched/model"
+	"github.com/gpusched/gpusched/core/engine"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/sim/eventlog"
 )
 
 // notePauses writes a pause event, with the placer's reason, for every job

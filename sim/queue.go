@@ -1,6 +1,6 @@
 package sim
 
-import "github.com/gpusched/gpusched/model"
+import "github.com/gpusched/gpusched/core/model"
 
 // finishEvent is a predicted finish of a job; it is stale when the job's
 // version changed since (preempted or resized).

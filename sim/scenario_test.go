@@ -5,16 +5,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpusched/gpusched/audit"
-	"github.com/gpusched/gpusched/engine"
-	"github.com/gpusched/gpusched/eventlog"
-	"github.com/gpusched/gpusched/metrics"
-	"github.com/gpusched/gpusched/model"
-	"github.com/gpusched/gpusched/placer"
-	"github.com/gpusched/gpusched/policy"
-	"github.com/gpusched/gpusched/profile"
-	"github.com/gpusched/gpusched/scaler"
+	"github.com/gpusched/gpusched/core/engine"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/placer"
+	"github.com/gpusched/gpusched/core/policy"
+	"github.com/gpusched/gpusched/core/profile"
+	"github.com/gpusched/gpusched/core/scaler"
 	"github.com/gpusched/gpusched/sim"
+	"github.com/gpusched/gpusched/sim/audit"
+	"github.com/gpusched/gpusched/sim/eventlog"
+	"github.com/gpusched/gpusched/sim/metrics"
 )
 
 // testMatrix: job type M runs at 2 steps/s on one V100 and 3 on two; on K80

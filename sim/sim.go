@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gpusched/gpusched/engine"
-	"github.com/gpusched/gpusched/eventlog"
-	"github.com/gpusched/gpusched/metrics"
-	"github.com/gpusched/gpusched/model"
-	"github.com/gpusched/gpusched/network"
-	"github.com/gpusched/gpusched/power"
+	"github.com/gpusched/gpusched/core/engine"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/network"
+	"github.com/gpusched/gpusched/core/power"
+	"github.com/gpusched/gpusched/sim/eventlog"
+	"github.com/gpusched/gpusched/sim/metrics"
 )
 
 // Workload turns job specs into work and gives job speeds; *profile.Table

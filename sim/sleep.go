@@ -4,8 +4,8 @@ import (
 	"container/heap"
 	"math"
 
-	"github.com/gpusched/gpusched/metrics"
-	"github.com/gpusched/gpusched/model"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/sim/metrics"
 )
 
 // Power-managed nodes (power.NodePower.Sleeps, docs/ENERGY.md): a node none

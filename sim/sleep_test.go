@@ -3,11 +3,11 @@ package sim_test
 import (
 	"testing"
 
-	"github.com/gpusched/gpusched/engine"
-	"github.com/gpusched/gpusched/model"
-	"github.com/gpusched/gpusched/placer"
-	"github.com/gpusched/gpusched/policy"
-	"github.com/gpusched/gpusched/power"
+	"github.com/gpusched/gpusched/core/engine"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/placer"
+	"github.com/gpusched/gpusched/core/policy"
+	"github.com/gpusched/gpusched/core/power"
 	"github.com/gpusched/gpusched/sim"
 )
 

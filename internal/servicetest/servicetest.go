@@ -39,9 +39,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/agent"
-	"github.com/gpusched/gpusched/api"
-	"github.com/gpusched/gpusched/server"
+	"github.com/gpusched/gpusched/service/agent"
+	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/server"
 )
 
 // Timeout bounds every wait of the package.

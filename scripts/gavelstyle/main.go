@@ -15,9 +15,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/gpusched/gpusched/assets"
-	"github.com/gpusched/gpusched/profile"
-	"github.com/gpusched/gpusched/synth"
+	"github.com/gpusched/gpusched/core/profile"
+	"github.com/gpusched/gpusched/internal/assets"
+	"github.com/gpusched/gpusched/sim/synth"
 )
 
 func main() {

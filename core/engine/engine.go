@@ -1,0 +1,251 @@
+package engine
+
+import (
+	"errors"
+
+	"github.com/gpusched/gpusched/core/model"
+)
+
+// Engine runs scheduling rounds. Build it with New.
+type Engine struct {
+	policy QueuePolicy
+	placer Placer
+	scaler Scaler
+
+	pool    *Pool
+	cluster *model.Cluster
+	order   []*model.Job
+	remain  []int
+	resizer *Resizer
+	now     model.Time
+	// released counts the stop candidates (plan.Preempt) whose GPUs are
+	// already free in the pool, a prefix of plan.Preempt: candidates are
+	// released only when a placement cannot be made without their GPUs.
+	released int
+	// pause is the reason a placer gave for holding back the job being
+	// placed, or "".
+	pause string
+	// victims orders the stop candidates by lost work (victims.go).
+	victims victimOrder
+}
+
+// New assembles an engine from its stages; scaler may be nil (no resizing).
+func New(policy QueuePolicy, placer Placer, scaler Scaler) (*Engine, error) {
+	if policy == nil || placer == nil {
+		return nil, errors.New("engine: a queue policy and a placer are required")
+	}
+	return &Engine{policy: policy, placer: placer, scaler: scaler, resizer: newResizer()}, nil
+}
+
+// Names returns the names of the engine's policy, placer and scaler
+// ("none" when there is no scaler).
+func (e *Engine) Names() (policy, placer, scaler string) {
+	scaler = "none"
+	if e.scaler != nil {
+		scaler = e.scaler.Name()
+	}
+	return e.policy.Name(), e.placer.Name(), scaler
+}
+
+// Schedule computes one round's plan for state s at time now. It does not
+// change s.
+func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
+	if e.cluster != s.Cluster {
+		e.pool, e.cluster = NewPool(s.Cluster), s.Cluster
+		e.remain = make([]int, len(s.Cluster.Types))
+	}
+	e.pool.Reset(s)
+	e.now = now
+	ord := e.policy.Order(s, now, e.order[:0])
+	e.order = ord.Jobs[:0]
+	plan := Plan{Updates: ord.Updates, Wake: -1}
+	if e.scaler != nil {
+		e.resizer.reset(s, e.pool)
+	}
+	e.released = 0
+	e.victims.reset(len(ord.Stop), len(s.Cluster.Types))
+	if len(s.Waiting()) > 0 {
+		// A stop only makes room for a waiting job; with none, every stop
+		// would be cancelled, and the job stays free to be resized.
+		for _, j := range ord.Stop {
+			e.stop(j, &plan)
+		}
+	}
+	if ord.Preemptive {
+		e.preemptive(s, ord.Jobs, &plan)
+	} else {
+		e.walk(s, ord, &plan)
+		e.cancelIdlePreemptions(&plan)
+	}
+	if e.scaler != nil {
+		e.scale(s, now, &plan)
+	}
+	return plan
+}
+
+// scale runs the scaler over the running and newly started elastic jobs and
+// records the resizes in plan.
+func (e *Engine) scale(s *model.State, now model.Time, plan *Plan) {
+	r := e.resizer
+	e.scaler.Scale(s, now, r)
+	r.finish(plan)
+	if w, ok := e.scaler.(Waker); ok {
+		plan.Wake = w.Next(now)
+	}
+}
+
+// walk places waiting jobs in order; without backfill it stops at the first
+// job that does not fit.
+func (e *Engine) walk(s *model.State, ord Order, plan *Plan) {
+	for i, j := range ord.Jobs {
+		if j.State != model.Waiting {
+			continue
+		}
+		ts := Feasible(s, j, j.Spec.MinGPUs)
+		if ts == 0 {
+			e.reject(s, j, plan)
+			continue
+		}
+		if e.place(s, j, ts, plan, i < ord.Claim) {
+			continue
+		}
+		e.blocked(j, plan, reasonNoFit)
+		if !ord.Backfill {
+			return
+		}
+	}
+}
+
+// stop makes running job j a candidate for preemption: it may no longer be
+// moved, and its GPUs are released when a placement needs them.
+func (e *Engine) stop(j *model.Job, plan *Plan) {
+	plan.Preempt = append(plan.Preempt, j)
+	e.pool.Hold(j)
+}
+
+// place places j on free GPUs if it can; otherwise, when j may claim them,
+// it releases the GPUs of stop candidates and tries again (claim); and
+// then, with a donor scaler, it shrinks elastic jobs for j.
+func (e *Engine) place(s *model.State, j *model.Job, ts TypeSet, plan *Plan, claim bool) bool {
+	e.pause = ""
+	if e.tryPlace(s, j, ts, plan) {
+		return true
+	}
+	if claim && e.released < len(plan.Preempt) && e.claim(s, j, ts, plan) {
+		return true
+	}
+	return e.donate(s, j, ts, plan)
+}
+
+// donate asks a Donor scaler for one replica at a time until j fits; it
+// undoes every donation when j still does not fit.
+func (e *Engine) donate(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
+	d, ok := e.scaler.(Donor)
+	if !ok {
+		return false
+	}
+	r := e.resizer
+	if !r.couldFit(j, ts) {
+		return false
+	}
+	r.begin()
+	for d.Donate(s, e.now, r, j, ts) {
+		if e.tryPlace(s, j, ts, plan) {
+			r.commit()
+			return true
+		}
+	}
+	r.rollback()
+	return false
+}
+
+// tryPlace tries the job's requested size, then its minimum. With a scaler,
+// an elastic job starts at its minimum (gang) and the scaler decides the
+// rest (seed 000: a job starts once its minimum replicas can run).
+func (e *Engine) tryPlace(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
+	sizes, k := e.sizes(j)
+	for i := range k {
+		if fit := fitTypes(s, j, ts, sizes[i]); fit != 0 && e.placeOn(s, j, fit, plan, sizes[i], i == 1) {
+			return true
+		}
+	}
+	return false
+}
+
+// sizes returns the GPU counts that tryPlace attempts for j, in order, and
+// how many of them there are (1 or 2).
+func (e *Engine) sizes(j *model.Job) ([2]int, int) {
+	sizes := [2]int{j.Spec.GPUs, j.Spec.MinGPUs}
+	if e.scaler != nil && j.Spec.Elastic() {
+		sizes[0] = j.Spec.MinGPUs
+	}
+	if sizes[1] == sizes[0] {
+		return sizes, 1
+	}
+	return sizes, 2
+}
+
+// fitTypes returns the types on which j can run with n GPUs, given ts, its
+// feasible types at its minimum.
+func fitTypes(s *model.State, j *model.Job, ts TypeSet, n int) TypeSet {
+	if n == j.Spec.MinGPUs {
+		return ts
+	}
+	return Feasible(s, j, n)
+}
+
+// placeOn places j on n GPUs of a type in fit if the placer finds them and
+// records the start in plan; minOnly says that n is j's fallback minimum.
+func (e *Engine) placeOn(s *model.State, j *model.Job, fit TypeSet, plan *Plan, n int, minOnly bool) bool {
+	pl := e.placer.Place(s, e.pool, j, n, fit)
+	if pl.GPUs == nil {
+		if pl.Pause != "" {
+			e.pause = pl.Pause
+		}
+		return false
+	}
+	e.commit(pl, plan)
+	plan.Start = append(plan.Start, Assignment{Job: j, GPUs: pl.GPUs})
+	if e.scaler != nil {
+		e.resizer.addStarted(plan.Start[len(plan.Start)-1])
+	}
+	reason := reasonPlaced
+	if minOnly {
+		reason = reasonMinOnly
+	}
+	plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Placed, reason})
+	return true
+}
+
+// blocked records that waiting job j was not placed: paused when the placer
+// held it back in any attempt to place it this round (Placement.Pause),
+// otherwise blocked for reason.
+func (e *Engine) blocked(j *model.Job, plan *Plan, reason string) {
+	if e.pause != "" {
+		plan.Paused = append(plan.Paused, Pause{Job: j, Reason: e.pause})
+		plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Paused, e.pause})
+		return
+	}
+	plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Blocked, reason})
+}
+
+// commit applies a placement to the pool: moved jobs leave their GPUs and
+// take their new ones, then the placed job takes its own.
+func (e *Engine) commit(pl Placement, plan *Plan) {
+	for _, m := range pl.Moves {
+		e.pool.Release(m.Job)
+	}
+	for _, m := range pl.Moves {
+		e.pool.Take(m.GPUs)
+		plan.Migrate = append(plan.Migrate, m)
+		plan.Trace = append(plan.Trace, Decision{m.Job.Spec.ID, Migrated, reasonMigrated})
+	}
+	e.pool.Take(pl.GPUs)
+}
+
+// reject records that waiting job j can never run here, and why (Unfit).
+func (e *Engine) reject(s *model.State, j *model.Job, plan *Plan) {
+	why := Unfit(s, j, j.Spec.MinGPUs)
+	plan.Reject = append(plan.Reject, Rejection{Job: j, Reason: why})
+	plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Unschedulable, why})
+}

@@ -1,0 +1,80 @@
+package engine
+
+import "github.com/gpusched/gpusched/core/model"
+
+// preemptive selects jobs by GPU counts as if the cluster were empty, in
+// order; preempts running jobs that were not selected; places the selected
+// waiting jobs; and cancels preemptions whose GPUs no placement used.
+func (e *Engine) preemptive(s *model.State, jobs []*model.Job, plan *Plan) {
+	for t := range e.remain {
+		e.remain[t] = s.Cluster.TypeGPUs(t)
+	}
+	c := s.Cluster
+	var selected []*model.Job
+	var sets []TypeSet
+	for _, j := range jobs {
+		if j.State == model.Running {
+			t, k := c.TypeOf(j.Alloc[0]), len(j.Alloc)
+			if e.remain[t] >= k {
+				e.remain[t] -= k
+				continue
+			}
+			e.stop(j, plan)
+			continue
+		}
+		ts := Feasible(s, j, j.Spec.MinGPUs)
+		if ts == 0 {
+			e.reject(s, j, plan)
+			continue
+		}
+		if t := e.reserve(s, j, ts); t >= 0 {
+			selected, sets = append(selected, j), append(sets, ts)
+			continue
+		}
+		plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Blocked, reasonNoCapacity})
+	}
+	for i, j := range selected {
+		if !e.place(s, j, sets[i], plan, true) {
+			e.blocked(j, plan, reasonNoFit)
+		}
+	}
+	e.cancelIdlePreemptions(plan)
+}
+
+// reserve books the job's minimum GPUs on its fastest feasible type that
+// still has room; it returns the type or -1.
+func (e *Engine) reserve(s *model.State, j *model.Job, ts TypeSet) int {
+	n := j.Spec.MinGPUs
+	best, bt := 0.0, -1
+	for t := range s.Cluster.Types {
+		if !ts.Has(t) || e.remain[t] < n {
+			continue
+		}
+		if v := s.Profile.Speed(j, t, n); v > best {
+			best, bt = v, t
+		}
+	}
+	if bt >= 0 {
+		e.remain[bt] -= n
+	}
+	return bt
+}
+
+// cancelIdlePreemptions keeps every stop candidate whose GPUs were never
+// released, or were released but nobody took, and records the remaining
+// preemptions in the trace.
+func (e *Engine) cancelIdlePreemptions(plan *Plan) {
+	kept := plan.Preempt[:0]
+	for i, j := range plan.Preempt {
+		if i >= e.released {
+			continue // never released: it keeps its GPUs
+		}
+		if e.pool.AllFree(j.Alloc) {
+			e.pool.Take(j.Alloc)
+			continue
+		}
+		kept = append(kept, j)
+		plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Preempted, reasonPreempted})
+	}
+	plan.Preempt = kept
+}

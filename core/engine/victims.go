@@ -1,0 +1,210 @@
+package engine
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/gpusched/gpusched/core/model"
+)
+
+// victimOrder decides, once per round, how the stop candidates
+// (Plan.Preempt: the jobs of Order.Stop, then the running jobs that a
+// preemptive order left out) are released for a job that claims their GPUs.
+// Without a checkpoint among them they are released all at once and the
+// placer's choice of GPUs decides which are stopped; with one, they are
+// ordered by lost work and released one at a time (claimStepwise).
+type victimOrder struct {
+	nStop    int   // the leading candidates that came from Order.Stop
+	decided  bool  // whether this round's candidates have been looked at
+	stepwise bool  // candidates are released one at a time, in order
+	held     []int // stepwise: per GPU type, GPUs of the candidates not yet released
+	keys     []victimKey
+}
+
+// victimKey sorts stop candidates: least lost work first, then rank.
+type victimKey struct {
+	lost model.Time
+	rank int
+	job  *model.Job
+}
+
+// reset starts a round on a cluster of types GPU types whose first nStop
+// candidates come from Order.Stop.
+func (v *victimOrder) reset(nStop, types int) {
+	v.nStop, v.decided, v.stepwise = nStop, false, false
+	v.held = slices.Grow(v.held[:0], types)[:types]
+	clear(v.held)
+}
+
+// order decides how the candidates not yet released, cands =
+// all[first:], are released at now and reports whether stepwise. When at
+// least one of them has a checkpoint (model.Job.Checkpoint >= 0), it sorts
+// cands in place by ascending lost work (model.Job.LostWork), ties by the
+// policy's order: the Order.Stop jobs in the order the policy gave them,
+// then the jobs a preemptive order left out, lowest-ranked first.
+func (v *victimOrder) order(c *model.Cluster, all []*model.Job, first int, now model.Time) bool {
+	cands := all[first:]
+	if !slices.ContainsFunc(cands, func(j *model.Job) bool { return j.Checkpoint >= 0 }) {
+		return false
+	}
+	v.keys = v.keys[:0]
+	for i, j := range cands {
+		v.count(c, j, 1)
+		rank := first + i
+		if rank >= v.nStop {
+			rank = v.nStop + len(all) - 1 - rank // left out by a preemptive order: last ranked first
+		}
+		v.keys = append(v.keys, victimKey{lost: j.LostWork(now), rank: rank, job: j})
+	}
+	slices.SortFunc(v.keys, func(a, b victimKey) int {
+		return cmp.Or(cmp.Compare(a.lost, b.lost), cmp.Compare(a.rank, b.rank))
+	})
+	for i, k := range v.keys {
+		cands[i] = k.job
+	}
+	clear(v.keys) // hold no job past the round
+	return true
+}
+
+// count adds d to the held GPUs of each type of candidate j's allocation.
+func (v *victimOrder) count(c *model.Cluster, j *model.Job, d int) {
+	for _, g := range j.Alloc {
+		v.held[c.TypeOf(g)] += d
+	}
+}
+
+// claim places j, which did not fit on free GPUs, on GPUs that stop
+// candidates not yet released (plan.Preempt[e.released:]) give back. The
+// first claim of a round decides how (victimOrder.order): all at once, or
+// one at a time by lost work.
+func (e *Engine) claim(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
+	v := &e.victims
+	if !v.decided {
+		v.decided = true
+		v.stepwise = v.order(e.cluster, plan.Preempt, e.released, e.now)
+	}
+	if !v.stepwise {
+		e.releaseAll(plan)
+		return e.tryPlace(s, j, ts, plan)
+	}
+	return e.claimStepwise(s, j, ts, plan)
+}
+
+// claimStepwise releases the shortest prefix of the candidates, in
+// victimOrder's order, that lets j fit, and places j: a candidate that would
+// lose more work is released only when j cannot fit without it. It tries
+// j's requested size first, then its minimum. When j fits at neither, the
+// candidates stay unreleased, so that they keep running unless a later
+// claim needs them; with a Donor scaler they are all released instead, so
+// that the donor shrinks jobs for j on top of their GPUs, as it does
+// without checkpoints.
+func (e *Engine) claimStepwise(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
+	sizes, k := e.sizes(j)
+	first := e.released
+	for i := range k {
+		n := sizes[i]
+		fit := fitTypes(s, j, ts, n)
+		if fit == 0 {
+			continue
+		}
+		if end := e.shortestPrefix(s, j, fit, plan, n); end > first {
+			e.releaseTo(plan, end)
+			if e.placeOn(s, j, fit, plan, n, i == 1) {
+				return true
+			}
+		}
+		e.releaseTo(plan, first)
+	}
+	if _, ok := e.scaler.(Donor); ok {
+		e.releaseTo(plan, len(plan.Preempt))
+	}
+	return false
+}
+
+// shortestPrefix returns the smallest end such that j fits on n GPUs of a
+// type in fit once the candidates plan.Preempt[e.released:end] are
+// released, or e.released when it does not fit even with all of them. j
+// does not fit on the free GPUs alone (end = e.released). The search
+// gallops (1, 2, 4, ... more candidates) and then bisects, since a placer
+// that fits a job on some free GPUs fits it on more (for a placer without
+// that property it finds some end at which j fits and one candidate fewer
+// does not): it costs O(log k) placer calls and O(k) releases for an answer
+// of k candidates. The pool is left as it found it.
+func (e *Engine) shortestPrefix(s *model.State, j *model.Job, fit TypeSet, plan *Plan, n int) int {
+	first := e.released
+	defer e.releaseTo(plan, first)
+	if !e.room(fit, n, e.victims.held) {
+		return first // too few GPUs even with every candidate's: release nothing
+	}
+	fits := func(end int) bool {
+		e.releaseTo(plan, end)
+		if !e.room(fit, n, nil) {
+			return false
+		}
+		pl := e.placer.Place(s, e.pool, j, n, fit)
+		if pl.GPUs == nil && pl.Pause != "" {
+			e.pause = pl.Pause
+		}
+		return pl.GPUs != nil
+	}
+	lo, hi, last := first, first+1, len(plan.Preempt)
+	for !fits(hi) { // j does not fit at lo
+		if hi == last {
+			return first
+		}
+		lo, hi = hi, min(first+2*(hi-first), last)
+	}
+	for hi-lo > 1 { // j fits at hi, not at lo
+		mid := lo + (hi-lo)/2
+		if fits(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// room reports whether some type in fit has at least n free GPUs, counting
+// extra[t] more GPUs of type t when extra is not nil. A placer needs that
+// much (Placer), so a prefix of candidates that leaves no such type is
+// never tried.
+func (e *Engine) room(fit TypeSet, n int, extra []int) bool {
+	for t := range e.cluster.Types {
+		if !fit.Has(t) {
+			continue
+		}
+		f := e.pool.Free(t)
+		if extra != nil {
+			f += extra[t]
+		}
+		if f >= n {
+			return true
+		}
+	}
+	return false
+}
+
+// releaseTo releases or takes back candidates until exactly
+// plan.Preempt[:end] are released. Taking back is safe because no placement
+// has used the GPUs of a candidate released since the last commit.
+func (e *Engine) releaseTo(plan *Plan, end int) {
+	for ; e.released < end; e.released++ {
+		v := plan.Preempt[e.released]
+		e.pool.Give(v.Alloc)
+		e.victims.count(e.cluster, v, -1)
+	}
+	for ; e.released > end; e.released-- {
+		v := plan.Preempt[e.released-1]
+		e.pool.Take(v.Alloc)
+		e.victims.count(e.cluster, v, 1)
+	}
+}
+
+// releaseAll releases the GPUs of every stop candidate not yet released.
+func (e *Engine) releaseAll(plan *Plan) {
+	for _, v := range plan.Preempt[e.released:] {
+		e.pool.Give(v.Alloc)
+	}
+	e.released = len(plan.Preempt)
+}

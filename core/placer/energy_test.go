@@ -1,0 +1,419 @@
+package placer_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gpusched/gpusched/core/engine"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/network"
+	"github.com/gpusched/gpusched/core/placer"
+)
+
+// enode is one node of an energy fixture: its GPU type ("a" or "b"), its
+// GPUs, how many are busy (the lowest indices) and its latency to each
+// storage device.
+type enode struct {
+	typ        string
+	gpus, busy int
+	lat        []float64
+}
+
+// energyFixture is a cluster of enodes with one threshold class, th, for
+// every node and family, and, when the nodes give latencies, one storage
+// device per latency with a single interface of latency ifLat[s].
+type energyFixture struct {
+	s     *model.State
+	pool  *engine.Pool
+	place *placer.Energy
+}
+
+// speeds: a job runs at speed[0] per GPU on type a and speed[1] on b.
+type speeds [2]float64
+
+func (v speeds) Speed(_ *model.Job, t, n int) float64 { return v[t] * float64(n) }
+
+func newEnergy(t *testing.T, nodes []enode, th placer.LoadThresholds, ifLat []float64, v speeds) *energyFixture {
+	t.Helper()
+	return newEnergySleeps(t, nodes, nil, th, ifLat, v)
+}
+
+// newEnergySleeps is newEnergy with the nodes' power management
+// (EnergyTable.Sleeps; nil: none).
+func newEnergySleeps(t *testing.T, nodes []enode, sleeps []bool, th placer.LoadThresholds, ifLat []float64, v speeds) *energyFixture {
+	t.Helper()
+	types := []model.GPUType{{Name: "a", MemMiB: 1, TFLOPS: 1}, {Name: "b", MemMiB: 1, TFLOPS: 1}}
+	var ns []model.Node
+	for i, n := range nodes {
+		ns = append(ns, model.Node{Name: fmt.Sprintf("n%d", i), Type: map[string]int{"a": 0, "b": 1}[n.typ], GPUs: n.gpus})
+	}
+	c, err := model.NewCluster(types, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := model.NewState(c, v)
+	for i, n := range nodes {
+		if n.busy == 0 {
+			continue
+		}
+		j := model.NewJob(model.JobSpec{ID: fmt.Sprintf("busy%d", i), GPUs: n.busy, MinGPUs: n.busy, MaxGPUs: n.busy}, i, -1, 1)
+		s.Submit(j)
+		var gpus []model.GPU
+		for g := range n.busy {
+			gpus = append(gpus, model.GPU{Node: int32(i), Index: int32(g)})
+		}
+		if err := s.Start(j, gpus); err != nil {
+			t.Fatal(err)
+		}
+	}
+	table := &placer.EnergyTable{Families: map[string]int{placer.DefaultFamily: 0}, Class: make([]int, len(nodes)),
+		Th: [][]placer.LoadThresholds{{th}}, Sleeps: sleeps}
+	var net *network.Network
+	if len(ifLat) > 0 {
+		var storage []network.Storage
+		for k, l := range ifLat {
+			storage = append(storage, network.Storage{Name: fmt.Sprintf("s%d", k),
+				Interfaces: []network.Interface{{Name: "eth0", BandwidthGbps: 10, LatencyMs: l, Quality: 1}}})
+		}
+		links := make([][]network.Link, len(nodes))
+		for i, n := range nodes {
+			for _, l := range n.lat {
+				links[i] = append(links[i], network.Link{LatencyMs: l, BandwidthGbps: 10})
+			}
+		}
+		if net, err = network.New(storage, links, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, err := placer.NewEnergy(c, table, net)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := engine.NewPool(c)
+	p.Reset(s)
+	return &energyFixture{s: s, pool: p, place: e}
+}
+
+// job places a new job of n GPUs in replicas of r and returns the GPU
+// names (nil: not placed) and the pause reason.
+func (f *energyFixture) job(t *testing.T, n, r int, types engine.TypeSet) ([]string, string) {
+	t.Helper()
+	j := model.NewJob(model.JobSpec{ID: "new", GPUs: n, MinGPUs: n, MaxGPUs: n, ReplicaGPUs: r}, 99, -1, 1)
+	before := f.pool.FreeAll()
+	pl := f.place.Place(f.s, f.pool, j, n, types)
+	if f.pool.FreeAll() != before || !f.pool.AllFree(pl.GPUs) {
+		t.Fatal("Place changed the pool")
+	}
+	if pl.GPUs != nil && (pl.Pause != "" || len(pl.GPUs) != n) {
+		t.Fatalf("placement %v with pause %q, want %d GPUs", pl.GPUs, pl.Pause, n)
+	}
+	return names(f.pool, pl.GPUs), pl.Pause
+}
+
+// perNode counts GPUs per node name in a placement ("n0:3 n2:1").
+func perNode(gpus []string) string {
+	var out []string
+	for _, g := range gpus {
+		node, _, _ := strings.Cut(g, "/")
+		if k := len(out); k > 0 && strings.HasPrefix(out[k-1], node+":") {
+			var c int
+			fmt.Sscanf(out[k-1][len(node)+1:], "%d", &c)
+			out[k-1] = fmt.Sprintf("%s:%d", node, c+1)
+			continue
+		}
+		out = append(out, node+":1")
+	}
+	return strings.Join(out, " ")
+}
+
+// th8 are thresholds that make the states of an 8-GPU node easy to read:
+// ⌊0.45·8⌋ = 3 and ⌊0.8·8⌋ = 6, so 0–3 busy GPUs are state 1, 4–6 state 2,
+// 7–8 state 3 (the threshold th1 falls inside the fourth GPU, th2 inside the
+// seventh).
+var th8 = placer.LoadThresholds{Th1: 0.45, Th2: 0.8}
+
+func TestEnergySequence(t *testing.T) {
+	a8 := func(busy int, lat ...float64) enode { return enode{"a", 8, busy, lat} }
+	tests := []struct {
+		name  string
+		nodes []enode
+		ifLat []float64
+		n, r  int
+		want  string // GPUs per node in claim order; "" = not placed
+		pause string
+	}{
+		// Step 3, groups: n0 is in state 3 (7 busy), n1 in state 2 (5),
+		// n2 in state 1 (2); all equally close: state 1 comes first.
+		{"state 1 before 2 before 3", []enode{a8(7, 0.1), a8(5, 0.1), a8(2, 0.1)}, []float64{1}, 1, 1, "n2:1", ""},
+		// Without a state-1 node, state 2 before state 3.
+		{"state 2 before 3", []enode{a8(7, 0.1), a8(5, 0.2)}, []float64{1}, 1, 1, "n1:1", ""},
+		// Step 4, order in a group: all in state 1, latencies 0.3, 0.1,
+		// 0.2 ms: n1 (best score) first.
+		{"in-group by score", []enode{a8(0, 0.3), a8(0, 0.1), a8(0, 0.2)}, []float64{1}, 1, 1, "n1:1", ""},
+		// A better score does not beat a better state: n0 is closest but
+		// in state 2.
+		{"state before score", []enode{a8(4, 0.05), a8(0, 0.3)}, []float64{1}, 1, 1, "n1:1", ""},
+		// Equal state and score: lowest index.
+		{"ties by index", []enode{a8(1, 0.2), a8(0, 0.2)}, []float64{1}, 1, 1, "n0:1", ""},
+		// Step 5, claims capped at the headroom, sequence rebuilt: n0 (1
+		// busy, 0.1 ms) has headroom 3 − 1 = 2 and claims 2; at 3 busy it is
+		// still in state 1 with headroom 0, so it claims the one GPU in
+		// which th1 falls (rounding rule) and moves to state 2 (4 busy).
+		// Rebuilt, n1 (state 1, 0.2 ms) leads: it claims 3 (headroom 3),
+		// which covers the demand of 6. Pack would put all 6 on n0.
+		{"claims capped, sequence rebuilt", []enode{a8(1, 0.1), a8(0, 0.2)}, []float64{1}, 6, 1, "n0:3 n1:3", ""},
+		// Demand fully claimed across groups: 14 GPUs on n0 (0 busy,
+		// 0.1 ms) and n1 (0 busy, 0.2 ms). n0 claims 3, then 1 (state 2);
+		// n1 claims 3, then 1 (state 2); n0 claims 6−4 = 2, then 1 (state
+		// 3); n1 likewise 2 + 1 (14 so far: 4+4+3+3 = 14).
+		{"demand fully claimed", []enode{a8(0, 0.1), a8(0, 0.2)}, []float64{1}, 14, 1, "n0:7 n1:7", ""},
+		// State 3 nodes claim up to full load in a placement that started
+		// in state 1/2: 16 GPUs need both nodes whole.
+		{"state 3 claims up to full", []enode{a8(0, 0.1), a8(0, 0.2)}, []float64{1}, 16, 1, "n0:8 n1:8", ""},
+		// Claim 8: the best node (n1, 0.1 ms) is in state 3 and so is every
+		// other: pause, naming it.
+		{"pause when the best node is in state 3", []enode{a8(7, 0.2), a8(7, 0.1)}, []float64{1}, 1, 1, "", "best node n1 is in load state 3"},
+		// Resume: once n0 falls back to state 2 (6 busy) the job runs there.
+		{"resume when a node falls back", []enode{a8(6, 0.2), a8(7, 0.1)}, []float64{1}, 1, 1, "n0:1", ""},
+		// Gang: 3 free GPUs cannot hold 4: no placement, and no pause.
+		{"gang: all or nothing", []enode{a8(7, 0.1), a8(6, 0.2)}, []float64{1}, 4, 1, "", ""},
+		// Replicas of 2: n0 has one free GPU and is left out; n1 (3 busy,
+		// state 1, headroom 0) claims one replica, 2 GPUs.
+		{"replica granularity", []enode{a8(7, 0.05), a8(3, 0.1), a8(2, 0.2)}, []float64{1}, 2, 2, "n1:2", ""},
+		// Replicas of 2, 6 GPUs: n0 (0 busy) claims ⌊3/2⌋·2 = 2, still
+		// state 1 (2 busy, headroom 1 → one replica) claims 2 more (state
+		// 2), then n1 claims 2.
+		{"replica headroom rounds down", []enode{a8(0, 0.1), a8(0, 0.2)}, []float64{1}, 6, 2, "n0:4 n1:2", ""},
+		// No storage device: every node scores the same; index decides.
+		{"no network", []enode{{"a", 8, 0, nil}, {"a", 8, 0, nil}}, nil, 1, 1, "n0:1", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newEnergy(t, tc.nodes, th8, tc.ifLat, speeds{1, 1})
+			got, pause := f.job(t, tc.n, tc.r, 1)
+			if perNode(got) != tc.want || pause != tc.pause {
+				t.Errorf("got %q (pause %q), want %q (pause %q); GPUs %v", perNode(got), pause, tc.want, tc.pause, got)
+			}
+		})
+	}
+}
+
+func TestEnergyStorageAndTypes(t *testing.T) {
+	tests := []struct {
+		name  string
+		nodes []enode
+		ifLat []float64
+		v     speeds
+		types engine.TypeSet
+		want  string
+		pause string
+		n     int // GPUs
+	}{
+		// Two storage devices; s1's interface (0.5 ms) is faster than
+		// s0's (2 ms), so the data lives on s1 and scores use latencies to
+		// s1: n0 is 0.9 ms from it, n1 0.3 ms.
+		{"scores from the upload's storage", []enode{{"a", 8, 0, []float64{0.1, 0.9}}, {"a", 8, 0, []float64{0.8, 0.3}}},
+			[]float64{2, 0.5}, speeds{1, 1}, 1, "n1:1", "", 1},
+		// The job runs fastest on b (speed 2): b's node, although a's is
+		// closer.
+		{"fastest type", []enode{{"a", 8, 0, []float64{0.1}}, {"b", 8, 0, []float64{0.5}}}, []float64{1}, speeds{1, 2}, 3, "n1:1", "", 1},
+		// b's only node is in state 3: the job pauses rather than run on
+		// the slower a, although a's node is in state 1.
+		{"no fall back to a slower type", []enode{{"a", 8, 0, []float64{0.1}}, {"b", 8, 7, []float64{0.5}}},
+			[]float64{1}, speeds{1, 2}, 3, "", "best node n1 is in load state 3", 1},
+		// b has too few free GPUs for 2: the next type, a, is used.
+		{"slower type when the fastest is full", []enode{{"a", 8, 0, []float64{0.1}}, {"b", 8, 7, []float64{0.5}}},
+			[]float64{1}, speeds{1, 2}, 3, "n0:2", "", 2},
+		// Types outside the feasible set are never used.
+		{"infeasible type skipped", []enode{{"a", 8, 0, []float64{0.1}}, {"b", 8, 0, []float64{0.05}}}, []float64{1}, speeds{1, 2}, 1, "n0:1", "", 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newEnergy(t, tc.nodes, th8, tc.ifLat, tc.v)
+			got, pause := f.job(t, tc.n, 1, tc.types)
+			if perNode(got) != tc.want || pause != tc.pause {
+				t.Errorf("got %q (pause %q), want %q (pause %q)", perNode(got), pause, tc.want, tc.pause)
+			}
+		})
+	}
+}
+
+func TestEnergyPerFamilyThresholds(t *testing.T) {
+	// The table's column for family "BERT" has th1 0.125 (⌊0.125·8⌋ = 1
+	// GPU), the default column th1 0.45 (3 GPUs). A job of 3 GPUs on two
+	// empty, equally close nodes:
+	//  - BERT: n0 claims 1 (headroom 1), is still in state 1 with headroom
+	//    0 and claims the crossing GPU (2 busy, state 2); n1, now first,
+	//    claims the last one.
+	//  - any other family (default column): n0 claims all 3 (headroom 3).
+	c, err := model.NewCluster([]model.GPUType{{Name: "a", MemMiB: 1, TFLOPS: 1}},
+		[]model.Node{{Name: "n0", Type: 0, GPUs: 8}, {Name: "n1", Type: 0, GPUs: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := &placer.EnergyTable{Families: map[string]int{placer.DefaultFamily: 0, "BERT": 1}, Class: []int{0, 0},
+		Th: [][]placer.LoadThresholds{{th8, {Th1: 0.125, Th2: 0.8}}}}
+	e, err := placer.NewEnergy(c, table, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := model.NewState(c, speeds{1, 1})
+	p := engine.NewPool(c)
+	p.Reset(s)
+	for _, tc := range []struct{ model, want string }{
+		{"BERT (batch size 16)", "n0:2 n1:1"},
+		{"ResNet-50 (batch size 64)", "n0:3"},
+		{"", "n0:3"},
+	} {
+		j := model.NewJob(model.JobSpec{ID: "x", GPUs: 3, MinGPUs: 3, MaxGPUs: 3, Model: tc.model}, 1, -1, 1)
+		if got := perNode(names(p, e.Place(s, p, j, 3, 1).GPUs)); got != tc.want {
+			t.Errorf("%q: got %q, want %q", tc.model, got, tc.want)
+		}
+	}
+}
+
+func TestFamily(t *testing.T) {
+	for in, want := range map[string]string{
+		"ResNet-50 (batch size 64)": "ResNet-50", "Transformer (batch size 128)": "Transformer",
+		"": placer.DefaultFamily, "vgg19": "vgg19", " (batch size 3)": placer.DefaultFamily,
+	} {
+		if got := placer.Family(in); got != want {
+			t.Errorf("Family(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestLoadThresholdsState(t *testing.T) {
+	th := placer.LoadThresholds{Th1: 0.5, Th2: 0.75}
+	// 0.5·8 = 4 and 0.75·8 = 6 lie on GPU boundaries: 4 busy is state 1,
+	// 6 busy state 2 (load ≤ th), despite floating-point rounding.
+	for busy, want := range []int{1, 1, 1, 1, 1, 2, 2, 3, 3} {
+		if got := th.State(busy, 8); got != want {
+			t.Errorf("State(%d, 8) = %d, want %d", busy, got, want)
+		}
+	}
+	if got := (placer.LoadThresholds{Th1: 0.7, Th2: 0.7}).State(7, 10); got != 1 {
+		t.Errorf("0.7·10: State = %d, want 1", got)
+	}
+}
+
+func TestEnergyTableValidate(t *testing.T) {
+	c, err := model.NewCluster([]model.GPUType{{Name: "a", MemMiB: 1, TFLOPS: 1}}, []model.Node{{Name: "n0", Type: 0, GPUs: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := [][]placer.LoadThresholds{{th8}}
+	for _, tc := range []struct {
+		table *placer.EnergyTable
+		err   string
+	}{
+		{&placer.EnergyTable{Class: []int{0}, Th: ok}, ""},
+		{&placer.EnergyTable{Class: []int{}, Th: ok}, "0 node classes for 1 nodes"},
+		{&placer.EnergyTable{Class: []int{1}, Th: ok}, "node n0 has class 1 of 1"},
+		{&placer.EnergyTable{Class: []int{0}, Th: ok, Families: map[string]int{"x": 1}}, "class 0 has 1 columns, want 2"},
+		{&placer.EnergyTable{Class: []int{0}, Th: [][]placer.LoadThresholds{{{Th1: 0.9, Th2: 0.5}}}}, "want 0 ≤ th1 ≤ th2 ≤ 1"},
+		{&placer.EnergyTable{Class: []int{0}, Th: ok, Sleeps: []bool{true}}, ""},
+		{&placer.EnergyTable{Class: []int{0}, Th: ok, Sleeps: []bool{true, false}}, "sleep flags for 2 nodes, the cluster has 1"},
+	} {
+		_, err := placer.NewEnergy(c, tc.table, nil)
+		if (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%+v: error %v, want %q", tc.table, err, tc.err)
+		}
+	}
+	if _, err := placer.NewEnergy(c, nil, nil); err == nil {
+		t.Error("nil table accepted")
+	}
+}
+
+func TestEnergyDeterministic(t *testing.T) {
+	// The same state gives the same placement, call after call and placer
+	// after placer (the scratch buffers carry nothing over).
+	nodes := []enode{}
+	for i := range 40 {
+		nodes = append(nodes, enode{"a", 8, (i * 7) % 9, []float64{float64((i*13)%5) / 10}})
+	}
+	var first []string
+	for k := range 3 {
+		f := newEnergy(t, nodes, th8, []float64{1}, speeds{1, 1})
+		for range 3 {
+			got, _ := f.job(t, 24, 1, 1)
+			if k == 0 && first == nil {
+				first = got
+			}
+			if !slices.Equal(got, first) {
+				t.Fatalf("placement %v, then %v", first, got)
+			}
+		}
+	}
+}
+
+func TestEnergyName(t *testing.T) {
+	if got := (&placer.Energy{}).Name(); got != "energy" {
+		t.Errorf("Name() = %q", got)
+	}
+}
+
+func TestEnergyPauseEndsWhenThePoolChanges(t *testing.T) {
+	// Both nodes in state 3: paused, twice (the second answer comes from
+	// the placer's memo). The pool then gives back 2 GPUs of n1 (a job's
+	// GPUs freed this round): n1 falls to state 2 (5 busy) and the job
+	// runs there.
+	f := newEnergy(t, []enode{{"a", 8, 7, []float64{0.1}}, {"a", 8, 7, []float64{0.2}}}, th8, []float64{1}, speeds{1, 1})
+	for range 2 {
+		if got, pause := f.job(t, 1, 1, 1); got != nil || pause != "best node n0 is in load state 3" {
+			t.Fatalf("got %v, pause %q", got, pause)
+		}
+	}
+	f.pool.Give([]model.GPU{{Node: 1, Index: 0}, {Node: 1, Index: 1}})
+	if got, pause := f.job(t, 1, 1, 1); perNode(got) != "n1:1" || pause != "" {
+		t.Errorf("after n1 fell back: got %v, pause %q; want one GPU of n1", got, pause)
+	}
+}
+
+// TestEnergySleepingNodes: an idle power-managed node comes after the nodes
+// that are on in load states 1 and 2 and before those in state 3, ordered
+// among its kind by score; once it claims it is on, in its load state.
+func TestEnergySleepingNodes(t *testing.T) {
+	a8 := func(busy int, lat float64) enode { return enode{"a", 8, busy, []float64{lat}} }
+	all := func(n int) []bool { return slices.Repeat([]bool{true}, n) }
+	tests := []struct {
+		name   string
+		nodes  []enode
+		sleeps []bool
+		n      int
+		want   string
+		pause  string
+	}{
+		// The seed alone would take n0 (state 1): asleep, it comes after
+		// n1, which is on in state 2 (5 busy).
+		{"on in state 2 before asleep", []enode{a8(0, 0.1), a8(5, 0.1)}, all(2), 1, "n1:1", ""},
+		// A better score does not wake a node: n1 is on in state 1.
+		{"on in state 1 before a closer sleeper", []enode{a8(0, 0.05), a8(2, 0.3)}, all(2), 1, "n1:1", ""},
+		// Only idle nodes that sleep move: n0 is idle but stays on.
+		{"an idle node that stays on keeps state 1", []enode{a8(0, 0.1), a8(5, 0.1)}, []bool{false, true}, 1, "n0:1", ""},
+		// Without power management, the seed's order.
+		{"no power management", []enode{a8(0, 0.1), a8(5, 0.1)}, nil, 1, "n0:1", ""},
+		// Every node that is on is in state 3: wake one rather than pause.
+		{"asleep before state 3, no pause", []enode{a8(7, 0.1), a8(0, 0.2)}, all(2), 1, "n1:1", ""},
+		// Among sleepers, by score: n1 (0.1 ms).
+		{"sleepers by score", []enode{a8(0, 0.3), a8(0, 0.1), a8(7, 0.05)}, all(3), 1, "n1:1", ""},
+		// 6 GPUs: n0 (6 busy, state 2 at its limit) claims one (to state
+		// 3); n1 wakes (asleep, index before n2) and claims 3 (state 1
+		// headroom), 1 (into state 2) and the last 1 (headroom 2): a woken
+		// node fills its efficient region before another is woken.
+		{"woken node fills first", []enode{a8(6, 0.1), a8(0, 0.1), a8(0, 0.1)}, all(3), 6, "n0:1 n1:5", ""},
+		// Nothing asleep and every node on in state 3: claim 8, pause.
+		{"pause when no node sleeps", []enode{a8(7, 0.1), a8(7, 0.2)}, all(2), 1, "", "best node n0 is in load state 3"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newEnergySleeps(t, tc.nodes, tc.sleeps, th8, []float64{1}, speeds{1, 1})
+			got, pause := f.job(t, tc.n, 1, 1)
+			if perNode(got) != tc.want || pause != tc.pause {
+				t.Errorf("got %q (pause %q), want %q (pause %q)", perNode(got), pause, tc.want, tc.pause)
+			}
+		})
+	}
+}

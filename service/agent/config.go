@@ -1,0 +1,145 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/gpusched/gpusched/service/api"
+)
+
+// DefaultRetention is how long the directory of a finished, acknowledged
+// replica is kept when Config.Retention is zero.
+const DefaultRetention = 7 * 24 * time.Hour
+
+// Config configures an Agent. Server and GPUs are required.
+type Config struct {
+	// Server is the scheduler's base URL, e.g. "http://head:7070".
+	Server string
+	// Name is the node's name, unique in the cluster; default: the host
+	// name. It must not be empty or hold ':', ',', white space or control
+	// characters (it goes into host lists).
+	Name string
+	// Addr is the host name or address other nodes reach this one by (a
+	// multi-node job's MASTER_ADDR); default: Name.
+	Addr string
+	// DataDir holds the replicas' directories; default: DefaultDataDir(Name).
+	// A relative one is made absolute.
+	DataDir string
+	// GPUs are the node's GPUs (ResolveGPUs): at least one, all of one
+	// type.
+	GPUs []api.GPU
+	// Client makes the requests to the server; default: a plain
+	// http.Client (requests are bounded by their contexts).
+	Client *http.Client
+	// Logger receives the agent's logs; default: discard.
+	Logger *slog.Logger
+	// StopOnExit makes Run stop every running replica (SIGTERM, grace
+	// period, SIGKILL) before it returns. By default replicas keep running
+	// when the agent stops, and the next agent on the same DataDir adopts
+	// them.
+	StopOnExit bool
+	// PowerSamplers read the node's power for its status reports
+	// (docs/AGENT.md, power readings; PowerSamplers builds the usual
+	// ones); none: no readings. The agent closes those that are
+	// io.Closers when Run returns.
+	PowerSamplers []PowerSampler
+	// Shim is the command, with its first arguments, that runs a replica's
+	// shim (RunShim): the agent appends the shim's arguments. Default: this
+	// program's executable (os.Executable) and "shim", the hidden `gpusched
+	// shim` command; a program that embeds an agent must run RunShim when
+	// started with the argument "shim".
+	Shim []string
+	// Retention is how long the directory of a finished replica whose
+	// result and output the server has is kept; it is pruned when the
+	// agent starts. Zero means DefaultRetention; negative keeps them all.
+	Retention time.Duration
+}
+
+// DefaultDataDir is the data directory of the agent for node name when
+// --data is not given: <user cache dir>/gpusched/agent-<name> (on Linux
+// ~/.cache/gpusched/agent-<name>), or the same under the temporary
+// directory when there is no user cache directory. The agent's data can be
+// re-created: the server has every result and the output it acknowledged.
+func DefaultDataDir(name string) string {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "gpusched", "agent-"+name)
+}
+
+// withDefaults returns cfg with its defaults filled in, or an error naming
+// the first invalid field.
+func (cfg Config) withDefaults() (Config, error) {
+	u, err := url.Parse(cfg.Server)
+	if cfg.Server == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return cfg, fmt.Errorf("server URL %q: want http://HOST:PORT", cfg.Server)
+	}
+	cfg.Server = strings.TrimRight(cfg.Server, "/")
+	if cfg.Name == "" {
+		if cfg.Name, err = os.Hostname(); err != nil {
+			return cfg, fmt.Errorf("node name: %w", err)
+		}
+	}
+	if err := checkHostName(cfg.Name); err != nil {
+		return cfg, fmt.Errorf("node name %q: %w", cfg.Name, err)
+	}
+	if cfg.Addr == "" {
+		cfg.Addr = cfg.Name
+	}
+	if err := checkHostName(cfg.Addr); err != nil {
+		return cfg, fmt.Errorf("node address %q: %w", cfg.Addr, err)
+	}
+	if cfg.DataDir == "" {
+		cfg.DataDir = DefaultDataDir(cfg.Name)
+	}
+	if cfg.DataDir, err = filepath.Abs(cfg.DataDir); err != nil {
+		return cfg, fmt.Errorf("data directory: %w", err)
+	}
+	if len(cfg.Shim) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return cfg, fmt.Errorf("shim: the agent's own executable: %w", err)
+		}
+		cfg.Shim = []string{exe, "shim"}
+	}
+	if cfg.Shim[0] == "" {
+		return cfg, errors.New("shim: empty command")
+	}
+	if err := validateGPUs(cfg.GPUs); err != nil {
+		return cfg, fmt.Errorf("GPUs: %w", err)
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = DefaultRetention
+	}
+	return cfg, nil
+}
+
+// checkHostName reports whether s can go into a host list ("host:slots"
+// lines, comma-separated lists): not empty, no ':', ',', white space or
+// control characters.
+func checkHostName(s string) error {
+	if s == "" {
+		return errors.New("empty")
+	}
+	if i := strings.IndexFunc(s, func(r rune) bool {
+		return r == ':' || r == ',' || unicode.IsSpace(r) || unicode.IsControl(r)
+	}); i >= 0 {
+		return fmt.Errorf("holds %q; use a plain host name or address", s[i:i+1])
+	}
+	return nil
+}

@@ -1,0 +1,220 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/gpusched/gpusched/service/api"
+)
+
+// Power readings (docs/AGENT.md, "Power readings"): the agent reads its
+// node's power every powerEvery through its PowerSamplers and sends the
+// latest reading with every status report; the server shows it in
+// /metrics, attributes the energy to the jobs and keeps samples for
+// gpusched calibrate.
+const (
+	// powerEvery is how often the samplers are read.
+	powerEvery = 2 * time.Second
+	// powerTimeout bounds one reading of one sampler.
+	powerTimeout = 5 * time.Second
+	// maxRedfishBytes bounds a Redfish answer.
+	maxRedfishBytes = 1 << 20
+)
+
+// PowerSampler reads a node's power draw: per-GPU readings (NVML), the
+// whole node's draw (a BMC through Redfish), or both.
+type PowerSampler interface {
+	// Sample returns the readings now: GPU readings by device index (nil
+	// when the sampler reads none) and the node's watts (0 when it reads
+	// none).
+	Sample(ctx context.Context) (gpus []api.GPUPower, nodeW float64, err error)
+}
+
+// powerState is the agent's latest reading and its samplers' health.
+type powerState struct {
+	latest  atomic.Pointer[api.PowerReading]
+	failing []bool // per sampler: its last reading failed (logged once)
+}
+
+// powerLoop reads the samplers every powerEvery until ctx ends, then
+// closes those that are io.Closers. Without samplers it returns at once.
+func (a *Agent) powerLoop(ctx context.Context) {
+	if len(a.cfg.PowerSamplers) == 0 {
+		return
+	}
+	defer func() {
+		for _, p := range a.cfg.PowerSamplers {
+			if c, ok := p.(io.Closer); ok {
+				_ = c.Close()
+			}
+		}
+	}()
+	a.samplePower(ctx, time.Now())
+	every(ctx, powerEvery, func() { a.samplePower(ctx, time.Now()) })
+}
+
+// samplePower reads every sampler and keeps the reading for the next
+// status report; a sampler's failure is logged when it begins and when it
+// ends, not at every reading.
+func (a *Agent) samplePower(ctx context.Context, now time.Time) {
+	ps := &a.power
+	if ps.failing == nil {
+		ps.failing = make([]bool, len(a.cfg.PowerSamplers))
+	}
+	r := api.PowerReading{At: now.UTC(), Load: a.busyShare()}
+	got := false
+	for i, p := range a.cfg.PowerSamplers {
+		cctx, cancel := context.WithTimeout(ctx, powerTimeout)
+		gpus, w, err := p.Sample(cctx)
+		cancel()
+		if err != nil {
+			if !ps.failing[i] && ctx.Err() == nil {
+				a.log.Warn("cannot read power; will keep trying", "sampler", fmt.Sprintf("%T", p), "err", err)
+			}
+			ps.failing[i] = true
+			continue
+		}
+		if ps.failing[i] {
+			a.log.Info("power readings are back", "sampler", fmt.Sprintf("%T", p))
+			ps.failing[i] = false
+		}
+		r.GPUs = append(r.GPUs, gpus...)
+		if w > 0 {
+			r.NodeW = w
+		}
+		got = got || len(gpus) > 0 || w > 0
+	}
+	if got {
+		ps.latest.Store(&r)
+	}
+}
+
+// powerReading returns the latest reading, nil when there is none.
+func (a *Agent) powerReading() *api.PowerReading { return a.power.latest.Load() }
+
+// busyShare returns the node's load: the GPUs its running replicas hold over
+// its GPUs.
+func (a *Agent) busyShare() float64 {
+	mine := make(map[int]bool, len(a.cfg.GPUs))
+	for _, g := range a.cfg.GPUs {
+		mine[g.Index] = true
+	}
+	busy := map[int]bool{}
+	t := a.reps
+	t.mu.Lock() // a live resize changes a running replica's spec under it
+	for _, p := range t.procs {
+		if p.status.Phase != api.ReplicaRunning {
+			continue
+		}
+		for _, g := range p.spec.GPUs {
+			if mine[g] {
+				busy[g] = true
+			}
+		}
+	}
+	t.mu.Unlock()
+	return float64(len(busy)) / float64(len(a.cfg.GPUs))
+}
+
+// Environment variables with the Redfish credentials (HTTP basic auth).
+const (
+	EnvRedfishUser     = "GPUSCHED_REDFISH_USER"
+	EnvRedfishPassword = "GPUSCHED_REDFISH_PASSWORD"
+)
+
+// RedfishPower reads a node's power draw from its BMC: an HTTP GET of a
+// Redfish Chassis Power resource (e.g.
+// https://bmc/redfish/v1/Chassis/1/Power), whose
+// PowerControl[0].PowerConsumedWatts is the node's draw in watts.
+type RedfishPower struct {
+	// URL is the Power resource.
+	URL string
+	// User and Password, when User is set, are sent as HTTP basic auth.
+	User, Password string
+	// Client makes the request; nil: http.DefaultClient (the context
+	// bounds the request).
+	Client *http.Client
+}
+
+// redfishPower is the part of a Redfish Power resource the agent reads.
+type redfishPower struct {
+	PowerControl []struct {
+		PowerConsumedWatts *float64 `json:"PowerConsumedWatts"`
+	} `json:"PowerControl"`
+}
+
+// Sample implements PowerSampler: the node's watts, no GPU readings.
+func (r *RedfishPower) Sample(ctx context.Context) ([]api.GPUPower, float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL, nil)
+	if err != nil {
+		return nil, 0, fmt.Errorf("redfish %s: %w", r.URL, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if r.User != "" {
+		req.SetBasicAuth(r.User, r.Password)
+	}
+	hc := r.Client
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, 0, fmt.Errorf("redfish: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, 0, fmt.Errorf("redfish %s: %s", r.URL, resp.Status)
+	}
+	var doc redfishPower
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxRedfishBytes)).Decode(&doc); err != nil {
+		return nil, 0, fmt.Errorf("redfish %s: decode: %w", r.URL, err)
+	}
+	if len(doc.PowerControl) == 0 || doc.PowerControl[0].PowerConsumedWatts == nil {
+		return nil, 0, fmt.Errorf("redfish %s: no PowerControl[0].PowerConsumedWatts (is it a Chassis Power resource?)", r.URL)
+	}
+	w := *doc.PowerControl[0].PowerConsumedWatts
+	if math.IsNaN(w) || math.IsInf(w, 0) || w < 0 {
+		return nil, 0, fmt.Errorf("redfish %s: PowerConsumedWatts %v", r.URL, w)
+	}
+	return nil, w, nil
+}
+
+// errNoPower is wrapped by OpenNVMLPower when NVML cannot be used.
+var errNoPower = errors.New("no NVML power readings")
+
+// PowerSamplers returns the samplers of a node with gpus: NVML's per-GPU
+// readings when NVML is present (otherwise none, said once in log) and,
+// with redfishURL, the BMC's. Credentials for Redfish come from
+// getenv(EnvRedfishUser) and getenv(EnvRedfishPassword) (pass os.Getenv);
+// getenv and log may be nil.
+func PowerSamplers(gpus []api.GPU, redfishURL string, getenv func(string) string, log *slog.Logger) []PowerSampler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	var out []PowerSampler
+	idx := make([]int, len(gpus))
+	for i, g := range gpus {
+		idx[i] = g.Index
+	}
+	if p, err := OpenNVMLPower(idx); err != nil {
+		log.Info("no GPU power readings", "why", err)
+	} else {
+		out = append(out, p)
+	}
+	if redfishURL != "" {
+		out = append(out, &RedfishPower{URL: redfishURL, User: getenv(EnvRedfishUser), Password: getenv(EnvRedfishPassword),
+			Client: &http.Client{Timeout: powerTimeout}})
+	}
+	return out
+}

@@ -1,0 +1,18 @@
+package client_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/gpusched/gpusched/service/agent"
+)
+
+// TestMain runs the tests, or a replica's shim when the test binary is
+// started as one by the agents the tests run (servicetest.StartAgent;
+// agent.Config.Shim defaults to the running program and "shim").
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "shim" {
+		os.Exit(agent.ShimMain(os.Args[2:], os.Stderr))
+	}
+	os.Exit(m.Run())
+}

@@ -1,0 +1,156 @@
+package server
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/gpusched/gpusched/config"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/profile"
+	"github.com/gpusched/gpusched/service/api"
+)
+
+// unknownMemMiB is the memory of a GPU type that is neither in the catalog
+// nor reported by any agent: memory is then not checked.
+const unknownMemMiB = math.MaxInt32
+
+// rebuild makes a new cluster and state from the ready nodes (model.Cluster
+// is immutable) and puts every active job back: running jobs on their
+// GPUs, the others in the queue. A merged throughput matrix waiting from
+// the online profiles is installed first (swapMatrix).
+func (s *Server) rebuild() {
+	s.dirty = false
+	s.swapMatrix()
+	c, idx := s.newCluster()
+	if c == nil {
+		s.cluster, s.state, s.nodeIdx = nil, nil, nil
+		return
+	}
+	table, err := profile.NewTable(s.matrix, c, s.ref)
+	if err != nil {
+		s.log.Error("cannot build the profile table", "err", err)
+		s.cluster, s.state, s.nodeIdx = nil, nil, nil
+		return
+	}
+	st := model.NewState(c, table)
+	jobs := make([]*job, 0, len(s.active))
+	for _, j := range s.active {
+		jobs = append(jobs, j)
+	}
+	slices.SortFunc(jobs, func(a, b *job) int {
+		return cmp.Or(cmp.Compare(a.mj.Spec.Submit, b.mj.Spec.Submit), cmp.Compare(a.seq, b.seq))
+	})
+	for _, j := range jobs {
+		if j.rec.State != api.Running {
+			st.Submit(j.mj)
+			continue
+		}
+		gpus := s.modelAlloc(&j.rec, c, idx)
+		if len(gpus) == 0 {
+			s.log.Error("running job has no GPU on a ready node", "job", j.rec.ID)
+			continue
+		}
+		st.Submit(j.mj)
+		if err := st.Start(j.mj, gpus); err != nil {
+			s.log.Error("running job's GPUs are not free", "job", j.rec.ID, "err", err)
+		}
+	}
+	s.cluster, s.state, s.nodeIdx = c, st, idx
+}
+
+// newCluster returns the cluster of the ready nodes (sorted by name) and
+// their indices; nil when there is none.
+func (s *Server) newCluster() (*model.Cluster, map[string]int) {
+	var ready []*node
+	for _, n := range s.nodes {
+		if n.ready {
+			ready = append(ready, n)
+		}
+	}
+	if len(ready) == 0 {
+		return nil, nil
+	}
+	slices.SortFunc(ready, func(a, b *node) int { return cmp.Compare(a.name, b.name) })
+	var types []model.GPUType
+	typeIdx := map[string]int{}
+	idx := make(map[string]int, len(ready))
+	nodes := make([]model.Node, len(ready))
+	for i, n := range ready {
+		t, ok := typeIdx[n.typ]
+		if !ok {
+			t = len(types)
+			typeIdx[n.typ] = t
+			types = append(types, s.gpuType(n.typ, ready))
+		}
+		nodes[i] = model.Node{Name: n.name, Type: t, GPUs: len(n.gpus)}
+		idx[n.name] = i
+	}
+	c, err := model.NewCluster(types, nodes)
+	if err != nil {
+		s.log.Error("cannot build the cluster", "err", err)
+		return nil, nil
+	}
+	return c, idx
+}
+
+// gpuType describes a GPU type: the catalog's entry, or else the smallest
+// memory the nodes report and 1 TFLOPS.
+func (s *Server) gpuType(name string, nodes []*node) model.GPUType {
+	if t, ok := config.LookupType(name); ok {
+		t.Name = name
+		return t
+	}
+	mem := 0
+	for _, n := range nodes {
+		for _, g := range n.gpus {
+			if n.typ == name && g.MemMiB > 0 && (mem == 0 || g.MemMiB < mem) {
+				mem = g.MemMiB
+			}
+		}
+	}
+	if mem == 0 {
+		mem = unknownMemMiB
+	}
+	return model.GPUType{Name: name, MemMiB: mem, TFLOPS: 1}
+}
+
+// modelAlloc returns a running job's GPUs in cluster c, leaving out those
+// on nodes that are not in it, of lost replicas and of replicas that a
+// resize took out and that are gone (those still being stopped hold
+// theirs).
+func (s *Server) modelAlloc(rec *record, c *model.Cluster, idx map[string]int) []model.GPU {
+	var out []model.GPU
+	for _, rr := range rec.Replicas {
+		ni, ok := idx[rr.Node]
+		if !ok || rr.Lost || (rr.Left && rr.Done) {
+			continue
+		}
+		n := s.nodes[rr.Node]
+		for _, dev := range rr.GPUs {
+			if p := n.pos(dev); p >= 0 && p < c.Nodes[ni].GPUs {
+				out = append(out, model.GPU{Node: int32(ni), Index: int32(p)})
+			}
+		}
+	}
+	return out
+}
+
+// modelJob returns the model job of a record. The service knows no
+// durations or steps: a job's speed comes from the throughput matrix when
+// its model is there, else it is proportional to its GPUs (profile.Table's
+// rated-performance fallback).
+func (s *Server) modelJob(rec *record, seq int) *model.Job {
+	spec := model.JobSpec{ID: rec.ID, Submit: model.Time(rec.SubmittedAt.UnixMilli()),
+		GPUs: rec.GPUsRequested, MinGPUs: rec.MinGPUs, MaxGPUs: rec.MaxGPUs, Model: rec.Model,
+		GPUType: rec.GPUType, Priority: rec.Priority, User: rec.User, PeakMemMiB: s.matrix.PeakMemMiB(rec.Model)}
+	mi, ok := s.models[rec.Model]
+	if !ok {
+		mi = -1
+	}
+	mj := model.NewJob(spec, seq, mi, 0)
+	if t := rec.LastCheckpointAt; t != nil {
+		mj.Checkpoint = model.Time(t.UnixMilli())
+	}
+	return mj
+}

@@ -1,0 +1,155 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gpusched/gpusched/core/recipe"
+	"github.com/gpusched/gpusched/service/store"
+)
+
+// Defaults for Config's zero fields.
+const (
+	DefaultHeartbeatInterval = 2 * time.Second
+	DefaultHeartbeatTimeout  = 10 * time.Second
+	DefaultRound             = time.Second
+	DefaultCoalesce          = 2 * time.Millisecond
+	DefaultPollTimeout       = 25 * time.Second
+	DefaultPortBase          = 29500
+	DefaultPortRange         = 1000
+	// MaxPollTimeout caps the wait query parameter of the work long-poll.
+	MaxPollTimeout = 5 * time.Minute
+)
+
+// ErrConfig marks the errors of New caused by its configuration (rather
+// than by the store): test with errors.Is.
+var ErrConfig = errors.New("server configuration")
+
+// Config configures a Server. Only DataDir is required; the zero value of
+// every other field selects its default.
+type Config struct {
+	// Store holds jobs and nodes. Nil: New opens the bbolt store
+	// DataDir/store.db and Close closes it.
+	Store store.Store
+	// DataDir holds the replicas' logs (DataDir/logs/<job>/<replica>.log)
+	// and, when Store is nil, the store.
+	DataDir string
+	// Names are the engine's stage names (recipe.Names); empty names take
+	// recipe.Defaults(). The policy srtf is refused: it needs job durations.
+	Names recipe.Names
+	// Options are the stage settings; nil means recipe.DefaultOptions().
+	Options *recipe.Options
+	// HeartbeatInterval is how often agents must report.
+	HeartbeatInterval time.Duration
+	// HeartbeatTimeout is how long a node may stay silent before it is
+	// marked down and its replicas are lost (an elastic job that keeps its
+	// minimum continues without them, other jobs are queued again); also
+	// how long a restarted server waits for the nodes of its previous run.
+	HeartbeatTimeout time.Duration
+	// Round is the period of the scheduling rounds that run even when
+	// nothing happens (the engine's time-based decisions).
+	Round time.Duration
+	// Coalesce is the shortest time between two event-driven rounds: events
+	// arriving meanwhile (submissions, exits) share one round.
+	Coalesce time.Duration
+	// PollTimeout is the longest a work long-poll waits by default.
+	PollTimeout time.Duration
+	// PortBase and PortRange bound MASTER_PORT: a job attempt's port is
+	// chosen deterministically in [PortBase, PortBase+PortRange).
+	PortBase, PortRange int
+	// Logger receives the server's logs; nil discards them.
+	Logger *slog.Logger
+	// Registerer receives the server's Prometheus metrics and Gatherer
+	// serves /metrics. Both nil: a fresh registry. Registerer alone: it
+	// must also be a prometheus.Gatherer (a *prometheus.Registry).
+	Registerer prometheus.Registerer
+	Gatherer   prometheus.Gatherer
+	// Clock returns the current time; nil means time.Now. Scheduling uses
+	// it as model.Time in Unix milliseconds.
+	Clock func() time.Time
+}
+
+// withDefaults returns c with every zero field set to its default and
+// checks the values.
+func (c Config) withDefaults() (Config, error) {
+	if c.DataDir == "" {
+		return c, errors.New("server: a data directory is required")
+	}
+	def := recipe.Defaults()
+	c.Names.Policy = or(c.Names.Policy, def.Policy)
+	c.Names.Placer = or(c.Names.Placer, def.Placer)
+	c.Names.Scaler = or(c.Names.Scaler, def.Scaler)
+	if c.Names.Policy == "srtf" {
+		return c, errors.New("policy srtf needs every job's remaining duration, which the service does not know; " +
+			"use fifo, hlas, las or tiresias")
+	}
+	if c.Options == nil {
+		o := recipe.DefaultOptions()
+		c.Options = &o
+	}
+	c.HeartbeatInterval = orDur(c.HeartbeatInterval, DefaultHeartbeatInterval)
+	c.HeartbeatTimeout = orDur(c.HeartbeatTimeout, DefaultHeartbeatTimeout)
+	c.Round = orDur(c.Round, DefaultRound)
+	c.Coalesce = orDur(c.Coalesce, DefaultCoalesce)
+	c.PollTimeout = min(orDur(c.PollTimeout, DefaultPollTimeout), MaxPollTimeout)
+	if c.HeartbeatTimeout <= c.HeartbeatInterval {
+		return c, fmt.Errorf("heartbeat timeout %s must exceed the heartbeat interval %s", c.HeartbeatTimeout, c.HeartbeatInterval)
+	}
+	if c.PortBase == 0 {
+		c.PortBase = DefaultPortBase
+	}
+	if c.PortRange == 0 {
+		c.PortRange = DefaultPortRange
+	}
+	if c.PortBase < 1 || c.PortRange < 1 || c.PortBase+c.PortRange-1 > 65535 {
+		return c, fmt.Errorf("MASTER_PORT range %d+%d: want ports within 1..65535", c.PortBase, c.PortRange)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	return c, c.metricsDefaults()
+}
+
+// metricsDefaults fills in the Prometheus registry.
+func (c *Config) metricsDefaults() error {
+	switch {
+	case c.Registerer == nil && c.Gatherer == nil:
+		r := prometheus.NewRegistry()
+		c.Registerer, c.Gatherer = r, r
+	case c.Registerer == nil:
+		return errors.New("server: a metrics Gatherer needs its Registerer")
+	case c.Gatherer == nil:
+		g, ok := c.Registerer.(prometheus.Gatherer)
+		if !ok {
+			return errors.New("server: the metrics Registerer is no Gatherer; give Config.Gatherer")
+		}
+		c.Gatherer = g
+	}
+	return nil
+}
+
+// StorePath returns the path of the bbolt store in a data directory.
+func StorePath(dataDir string) string { return filepath.Join(dataDir, "store.db") }
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func orDur(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}

@@ -1,0 +1,243 @@
+package server
+
+import (
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpusched/gpusched/core/membership"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/service/api"
+)
+
+// start records waiting job j as running on gpus, which the caller has
+// already taken in the model. Its replicas reach the nodes' work only after
+// the batch commits.
+func (s *Server) start(b *batch, j *job, gpus []model.GPU, now time.Time) error {
+	slots := make([]membership.Slot, len(gpus))
+	for i, g := range gpus {
+		n := s.nodes[s.cluster.Nodes[g.Node].Name]
+		slots[i] = membership.Slot{Host: n.name, GPU: n.gpus[g.Index].Index}
+	}
+	m, err := membership.New(j.rec.ID, slots)
+	if err != nil {
+		return fmt.Errorf("start %s: %w", j.rec.ID, err)
+	}
+	rec := b.edit(j)
+	rec.Attempt++
+	rec.Generation++
+	rec.State, rec.Reason, rec.Stopping = api.Running, "", ""
+	rec.StartedAt = ptr(now.UTC())
+	rec.Replicas = make([]replicaRec, len(m.Hosts))
+	for i, h := range m.Hosts {
+		rec.Replicas[i] = replicaRec{ID: replicaID(rec.ID, rec.Attempt, i), Node: h.Name, GPUs: h.GPUs}
+	}
+	rec.Alloc = make([]string, 0, len(gpus))
+	for _, sl := range m.Slots() {
+		rec.Alloc = append(rec.Alloc, sl.String())
+	}
+	rec.Port = s.port(b, rec)
+	rec.ResumeSteps = rec.CheckpointSteps
+	reps, err := s.replicas(rec)
+	if err != nil {
+		return err
+	}
+	rec.event(now, "started", "attempt %d on %s%s", rec.Attempt, strings.Join(rec.Alloc, ","), resumeNote(rec, now))
+	t := model.Time(now.UnixMilli())
+	b.then(func() {
+		if j.mj.FirstStart < 0 {
+			j.mj.FirstStart = t
+		}
+		j.mj.LastStart, j.mj.Mark, j.mj.Resume = t, t, t
+		s.assign(reps)
+	})
+	return nil
+}
+
+// resumeNote says, for the history, where a restarted attempt resumes
+// from.
+func resumeNote(rec *record, now time.Time) string {
+	switch {
+	case rec.Attempt <= 1:
+		return ""
+	case rec.LastCheckpointAt == nil:
+		return "; no checkpoint reported: it starts from the beginning"
+	}
+	return fmt.Sprintf("; resumes from the checkpoint at step %d (reported %s ago)",
+		rec.CheckpointSteps, now.Sub(*rec.LastCheckpointAt).Round(100*time.Millisecond))
+}
+
+// port picks the attempt's MASTER_PORT: a hash of the replica ID prefix in
+// the configured range, moved on past the ports of other running jobs whose
+// master is the same node.
+func (s *Server) port(b *batch, rec *record) int {
+	if b.ports == nil {
+		b.ports = s.usedPorts()
+	}
+	master := rec.Replicas[0].Node
+	used := b.ports[master]
+	if used == nil {
+		used = map[int]bool{}
+		b.ports[master] = used
+	}
+	h := fnv.New32a()
+	h.Write([]byte(rec.ID + "." + strconv.Itoa(rec.Attempt)))
+	base, n := s.cfg.PortBase, s.cfg.PortRange
+	p := base + int(h.Sum32()%uint32(n))
+	for k := range n {
+		if q := base + (p-base+k)%n; !used[q] {
+			p = q
+			break
+		}
+	}
+	used[p] = true
+	return p
+}
+
+// usedPorts returns the MASTER_PORTs of the running jobs by master node.
+func (s *Server) usedPorts() map[string]map[int]bool {
+	ports := map[string]map[int]bool{}
+	for _, j := range s.active {
+		if r := &j.rec; r.State == api.Running && r.master() != "" {
+			m := ports[r.master()]
+			if m == nil {
+				m = map[int]bool{}
+				ports[r.master()] = m
+			}
+			m[r.Port] = true
+		}
+	}
+	return ports
+}
+
+// replicas builds the api.Replica of every member replica of the record's
+// attempt (not lost with its node, not taken out by a resize): the spec's
+// command and env plus the variables of the current membership, whose node
+// rank 0 is MASTER_ADDR. The host list holds the member replicas only.
+func (s *Server) replicas(rec *record) ([]api.Replica, error) {
+	m := rec.membership()
+	if len(m.Hosts) == 0 {
+		return nil, fmt.Errorf("job %s has no replicas", rec.ID)
+	}
+	hostFile := m.HostList()
+	master := rec.master()
+	if n := s.nodes[master]; n != nil {
+		master = n.masterAddr()
+	}
+	out := make([]api.Replica, 0, len(rec.Replicas))
+	for _, rr := range rec.Replicas {
+		if !rr.member() {
+			continue
+		}
+		env, err := m.NodeEnv(rr.Node, rec.Port)
+		if err != nil {
+			return nil, fmt.Errorf("job %s: replica %s: %w", rec.ID, rr.ID, err)
+		}
+		full := maps.Clone(rec.Env)
+		if full == nil {
+			full = map[string]string{}
+		}
+		maps.Copy(full, env)
+		full["MASTER_ADDR"], full["PET_MASTER_ADDR"] = master, master
+		full["GPUSCHED_RESTART_COUNT"] = strconv.Itoa(rec.Attempt - 1)
+		full["GPUSCHED_CHECKPOINT_STEPS"] = strconv.FormatInt(rec.ResumeSteps, 10)
+		full["GPUSCHED_REPLICA_ID"] = rr.ID
+		out = append(out, api.Replica{ID: rr.ID, Job: rec.ID, Command: rec.Command, Env: full, Workdir: rec.Workdir,
+			GPUs: rr.GPUs, HostFile: hostFile, GracePeriodS: rec.GracePeriodS})
+	}
+	return out, nil
+}
+
+// assign puts replicas into their nodes' work.
+func (s *Server) assign(reps []api.Replica) {
+	touched := map[*node]bool{}
+	for _, r := range reps {
+		_, _, rank, _ := parseReplicaID(r.ID)
+		j := s.active[r.Job]
+		n := s.nodes[j.rec.Replicas[rank].Node]
+		if n == nil {
+			continue
+		}
+		n.work[r.ID] = r
+		delete(n.removed, r.ID)
+		touched[n] = true
+	}
+	for n := range touched {
+		s.bump(n)
+	}
+}
+
+// unassign takes a stopping job's replicas out of their nodes' work; they
+// count as running until their agents say otherwise.
+func (s *Server) unassign(j *job) { s.takeOut(j, func(*replicaRec) bool { return true }) }
+
+// drain takes the replicas of running job j that a resize took out of the
+// job (Left) and that still run out of their nodes' work: their agents
+// stop them, and they are gone once the agents no longer report them.
+func (s *Server) drain(j *job) { s.takeOut(j, func(rr *replicaRec) bool { return rr.Left }) }
+
+// takeOut takes the replicas of j that are not gone and that which selects
+// out of their nodes' work and awaits them as removed.
+func (s *Server) takeOut(j *job, which func(*replicaRec) bool) {
+	touched := map[*node]bool{}
+	for i := range j.rec.Replicas {
+		rr := &j.rec.Replicas[i]
+		if !which(rr) {
+			continue
+		}
+		if n := s.nodes[rr.Node]; n != nil && !rr.Done {
+			if _, ok := n.work[rr.ID]; ok {
+				delete(n.work, rr.ID)
+				touched[n] = true
+			}
+		}
+	}
+	for n := range touched {
+		s.bump(n)
+	}
+	for i := range j.rec.Replicas {
+		rr := &j.rec.Replicas[i]
+		if !which(rr) {
+			continue
+		}
+		if n := s.nodes[rr.Node]; n != nil && !rr.Done {
+			if _, ok := n.removed[rr.ID]; !ok {
+				n.removed[rr.ID] = removal{job: j.rec.ID, at: n.version}
+			}
+		}
+	}
+}
+
+// forget removes a replica that is gone from its node's lists.
+func (s *Server) forget(nodeName, id string) {
+	n := s.nodes[nodeName]
+	if n == nil {
+		return
+	}
+	delete(n.removed, id)
+	if _, ok := n.work[id]; ok {
+		delete(n.work, id)
+		s.bump(n)
+	}
+}
+
+// addNode adds a node with a fresh work version: versions come from one
+// server-wide counter that starts at the clock's Unix microseconds, so they
+// exceed those of a previous run and an agent's first long-poll (after=0)
+// is answered at once.
+func (s *Server) addNode(n *node) *node {
+	s.nodes[n.name] = n
+	s.bump(n)
+	return n
+}
+
+// bump gives n's work a new version and wakes its long-polls.
+func (s *Server) bump(n *node) {
+	s.version++
+	n.version = s.version
+	close(n.changed)
+	n.changed = make(chan struct{})
+}

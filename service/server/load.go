@@ -1,0 +1,121 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/service/api"
+)
+
+// load reads every node and job from the store. Nodes that were not down
+// become pending: they count as ready (their running jobs keep their GPUs)
+// until they register again or the heartbeat timeout passes.
+func (s *Server) load(ctx context.Context) error {
+	if err := s.loadNodes(ctx); err != nil {
+		return err
+	}
+	kvs, _, err := s.store.List(ctx, jobPrefix)
+	if err != nil {
+		return fmt.Errorf("server: load jobs: %w", err)
+	}
+	var maxSeq int
+	for _, kv := range kvs {
+		var rec record
+		if err := json.Unmarshal(kv.Value, &rec); err != nil {
+			return fmt.Errorf("server: load %s: %w", kv.Key, err)
+		}
+		seq, ok := parseSeq(rec.ID)
+		if !ok || jobKey(rec.ID) != kv.Key {
+			return fmt.Errorf("server: load %s: bad job id %q", kv.Key, rec.ID)
+		}
+		maxSeq = max(maxSeq, seq)
+		s.addJob(&job{rec: rec, seq: seq})
+	}
+	s.nextSeq.Store(int64(maxSeq))
+	s.dirty = true
+	return s.restoreWork()
+}
+
+// loadNodes reads the node records.
+func (s *Server) loadNodes(ctx context.Context) error {
+	kvs, _, err := s.store.List(ctx, nodePrefix)
+	if err != nil {
+		return fmt.Errorf("server: load nodes: %w", err)
+	}
+	for _, kv := range kvs {
+		var r nodeRecord
+		if err := json.Unmarshal(kv.Value, &r); err != nil {
+			return fmt.Errorf("server: load %s: %w", kv.Key, err)
+		}
+		if len(r.GPUs) == 0 || nodePrefix+r.Name != kv.Key {
+			return fmt.Errorf("server: load %s: bad node record", kv.Key)
+		}
+		n := s.addNode(newNode(r.Name, r.Addr, r.GPUs))
+		n.ready, n.pending, n.lastSeen = !r.Down, !r.Down, s.started
+	}
+	return nil
+}
+
+// addJob adds a job to memory (and its model job when it is active).
+func (s *Server) addJob(j *job) {
+	s.jobs[j.rec.ID] = j
+	if !j.rec.State.Final() {
+		j.mj = s.modelJob(&j.rec, j.seq)
+		j.progressSaved = s.started
+		if t := j.rec.StartedAt; t != nil && j.rec.State == api.Running {
+			// The execution history before the restart is not kept: the
+			// open period starts now.
+			start := model.Time(s.started.UnixMilli())
+			j.mj.FirstStart = min(model.Time(t.UnixMilli()), start)
+			j.mj.LastStart, j.mj.Mark, j.mj.Resume = start, start, start
+		}
+		s.active[j.rec.ID] = j
+	}
+}
+
+// restoreWork rebuilds the nodes' work from the running jobs: replicas of
+// jobs that run go back into the work; those of stopping jobs are
+// awaited as removed; replicas on nodes the store does not know are lost.
+func (s *Server) restoreWork() error {
+	now := s.now()
+	b := s.newBatch()
+	for _, j := range s.active {
+		if j.rec.State != api.Running {
+			continue
+		}
+		if len(j.rec.Replicas) == 0 {
+			s.stopJob(b, j, stopFail, "the stored record of the running job lists no replica", now)
+			continue
+		}
+		for i, rr := range j.rec.Replicas {
+			if n := s.nodes[rr.Node]; !rr.Done && (n == nil || !n.ready) {
+				s.lose(b, j, i, "it was down when the server restarted", true, now)
+			}
+		}
+	}
+	s.settle(b, now)
+	if err := b.commit(writeCtx()); err != nil {
+		return fmt.Errorf("server: load: %w", err)
+	}
+	b.apply()
+	for _, j := range s.active {
+		if j.rec.State != api.Running {
+			continue
+		}
+		if j.rec.Stopping != "" {
+			s.unassign(j)
+			continue
+		}
+		s.refreshJob(j)
+		s.drain(j) // replicas a resize took out and not yet gone
+	}
+	return nil
+}
+
+// rankOf returns the node rank of a replica ID.
+func rankOf(id string) int {
+	_, _, r, _ := parseReplicaID(id)
+	return r
+}

@@ -1,0 +1,102 @@
+package server
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/service/api"
+)
+
+// lose records that replica i of running job j was lost (why says how):
+// with its node (nodeLost), or alone, its agent having reported that its
+// exit status is unknown (its shim died, or the node rebooted). An elastic
+// job whose other replicas still hold at least its minimum GPUs continues
+// without it (shrink); any other job is stopped and queued again, to
+// restart from its last checkpoint as a new attempt. A job that was
+// already stopping ends as it was going to.
+func (s *Server) lose(b *batch, j *job, i int, why string, nodeLost bool, now time.Time) {
+	rec := b.edit(j)
+	rr := &rec.Replicas[i]
+	rr.Done, rr.Lost = true, true
+	id, nodeName := rr.ID, rr.Node
+	rec.event(now, "replica-lost", "%s on %s: %s", id, nodeName, why)
+	b.then(func() { s.forget(nodeName, id) })
+	if rr.Left { // a resize had already taken it out of the job
+		b.then(func() { s.syncAlloc(j) })
+		return
+	}
+	if rec.Stopping != "" {
+		return
+	}
+	lost := fmt.Sprintf("node %s lost (%s)", nodeName, why)
+	if !nodeLost {
+		lost = fmt.Sprintf("replica %s on node %s lost (%s)", id, nodeName, why)
+	}
+	if left := rec.liveGPUs(); rec.MinGPUs < rec.MaxGPUs && left > 0 && left >= rec.MinGPUs {
+		s.shrink(b, j, lost, now)
+		if !nodeLost { // the node stays: give its GPUs back now
+			b.then(func() { s.syncAlloc(j) })
+		}
+		return
+	}
+	reason := lost + ": queued again to restart as a new attempt"
+	if note := checkpointNote(rec, now); note != "" {
+		reason += " from its " + note
+	}
+	s.stopJob(b, j, stopPreempt, reason, now)
+}
+
+// shrink lets running elastic job j continue on the GPUs of its replicas
+// that are not gone: its allocation shrinks, its membership generation
+// grows, and the surviving replicas get the new host list and environment
+// (their agents rewrite the host and environment files and signal node
+// rank 0; the processes keep running).
+func (s *Server) shrink(b *batch, j *job, why string, now time.Time) {
+	rec := b.edit(j)
+	rec.Generation++
+	rec.Alloc = []string{}
+	var hosts []string
+	for _, rr := range rec.Replicas {
+		if rr.Done || !rr.member() {
+			continue
+		}
+		hosts = append(hosts, rr.Node)
+		for _, g := range rr.GPUs {
+			rec.Alloc = append(rec.Alloc, rr.Node+"/"+strconv.Itoa(g))
+		}
+	}
+	n := len(rec.Alloc)
+	rec.event(now, "resized", "%s: continues on %d GPUs (%s) without the lost replicas, generation %d",
+		why, n, strings.Join(hosts, ","), rec.Generation)
+	t := model.Time(now.UnixMilli())
+	b.then(func() {
+		// The model drops the lost GPUs when the cluster is rebuilt without
+		// the node; close the execution period on the old allocation now.
+		if mj := j.mj; mj != nil && mj.State == model.Running && len(mj.Alloc) > 0 && s.cluster != nil {
+			mj.EndPeriod(t, s.cluster)
+			mj.CountResize(t, n)
+		}
+		s.refreshJob(j)
+	})
+}
+
+// refreshJob puts running job j's live member replicas, rebuilt from its
+// record, into their nodes' work: same IDs, so agents only pick up changes
+// (host list, environment, GPUs, generation).
+func (s *Server) refreshJob(j *job) {
+	reps, err := s.replicas(&j.rec)
+	if err != nil {
+		s.log.Error("cannot rebuild the replicas of a running job", "job", j.rec.ID, "err", err)
+		return
+	}
+	var live []api.Replica
+	for _, r := range reps {
+		if !j.rec.Replicas[rankOf(r.ID)].Done {
+			live = append(live, r)
+		}
+	}
+	s.assign(live)
+}

@@ -1,0 +1,131 @@
+package server
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/gpusched/gpusched/service/api"
+)
+
+// TestOnlineProfiles learns a new job type's speed from two progress
+// reports of one execution, rebuilds the matrix (renumbering the other job
+// types), serves it on GET /v1/profiles and keeps it across a restart.
+func TestOnlineProfiles(t *testing.T) {
+	h := newHarness(t, nil)
+	a := h.agent("n1", "v100", 4)
+	a.register()
+	j1 := h.submit(`{"command":["x"],"gpus":2,"model":"A0-learned"}`)
+	j2 := h.submit(`{"command":["x"],"gpus":2,"model":"CycleGAN"}`)
+	w := a.waitWork("both jobs", func(w api.Work) bool { return findReplica(w, j1.ID) != nil && findReplica(w, j2.ID) != nil })
+	r1, r2 := running(*findReplica(w, j1.ID)), running(*findReplica(w, j2.ID))
+	s := h.s
+	s.mu.Lock()
+	oldCycle := s.active[j2.ID].mj.Model
+	s.mu.Unlock()
+	if oldCycle != 1 {
+		t.Fatalf("CycleGAN's index before learning: %d, want 1", oldCycle)
+	}
+	now := time.Now()
+	r1.Progress = &api.ReplicaProgress{Steps: 100, At: now.Add(-40 * time.Second)}
+	a.status(r1, r2)
+	r1.Progress = &api.ReplicaProgress{Steps: 300, At: now.Add(-20 * time.Second)} // 200 steps in 20 s
+	a.status(r1, r2)
+	s.mu.Lock()
+	rate, n := s.prof.online.Rate("A0-learned", "v100", 2)
+	s.mu.Unlock()
+	if rate != 10 || n != 1 {
+		t.Fatalf("learned %v steps/s from %d samples, want 10 from 1", rate, n)
+	}
+
+	s.flushProgress() // the tick: a new entry rebuilds the matrix at the next round
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.mu.Lock()
+		ok := s.matrix.HasModel("A0-learned") && s.active[j1.ID].mj.Model == 0 && s.active[j2.ID].mj.Model == 2 &&
+			s.prof.next == nil && s.state != nil
+		s.mu.Unlock()
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the merged matrix was not installed with the jobs' indices renumbered")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	var list api.ProfileList
+	h.call("GET", "/v1/profiles", nil, http.StatusOK, &list)
+	want := api.ProfileEntry{Model: "A0-learned", GPUType: "v100", GPUs: 2, StepsPerS: 10, Samples: 1, Source: api.ProfileOnline}
+	if len(list.Profiles) != 1 || list.Profiles[0] != want {
+		t.Fatalf("GET /v1/profiles: %+v, want [%+v]", list.Profiles, want)
+	}
+	h.call("GET", "/v1/profiles?prerun=true", nil, http.StatusOK, &list)
+	if len(list.Profiles) < 10 || list.Profiles[0] != want || list.Profiles[1].Source != api.ProfilePreRun || list.Profiles[1].Samples != 0 {
+		t.Errorf("GET /v1/profiles?prerun=true: %d entries, first %+v", len(list.Profiles), list.Profiles[:min(2, len(list.Profiles))])
+	}
+	if code, _ := h.do("GET", "/v1/profiles?prerun=maybe", nil); code != http.StatusBadRequest {
+		t.Errorf("prerun=maybe: %d, want 400", code)
+	}
+
+	h.restart()
+	h.call("GET", "/v1/profiles", nil, http.StatusOK, &list)
+	if len(list.Profiles) != 1 || list.Profiles[0] != want {
+		t.Fatalf("after a restart: %+v, want [%+v]", list.Profiles, want)
+	}
+	s = h.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.models["A0-learned"] != 0 || s.active[j1.ID].mj.Model != 0 || s.active[j2.ID].mj.Model != 2 {
+		t.Errorf("after a restart: indices %d, %d, %d", s.models["A0-learned"], s.active[j1.ID].mj.Model, s.active[j2.ID].mj.Model)
+	}
+}
+
+// TestOnlineProfileSamples checks which pairs of reports make a sample:
+// never across a new generation (a resize, a lost node) or attempt, never
+// over less than profileMinInterval, and only for jobs with a model.
+func TestOnlineProfileSamples(t *testing.T) {
+	h := newHarness(t, nil)
+	a := h.agent("n1", "v100", 4)
+	a.register()
+	j := h.submit(`{"command":["x"],"gpus":2,"model":"CycleGAN"}`)
+	plain := h.submit(`{"command":["x"],"gpus":1}`)
+	a.waitWork("both jobs", func(w api.Work) bool { return findReplica(w, j.ID) != nil && findReplica(w, plain.ID) != nil })
+	s := h.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	jj, jp := s.active[j.ID], s.active[plain.ID]
+	t0 := time.Now().Add(-time.Hour)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	samples := func() int64 { _, n := s.prof.online.Rate("CycleGAN", "v100", 2); return n }
+
+	rec := jj.rec.clone()
+	s.observeProgress(jj, &rec, progressReport{steps: 10, at: at(0)})
+	s.observeProgress(jj, &rec, progressReport{steps: 20, at: at(5 * time.Second)}) // too short: the mark stays
+	if samples() != 0 {
+		t.Fatalf("a sample over 5 s")
+	}
+	s.observeProgress(jj, &rec, progressReport{steps: 110, at: at(10 * time.Second)})
+	if r, n := s.prof.online.Rate("CycleGAN", "v100", 2); n != 1 || r != 10 {
+		t.Fatalf("rate %v from %d samples, want 10 from 1", r, n)
+	}
+	if s.jobRate(j.ID) != 10 {
+		t.Errorf("jobRate %v, want 10", s.jobRate(j.ID))
+	}
+	next := rec.clone()
+	next.Generation++ // resized in place: a new execution
+	s.observeProgress(jj, &next, progressReport{steps: 5000, at: at(30 * time.Second)})
+	if samples() != 1 || s.jobRate(j.ID) != 0 {
+		t.Fatalf("a sample across generations (%d samples, rate %v)", samples(), s.jobRate(j.ID))
+	}
+	s.observeProgress(jj, &next, progressReport{steps: 5100, at: at(50 * time.Second)})
+	if r, n := s.prof.online.Rate("CycleGAN", "v100", 2); n != 2 || r != 10-0.2*5 {
+		t.Errorf("after the second execution: %v from %d samples", r, n)
+	}
+	prec := jp.rec.clone()
+	s.observeProgress(jp, &prec, progressReport{steps: 1, at: at(0)})
+	s.observeProgress(jp, &prec, progressReport{steps: 100, at: at(time.Minute)})
+	if s.prof.online.Len() != 1 {
+		t.Errorf("a job without a model was learned: %+v", s.prof.online.State())
+	}
+}

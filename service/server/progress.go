@@ -1,0 +1,154 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/service/api"
+)
+
+// progressPersist bounds how long plain progress (no checkpoint) may stay
+// in memory only: a job's record is written at most once per period for
+// it. A checkpoint is written before it is acknowledged.
+const progressPersist = 5 * time.Second
+
+// progressReport is one report of a job's progress, from the progress
+// endpoint or an agent's status report.
+type progressReport struct {
+	steps int64
+	at    time.Time
+	// ckpt: a checkpoint of ckptSteps was reported at ckptAt.
+	ckpt      bool
+	ckptSteps int64
+	ckptAt    time.Time
+}
+
+// handleProgress is POST /v1/jobs/{id}/progress: 200 with the job once the
+// report is recorded (a checkpoint durably).
+func (s *Server) handleProgress(w http.ResponseWriter, r *http.Request) {
+	p, ok := decodeBody(w, r, api.DecodeProgress)
+	if !ok {
+		return
+	}
+	id := r.PathValue("id")
+	v, err := s.Progress(id, p)
+	s.writeJobResult(w, id, v, err)
+}
+
+// Progress records a progress report of job id, timed by the server's
+// clock. The job must not have ended (errFinal); a checkpoint is durable
+// when Progress returns.
+func (s *Server) Progress(id string, p api.Progress) (api.Job, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.jobs[id]
+	if j == nil {
+		return api.Job{}, errNoJob
+	}
+	if j.rec.State.Final() {
+		return s.view(j, false), errFinal
+	}
+	now := s.now()
+	rep := progressReport{steps: p.Steps, at: now}
+	if p.Checkpoint {
+		rep.ckpt, rep.ckptSteps, rep.ckptAt = true, p.Steps, now
+	}
+	b := s.newBatch()
+	s.applyProgress(b, j, rep, now)
+	if err := b.run("record the progress of " + id); err != nil {
+		return api.Job{}, err
+	}
+	return s.view(j, false), nil
+}
+
+// replicaProgress turns what an agent read from a replica's progress file
+// into a report; times in the future (another clock) count as now.
+func replicaProgress(rp *api.ReplicaProgress, now time.Time) progressReport {
+	rep := progressReport{steps: rp.Steps, at: minTime(rp.At, now)}
+	if rp.CheckpointAt != nil {
+		rep.ckpt, rep.ckptSteps, rep.ckptAt = true, rp.CheckpointSteps, minTime(*rp.CheckpointAt, now)
+	}
+	return rep
+}
+
+// applyProgress records rep for active job j: the parts newer than what the
+// job has. A new checkpoint goes into b (durable with it) and into the
+// model; plain progress goes into b when j's record is written anyway or
+// was last written progressPersist ago, else into memory, for flushProgress.
+func (s *Server) applyProgress(b *batch, j *job, rep progressReport, now time.Time) {
+	cur := b.peek(j)
+	newSteps := cur.ProgressAt == nil || rep.at.After(*cur.ProgressAt)
+	newCkpt := rep.ckpt && (cur.LastCheckpointAt == nil || rep.ckptAt.After(*cur.LastCheckpointAt))
+	if !newSteps && !newCkpt {
+		return
+	}
+	var rec *record
+	if newCkpt || b.touched(j) || now.Sub(j.progressSaved) >= progressPersist {
+		rec = b.edit(j)
+		b.then(func() {
+			j.progressSaved = now
+			delete(s.unsaved, j)
+		})
+	} else {
+		rec = &j.rec // memory only until flushProgress writes it
+		s.unsaved[j] = true
+	}
+	if newSteps {
+		s.observeProgress(j, cur, rep)
+		rec.Steps, rec.ProgressAt = rep.steps, ptr(rep.at.UTC())
+	}
+	if newCkpt {
+		rec.CheckpointSteps, rec.LastCheckpointAt = rep.ckptSteps, ptr(rep.ckptAt.UTC())
+		t := model.Time(rep.ckptAt.UnixMilli())
+		b.then(func() {
+			if j.mj != nil {
+				j.mj.Checkpoint = t
+			}
+		})
+	}
+}
+
+// flushProgress writes the records of the jobs whose plain progress (or
+// energy) has been in memory only for progressPersist or more; run every
+// round tick, it also ticks the online profiles and the power samples.
+func (s *Server) flushProgress() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	b := s.newBatch()
+	for j := range s.unsaved {
+		if j.rec.State.Final() {
+			delete(s.unsaved, j)
+			continue
+		}
+		if now.Sub(j.progressSaved) >= progressPersist {
+			b.edit(j)
+			b.then(func() {
+				j.progressSaved = now
+				delete(s.unsaved, j)
+			})
+		}
+	}
+	_ = b.run("write job progress") // logged; retried next time
+	s.tickProfiles(now)
+	s.tickPower(now, false)
+}
+
+// checkpointNote describes a job's latest checkpoint for its history, ""
+// when it has none.
+func checkpointNote(rec *record, now time.Time) string {
+	if rec.LastCheckpointAt == nil {
+		return ""
+	}
+	return "last checkpoint at step " + strconv.FormatInt(rec.CheckpointSteps, 10) + ", " +
+		now.Sub(*rec.LastCheckpointAt).Round(100*time.Millisecond).String() + " ago"
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,169 @@
+package server
+
+import (
+	"fmt"
+	"math/bits"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gpusched/gpusched/service/api"
+)
+
+// report applies the replicas an agent lists (in a status report or a
+// registration): it records the exits of replicas it expects, counts as
+// gone the removed replicas that an agent which has applied the work
+// without them no longer lists, and returns the exited replicas it may
+// acknowledge, all results being durable. version is the work version the
+// agent had applied (0: unknown; its last long-poll tells).
+func (s *Server) report(n *node, reps []api.ReplicaStatus, version int64) ([]string, error) {
+	now := s.now()
+	b := s.newBatch()
+	acked := []string{}
+	listed := make(map[string]bool, len(reps))
+	for _, rs := range reps {
+		listed[rs.ID] = true
+		if rs.Progress != nil {
+			if j, _ := s.expected(b, n, rs.ID); j != nil {
+				s.applyProgress(b, j, replicaProgress(rs.Progress, now), now)
+			}
+		}
+		if rs.Phase != api.ReplicaExited {
+			continue
+		}
+		acked = append(acked, rs.ID)
+		j, i := s.expected(b, n, rs.ID)
+		switch {
+		case j == nil:
+		case rs.Lost:
+			why := strings.TrimPrefix(rs.Error, "lost: ")
+			if why == "" {
+				why = "its agent reports it lost"
+			}
+			s.lose(b, j, i, why, false, now)
+		default:
+			s.exit(b, j, i, rs, now)
+		}
+	}
+	if version <= 0 || version > n.version {
+		version = n.applied
+	}
+	for _, id := range slicesSortedKeys(n.removed) {
+		if listed[id] || version < n.removed[id].at {
+			continue
+		}
+		if j, i := s.expected(b, n, id); j != nil {
+			s.gone(b, j, i, "stopped before it started", now)
+		} else {
+			delete(n.removed, id)
+		}
+	}
+	s.settle(b, now)
+	if err := b.run("record replica results from " + n.name); err != nil {
+		return nil, err
+	}
+	return acked, nil
+}
+
+// expected returns the job and index of replica id if it is a replica of
+// a running job on node n whose end is not recorded yet.
+func (s *Server) expected(b *batch, n *node, id string) (*job, int) {
+	jid, _, _, ok := parseReplicaID(id)
+	if !ok {
+		return nil, -1
+	}
+	j := s.active[jid]
+	if j == nil {
+		return nil, -1
+	}
+	rec := b.peek(j)
+	i := rec.replica(id)
+	if rec.State != api.Running || i < 0 || rec.Replicas[i].Done || rec.Replicas[i].Node != n.name {
+		return nil, -1
+	}
+	return j, i
+}
+
+// setAcked sets the exited replicas the node's work acknowledges; new
+// acknowledgements give the work a new version so that a waiting long-poll
+// delivers them.
+func (s *Server) setAcked(n *node, acked []string) {
+	grew := false
+	for _, id := range acked {
+		if !slices.Contains(n.acked, id) {
+			grew = true
+		}
+	}
+	n.acked = acked
+	if grew {
+		s.bump(n)
+	}
+}
+
+// checkNodes marks down the nodes not heard from within the heartbeat
+// timeout.
+func (s *Server) checkNodes() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	for _, name := range slicesSortedKeys(s.nodes) {
+		n := s.nodes[name]
+		if !n.ready || now.Sub(n.lastSeen) <= s.cfg.HeartbeatTimeout {
+			continue
+		}
+		why := fmt.Sprintf("no heartbeat for %s", now.Sub(n.lastSeen).Round(time.Second))
+		if n.pending {
+			why = "it did not register again after the server restarted"
+		}
+		if err := s.nodeDown(n, now, why); err != nil {
+			return
+		}
+	}
+}
+
+// nodeDown marks node n down: its replicas are lost; an elastic job that
+// keeps its minimum GPUs without them continues, other jobs are queued
+// again (lose); the cluster is rebuilt without the node.
+func (s *Server) nodeDown(n *node, now time.Time, why string) error {
+	s.log.Warn("node lost", "node", n.name, "why", why)
+	b := s.newBatch()
+	ids := append(slicesSortedKeys(n.work), slicesSortedKeys(n.removed)...)
+	for _, id := range ids {
+		if j, i := s.expected(b, n, id); j != nil {
+			s.lose(b, j, i, why, true, now)
+		}
+	}
+	s.settle(b, now)
+	b.putNode(nodeRecord{Name: n.name, Addr: n.addr, GPUs: n.gpus, Down: true})
+	if err := b.run("mark node " + n.name + " down"); err != nil {
+		return err
+	}
+	n.ready, n.pending, n.acked = false, false, nil
+	clear(n.work)
+	clear(n.removed)
+	s.bump(n)
+	s.dirty = true
+	s.notify()
+	return nil
+}
+
+// handleNodes is GET /v1/nodes.
+func (s *Server) handleNodes(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	out := api.NodeList{Nodes: make([]api.Node, 0, len(s.nodes))}
+	for _, name := range slicesSortedKeys(s.nodes) {
+		out.Nodes = append(out.Nodes, s.nodes[name].view(s.usedGPUs(name)))
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}
+
+// usedGPUs returns the GPUs of a node that jobs hold.
+func (s *Server) usedGPUs(name string) int {
+	i, ok := s.nodeIdx[name]
+	if !ok || s.state == nil {
+		return 0
+	}
+	return s.cluster.Nodes[i].GPUs - bits.OnesCount64(s.state.FreeMask(i))
+}

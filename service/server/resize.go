@@ -1,0 +1,190 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gpusched/gpusched/core/engine"
+	"github.com/gpusched/gpusched/core/membership"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/service/api"
+)
+
+// resize applies a plan's resize of a running elastic job in place, as the
+// same attempt (docs/SERVER.md, "Live resizes"): the new allocation gets
+// the next membership generation (membership.Next: hosts that stay keep
+// their node ranks); a node that stays keeps its replica (same ID, same
+// process), whose work entry gets the new GPUs, host list and environment;
+// a node that leaves loses its replica, which its agent stops with the
+// job's grace period (Left; its GPUs stay held in the model until it is
+// gone); a new node gets a new replica, numbered after the attempt's
+// existing ones. The model takes the new allocation at once, so a grow's
+// GPUs are held and a shrink's GPUs on nodes that stay are free for the
+// round's starts. It returns what undoes the model's change if the batch
+// cannot be written; nil when nothing changed.
+//
+// A job that is stopping, still stopping replicas of an earlier resize, or
+// one of whose replicas has already ended is not resized.
+func (s *Server) resize(b *batch, a engine.Assignment, scaler string, now time.Time) (undo func()) {
+	j := s.active[a.Job.Spec.ID]
+	if j == nil || j.mj != a.Job || s.state == nil || len(a.GPUs) == 0 {
+		return nil
+	}
+	cur := b.peek(j)
+	if !resizable(cur) {
+		s.log.Debug("resize skipped: the job is stopping, finishing or still stopping removed replicas", "job", cur.ID)
+		return nil
+	}
+	slots := make([]membership.Slot, len(a.GPUs))
+	for i, g := range a.GPUs {
+		n := s.nodes[s.cluster.Nodes[g.Node].Name]
+		slots[i] = membership.Slot{Host: n.name, GPU: n.gpus[g.Index].Index}
+	}
+	old := cur.membership()
+	next, err := old.Next(slots)
+	if err != nil {
+		s.log.Error("cannot resize job", "job", cur.ID, "err", err)
+		return nil
+	}
+	if next.Generation == old.Generation {
+		return nil
+	}
+	rec := cur.clone()
+	kept := map[string]int{} // node → index of its member replica
+	for i, rr := range rec.Replicas {
+		if rr.member() {
+			kept[rr.Node] = i
+		}
+	}
+	var notes []string
+	for _, h := range next.Hosts {
+		if i, ok := kept[h.Name]; ok {
+			rec.Replicas[i].GPUs = slices.Clone(h.GPUs)
+			delete(kept, h.Name)
+			continue
+		}
+		id := replicaID(rec.ID, rec.Attempt, len(rec.Replicas))
+		rec.Replicas = append(rec.Replicas, replicaRec{ID: id, Node: h.Name, GPUs: slices.Clone(h.GPUs)})
+		notes = append(notes, "new replica "+id+" on "+h.Name)
+	}
+	for i := range rec.Replicas {
+		if rr := &rec.Replicas[i]; rr.member() {
+			if _, gone := kept[rr.Node]; gone {
+				rr.Left = true
+				notes = append(notes, "replica "+rr.ID+" on "+rr.Node+" stops")
+			}
+		}
+	}
+	rec.Generation = next.Generation
+	rec.Alloc = make([]string, 0, len(slots))
+	for _, sl := range next.Slots() {
+		rec.Alloc = append(rec.Alloc, sl.String())
+	}
+	// The model: close the period on the old allocation, count the resize,
+	// take the new allocation (plus the GPUs of replicas still stopping).
+	mj := j.mj
+	saved := struct {
+		lastStart, lastExpand, lastShrink model.Time
+		resizes, expansions, shrinks      int
+	}{mj.LastStart, mj.LastExpand, mj.LastShrink, mj.Resizes, mj.Expansions, mj.Shrinks}
+	periods := len(mj.Periods)
+	t := model.Time(now.UnixMilli())
+	if mj.State == model.Running && len(mj.Alloc) > 0 {
+		mj.EndPeriod(t, s.cluster)
+	}
+	mj.CountResize(t, len(slots))
+	oldAlloc := mj.Alloc
+	restore := func() {
+		mj.Periods = mj.Periods[:periods]
+		mj.LastStart, mj.LastExpand, mj.LastShrink = saved.lastStart, saved.lastExpand, saved.lastShrink
+		mj.Resizes, mj.Expansions, mj.Shrinks = saved.resizes, saved.expansions, saved.shrinks
+	}
+	if err := s.state.Resize(mj, s.modelAlloc(&rec, s.cluster, s.nodeIdx)); err != nil {
+		restore()
+		s.log.Error("cannot resize job in the model", "job", rec.ID, "err", err)
+		return nil
+	}
+	msg := fmt.Sprintf("resized to %d GPUs by the %s scaler, generation %d: %s", len(slots), scaler,
+		rec.Generation, strings.TrimSuffix(strings.ReplaceAll(next.HostList(), "\n", ","), ","))
+	if len(notes) > 0 {
+		msg += " (" + strings.Join(notes, "; ") + ")"
+	}
+	rec.event(now, "resized", "%s", msg)
+	*b.edit(j) = rec
+	b.then(func() {
+		s.refreshJob(j)
+		s.drain(j)
+	})
+	return func() {
+		if err := s.state.Resize(mj, oldAlloc); err != nil {
+			s.log.Error("cannot undo a resize in the model", "job", rec.ID, "err", err)
+		}
+		restore()
+	}
+}
+
+// resizable reports whether running job rec may be resized in place: it is
+// not stopping, no replica of an earlier resize is still being stopped, and
+// every member replica still runs.
+func resizable(rec *record) bool {
+	if rec.State != api.Running || rec.Stopping != "" || len(rec.Replicas) == 0 {
+		return false
+	}
+	for _, rr := range rec.Replicas {
+		if (rr.member() && rr.Done) || (rr.Left && !rr.Done) {
+			return false
+		}
+	}
+	return true
+}
+
+// syncAlloc gives running job j's model job the allocation of its record
+// (after a replica that a resize took out is gone, its GPUs are free) and
+// asks for a round.
+func (s *Server) syncAlloc(j *job) {
+	mj := j.mj
+	if mj == nil || s.state == nil || j.rec.State != api.Running || mj.State != model.Running {
+		return
+	}
+	alloc := s.modelAlloc(&j.rec, s.cluster, s.nodeIdx)
+	if len(alloc) == 0 || slices.Equal(alloc, mj.Alloc) {
+		return
+	}
+	if err := s.state.Resize(mj, alloc); err != nil {
+		s.log.Error("model out of step with the job records", "job", j.rec.ID, "err", err)
+		return
+	}
+	s.notify()
+}
+
+// handleHostfile is GET /v1/jobs/{id}/hostfile: the current host list of a
+// running job as text, one "host:slots" line per member replica in node-rank
+// order (what a horovodrun --host-discovery-script prints); 404 for an
+// unknown job, 409 for one that is not running.
+func (s *Server) handleHostfile(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.mu.Lock()
+	j := s.jobs[id]
+	var list string
+	var st api.State
+	if j != nil {
+		st = j.rec.State
+		if st == api.Running {
+			list = j.rec.membership().HostList()
+		}
+	}
+	s.mu.Unlock()
+	switch {
+	case j == nil:
+		writeError(w, http.StatusNotFound, "", "no job %q", id)
+	case st != api.Running:
+		writeError(w, http.StatusConflict, "", "job %s is %s: only a running job has hosts", id, st)
+	default:
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(list))
+	}
+}

@@ -1,0 +1,188 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gpusched/gpusched/sim/metrics"
+)
+
+// Table writes s as an aligned two-column table, one field per line in the
+// order of metrics.Summary, ending with a newline. Times are in seconds,
+// humanized from one minute up ("avg JCT      12,345.6 s (3h25m)");
+// utilisation is a percentage. A map of reasons ("rejected_reasons") is
+// written under the count it explains ("rejected"), one indented line per
+// reason.
+func Table(w io.Writer, s metrics.Summary) error {
+	fields := summaryFields(s)
+	reasons := map[string]reflect.Value{}
+	width := 0
+	for _, f := range fields {
+		if f.val.Kind() == reflect.Map {
+			reasons[strings.TrimSuffix(f.key, "_reasons")] = f.val
+			continue
+		}
+		width = max(width, len(label(f.key)))
+	}
+	var sb strings.Builder
+	for _, f := range fields {
+		if f.val.Kind() == reflect.Map {
+			continue
+		}
+		fmt.Fprintf(&sb, "%-*s  %s\n", width, label(f.key), tableValue(f.key, f.val))
+		if m, ok := reasons[f.key]; ok {
+			writeCounts(&sb, m)
+		}
+	}
+	if _, err := io.WriteString(w, sb.String()); err != nil {
+		return fmt.Errorf("report: write summary table: %w", err)
+	}
+	return nil
+}
+
+// writeCounts writes a map of reasons to counts as one indented line per
+// reason, most frequent first (then by reason): "  3 × no GPU type can run
+// it ...". An empty map writes nothing.
+func writeCounts(sb *strings.Builder, m reflect.Value) {
+	type entry struct {
+		reason string
+		n      int64
+	}
+	var es []entry
+	for it := m.MapRange(); it.Next(); {
+		es = append(es, entry{it.Key().String(), it.Value().Int()})
+	}
+	slices.SortFunc(es, func(a, b entry) int {
+		return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.reason, b.reason))
+	})
+	for _, e := range es {
+		fmt.Fprintf(sb, "  %s × %s\n", group(strconv.FormatInt(e.n, 10)), e.reason)
+	}
+}
+
+// label turns a JSON key into a table label: the unit suffix goes, words are
+// separated by spaces and the acronyms JCT and GPU are upper-cased
+// ("avg_jct_s" → "avg JCT", "gpu_util" → "GPU util").
+func label(key string) string {
+	for _, unit := range []string{"_s", "_kwh"} {
+		key = strings.TrimSuffix(key, unit)
+	}
+	words := strings.Split(key, "_")
+	for i, w := range words {
+		switch w {
+		case "jct", "gpu":
+			words[i] = strings.ToUpper(w)
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// tableValue formats the value of the summary field key for the table; an
+// unknown figure (a nil pointer) is "n/a".
+func tableValue(key string, v reflect.Value) string {
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return "n/a"
+		}
+		v = v.Elem()
+	}
+	switch v.Kind() {
+	case reflect.String:
+		if v.String() == "" {
+			return "-"
+		}
+		return v.String()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return group(strconv.FormatInt(v.Int(), 10))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return group(strconv.FormatUint(v.Uint(), 10))
+	case reflect.Float32, reflect.Float64:
+		return tableFloat(key, v.Float())
+	default:
+		return fmt.Sprint(v.Interface())
+	}
+}
+
+// tableFloat formats a float field by the unit its key names.
+func tableFloat(key string, f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "n/a"
+	}
+	switch {
+	case strings.HasSuffix(key, "_s"):
+		return seconds(f)
+	case strings.HasSuffix(key, "_util"):
+		return strconv.FormatFloat(100*f, 'f', 1, 64) + "%"
+	case strings.HasSuffix(key, "_kwh"):
+		return group(strconv.FormatFloat(f, 'f', 3, 64)) + " kWh"
+	default:
+		return group(formatFixed(f, 3))
+	}
+}
+
+// seconds formats a time in seconds: one decimal from 10 s up, milliseconds
+// below, and the humanized form in parentheses from one minute up.
+func seconds(f float64) string {
+	if f == 0 {
+		return "0 s"
+	}
+	prec := 1
+	if math.Abs(f) < 10 {
+		prec = 3
+	}
+	s := group(strconv.FormatFloat(f, 'f', prec, 64)) + " s"
+	if math.Abs(f) >= 60 {
+		s += " (" + humanize(f) + ")"
+	}
+	return s
+}
+
+// humanize writes a duration in seconds with its two largest units,
+// truncated: "45s", "12m05s", "3h25m", "2d07h".
+func humanize(f float64) string {
+	sign := ""
+	if f < 0 {
+		sign, f = "-", -f
+	}
+	const minute, hour, day = 60, 3600, 86400
+	t := int64(f)
+	switch {
+	case t >= day:
+		return fmt.Sprintf("%s%dd%02dh", sign, t/day, t%day/hour)
+	case t >= hour:
+		return fmt.Sprintf("%s%dh%02dm", sign, t/hour, t%hour/minute)
+	case t >= minute:
+		return fmt.Sprintf("%s%dm%02ds", sign, t/minute, t%minute)
+	default:
+		return fmt.Sprintf("%s%ds", sign, t)
+	}
+}
+
+// group inserts thousands separators into the integer part of the decimal
+// number s ("-1234567.5" → "-1,234,567.5").
+func group(s string) string {
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	whole, frac, hasFrac := strings.Cut(s, ".")
+	var b strings.Builder
+	b.WriteString(sign)
+	for i, c := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if hasFrac {
+		b.WriteByte('.')
+		b.WriteString(frac)
+	}
+	return b.String()
+}
