@@ -129,47 +129,35 @@ func (r *run) round(t model.Time) error {
 	if plan.Wake >= t && (r.nextRnd < 0 || plan.Wake < r.nextRnd) {
 		r.nextRnd = plan.Wake
 	}
-	for _, u := range plan.Updates {
-		u.Job.Queue = u.Queue
-		if u.Reset {
-			u.Job.ResetHistory(t)
-		}
-	}
-	for _, rej := range plan.Reject {
-		if err := r.reject(rej.Job, rej.Reason, t); err != nil {
-			return err
-		}
-	}
-	for _, j := range plan.Preempt {
-		if err := r.preempt(j, t); err != nil {
-			return err
-		}
-	}
-	if err := r.resizes(plan.Resize, t, true); err != nil {
-		return err
-	}
-	for _, a := range plan.Migrate {
-		if err := r.migrate(a, t); err != nil {
-			return err
-		}
-	}
-	if err := r.resizes(plan.Resize, t, false); err != nil {
-		return err
-	}
-	for _, a := range plan.Start {
-		if err := r.start(a, t); err != nil {
-			return err
-		}
+	if err := engine.Apply(plan, applier{r, t}); err != nil {
+		return fmt.Errorf("sim: apply plan at %ss: %w", t.SecondsString(), err)
 	}
 	r.notePauses(plan.Paused, t)
 	return nil
 }
 
+// applier carries a round's plan out on the run at t (engine.Apply calls
+// it in the canonical order).
+type applier struct {
+	r *run
+	t model.Time
+}
+
+func (a applier) Update(u engine.Update) error {
+	u.Apply(a.t)
+	return nil
+}
+func (a applier) Reject(x engine.Rejection) error   { return a.r.reject(x.Job, x.Reason, a.t) }
+func (a applier) Preempt(j *model.Job) error        { return a.r.preempt(j, a.t) }
+func (a applier) Resize(x engine.Assignment) error  { return a.r.resize(x, a.t) }
+func (a applier) Migrate(x engine.Assignment) error { return a.r.migrate(x, a.t) }
+func (a applier) Start(x engine.Assignment) error   { return a.r.start(x, a.t) }
+
 func (r *run) preempt(j *model.Job, t model.Time) error {
 	r.holdUntil(j, t)
 	j.Done, j.Mark, j.Rate, j.Queued = j.DoneAt(t), t, 0, t
 	if err := r.state.Stop(j); err != nil {
-		return fmt.Errorf("sim: apply plan at %ss: %w", t.SecondsString(), err)
+		return err
 	}
 	r.meter.leave(j.Seq, t)
 	j.Preemptions++
@@ -183,7 +171,7 @@ func (r *run) start(a engine.Assignment, t model.Time) error {
 	j := a.Job
 	restart := j.FirstStart >= 0
 	if err := r.state.Start(j, a.GPUs); err != nil {
-		return fmt.Errorf("sim: apply plan at %ss: %w", t.SecondsString(), err)
+		return err
 	}
 	r.meter.join(j, t)
 	rec := &r.recs[j.Seq]
@@ -202,7 +190,7 @@ func (r *run) start(a engine.Assignment, t model.Time) error {
 // the job pays the restart pause and counts one preemption and migration.
 func (r *run) migrate(a engine.Assignment, t model.Time) error {
 	if err := r.reallocate(a, t); err != nil {
-		return fmt.Errorf("sim: apply plan at %ss: migrate: %w", t.SecondsString(), err)
+		return err
 	}
 	j := a.Job
 	j.Preemptions++
@@ -213,25 +201,11 @@ func (r *run) migrate(a engine.Assignment, t model.Time) error {
 	return nil
 }
 
-// resizes applies the resizes that shrink a job (shrink) or those that
-// grow it (a resize always changes the size).
-func (r *run) resizes(as []engine.Assignment, t model.Time, shrink bool) error {
-	for _, a := range as {
-		if n, cur := len(a.GPUs), len(a.Job.Alloc); (shrink && n >= cur) || (!shrink && n <= cur) {
-			continue
-		}
-		if err := r.resize(a, t); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // resize gives a running job a new allocation; it pays the restart pause.
 func (r *run) resize(a engine.Assignment, t model.Time) error {
 	a.Job.CountResize(t, len(a.GPUs))
 	if err := r.reallocate(a, t); err != nil {
-		return fmt.Errorf("sim: apply plan at %ss: resize: %w", t.SecondsString(), err)
+		return err
 	}
 	j := a.Job
 	r.recs[j.Seq].Resizes++

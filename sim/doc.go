@@ -13,7 +13,8 @@
 // running job's speed), and optional periodic rounds. All events at one
 // instant are applied together — finishes before submissions — and then the
 // engine runs one round if anything that affects what can run changed. The
-// plan is applied in the order reject, preempt, resize, start.
+// plan is carried out through engine.Apply, in the one order every shell
+// uses (apply.go implements engine.Applier).
 //
 // Progress follows DESIGN.md's modelling rules: a job's speed on n GPUs of a
 // type comes from its profile (the throughput matrix); on every restart

@@ -14,11 +14,12 @@ type Rejection struct {
 	Reason string
 }
 
-// Plan is the outcome of one scheduling round. A shell applies it in this
-// order: Updates, Reject, Preempt, the Resize entries that shrink a job,
-// Migrate, the Resize entries that grow a job, Start. (A resize either
-// shrinks or grows; migrations may use GPUs that shrinks free, growth the
-// GPUs that migrations and preemptions free.)
+// Plan is the outcome of one scheduling round. Shells carry it out with
+// Apply, which calls their Applier in the one order: Updates, Reject,
+// Preempt, the Resize entries that shrink a job, Migrate, the Resize
+// entries that grow a job, Start. (A resize either shrinks or grows;
+// migrations may use GPUs that shrinks free, growth the GPUs that
+// migrations and preemptions free.)
 type Plan struct {
 	Updates []Update
 	Reject  []Rejection
