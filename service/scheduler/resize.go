@@ -1,8 +1,7 @@
-package server
+package scheduler
 
 import (
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -28,7 +27,7 @@ import (
 //
 // A job that is stopping, still stopping replicas of an earlier resize, or
 // one of whose replicas has already ended is not resized.
-func (s *Server) resize(b *batch, a engine.Assignment, scaler string, now time.Time) (undo func()) {
+func (s *Scheduler) resize(b *batch, a engine.Assignment, scaler string, now time.Time) (undo func()) {
 	j := s.active[a.Job.Spec.ID]
 	if j == nil || j.mj != a.Job || s.state == nil || len(a.GPUs) == 0 {
 		return nil
@@ -144,7 +143,7 @@ func resizable(rec *record) bool {
 // syncAlloc gives running job j's model job the allocation of its record
 // (after a replica that a resize took out is gone, its GPUs are free) and
 // asks for a round.
-func (s *Server) syncAlloc(j *job) {
+func (s *Scheduler) syncAlloc(j *job) {
 	mj := j.mj
 	if mj == nil || s.state == nil || j.rec.State != api.Running || mj.State != model.Running {
 		return
@@ -158,33 +157,4 @@ func (s *Server) syncAlloc(j *job) {
 		return
 	}
 	s.notify()
-}
-
-// handleHostfile is GET /v1/jobs/{id}/hostfile: the current host list of a
-// running job as text, one "host:slots" line per member replica in node-rank
-// order (what a horovodrun --host-discovery-script prints); 404 for an
-// unknown job, 409 for one that is not running.
-func (s *Server) handleHostfile(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	s.mu.Lock()
-	j := s.jobs[id]
-	var list string
-	var st api.State
-	if j != nil {
-		st = j.rec.State
-		if st == api.Running {
-			list = j.rec.membership().HostList()
-		}
-	}
-	s.mu.Unlock()
-	switch {
-	case j == nil:
-		writeError(w, http.StatusNotFound, "", "no job %q", id)
-	case st != api.Running:
-		writeError(w, http.StatusConflict, "", "job %s is %s: only a running job has hosts", id, st)
-	default:
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write([]byte(list))
-	}
 }

@@ -1,4 +1,4 @@
-package server
+package scheduler
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ type metricSet struct {
 	round       prometheus.Histogram
 }
 
-func newMetrics(s *Server, reg prometheus.Registerer) (*metricSet, error) {
+func newMetrics(s *Scheduler, reg prometheus.Registerer) (*metricSet, error) {
 	m := &metricSet{
 		submissions: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "gpusched_submissions_total", Help: "Jobs submitted and acknowledged (durable)."}),
@@ -45,7 +45,7 @@ func stateDescs() (jobs, queue, used, total, nodes *prometheus.Desc) {
 }
 
 // stateCollector reports the gauges from the server's state.
-type stateCollector struct{ s *Server }
+type stateCollector struct{ s *Scheduler }
 
 // Describe implements prometheus.Collector.
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
