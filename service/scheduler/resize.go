@@ -51,6 +51,31 @@ func (s *Scheduler) resize(b *batch, a engine.Assignment, scaler string, now tim
 	if next.Generation == old.Generation {
 		return nil
 	}
+	rec, notes := resized(cur, next)
+	undo = s.resizeModel(j.mj, s.modelAlloc(&rec, s.cluster, s.nodeIdx), len(slots), now)
+	if undo == nil {
+		return nil
+	}
+	msg := fmt.Sprintf("resized to %d GPUs by the %s scaler, generation %d: %s", len(slots), scaler,
+		rec.Generation, strings.TrimSuffix(strings.ReplaceAll(next.HostList(), "\n", ","), ","))
+	if len(notes) > 0 {
+		msg += " (" + strings.Join(notes, "; ") + ")"
+	}
+	rec.event(now, "resized", "%s", msg)
+	*b.edit(j) = rec
+	b.then(func() {
+		s.refreshJob(j)
+		s.drain(j)
+	})
+	return undo
+}
+
+// resized returns running job cur's record for its next membership: the
+// member replicas of nodes that stay get their new GPUs, nodes new to the
+// job get new replicas (numbered after the attempt's existing ones), the
+// replicas of nodes that leave are marked Left; with notes on the changes
+// for the job's history.
+func resized(cur *record, next membership.Membership) (record, []string) {
 	rec := cur.clone()
 	kept := map[string]int{} // node → index of its member replica
 	for i, rr := range rec.Replicas {
@@ -78,13 +103,20 @@ func (s *Scheduler) resize(b *batch, a engine.Assignment, scaler string, now tim
 		}
 	}
 	rec.Generation = next.Generation
+	slots := next.Slots()
 	rec.Alloc = make([]string, 0, len(slots))
-	for _, sl := range next.Slots() {
+	for _, sl := range slots {
 		rec.Alloc = append(rec.Alloc, sl.String())
 	}
-	// The model: close the period on the old allocation, count the resize,
-	// take the new allocation (plus the GPUs of replicas still stopping).
-	mj := j.mj
+	return rec, notes
+}
+
+// resizeModel resizes model job mj to alloc (its new GPUs plus those of
+// replicas still stopping), n GPUs in the new membership: it closes the
+// execution period on the old allocation and counts the resize. It returns
+// what undoes all of it, or nil (the model unchanged) when the model
+// refuses the allocation.
+func (s *Scheduler) resizeModel(mj *model.Job, alloc []model.GPU, n int, now time.Time) (undo func()) {
 	saved := struct {
 		lastStart, lastExpand, lastShrink model.Time
 		resizes, expansions, shrinks      int
@@ -94,32 +126,21 @@ func (s *Scheduler) resize(b *batch, a engine.Assignment, scaler string, now tim
 	if mj.State == model.Running && len(mj.Alloc) > 0 {
 		mj.EndPeriod(t, s.cluster)
 	}
-	mj.CountResize(t, len(slots))
+	mj.CountResize(t, n)
 	oldAlloc := mj.Alloc
 	restore := func() {
 		mj.Periods = mj.Periods[:periods]
 		mj.LastStart, mj.LastExpand, mj.LastShrink = saved.lastStart, saved.lastExpand, saved.lastShrink
 		mj.Resizes, mj.Expansions, mj.Shrinks = saved.resizes, saved.expansions, saved.shrinks
 	}
-	if err := s.state.Resize(mj, s.modelAlloc(&rec, s.cluster, s.nodeIdx)); err != nil {
+	if err := s.state.Resize(mj, alloc); err != nil {
 		restore()
-		s.log.Error("cannot resize job in the model", "job", rec.ID, "err", err)
+		s.log.Error("cannot resize job in the model", "job", mj.Spec.ID, "err", err)
 		return nil
 	}
-	msg := fmt.Sprintf("resized to %d GPUs by the %s scaler, generation %d: %s", len(slots), scaler,
-		rec.Generation, strings.TrimSuffix(strings.ReplaceAll(next.HostList(), "\n", ","), ","))
-	if len(notes) > 0 {
-		msg += " (" + strings.Join(notes, "; ") + ")"
-	}
-	rec.event(now, "resized", "%s", msg)
-	*b.edit(j) = rec
-	b.then(func() {
-		s.refreshJob(j)
-		s.drain(j)
-	})
 	return func() {
 		if err := s.state.Resize(mj, oldAlloc); err != nil {
-			s.log.Error("cannot undo a resize in the model", "job", rec.ID, "err", err)
+			s.log.Error("cannot undo a resize in the model", "job", mj.Spec.ID, "err", err)
 		}
 		restore()
 	}
