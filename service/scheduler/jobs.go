@@ -12,10 +12,14 @@ import (
 )
 
 // Submit stores a new job durably, queues it and wakes the scheduling loop;
-// the job it returns is durable. spec must be valid (api.DecodeSpec
-// validates). Give it a context that is not cancelled while the write runs
-// (context.WithoutCancel): a job in the store is a job the scheduler runs.
+// the job it returns is durable. An invalid spec (api.JobSpec.Validate) is
+// an *api.FieldError and stores nothing. Give it a context that is not
+// cancelled while the write runs (context.WithoutCancel): a job in the
+// store is a job the scheduler runs.
 func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, error) {
+	if err := spec.Validate(); err != nil {
+		return api.Job{}, err
+	}
 	seq := s.nextSeq.Add(1)
 	id := "j" + strconv.FormatInt(seq, 10)
 	rec := newRecord(id, spec, s.now())

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"errors"
 	"go/parser"
 	"go/token"
@@ -27,7 +28,15 @@ func TestJobsAPI(t *testing.T) {
 	if rec, ok := h.stored("j1"); !ok || rec.State != api.Queued || rec.Name != "resnet" {
 		t.Fatalf("store after Submit: %+v %v", rec, ok)
 	}
-	h.submit(`{"command":["true"],"gpus":1}`)
+	if _, err := h.s.Submit(context.Background(), api.JobSpec{Command: []string{"x"}, GPUs: 0}); !isField(err, "gpus") {
+		t.Errorf("Submit of an invalid spec: %v, want an *api.FieldError naming gpus", err)
+	}
+	if j2 := h.submit(`{"command":["true"],"gpus":1}`); j2.ID != "j2" {
+		t.Errorf("the job after a refused one is %s, want j2", j2.ID)
+	}
+	if _, err := h.s.Progress("j2", api.Progress{Steps: -1}); !isField(err, "steps") {
+		t.Errorf("Progress with negative steps: %v, want an *api.FieldError naming steps", err)
+	}
 	for _, tc := range []struct {
 		states []api.State
 		want   string
@@ -68,6 +77,12 @@ func TestJobsAPI(t *testing.T) {
 	}
 	_, _, err = h.s.LogStatus("j9")
 	wantKind(t, "logs of an unknown job", err, ErrNotFound)
+}
+
+// isField reports whether err is an *api.FieldError naming field.
+func isField(err error, field string) bool {
+	fe, ok := errors.AsType[*api.FieldError](err)
+	return ok && fe.Field == field
 }
 
 func TestNewRefusesSRTF(t *testing.T) {

@@ -225,7 +225,7 @@ func (s *Scheduler) forget(nodeName, id string) {
 }
 
 // addNode adds a node with a fresh work version: versions come from one
-// server-wide counter that starts at the clock's Unix microseconds, so they
+// scheduler-wide counter that starts at the clock's Unix microseconds, so they
 // exceed those of a previous run and an agent's first long-poll (after=0)
 // is answered at once.
 func (s *Scheduler) addNode(n *node) *node {

@@ -9,9 +9,9 @@ import (
 	"github.com/gpusched/gpusched/service/api"
 )
 
-// metricSet holds the server's Prometheus metrics. Counters and the
+// metricSet holds the scheduler's Prometheus metrics. Counters and the
 // histogram are updated as things happen; the gauges are computed from the
-// server's state at every scrape (stateCollector).
+// scheduler's state at every scrape (stateCollector).
 type metricSet struct {
 	submissions prometheus.Counter
 	round       prometheus.Histogram
@@ -44,7 +44,7 @@ func stateDescs() (jobs, queue, used, total, nodes *prometheus.Desc) {
 		prometheus.NewDesc("gpusched_nodes", "Nodes by state.", []string{"state"}, nil)
 }
 
-// stateCollector reports the gauges from the server's state.
+// stateCollector reports the gauges from the scheduler's state.
 type stateCollector struct{ s *Scheduler }
 
 // Describe implements prometheus.Collector.

@@ -56,10 +56,10 @@ type powerRecord struct {
 	Samples []PowerSample `json:"samples"`
 }
 
-// nodePower is what the server knows of one node's power. Guarded by
+// nodePower is what the scheduler knows of one node's power. Guarded by
 // Scheduler.mu.
 type nodePower struct {
-	// last is the latest reading (At no later than the server's clock).
+	// last is the latest reading (At no later than the scheduler's clock).
 	last    *api.PowerReading
 	samples []PowerSample // oldest first, at most powerRingSize
 	dirty   bool          // samples not yet in the store

@@ -32,12 +32,12 @@ const (
 	profileRefresh = 30 * time.Second
 )
 
-// profileState is the server's online profiler. Guarded by Scheduler.mu.
+// profileState is the scheduler's online profiler. Guarded by Scheduler.mu.
 type profileState struct {
 	// base is the pre-run matrix (embedded in the binary).
 	base   *profile.Matrix
 	online *profile.Online
-	// built is the online version of the server's matrix, builtLen its
+	// built is the online version of the scheduler's matrix, builtLen its
 	// number of estimates and builtAt when it was made.
 	built    uint64
 	builtLen int
@@ -103,7 +103,7 @@ func (s *Scheduler) loadProfiles(ctx context.Context) error {
 	return nil
 }
 
-// setMatrix makes m the server's matrix: job types are numbered by a
+// setMatrix makes m the scheduler's matrix: job types are numbered by a
 // profile.Table of m (a job type m gained shifts the others), and every
 // active job's model index is derived again.
 func (s *Scheduler) setMatrix(m *profile.Matrix) {

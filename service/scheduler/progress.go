@@ -24,12 +24,15 @@ type progressReport struct {
 	ckptAt    time.Time
 }
 
-// Progress records a progress report of job id (p must be valid:
-// api.DecodeProgress validates), timed by the scheduler's clock, and
-// returns the job. A checkpoint is durable when Progress returns; plain
-// progress reaches the store within progressPersist. ErrNotFound;
-// ErrConflict for a job that has ended.
+// Progress records a progress report of job id, timed by the scheduler's
+// clock, and returns the job. A checkpoint is durable when Progress
+// returns; plain progress reaches the store within progressPersist. An
+// invalid report (api.Progress.Validate) is an *api.FieldError;
+// ErrNotFound; ErrConflict for a job that has ended.
 func (s *Scheduler) Progress(id string, p api.Progress) (api.Job, error) {
+	if err := p.Validate(); err != nil {
+		return api.Job{}, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j := s.jobs[id]

@@ -31,7 +31,7 @@ const (
 )
 
 // record is a job as the store keeps it under "jobs/<id>": the API's job
-// plus what the server needs to rebuild its replicas after a restart.
+// plus what the scheduler needs to rebuild its replicas after a restart.
 type record struct {
 	api.Job
 	// Port is the current attempt's MASTER_PORT.
@@ -67,7 +67,7 @@ type replicaRec struct {
 // membership: neither lost with its node nor taken out by a resize.
 func (rr *replicaRec) member() bool { return !rr.Lost && !rr.Left }
 
-// job is the server's view of one job.
+// job is the scheduler's view of one job.
 type job struct {
 	rec record
 	seq int

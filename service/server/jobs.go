@@ -20,7 +20,7 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	// a job in the store is a job the server runs.
 	j, err := s.sched.Submit(context.WithoutCancel(r.Context()), spec)
 	if err != nil {
-		s.writeFailure(w, err)
+		s.writeErr(w, err)
 		return
 	}
 	w.Header().Set("Location", "/v1/jobs/"+j.ID)
