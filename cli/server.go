@@ -19,6 +19,7 @@ import (
 
 	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/core/recipe"
+	"github.com/gpusched/gpusched/service/scheduler"
 	"github.com/gpusched/gpusched/service/server"
 )
 
@@ -75,7 +76,7 @@ func (o *serverOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.names.Policy, "policy", def.Policy, "queue policy: "+strings.Join(servicePolicies(), ", "))
 	f.StringVar(&o.names.Placer, "placer", def.Placer, "placer: "+strings.Join(recipe.Placers(), ", "))
 	f.StringVar(&o.names.Scaler, "scaler", def.Scaler, "elastic scaler: "+strings.Join(recipe.Scalers(), ", "))
-	f.DurationVar(&o.heartbeatTimeout, "heartbeat-timeout", server.DefaultHeartbeatTimeout,
+	f.DurationVar(&o.heartbeatTimeout, "heartbeat-timeout", scheduler.DefaultHeartbeatTimeout,
 		"mark a node down when its agent has not reported for this long: its replicas are lost, elastic jobs at or above min continue smaller, other jobs are re-queued")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log debug messages")
 }
@@ -130,8 +131,9 @@ func (o *serverOptions) serverConfig(logger *slog.Logger) (server.Config, error)
 	if err != nil {
 		return server.Config{}, err
 	}
-	cfg := server.Config{DataDir: dir, Names: names, Options: &opts, HeartbeatTimeout: o.heartbeatTimeout, Logger: logger}
-	if d := server.DefaultHeartbeatInterval; o.heartbeatTimeout <= d {
+	cfg := server.Config{Config: scheduler.Config{DataDir: dir, Names: names, Options: &opts,
+		HeartbeatTimeout: o.heartbeatTimeout, Logger: logger}}
+	if d := scheduler.DefaultHeartbeatInterval; o.heartbeatTimeout <= d {
 		cfg.HeartbeatInterval = o.heartbeatTimeout / 3
 	}
 	return cfg, nil
@@ -158,7 +160,7 @@ func (o *serverOptions) openServer(logger *slog.Logger) (*server.Server, error) 
 		return nil, err
 	}
 	srv, err := server.New(cfg)
-	if errors.Is(err, server.ErrConfig) {
+	if errors.Is(err, scheduler.ErrConfig) {
 		return nil, usageError{err}
 	}
 	if err != nil {

@@ -1,13 +1,16 @@
 package server
 
 import (
+	"errors"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
 )
+
+// The agent protocol over HTTP (docs/AGENT.md); its semantics are the
+// scheduler's (Register, Work, Status, AppendLog).
 
 // handleRegister is POST /v1/agents/register.
 func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
@@ -15,77 +18,12 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &reg) {
 		return
 	}
-	gpus, ferr := checkRegister(&reg)
-	if ferr != nil {
-		writeError(w, http.StatusBadRequest, ferr.Field, "%s", ferr.Error())
-		return
-	}
-	if err := s.register(&reg, gpus); err != nil {
-		s.writeFailure(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, api.RegisterReply{HeartbeatS: s.cfg.HeartbeatInterval.Seconds()})
-}
-
-// register adds or refreshes a node. A node that comes back with other
-// GPUs first loses its old ones (their jobs fail: node lost).
-func (s *Server) register(reg *api.Register, gpus []api.GPU) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	n := s.nodes[reg.Name]
-	if n != nil && n.ready && !slices.Equal(n.gpus, gpus) {
-		if err := s.nodeDown(n, now, "it registered again with other GPUs"); err != nil {
-			return err
-		}
-	}
-	if n == nil || !n.ready || n.pending || n.addr != reg.Addr || !slices.Equal(n.gpus, gpus) {
-		b := s.newBatch()
-		b.putNode(nodeRecord{Name: reg.Name, Addr: reg.Addr, GPUs: gpus})
-		if err := b.run("register node " + reg.Name); err != nil {
-			return err
-		}
-		if n == nil {
-			n = s.addNode(newNode(reg.Name, reg.Addr, gpus))
-		}
-		if n.addr != reg.Addr {
-			n.addr = reg.Addr
-			s.refreshWork(n)
-		}
-		n.gpus, n.typ, n.ready, n.pending = gpus, gpus[0].Type, true, false
-		s.dirty = true
-		s.log.Info("node registered", "node", n.name, "addr", n.addr, "gpus", len(gpus), "type", n.typ)
-	}
-	n.lastSeen = now
-	acked, err := s.report(n, reg.Replicas, 0)
+	reply, err := s.sched.Register(reg)
 	if err != nil {
-		return err
+		s.writeErr(w, err)
+		return
 	}
-	s.setAcked(n, acked)
-	s.notify()
-	return nil
-}
-
-// refreshWork rebuilds the replicas of jobs whose master is node m (its
-// address is their MASTER_ADDR). The IDs stay; agents keep what runs.
-func (s *Server) refreshWork(m *node) {
-	for _, j := range s.active {
-		rec := &j.rec
-		if rec.State != api.Running || rec.Stopping != "" || rec.master() != m.name {
-			continue
-		}
-		s.refreshJob(j)
-	}
-}
-
-// readyNode returns the named node if it is registered and ready.
-func (s *Server) readyNode(w http.ResponseWriter, name string) *node {
-	n := s.nodes[name]
-	if n == nil || !n.ready || n.pending {
-		writeError(w, http.StatusNotFound, "", "node %q is not registered: register again (POST /v1/agents/register)", name)
-		return nil
-	}
-	return n
+	writeJSON(w, http.StatusOK, reply)
 }
 
 // handleWork is GET /v1/agents/{name}/work?after=V[&wait=D]: the node's
@@ -100,49 +38,17 @@ func (s *Server) handleWork(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "after", "after=%q: want the version of the work the agent has applied", q.Get("after"))
 		return
 	}
-	wait, ok := parseWait(q.Get("wait"), s.cfg.PollTimeout)
+	wait, ok := parseWait(q.Get("wait"), s.pollTimeout)
 	if !ok {
 		writeError(w, http.StatusBadRequest, "wait", "wait=%q: want seconds or a duration such as 25s, at most %s", q.Get("wait"), MaxPollTimeout)
 		return
 	}
-	name := r.PathValue("name")
-	s.mu.Lock()
-	n := s.readyNode(w, name)
-	if n == nil {
-		s.mu.Unlock()
+	work, err := s.sched.Work(r.Context(), r.PathValue("name"), after, wait)
+	if err != nil {
+		s.writeErr(w, err)
 		return
 	}
-	n.lastSeen = s.now()
-	if after <= n.version && after > n.applied {
-		n.applied = after
-	}
-	if after == n.version {
-		ch := n.changed
-		s.mu.Unlock()
-		s.waitWork(r, ch, wait)
-		s.mu.Lock()
-		if r.Context().Err() == nil && n.ready {
-			// A poll whose client went away (a killed agent) is no sign
-			// of life.
-			n.lastSeen = s.now()
-		}
-	}
-	work := n.snapshot()
-	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, work)
-}
-
-// waitWork waits until the work changes, the wait ends, the client goes
-// away or the server stops.
-func (s *Server) waitWork(r *http.Request, changed <-chan struct{}, wait time.Duration) {
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-changed:
-	case <-t.C:
-	case <-r.Context().Done():
-	case <-s.stopped:
-	}
 }
 
 // parseWait reads the wait parameter: seconds ("10", "0.5") or a Go
@@ -172,25 +78,30 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &st) {
 		return
 	}
-	s.mu.Lock()
-	n := s.readyNode(w, r.PathValue("name"))
-	if n == nil {
-		s.mu.Unlock()
-		return
-	}
-	n.lastSeen = s.now()
-	acked, err := s.report(n, st.Replicas, st.Version)
+	work, err := s.sched.Status(r.PathValue("name"), st)
 	if err != nil {
-		s.mu.Unlock()
-		s.writeFailure(w, err)
+		s.writeErr(w, err)
 		return
 	}
-	if st.Version > n.applied && st.Version <= n.version {
-		n.applied = st.Version
-	}
-	s.setAcked(n, acked)
-	s.recordPower(n, st.Power)
-	work := n.snapshot()
-	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, work)
+}
+
+// handleLogUpload is POST /v1/agents/{name}/logs.
+func (s *Server) handleLogUpload(w http.ResponseWriter, r *http.Request) {
+	var c api.LogChunk
+	if !readJSON(w, r, &c) {
+		return
+	}
+	ack, err := s.sched.AppendLog(r.PathValue("name"), c)
+	if fe, ok := errors.AsType[*api.FieldError](err); ok {
+		// The answer names the field and says what is wrong with it
+		// without repeating the field's name.
+		writeError(w, http.StatusBadRequest, fe.Field, "%s", fe.Message)
+		return
+	}
+	if err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ack)
 }

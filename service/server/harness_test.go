@@ -13,11 +13,13 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/scheduler"
 	"github.com/gpusched/gpusched/service/store"
 )
 
 // harness runs a server on a real bbolt store in a temporary directory,
-// behind an httptest server, with its scheduling loop.
+// behind an httptest server, with its scheduling loop, and drives it over
+// HTTP.
 type harness struct {
 	t      testing.TB
 	dir    string
@@ -40,11 +42,11 @@ func newHarness(t testing.TB, cfg func(*Config)) *harness {
 
 func (h *harness) start() {
 	h.t.Helper()
-	st, err := store.OpenBolt(StorePath(h.dir), store.BoltOptions{})
+	st, err := store.OpenBolt(scheduler.StorePath(h.dir), store.BoltOptions{})
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	cfg := Config{Store: st, DataDir: h.dir, Round: 20 * time.Millisecond, Coalesce: time.Millisecond,
+	cfg := Config{Config: scheduler.Config{Store: st, DataDir: h.dir, Round: 20 * time.Millisecond, Coalesce: time.Millisecond},
 		PollTimeout: 5 * time.Second}
 	if h.cfg != nil {
 		h.cfg(&cfg)
@@ -170,14 +172,19 @@ func (h *harness) waitState(id string, st api.State) api.Job {
 	return h.waitJob(id, string(st), func(j api.Job) bool { return j.State == st })
 }
 
-// stored returns the record of a job in the store (ok false if absent).
-func (h *harness) stored(id string) (record, bool) {
+// jobPrefix is the prefix of the job records' keys in the store (the
+// scheduler's layout, docs/SERVER.md).
+const jobPrefix = "jobs/"
+
+// stored returns the job as its record in the store holds it (ok false if
+// absent).
+func (h *harness) stored(id string) (api.Job, bool) {
 	h.t.Helper()
-	kv, ok, err := h.st.Get(context.Background(), jobKey(id))
+	kv, ok, err := h.st.Get(context.Background(), jobPrefix+id)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	var r record
+	var r api.Job
 	if ok {
 		if err := json.Unmarshal(kv.Value, &r); err != nil {
 			h.t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/scheduler"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -38,8 +39,8 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/v1/agents/{name}/work", s.handleWork},
 		{http.MethodPost, "/v1/agents/{name}/status", s.handleStatus},
 		{http.MethodPost, "/v1/agents/{name}/logs", s.handleLogUpload},
-		{http.MethodGet, "/healthz", s.handleHealth},
-		{http.MethodGet, "/metrics", promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{}).ServeHTTP},
+		{http.MethodGet, "/healthz", handleHealth},
+		{http.MethodGet, "/metrics", promhttp.HandlerFor(s.sched.Gatherer(), promhttp.HandlerOpts{}).ServeHTTP},
 		{http.MethodGet, "/openapi.yaml", handleOpenAPI},
 	}
 }
@@ -76,7 +77,7 @@ func handleOpenAPI(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(api.OpenAPI())
 }
 
-func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
+func handleHealth(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
@@ -90,6 +91,27 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // writeError writes an api.Error.
 func writeError(w http.ResponseWriter, status int, field, format string, a ...any) {
 	writeJSON(w, status, api.Error{Error: fmt.Sprintf(format, a...), Field: field})
+}
+
+// writeErr answers an error of the scheduler by its kind: 400 naming the
+// field for an *api.FieldError, 404 for scheduler.ErrNotFound (with a hint
+// to register again for scheduler.ErrNotRegistered), 409 for
+// scheduler.ErrConflict, else writeFailure.
+func (s *Server) writeErr(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, scheduler.ErrNotRegistered):
+		writeError(w, http.StatusNotFound, "", "%v (POST /v1/agents/register)", err)
+	case errors.Is(err, scheduler.ErrNotFound):
+		writeError(w, http.StatusNotFound, "", "%v", err)
+	case errors.Is(err, scheduler.ErrConflict):
+		writeError(w, http.StatusConflict, "", "%v", err)
+	default:
+		if _, ok := errors.AsType[*api.FieldError](err); ok {
+			writeFieldError(w, err)
+			return
+		}
+		s.writeFailure(w, err)
+	}
 }
 
 // writeFailure answers an internal error: 503 when the store is closed

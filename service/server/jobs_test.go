@@ -2,12 +2,14 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/gpusched/gpusched/core/recipe"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/scheduler"
 )
 
 func TestSubmitListGetCancel(t *testing.T) {
@@ -121,12 +123,14 @@ func TestSubmitRejectsBadInput(t *testing.T) {
 	}
 }
 
+// TestNewRefusesSRTF: New passes the scheduler's configuration errors on
+// (scheduler.ErrConfig: the command line's usage errors).
 func TestNewRefusesSRTF(t *testing.T) {
-	_, err := New(Config{DataDir: t.TempDir(), Names: recipe.Names{Policy: "srtf"}})
-	if err == nil || !strings.Contains(err.Error(), "srtf") {
+	_, err := New(Config{Config: scheduler.Config{DataDir: t.TempDir(), Names: recipe.Names{Policy: "srtf"}}})
+	if err == nil || !strings.Contains(err.Error(), "srtf") || !errors.Is(err, scheduler.ErrConfig) {
 		t.Fatalf("New with srtf: %v", err)
 	}
-	if _, err := New(Config{DataDir: t.TempDir(), HeartbeatInterval: 5e9, HeartbeatTimeout: 1e9}); err == nil {
+	if _, err := New(Config{Config: scheduler.Config{DataDir: t.TempDir(), HeartbeatInterval: 5e9, HeartbeatTimeout: 1e9}}); err == nil {
 		t.Fatal("New accepted a heartbeat timeout below the interval")
 	}
 }

@@ -1,102 +1,177 @@
 package server
 
 import (
-	"cmp"
-	"errors"
+	"bytes"
 	"fmt"
-	"io/fs"
+	"io"
+	"maps"
+	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
-	"sync"
+	"time"
 )
 
-// logStore keeps replica output under dir/<job>/<replica>.log. Appends
-// are not fsynced: a crash may lose the last chunks of a log, never a job.
-type logStore struct {
-	dir string
-	mu  sync.Mutex
-}
+// Log following: how long a follow goes on after the job ended while no
+// more output arrives (agents ship output shortly after a replica exits),
+// and how often it looks at the files when nothing signals.
+const (
+	logLinger = time.Second
+	logPoll   = time.Second
+	logRead   = 256 << 10
+)
 
-func newLogStore(dir string) *logStore { return &logStore{dir: dir} }
-
-// path returns the file of a replica's log. Job and replica IDs are
-// validated by the caller ("j<N>", "j<N>.<attempt>.<rank>").
-func (l *logStore) path(job, replica string) string {
-	return filepath.Join(l.dir, job, replica+".log")
-}
-
-// append writes data, which starts at offset off of the replica's log, at
-// the log's current length: the part before it is already there, and a
-// chunk that starts beyond it is dropped (the agent resends from the
-// returned length). It returns the log's new length.
-func (l *logStore) append(job, replica string, off int64, data []byte) (int64, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	p := l.path(job, replica)
-	size, err := fileSize(p)
-	if err != nil {
-		return 0, err
+// handleLogs is GET /v1/jobs/{id}/logs[?follow=true]: the output of every
+// replica of every attempt, in order of attempt and node rank. When the
+// job has had more than one replica, each line starts with "[<replica>] ".
+func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	follow, ok := parseBool(w, r, "follow")
+	if !ok {
+		return
 	}
-	if off > size || off+int64(len(data)) <= size {
-		return size, nil
+	if _, _, err := s.sched.LogStatus(id); err != nil {
+		s.writeErr(w, err)
+		return
 	}
-	data = data[size-off:]
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return size, fmt.Errorf("log of %s: %w", replica, err)
-	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return size, fmt.Errorf("log of %s: %w", replica, err)
-	}
-	n, werr := f.Write(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		return size + int64(n), fmt.Errorf("log of %s: %w", replica, err)
-	}
-	return size + int64(n), nil
-}
-
-// fileSize returns the size of a file, 0 if it does not exist.
-func fileSize(p string) (int64, error) {
-	st, err := os.Stat(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("log: %w", err)
-	}
-	return st.Size(), nil
-}
-
-// logFile is one replica's log.
-type logFile struct {
-	replica       string
-	attempt, rank int
-	path          string
-}
-
-// files lists a job's replica logs by attempt, then node rank.
-func (l *logStore) files(job string) ([]logFile, error) {
-	ents, err := os.ReadDir(filepath.Join(l.dir, job))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("logs of %s: %w", job, err)
-	}
-	var out []logFile
-	for _, e := range ents {
-		id, ok := strings.CutSuffix(e.Name(), ".log")
-		jid, attempt, rank, valid := parseReplicaID(id)
-		if !ok || !valid || jid != job {
-			continue
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	t := &tailer{s: s, job: id, off: map[string]int64{}, part: map[string][]byte{}}
+	if !follow {
+		if _, err := t.pass(w); err == nil {
+			_ = t.flushParts(w)
 		}
-		out = append(out, logFile{replica: id, attempt: attempt, rank: rank, path: filepath.Join(l.dir, job, e.Name())})
+		return
 	}
-	slices.SortFunc(out, func(a, b logFile) int {
-		return cmp.Or(cmp.Compare(a.attempt, b.attempt), cmp.Compare(a.rank, b.rank))
-	})
-	return out, nil
+	s.follow(w, r, t)
+}
+
+// follow streams new output until the job is final and its logs have been
+// quiet for logLinger, the client goes away or the server stops.
+func (s *Server) follow(w http.ResponseWriter, r *http.Request, t *tailer) {
+	flusher, _ := w.(http.Flusher)
+	var quiet time.Time
+	for {
+		sig := s.sched.LogsChanged()
+		final, _, _ := s.sched.LogStatus(t.job)
+		wrote, err := t.pass(w)
+		if err != nil {
+			return
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		if final {
+			if wrote || quiet.IsZero() {
+				quiet = time.Now()
+			} else if time.Since(quiet) >= logLinger {
+				_ = t.flushParts(w)
+				return
+			}
+		}
+		wait := logPoll
+		if final {
+			wait = logLinger / 4
+		}
+		select {
+		case <-sig:
+		case <-time.After(wait):
+		case <-r.Context().Done():
+			return
+		case <-s.sched.Done():
+			_ = t.flushParts(w)
+			return
+		}
+	}
+}
+
+// tailer reads a job's logs incrementally.
+type tailer struct {
+	s   *Server
+	job string
+	// prefix: lines get "[<replica>] "; decided with the first output.
+	prefix  bool
+	decided bool
+	off     map[string]int64
+	part    map[string][]byte // an unfinished last line, per replica
+}
+
+// pass writes the output added since the last pass; it reports whether
+// it read anything.
+func (t *tailer) pass(w io.Writer) (bool, error) {
+	files, err := t.s.sched.LogFiles(t.job)
+	if err != nil || len(files) == 0 {
+		return false, err
+	}
+	if !t.decided {
+		_, multi, _ := t.s.sched.LogStatus(t.job)
+		t.prefix, t.decided = multi || len(files) > 1, true
+	}
+	read := false
+	for _, f := range files {
+		for {
+			data, err := readFrom(f.Path, t.off[f.Replica])
+			if err != nil {
+				return read, err
+			}
+			if len(data) == 0 {
+				break
+			}
+			read = true
+			t.off[f.Replica] += int64(len(data))
+			if err := t.write(w, f.Replica, data); err != nil {
+				return read, err
+			}
+			if len(data) < logRead {
+				break
+			}
+		}
+	}
+	return read, nil
+}
+
+// write writes one replica's new output, by whole lines when prefixing.
+func (t *tailer) write(w io.Writer, replica string, data []byte) error {
+	if !t.prefix {
+		_, err := w.Write(data)
+		return err
+	}
+	buf := append(t.part[replica], data...)
+	var out bytes.Buffer
+	for {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			break
+		}
+		fmt.Fprintf(&out, "[%s] %s", replica, buf[:i+1])
+		buf = buf[i+1:]
+	}
+	t.part[replica] = bytes.Clone(buf)
+	_, err := w.Write(out.Bytes())
+	return err
+}
+
+// flushParts writes the unfinished last lines, each ended by a newline.
+func (t *tailer) flushParts(w io.Writer) error {
+	for _, id := range slices.Sorted(maps.Keys(t.part)) {
+		if p := t.part[id]; len(p) > 0 {
+			if _, err := fmt.Fprintf(w, "[%s] %s\n", id, p); err != nil {
+				return err
+			}
+		}
+		delete(t.part, id)
+	}
+	return nil
+}
+
+// readFrom reads a file from offset off to its end, at most logRead bytes.
+func readFrom(path string, off int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read log: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("read log: %w", err)
+	}
+	return io.ReadAll(io.LimitReader(f, logRead))
 }

@@ -13,7 +13,7 @@ import (
 // upload sends a log chunk and returns the server's length.
 func (a *testAgent) upload(replica string, off int64, data string) int64 {
 	a.h.t.Helper()
-	job, _, _, _ := parseReplicaID(replica)
+	job, _, _ := strings.Cut(replica, ".")
 	var ack api.LogAck
 	a.h.call("POST", "/v1/agents/"+a.name+"/logs", api.LogChunk{Replica: replica, Job: job, Offset: off, Data: []byte(data)},
 		http.StatusOK, &ack)

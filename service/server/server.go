@@ -2,257 +2,86 @@ package server
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/gpusched/gpusched/config"
-	"github.com/gpusched/gpusched/core/engine"
-	"github.com/gpusched/gpusched/core/model"
-	"github.com/gpusched/gpusched/core/profile"
-	"github.com/gpusched/gpusched/core/recipe"
-	"github.com/gpusched/gpusched/internal/assets"
-	"github.com/gpusched/gpusched/service/store"
+	"github.com/gpusched/gpusched/service/scheduler"
 )
 
-// refTypeName is the reference GPU type of the embedded throughput matrix.
-const refTypeName = "v100"
+// Defaults and bounds of the work long-poll's wait.
+const (
+	// DefaultPollTimeout is Config.PollTimeout's default.
+	DefaultPollTimeout = 25 * time.Second
+	// MaxPollTimeout caps the wait query parameter of the work long-poll.
+	MaxPollTimeout = 5 * time.Minute
+)
 
-// Server is the scheduler service. Build it with New, serve Handler, run
-// Run, and Close it.
-type Server struct {
-	cfg      Config
-	log      *slog.Logger
-	store    store.Store
-	ownStore bool
-	engine   *engine.Engine
-	matrix   *profile.Matrix
-	models   map[string]int
-	ref      model.GPUType
-	metrics  *metricSet
-	logs     *logStore
-	handler  http.Handler
-	started  time.Time
-
-	nextSeq atomic.Int64
-	kick    chan struct{}
-	// stopped is closed when Run ends or Close is called; long-polls and log
-	// followers return.
-	stopped  chan struct{}
-	stopOnce sync.Once
-	running  atomic.Bool
-	runDone  chan struct{}
-	// logSignal fires when a log grows or a job changes state.
-	logSignal signal
-
-	mu      sync.Mutex
-	jobs    map[string]*job
-	active  map[string]*job // jobs that are not final
-	nodes   map[string]*node
-	cluster *model.Cluster
-	state   *model.State
-	// nodeIdx maps node names to cluster node indices.
-	nodeIdx map[string]int
-	dirty   bool // the node set changed: rebuild cluster and state
-	version int64
-	wake    model.Time
-	// rounds counts the rounds that ran the engine; waitDefault is the wait
-	// reason of queued jobs the last round's trace does not mention.
-	rounds      int64
-	waitDefault string
-	// unsaved holds the jobs whose latest plain progress is in memory only
-	// (flushProgress writes it).
-	unsaved map[*job]bool
-	// prof learns the throughput matrix from progress reports
-	// (profiles.go); power holds the nodes' power readings (power.go).
-	prof  *profileState
-	power map[string]*nodePower
+// Config configures New: the job lifecycle (scheduler.Config, whose fields
+// it promotes) and the HTTP transport.
+type Config struct {
+	scheduler.Config
+	// PollTimeout is the longest a work long-poll waits by default
+	// (DefaultPollTimeout when zero; at most MaxPollTimeout).
+	PollTimeout time.Duration
 }
 
-// New builds a server from cfg: it opens the store if cfg.Store is nil,
-// builds the engine and loads every job and node the store holds.
+// Server is the HTTP transport of the scheduler service: the REST API
+// under /v1 and the agent protocol over a scheduler.Scheduler, which holds
+// the jobs, the nodes and the scheduling loop. It keeps no state of its
+// own.
+type Server struct {
+	sched       *scheduler.Scheduler
+	own         bool // Close closes sched
+	pollTimeout time.Duration
+	log         *slog.Logger
+	handler     http.Handler
+}
+
+// New builds a scheduler from cfg.Config (scheduler.New: it opens the
+// store when cfg.Store is nil and loads every job and node) and the HTTP
+// transport over it; Close closes both. An error caused by cfg wraps
+// scheduler.ErrConfig.
 func New(cfg Config) (*Server, error) {
-	cfg, err := cfg.withDefaults()
+	sch, err := scheduler.New(cfg.Config)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	eng, err := recipe.New(cfg.Names, *cfg.Options)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	matrix, err := profile.ParseMatrix("embedded throughput matrix", assets.Throughputs())
-	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
-	}
-	ref, _ := config.LookupType(refTypeName)
-	s := &Server{cfg: cfg, log: cfg.Logger, store: cfg.Store, engine: eng, matrix: matrix, ref: ref,
-		models: map[string]int{}, kick: make(chan struct{}, 1), stopped: make(chan struct{}),
-		runDone: make(chan struct{}), jobs: map[string]*job{}, active: map[string]*job{}, nodes: map[string]*node{},
-		logs: newLogStore(filepath.Join(cfg.DataDir, "logs")), started: cfg.Clock(), wake: -1,
-		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes, unsaved: map[*job]bool{}}
-	for i, m := range matrix.Models {
-		s.models[m] = i
-	}
-	if s.store == nil {
-		b, err := store.OpenBolt(StorePath(cfg.DataDir), store.BoltOptions{Logger: cfg.Logger})
-		if err != nil {
-			return nil, fmt.Errorf("server: %w", err)
-		}
-		s.store, s.ownStore = b, true
-	}
-	if s.metrics, err = newMetrics(s, cfg.Registerer); err != nil {
-		s.closeStore()
 		return nil, err
 	}
-	if err := s.loadProfiles(context.Background()); err != nil {
-		s.closeStore()
-		return nil, err
-	}
-	if err := s.loadPower(context.Background()); err != nil {
-		s.closeStore()
-		return nil, err
-	}
-	if err := s.load(context.Background()); err != nil {
-		s.closeStore()
-		return nil, err
-	}
-	s.handler = s.newHandler()
+	s := Attach(sch, cfg.PollTimeout)
+	s.own = true
 	return s, nil
+}
+
+// Attach returns the HTTP transport over a scheduler that the caller runs
+// and closes (Close leaves it open). pollTimeout is the work long-poll's
+// default wait (DefaultPollTimeout when zero; at most MaxPollTimeout).
+func Attach(sch *scheduler.Scheduler, pollTimeout time.Duration) *Server {
+	if pollTimeout <= 0 {
+		pollTimeout = DefaultPollTimeout
+	}
+	s := &Server{sched: sch, pollTimeout: min(pollTimeout, MaxPollTimeout), log: sch.Logger()}
+	s.handler = s.newHandler()
+	return s
 }
 
 // Handler returns the HTTP handler of the API (/v1/..., /healthz,
 // /metrics, /openapi.yaml).
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Run runs the scheduling loop until ctx ends or the server is closed:
-// a round after every event (coalesced), every Config.Round, and when the
-// engine asks to be woken; node liveness is checked every Config.Round.
-func (s *Server) Run(ctx context.Context) error {
-	if !s.running.CompareAndSwap(false, true) {
-		return errors.New("server: Run called twice")
-	}
-	defer close(s.runDone)
-	defer s.stop()
-	tick := time.NewTicker(s.cfg.Round)
-	defer tick.Stop()
-	wake := time.NewTimer(time.Hour)
-	defer wake.Stop()
-	s.schedule()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-s.stopped:
-			return nil
-		case <-s.kick:
-			if !s.sleep(ctx, s.cfg.Coalesce) {
-				return nil
-			}
-		case <-tick.C:
-			s.checkNodes()
-			s.flushProgress()
-		case <-wake.C:
-		}
-		s.schedule()
-		wake.Reset(s.untilWake())
-	}
-}
+// Scheduler returns the job lifecycle the server serves.
+func (s *Server) Scheduler() *scheduler.Scheduler { return s.sched }
 
-// sleep waits d unless ctx ends or the server stops first.
-func (s *Server) sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-s.stopped:
-		return false
-	case <-t.C:
-		return true
-	}
-}
+// Run runs the scheduler's loop (scheduler.Scheduler.Run) until ctx ends
+// or the server is closed.
+func (s *Server) Run(ctx context.Context) error { return s.sched.Run(ctx) }
 
-// untilWake returns the time to the engine's requested wake-up (an hour
-// when it asked for none).
-func (s *Server) untilWake() time.Duration {
-	s.mu.Lock()
-	w := s.wake
-	s.mu.Unlock()
-	if w < 0 {
-		return time.Hour
-	}
-	return max(time.Duration(w-s.modelNow())*time.Millisecond, time.Millisecond)
-}
-
-// notify asks the loop for a round soon.
-func (s *Server) notify() {
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
-}
-
-// stop wakes every long-poll and log follower for good.
-func (s *Server) stop() { s.stopOnce.Do(func() { close(s.stopped) }) }
-
-// Close stops the server: it ends Run (waiting for it), wakes long-polls
-// and log followers, and closes the store if New opened it. Close the HTTP
-// server first, so that no request uses the store afterwards.
+// Close closes the scheduler when New built it (scheduler.Scheduler.Close:
+// it ends Run, answers long-polls and log followers and closes the store
+// New opened). Close the HTTP server first, so that no request uses the
+// store afterwards.
 func (s *Server) Close() error {
-	s.stop()
-	if s.running.Load() {
-		<-s.runDone
-	}
-	s.flushProfiles()
-	s.flushPower()
-	return s.closeStore()
-}
-
-func (s *Server) closeStore() error {
-	if !s.ownStore {
+	if !s.own {
 		return nil
 	}
-	if err := s.store.Close(); err != nil {
-		return fmt.Errorf("server: close store: %w", err)
-	}
-	return nil
-}
-
-// now returns the server's clock.
-func (s *Server) now() time.Time { return s.cfg.Clock() }
-
-// modelNow returns the clock as model time (Unix milliseconds).
-func (s *Server) modelNow() model.Time { return model.Time(s.cfg.Clock().UnixMilli()) }
-
-// writeCtx is the context of state writes: they must finish once started,
-// so that memory never disagrees with the store.
-func writeCtx() context.Context { return context.Background() }
-
-// signal is a broadcast: wait returns a channel closed by the next fire.
-type signal struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
-
-func (g *signal) wait() <-chan struct{} {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.ch == nil {
-		g.ch = make(chan struct{})
-	}
-	return g.ch
-}
-
-func (g *signal) fire() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.ch != nil {
-		close(g.ch)
-		g.ch = nil
-	}
+	return s.sched.Close()
 }

@@ -1,4 +1,4 @@
-package server
+package scheduler
 
 import (
 	"errors"
@@ -20,18 +20,15 @@ const (
 	DefaultHeartbeatTimeout  = 10 * time.Second
 	DefaultRound             = time.Second
 	DefaultCoalesce          = 2 * time.Millisecond
-	DefaultPollTimeout       = 25 * time.Second
 	DefaultPortBase          = 29500
 	DefaultPortRange         = 1000
-	// MaxPollTimeout caps the wait query parameter of the work long-poll.
-	MaxPollTimeout = 5 * time.Minute
 )
 
 // ErrConfig marks the errors of New caused by its configuration (rather
 // than by the store): test with errors.Is.
 var ErrConfig = errors.New("server configuration")
 
-// Config configures a Server. Only DataDir is required; the zero value of
+// Config configures a Scheduler. Only DataDir is required; the zero value of
 // every other field selects its default.
 type Config struct {
 	// Store holds jobs and nodes. Nil: New opens the bbolt store
@@ -58,16 +55,15 @@ type Config struct {
 	// Coalesce is the shortest time between two event-driven rounds: events
 	// arriving meanwhile (submissions, exits) share one round.
 	Coalesce time.Duration
-	// PollTimeout is the longest a work long-poll waits by default.
-	PollTimeout time.Duration
 	// PortBase and PortRange bound MASTER_PORT: a job attempt's port is
 	// chosen deterministically in [PortBase, PortBase+PortRange).
 	PortBase, PortRange int
-	// Logger receives the server's logs; nil discards them.
+	// Logger receives the scheduler's logs; nil discards them.
 	Logger *slog.Logger
-	// Registerer receives the server's Prometheus metrics and Gatherer
-	// serves /metrics. Both nil: a fresh registry. Registerer alone: it
-	// must also be a prometheus.Gatherer (a *prometheus.Registry).
+	// Registerer receives the scheduler's Prometheus metrics and Gatherer
+	// gathers them (Scheduler.Gatherer; the HTTP transport serves it as
+	// /metrics). Both nil: a fresh registry. Registerer alone: it must also
+	// be a prometheus.Gatherer (a *prometheus.Registry).
 	Registerer prometheus.Registerer
 	Gatherer   prometheus.Gatherer
 	// Clock returns the current time; nil means time.Now. Scheduling uses
@@ -97,7 +93,6 @@ func (c Config) withDefaults() (Config, error) {
 	c.HeartbeatTimeout = orDur(c.HeartbeatTimeout, DefaultHeartbeatTimeout)
 	c.Round = orDur(c.Round, DefaultRound)
 	c.Coalesce = orDur(c.Coalesce, DefaultCoalesce)
-	c.PollTimeout = min(orDur(c.PollTimeout, DefaultPollTimeout), MaxPollTimeout)
 	if c.HeartbeatTimeout <= c.HeartbeatInterval {
 		return c, fmt.Errorf("heartbeat timeout %s must exceed the heartbeat interval %s", c.HeartbeatTimeout, c.HeartbeatInterval)
 	}

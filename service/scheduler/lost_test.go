@@ -1,7 +1,6 @@
-package server
+package scheduler
 
 import (
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -52,10 +51,8 @@ func TestReplicaLostRequeued(t *testing.T) {
 			t.Errorf("events lack %q:\n%s", want, ev)
 		}
 	}
-	var nodes api.NodeList
-	h.call("GET", "/v1/nodes", nil, http.StatusOK, &nodes)
-	if nodes.Nodes[0].State != api.NodeReady {
-		t.Errorf("node %+v, want it ready: only a replica was lost", nodes.Nodes[0])
+	if n := h.node("n1"); n.State != api.NodeReady {
+		t.Errorf("node %+v, want it ready: only a replica was lost", n)
 	}
 }
 

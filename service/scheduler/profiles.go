@@ -1,12 +1,10 @@
-package server
+package scheduler
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gpusched/gpusched/core/model"
@@ -34,12 +32,12 @@ const (
 	profileRefresh = 30 * time.Second
 )
 
-// profileState is the server's online profiler. Guarded by Server.mu.
+// profileState is the scheduler's online profiler. Guarded by Scheduler.mu.
 type profileState struct {
 	// base is the pre-run matrix (embedded in the binary).
 	base   *profile.Matrix
 	online *profile.Online
-	// built is the online version of the server's matrix, builtLen its
+	// built is the online version of the scheduler's matrix, builtLen its
 	// number of estimates and builtAt when it was made.
 	built    uint64
 	builtLen int
@@ -78,7 +76,7 @@ func newProfileState(base *profile.Matrix) (*profileState, error) {
 // the merged matrix; call it before the jobs are loaded, so that their
 // model indices come from it. Stored estimates that cannot be read are
 // logged and dropped: they are learned again.
-func (s *Server) loadProfiles(ctx context.Context) error {
+func (s *Scheduler) loadProfiles(ctx context.Context) error {
 	ps, err := newProfileState(s.matrix)
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
@@ -105,10 +103,10 @@ func (s *Server) loadProfiles(ctx context.Context) error {
 	return nil
 }
 
-// setMatrix makes m the server's matrix: job types are numbered by a
+// setMatrix makes m the scheduler's matrix: job types are numbered by a
 // profile.Table of m (a job type m gained shifts the others), and every
 // active job's model index is derived again.
-func (s *Server) setMatrix(m *profile.Matrix) {
+func (s *Scheduler) setMatrix(m *profile.Matrix) {
 	t, err := profile.NewTable(m, &model.Cluster{}, s.ref)
 	if err != nil {
 		s.log.Error("cannot use the merged throughput matrix", "err", err)
@@ -128,7 +126,7 @@ func (s *Server) setMatrix(m *profile.Matrix) {
 
 // swapMatrix installs a merged matrix waiting for the rebuild (which
 // calls it first, so that the new table and the jobs' indices agree).
-func (s *Server) swapMatrix() {
+func (s *Scheduler) swapMatrix() {
 	if s.prof == nil || s.prof.next == nil {
 		return
 	}
@@ -141,7 +139,7 @@ func (s *Server) swapMatrix() {
 // execution at least profileMinInterval older it makes a sample. Jobs
 // without a model, not running, being stopped, or on GPUs of several types
 // give none.
-func (s *Server) observeProgress(j *job, cur *record, rep progressReport) {
+func (s *Scheduler) observeProgress(j *job, cur *record, rep progressReport) {
 	ps := s.prof
 	if ps == nil {
 		return
@@ -178,7 +176,7 @@ func (s *Server) observeProgress(j *job, cur *record, rep progressReport) {
 
 // jobGPUType returns the GPU type of a running job's live replicas, ""
 // when they are on several types (or none).
-func (s *Server) jobGPUType(rec *record) string {
+func (s *Scheduler) jobGPUType(rec *record) string {
 	typ := ""
 	for _, rr := range rec.Replicas {
 		if rr.Done {
@@ -195,7 +193,7 @@ func (s *Server) jobGPUType(rec *record) string {
 
 // jobRate returns the latest measured steps/s of running job id (0 when
 // none is known).
-func (s *Server) jobRate(id string) float64 {
+func (s *Scheduler) jobRate(id string) float64 {
 	if s.prof == nil {
 		return 0
 	}
@@ -206,7 +204,7 @@ func (s *Server) jobRate(id string) float64 {
 // ended, writes changed estimates at most every profileSaveEvery, and
 // schedules a rebuild of the matrix when they changed (at once for a new
 // entry, else at most every profileRefresh).
-func (s *Server) tickProfiles(now time.Time) {
+func (s *Scheduler) tickProfiles(now time.Time) {
 	ps := s.prof
 	if ps == nil {
 		return
@@ -229,7 +227,7 @@ func (s *Server) tickProfiles(now time.Time) {
 }
 
 // saveProfiles writes the estimates to the store.
-func (s *Server) saveProfiles(now time.Time) error {
+func (s *Scheduler) saveProfiles(now time.Time) error {
 	ps := s.prof
 	v := ps.online.Version()
 	data, err := json.Marshal(ps.online.State())
@@ -245,7 +243,7 @@ func (s *Server) saveProfiles(now time.Time) error {
 }
 
 // flushProfiles writes estimates not yet in the store (on Close).
-func (s *Server) flushProfiles() {
+func (s *Scheduler) flushProfiles() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.prof != nil && s.prof.online.Version() != s.prof.saved {
@@ -253,22 +251,13 @@ func (s *Server) flushProfiles() {
 	}
 }
 
-// handleProfiles is GET /v1/profiles[?prerun=true]: the learned
-// throughputs, and with prerun the pre-run matrix's points too.
-func (s *Server) handleProfiles(w http.ResponseWriter, r *http.Request) {
-	prerun := false
-	if v := r.URL.Query().Get("prerun"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "prerun", "prerun=%q: want true or false", v)
-			return
-		}
-		prerun = b
-	}
+// Profiles returns the learned throughputs (api.ProfileOnline) and, with
+// prerun, the pre-run matrix's points too (api.ProfilePreRun).
+func (s *Scheduler) Profiles(prerun bool) []api.ProfileEntry {
 	s.mu.Lock()
-	out := api.ProfileList{Profiles: []api.ProfileEntry{}}
+	out := []api.ProfileEntry{}
 	for _, e := range s.prof.online.State().Entries {
-		out.Profiles = append(out.Profiles, api.ProfileEntry{Model: e.Model, GPUType: e.GPUType, GPUs: e.GPUs,
+		out = append(out, api.ProfileEntry{Model: e.Model, GPUType: e.GPUType, GPUs: e.GPUs,
 			StepsPerS: e.Rate, Samples: e.Samples, Source: api.ProfileOnline})
 	}
 	base := s.prof.base
@@ -277,11 +266,11 @@ func (s *Server) handleProfiles(w http.ResponseWriter, r *http.Request) {
 		for _, m := range base.Models {
 			for _, t := range base.Types {
 				for _, p := range base.Points(m, t) {
-					out.Profiles = append(out.Profiles, api.ProfileEntry{Model: m, GPUType: t, GPUs: p.GPUs,
+					out = append(out, api.ProfileEntry{Model: m, GPUType: t, GPUs: p.GPUs,
 						StepsPerS: p.Rate, Source: api.ProfilePreRun})
 				}
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out
 }

@@ -1,4 +1,4 @@
-package server
+package scheduler
 
 import (
 	"cmp"
@@ -19,7 +19,7 @@ const unknownMemMiB = math.MaxInt32
 // is immutable) and puts every active job back: running jobs on their
 // GPUs, the others in the queue. A merged throughput matrix waiting from
 // the online profiles is installed first (swapMatrix).
-func (s *Server) rebuild() {
+func (s *Scheduler) rebuild() {
 	s.dirty = false
 	s.swapMatrix()
 	c, idx := s.newCluster()
@@ -61,7 +61,7 @@ func (s *Server) rebuild() {
 
 // newCluster returns the cluster of the ready nodes (sorted by name) and
 // their indices; nil when there is none.
-func (s *Server) newCluster() (*model.Cluster, map[string]int) {
+func (s *Scheduler) newCluster() (*model.Cluster, map[string]int) {
 	var ready []*node
 	for _, n := range s.nodes {
 		if n.ready {
@@ -96,7 +96,7 @@ func (s *Server) newCluster() (*model.Cluster, map[string]int) {
 
 // gpuType describes a GPU type: the catalog's entry, or else the smallest
 // memory the nodes report and 1 TFLOPS.
-func (s *Server) gpuType(name string, nodes []*node) model.GPUType {
+func (s *Scheduler) gpuType(name string, nodes []*node) model.GPUType {
 	if t, ok := config.LookupType(name); ok {
 		t.Name = name
 		return t
@@ -119,7 +119,7 @@ func (s *Server) gpuType(name string, nodes []*node) model.GPUType {
 // on nodes that are not in it, of lost replicas and of replicas that a
 // resize took out and that are gone (those still being stopped hold
 // theirs).
-func (s *Server) modelAlloc(rec *record, c *model.Cluster, idx map[string]int) []model.GPU {
+func (s *Scheduler) modelAlloc(rec *record, c *model.Cluster, idx map[string]int) []model.GPU {
 	var out []model.GPU
 	for _, rr := range rec.Replicas {
 		ni, ok := idx[rr.Node]
@@ -140,7 +140,7 @@ func (s *Server) modelAlloc(rec *record, c *model.Cluster, idx map[string]int) [
 // durations or steps: a job's speed comes from the throughput matrix when
 // its model is there, else it is proportional to its GPUs (profile.Table's
 // rated-performance fallback).
-func (s *Server) modelJob(rec *record, seq int) *model.Job {
+func (s *Scheduler) modelJob(rec *record, seq int) *model.Job {
 	spec := model.JobSpec{ID: rec.ID, Submit: model.Time(rec.SubmittedAt.UnixMilli()),
 		GPUs: rec.GPUsRequested, MinGPUs: rec.MinGPUs, MaxGPUs: rec.MaxGPUs, Model: rec.Model,
 		GPUType: rec.GPUType, Priority: rec.Priority, User: rec.User, PeakMemMiB: s.matrix.PeakMemMiB(rec.Model)}

@@ -1,4 +1,4 @@
-package server
+package scheduler
 
 import (
 	"context"
@@ -12,17 +12,17 @@ import (
 // replace the records in memory and do their in-memory effects (work lists,
 // the model) run. Nothing reaches an agent or a client before the commit.
 type batch struct {
-	s      *Server
+	s      *Scheduler
 	order  []*job
 	recs   map[*job]*record
 	afters []func()
 	nodes  []nodeRecord
 	// ports are the MASTER_PORTs in use by master node, built on the
-	// batch's first start (Server.port).
+	// batch's first start (Scheduler.port).
 	ports map[string]map[int]bool
 }
 
-func (s *Server) newBatch() *batch { return &batch{s: s, recs: map[*job]*record{}} }
+func (s *Scheduler) newBatch() *batch { return &batch{s: s, recs: map[*job]*record{}} }
 
 // edit returns the pending record of j, a copy made on first use.
 func (b *batch) edit(j *job) *record {

@@ -1,14 +1,14 @@
-package server
+package scheduler
 
 import (
-	"bytes"
+	"fmt"
 	"math"
-	"net/http"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/core/calibrate"
 	"github.com/gpusched/gpusched/service/api"
 )
 
@@ -21,11 +21,12 @@ func reading(at time.Time, load, node float64, gpu ...float64) *api.PowerReading
 	return r
 }
 
-// TestPowerReadings drives the status endpoint with power readings, as an
-// agent sends them: the latest readings are gauges in /metrics, the energy
-// between readings goes to the jobs on the node (checked against a hand
-// computation), and the stored samples come out as the CSV that gpusched
-// calibrate reads, also after a restart.
+// TestPowerReadings sends status reports with power readings, as an agent
+// does: the latest readings are gauges in the metrics, the energy between
+// readings goes to the jobs on the node (checked against a hand
+// computation), and the stored samples come out as the rows that gpusched
+// calibrate reads, also after a restart. (package server's
+// TestPowerEndpoints checks the CSV and /metrics over HTTP.)
 func TestPowerReadings(t *testing.T) {
 	h := newHarness(t, nil)
 	a := h.agent("n1", "v100", 4)
@@ -37,8 +38,7 @@ func TestPowerReadings(t *testing.T) {
 	reps := []api.ReplicaStatus{running(x1), running(x2)}
 	report := func(r *api.PowerReading) {
 		t.Helper()
-		var got api.Work
-		h.call("POST", "/v1/agents/n1/status", api.Status{Replicas: reps, Version: a.applied, Power: r}, http.StatusOK, &got)
+		a.statusPower(r, reps...)
 	}
 	t0 := time.Now().Add(-time.Minute)
 	report(reading(t0, 0.75, 1000, 100, 200, 300, 50))
@@ -64,14 +64,14 @@ func TestPowerReadings(t *testing.T) {
 		}
 	}
 
-	_, body := h.do("GET", "/metrics", nil)
+	metrics := gather(t, h.s)
 	for _, want := range []string{
 		`gpusched_gpu_power_watts{gpu="0",node="n1"} 300`,
 		`gpusched_gpu_power_watts{gpu="3",node="n1"} 50`,
 		`gpusched_node_power_watts{node="n1"} 1400`,
 	} {
-		if !strings.Contains(string(body), want) {
-			t.Errorf("metrics lack %q", want)
+		if !slices.Contains(metrics, want) {
+			t.Errorf("metrics lack %q: %q", want, metrics)
 		}
 	}
 
@@ -82,23 +82,18 @@ func TestPowerReadings(t *testing.T) {
 	report(reading(t0.Add(20*time.Second), 0.25, 0, 60, 40, 40, 40))
 	checkCSV := func(when string) {
 		t.Helper()
-		code, csv := h.do("GET", "/v1/nodes/n1/power-samples", nil)
-		if code != http.StatusOK {
-			t.Fatalf("%s: power-samples: %d %s", when, code, csv)
-		}
-		byType, err := calibrate.ParseCSV("power-samples", bytes.NewReader(csv))
+		rows, err := h.s.PowerSamples("n1")
 		if err != nil {
-			t.Fatalf("%s: %v\n%s", when, err, csv)
+			t.Fatalf("%s: power samples: %v", when, err)
 		}
-		want := []calibrate.Sample{{Load: 0.25, PowerW: 180, Throughput: 1}, {Load: 0.75, PowerW: 1200, Throughput: 3}}
-		if got := byType["n1"]; len(byType) != 1 || len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
-			t.Errorf("%s: samples %v, want n1: %v\n%s", when, byType, want, csv)
+		want := []PowerSample{{Load: 0.25, PowerW: 180, Throughput: 1}, {Load: 0.75, PowerW: 1200, Throughput: 3}}
+		if !slices.Equal(rows, want) {
+			t.Errorf("%s: samples %+v, want %+v", when, rows, want)
 		}
 	}
 	checkCSV("before the restart")
-	if code, _ := h.do("GET", "/v1/nodes/nope/power-samples", nil); code != http.StatusNotFound {
-		t.Errorf("power samples of an unknown node: %d, want 404", code)
-	}
+	_, err := h.s.PowerSamples("nope")
+	wantKind(t, "power samples of an unknown node", err, ErrNotFound)
 
 	h.s.mu.Lock()
 	h.s.active[j1.ID].progressSaved = time.Now().Add(-progressPersist)
@@ -117,12 +112,44 @@ func TestPowerReadings(t *testing.T) {
 
 // TestCalibrationRows averages the samples of each load and sorts by load.
 func TestCalibrationRows(t *testing.T) {
-	got := calibrationRows([]powerSample{
+	got := calibrationRows([]PowerSample{
 		{Load: 0.5, PowerW: 100, Throughput: 2}, {Load: 0.25, PowerW: 50, Throughput: 1},
 		{Load: 0.5, PowerW: 200, Throughput: 4}, {Load: 0.5000000001, PowerW: 300, Throughput: 6},
 	})
-	want := []powerSample{{Load: 0.25, PowerW: 50, Throughput: 1}, {Load: 0.5, PowerW: 200, Throughput: 4}}
+	want := []PowerSample{{Load: 0.25, PowerW: 50, Throughput: 1}, {Load: 0.5, PowerW: 200, Throughput: 4}}
 	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("calibrationRows: %+v, want %+v", got, want)
 	}
+}
+
+// gather returns the scheduler's gauges and counters as lines of the text
+// format without help and type: `name{label="value",...} value`, labels
+// sorted by name.
+func gather(t *testing.T, s *Scheduler) []string {
+	t.Helper()
+	fams, err := s.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			sort.Strings(labels)
+			name := f.GetName()
+			if len(labels) > 0 {
+				name += "{" + strings.Join(labels, ",") + "}"
+			}
+			switch {
+			case m.GetGauge() != nil:
+				out = append(out, fmt.Sprintf("%s %v", name, m.GetGauge().GetValue()))
+			case m.GetCounter() != nil:
+				out = append(out, fmt.Sprintf("%s %v", name, m.GetCounter().GetValue()))
+			}
+		}
+	}
+	return out
 }

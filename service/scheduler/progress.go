@@ -1,7 +1,6 @@
-package server
+package scheduler
 
 import (
-	"net/http"
 	"strconv"
 	"time"
 
@@ -25,30 +24,23 @@ type progressReport struct {
 	ckptAt    time.Time
 }
 
-// handleProgress is POST /v1/jobs/{id}/progress: 200 with the job once the
-// report is recorded (a checkpoint durably).
-func (s *Server) handleProgress(w http.ResponseWriter, r *http.Request) {
-	p, ok := decodeBody(w, r, api.DecodeProgress)
-	if !ok {
-		return
+// Progress records a progress report of job id, timed by the scheduler's
+// clock, and returns the job. A checkpoint is durable when Progress
+// returns; plain progress reaches the store within progressPersist. An
+// invalid report (api.Progress.Validate) is an *api.FieldError;
+// ErrNotFound; ErrConflict for a job that has ended.
+func (s *Scheduler) Progress(id string, p api.Progress) (api.Job, error) {
+	if err := p.Validate(); err != nil {
+		return api.Job{}, err
 	}
-	id := r.PathValue("id")
-	v, err := s.Progress(id, p)
-	s.writeJobResult(w, id, v, err)
-}
-
-// Progress records a progress report of job id, timed by the server's
-// clock. The job must not have ended (errFinal); a checkpoint is durable
-// when Progress returns.
-func (s *Server) Progress(id string, p api.Progress) (api.Job, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j := s.jobs[id]
 	if j == nil {
-		return api.Job{}, errNoJob
+		return api.Job{}, noJob(id)
 	}
 	if j.rec.State.Final() {
-		return s.view(j, false), errFinal
+		return api.Job{}, ended(s.view(j, false))
 	}
 	now := s.now()
 	rep := progressReport{steps: p.Steps, at: now}
@@ -77,7 +69,7 @@ func replicaProgress(rp *api.ReplicaProgress, now time.Time) progressReport {
 // job has. A new checkpoint goes into b (durable with it) and into the
 // model; plain progress goes into b when j's record is written anyway or
 // was last written progressPersist ago, else into memory, for flushProgress.
-func (s *Server) applyProgress(b *batch, j *job, rep progressReport, now time.Time) {
+func (s *Scheduler) applyProgress(b *batch, j *job, rep progressReport, now time.Time) {
 	cur := b.peek(j)
 	newSteps := cur.ProgressAt == nil || rep.at.After(*cur.ProgressAt)
 	newCkpt := rep.ckpt && (cur.LastCheckpointAt == nil || rep.ckptAt.After(*cur.LastCheckpointAt))
@@ -113,7 +105,7 @@ func (s *Server) applyProgress(b *batch, j *job, rep progressReport, now time.Ti
 // flushProgress writes the records of the jobs whose plain progress (or
 // energy) has been in memory only for progressPersist or more; run every
 // round tick, it also ticks the online profiles and the power samples.
-func (s *Server) flushProgress() {
+func (s *Scheduler) flushProgress() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()

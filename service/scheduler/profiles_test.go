@@ -1,7 +1,6 @@
-package server
+package scheduler
 
 import (
-	"net/http"
 	"testing"
 	"time"
 
@@ -10,7 +9,7 @@ import (
 
 // TestOnlineProfiles learns a new job type's speed from two progress
 // reports of one execution, rebuilds the matrix (renumbering the other job
-// types), serves it on GET /v1/profiles and keeps it across a restart.
+// types), lists it in Profiles and keeps it across a restart.
 func TestOnlineProfiles(t *testing.T) {
 	h := newHarness(t, nil)
 	a := h.agent("n1", "v100", 4)
@@ -54,24 +53,17 @@ func TestOnlineProfiles(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 
-	var list api.ProfileList
-	h.call("GET", "/v1/profiles", nil, http.StatusOK, &list)
 	want := api.ProfileEntry{Model: "A0-learned", GPUType: "v100", GPUs: 2, StepsPerS: 10, Samples: 1, Source: api.ProfileOnline}
-	if len(list.Profiles) != 1 || list.Profiles[0] != want {
-		t.Fatalf("GET /v1/profiles: %+v, want [%+v]", list.Profiles, want)
+	if list := s.Profiles(false); len(list) != 1 || list[0] != want {
+		t.Fatalf("Profiles: %+v, want [%+v]", list, want)
 	}
-	h.call("GET", "/v1/profiles?prerun=true", nil, http.StatusOK, &list)
-	if len(list.Profiles) < 10 || list.Profiles[0] != want || list.Profiles[1].Source != api.ProfilePreRun || list.Profiles[1].Samples != 0 {
-		t.Errorf("GET /v1/profiles?prerun=true: %d entries, first %+v", len(list.Profiles), list.Profiles[:min(2, len(list.Profiles))])
-	}
-	if code, _ := h.do("GET", "/v1/profiles?prerun=maybe", nil); code != http.StatusBadRequest {
-		t.Errorf("prerun=maybe: %d, want 400", code)
+	if list := s.Profiles(true); len(list) < 10 || list[0] != want || list[1].Source != api.ProfilePreRun || list[1].Samples != 0 {
+		t.Errorf("Profiles with the pre-run matrix: %d entries, first %+v", len(list), list[:min(2, len(list))])
 	}
 
 	h.restart()
-	h.call("GET", "/v1/profiles", nil, http.StatusOK, &list)
-	if len(list.Profiles) != 1 || list.Profiles[0] != want {
-		t.Fatalf("after a restart: %+v, want [%+v]", list.Profiles, want)
+	if list := h.s.Profiles(false); len(list) != 1 || list[0] != want {
+		t.Fatalf("after a restart: %+v, want [%+v]", list, want)
 	}
 	s = h.s
 	s.mu.Lock()

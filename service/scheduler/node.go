@@ -1,4 +1,4 @@
-package server
+package scheduler
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package server
+package scheduler
 
 import (
 	"fmt"
@@ -9,15 +9,15 @@ import (
 	"github.com/gpusched/gpusched/service/api"
 )
 
-// metricSet holds the server's Prometheus metrics. Counters and the
+// metricSet holds the scheduler's Prometheus metrics. Counters and the
 // histogram are updated as things happen; the gauges are computed from the
-// server's state at every scrape (stateCollector).
+// scheduler's state at every scrape (stateCollector).
 type metricSet struct {
 	submissions prometheus.Counter
 	round       prometheus.Histogram
 }
 
-func newMetrics(s *Server, reg prometheus.Registerer) (*metricSet, error) {
+func newMetrics(s *Scheduler, reg prometheus.Registerer) (*metricSet, error) {
 	m := &metricSet{
 		submissions: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "gpusched_submissions_total", Help: "Jobs submitted and acknowledged (durable)."}),
@@ -44,8 +44,8 @@ func stateDescs() (jobs, queue, used, total, nodes *prometheus.Desc) {
 		prometheus.NewDesc("gpusched_nodes", "Nodes by state.", []string{"state"}, nil)
 }
 
-// stateCollector reports the gauges from the server's state.
-type stateCollector struct{ s *Server }
+// stateCollector reports the gauges from the scheduler's state.
+type stateCollector struct{ s *Scheduler }
 
 // Describe implements prometheus.Collector.
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {

@@ -1,7 +1,6 @@
-package server
+package scheduler
 
 import (
-	"net/http"
 	"strings"
 	"testing"
 
@@ -17,11 +16,10 @@ func fulfillment(c *Config) {
 	c.Names.Scaler, c.Options = "fulfillment", &o
 }
 
-// hostfile returns GET /v1/jobs/{id}/hostfile's status and body.
-func (h *harness) hostfile(id string) (int, string) {
+// hostfile returns the host list of job id and the error of Hostfile.
+func (h *harness) hostfile(id string) (string, error) {
 	h.t.Helper()
-	code, body := h.do("GET", "/v1/jobs/"+id+"/hostfile", nil)
-	return code, string(body)
+	return h.s.Hostfile(id)
 }
 
 // TestLiveResize runs an elastic job (1 to 4 GPUs) on two 2-GPU nodes with
@@ -45,15 +43,14 @@ func TestLiveResize(t *testing.T) {
 	if ra.ID != "j1.1.0" || rb.ID != "j1.1.1" || ra.Env["WORLD_SIZE"] != "4" {
 		t.Fatalf("replicas %s %s, env %v", ra.ID, rb.ID, ra.Env)
 	}
-	if code, list := h.hostfile(e.ID); code != 200 || list != "n1:2\nn2:2\n" {
-		t.Fatalf("hostfile: %d %q", code, list)
+	if list, err := h.hostfile(e.ID); err != nil || list != "n1:2\nn2:2\n" {
+		t.Fatalf("hostfile: %v %q", err, list)
 	}
 
 	// A rigid job arrives: the elastic job shrinks to n1.
 	r := h.submit(`{"command":["y"],"gpus":2}`)
-	if code, _ := h.hostfile(r.ID); code != http.StatusConflict {
-		t.Errorf("hostfile of a queued job: %d, want 409", code)
-	}
+	_, err := h.hostfile(r.ID)
+	wantKind(t, "hostfile of a queued job", err, ErrConflict)
 	got = h.waitJob(e.ID, "shrunk", func(j api.Job) bool { return j.Generation == 2 })
 	if got.State != api.Running || got.Attempt != 1 || strings.Join(got.Alloc, ",") != "n1/0,n1/1" {
 		t.Fatalf("after the shrink: %+v", got)
@@ -67,8 +64,8 @@ func TestLiveResize(t *testing.T) {
 		t.Errorf("n1's replica after the shrink: %s %q %v", x.ID, x.HostFile, x.Env)
 	}
 	b.waitWork("n2's replica taken out", noReplica(e.ID))
-	if code, list := h.hostfile(e.ID); code != 200 || list != "n1:2\n" {
-		t.Errorf("hostfile after the shrink: %d %q", code, list)
+	if list, err := h.hostfile(e.ID); err != nil || list != "n1:2\n" {
+		t.Errorf("hostfile after the shrink: %v %q", err, list)
 	}
 	if j := h.job(r.ID); j.State != api.Queued {
 		t.Fatalf("the rigid job %s before n2's replica is gone: want it waiting for the GPUs", j.State)
@@ -110,9 +107,8 @@ func TestLiveResize(t *testing.T) {
 	if done := h.waitState(e.ID, api.Succeeded); done.Attempt != 1 {
 		t.Errorf("done: %+v", done)
 	}
-	if code, _ := h.hostfile("j99"); code != http.StatusNotFound {
-		t.Errorf("hostfile of an unknown job: %d", code)
-	}
+	_, err = h.hostfile("j99")
+	wantKind(t, "hostfile of an unknown job", err, ErrNotFound)
 }
 
 // TestRestartWhileDraining restarts the server while a replica that a
@@ -133,10 +129,10 @@ func TestRestartWhileDraining(t *testing.T) {
 	h.restart()
 	a.register(running(ra))
 	b.register(running(rb))
-	if w := b.work(0, "0"); findReplica(w, e.ID) != nil {
+	if w := b.work(0, 0); findReplica(w, e.ID) != nil {
 		t.Fatalf("n2's removed replica is back in the work after the restart: %+v", w)
 	}
-	if w := a.work(0, "0"); findReplica(w, e.ID) == nil || findReplica(w, e.ID).Env["GPUSCHED_GENERATION"] != "2" {
+	if w := a.work(0, 0); findReplica(w, e.ID) == nil || findReplica(w, e.ID).Env["GPUSCHED_GENERATION"] != "2" {
 		t.Fatalf("n1's work after the restart: %+v", w)
 	}
 	if j := h.job(r.ID); j.State != api.Queued {

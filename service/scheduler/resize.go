@@ -1,8 +1,7 @@
-package server
+package scheduler
 
 import (
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -28,7 +27,7 @@ import (
 //
 // A job that is stopping, still stopping replicas of an earlier resize, or
 // one of whose replicas has already ended is not resized.
-func (s *Server) resize(b *batch, a engine.Assignment, scaler string, now time.Time) (undo func()) {
+func (s *Scheduler) resize(b *batch, a engine.Assignment, scaler string, now time.Time) (undo func()) {
 	j := s.active[a.Job.Spec.ID]
 	if j == nil || j.mj != a.Job || s.state == nil || len(a.GPUs) == 0 {
 		return nil
@@ -52,6 +51,31 @@ func (s *Server) resize(b *batch, a engine.Assignment, scaler string, now time.T
 	if next.Generation == old.Generation {
 		return nil
 	}
+	rec, notes := resized(cur, next)
+	undo = s.resizeModel(j.mj, s.modelAlloc(&rec, s.cluster, s.nodeIdx), len(slots), now)
+	if undo == nil {
+		return nil
+	}
+	msg := fmt.Sprintf("resized to %d GPUs by the %s scaler, generation %d: %s", len(slots), scaler,
+		rec.Generation, strings.TrimSuffix(strings.ReplaceAll(next.HostList(), "\n", ","), ","))
+	if len(notes) > 0 {
+		msg += " (" + strings.Join(notes, "; ") + ")"
+	}
+	rec.event(now, "resized", "%s", msg)
+	*b.edit(j) = rec
+	b.then(func() {
+		s.refreshJob(j)
+		s.drain(j)
+	})
+	return undo
+}
+
+// resized returns running job cur's record for its next membership: the
+// member replicas of nodes that stay get their new GPUs, nodes new to the
+// job get new replicas (numbered after the attempt's existing ones), the
+// replicas of nodes that leave are marked Left; with notes on the changes
+// for the job's history.
+func resized(cur *record, next membership.Membership) (record, []string) {
 	rec := cur.clone()
 	kept := map[string]int{} // node → index of its member replica
 	for i, rr := range rec.Replicas {
@@ -79,13 +103,20 @@ func (s *Server) resize(b *batch, a engine.Assignment, scaler string, now time.T
 		}
 	}
 	rec.Generation = next.Generation
+	slots := next.Slots()
 	rec.Alloc = make([]string, 0, len(slots))
-	for _, sl := range next.Slots() {
+	for _, sl := range slots {
 		rec.Alloc = append(rec.Alloc, sl.String())
 	}
-	// The model: close the period on the old allocation, count the resize,
-	// take the new allocation (plus the GPUs of replicas still stopping).
-	mj := j.mj
+	return rec, notes
+}
+
+// resizeModel resizes model job mj to alloc (its new GPUs plus those of
+// replicas still stopping), n GPUs in the new membership: it closes the
+// execution period on the old allocation and counts the resize. It returns
+// what undoes all of it, or nil (the model unchanged) when the model
+// refuses the allocation.
+func (s *Scheduler) resizeModel(mj *model.Job, alloc []model.GPU, n int, now time.Time) (undo func()) {
 	saved := struct {
 		lastStart, lastExpand, lastShrink model.Time
 		resizes, expansions, shrinks      int
@@ -95,32 +126,21 @@ func (s *Server) resize(b *batch, a engine.Assignment, scaler string, now time.T
 	if mj.State == model.Running && len(mj.Alloc) > 0 {
 		mj.EndPeriod(t, s.cluster)
 	}
-	mj.CountResize(t, len(slots))
+	mj.CountResize(t, n)
 	oldAlloc := mj.Alloc
 	restore := func() {
 		mj.Periods = mj.Periods[:periods]
 		mj.LastStart, mj.LastExpand, mj.LastShrink = saved.lastStart, saved.lastExpand, saved.lastShrink
 		mj.Resizes, mj.Expansions, mj.Shrinks = saved.resizes, saved.expansions, saved.shrinks
 	}
-	if err := s.state.Resize(mj, s.modelAlloc(&rec, s.cluster, s.nodeIdx)); err != nil {
+	if err := s.state.Resize(mj, alloc); err != nil {
 		restore()
-		s.log.Error("cannot resize job in the model", "job", rec.ID, "err", err)
+		s.log.Error("cannot resize job in the model", "job", mj.Spec.ID, "err", err)
 		return nil
 	}
-	msg := fmt.Sprintf("resized to %d GPUs by the %s scaler, generation %d: %s", len(slots), scaler,
-		rec.Generation, strings.TrimSuffix(strings.ReplaceAll(next.HostList(), "\n", ","), ","))
-	if len(notes) > 0 {
-		msg += " (" + strings.Join(notes, "; ") + ")"
-	}
-	rec.event(now, "resized", "%s", msg)
-	*b.edit(j) = rec
-	b.then(func() {
-		s.refreshJob(j)
-		s.drain(j)
-	})
 	return func() {
 		if err := s.state.Resize(mj, oldAlloc); err != nil {
-			s.log.Error("cannot undo a resize in the model", "job", rec.ID, "err", err)
+			s.log.Error("cannot undo a resize in the model", "job", mj.Spec.ID, "err", err)
 		}
 		restore()
 	}
@@ -144,7 +164,7 @@ func resizable(rec *record) bool {
 // syncAlloc gives running job j's model job the allocation of its record
 // (after a replica that a resize took out is gone, its GPUs are free) and
 // asks for a round.
-func (s *Server) syncAlloc(j *job) {
+func (s *Scheduler) syncAlloc(j *job) {
 	mj := j.mj
 	if mj == nil || s.state == nil || j.rec.State != api.Running || mj.State != model.Running {
 		return
@@ -158,33 +178,4 @@ func (s *Server) syncAlloc(j *job) {
 		return
 	}
 	s.notify()
-}
-
-// handleHostfile is GET /v1/jobs/{id}/hostfile: the current host list of a
-// running job as text, one "host:slots" line per member replica in node-rank
-// order (what a horovodrun --host-discovery-script prints); 404 for an
-// unknown job, 409 for one that is not running.
-func (s *Server) handleHostfile(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	s.mu.Lock()
-	j := s.jobs[id]
-	var list string
-	var st api.State
-	if j != nil {
-		st = j.rec.State
-		if st == api.Running {
-			list = j.rec.membership().HostList()
-		}
-	}
-	s.mu.Unlock()
-	switch {
-	case j == nil:
-		writeError(w, http.StatusNotFound, "", "no job %q", id)
-	case st != api.Running:
-		writeError(w, http.StatusConflict, "", "job %s is %s: only a running job has hosts", id, st)
-	default:
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write([]byte(list))
-	}
 }

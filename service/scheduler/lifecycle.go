@@ -1,4 +1,4 @@
-package server
+package scheduler
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 // start records waiting job j as running on gpus, which the caller has
 // already taken in the model. Its replicas reach the nodes' work only after
 // the batch commits.
-func (s *Server) start(b *batch, j *job, gpus []model.GPU, now time.Time) error {
+func (s *Scheduler) start(b *batch, j *job, gpus []model.GPU, now time.Time) error {
 	slots := make([]membership.Slot, len(gpus))
 	for i, g := range gpus {
 		n := s.nodes[s.cluster.Nodes[g.Node].Name]
@@ -73,7 +73,7 @@ func resumeNote(rec *record, now time.Time) string {
 // port picks the attempt's MASTER_PORT: a hash of the replica ID prefix in
 // the configured range, moved on past the ports of other running jobs whose
 // master is the same node.
-func (s *Server) port(b *batch, rec *record) int {
+func (s *Scheduler) port(b *batch, rec *record) int {
 	if b.ports == nil {
 		b.ports = s.usedPorts()
 	}
@@ -98,7 +98,7 @@ func (s *Server) port(b *batch, rec *record) int {
 }
 
 // usedPorts returns the MASTER_PORTs of the running jobs by master node.
-func (s *Server) usedPorts() map[string]map[int]bool {
+func (s *Scheduler) usedPorts() map[string]map[int]bool {
 	ports := map[string]map[int]bool{}
 	for _, j := range s.active {
 		if r := &j.rec; r.State == api.Running && r.master() != "" {
@@ -117,7 +117,7 @@ func (s *Server) usedPorts() map[string]map[int]bool {
 // attempt (not lost with its node, not taken out by a resize): the spec's
 // command and env plus the variables of the current membership, whose node
 // rank 0 is MASTER_ADDR. The host list holds the member replicas only.
-func (s *Server) replicas(rec *record) ([]api.Replica, error) {
+func (s *Scheduler) replicas(rec *record) ([]api.Replica, error) {
 	m := rec.membership()
 	if len(m.Hosts) == 0 {
 		return nil, fmt.Errorf("job %s has no replicas", rec.ID)
@@ -152,7 +152,7 @@ func (s *Server) replicas(rec *record) ([]api.Replica, error) {
 }
 
 // assign puts replicas into their nodes' work.
-func (s *Server) assign(reps []api.Replica) {
+func (s *Scheduler) assign(reps []api.Replica) {
 	touched := map[*node]bool{}
 	for _, r := range reps {
 		_, _, rank, _ := parseReplicaID(r.ID)
@@ -172,16 +172,16 @@ func (s *Server) assign(reps []api.Replica) {
 
 // unassign takes a stopping job's replicas out of their nodes' work; they
 // count as running until their agents say otherwise.
-func (s *Server) unassign(j *job) { s.takeOut(j, func(*replicaRec) bool { return true }) }
+func (s *Scheduler) unassign(j *job) { s.takeOut(j, func(*replicaRec) bool { return true }) }
 
 // drain takes the replicas of running job j that a resize took out of the
 // job (Left) and that still run out of their nodes' work: their agents
 // stop them, and they are gone once the agents no longer report them.
-func (s *Server) drain(j *job) { s.takeOut(j, func(rr *replicaRec) bool { return rr.Left }) }
+func (s *Scheduler) drain(j *job) { s.takeOut(j, func(rr *replicaRec) bool { return rr.Left }) }
 
 // takeOut takes the replicas of j that are not gone and that which selects
 // out of their nodes' work and awaits them as removed.
-func (s *Server) takeOut(j *job, which func(*replicaRec) bool) {
+func (s *Scheduler) takeOut(j *job, which func(*replicaRec) bool) {
 	touched := map[*node]bool{}
 	for i := range j.rec.Replicas {
 		rr := &j.rec.Replicas[i]
@@ -212,7 +212,7 @@ func (s *Server) takeOut(j *job, which func(*replicaRec) bool) {
 }
 
 // forget removes a replica that is gone from its node's lists.
-func (s *Server) forget(nodeName, id string) {
+func (s *Scheduler) forget(nodeName, id string) {
 	n := s.nodes[nodeName]
 	if n == nil {
 		return
@@ -225,17 +225,17 @@ func (s *Server) forget(nodeName, id string) {
 }
 
 // addNode adds a node with a fresh work version: versions come from one
-// server-wide counter that starts at the clock's Unix microseconds, so they
+// scheduler-wide counter that starts at the clock's Unix microseconds, so they
 // exceed those of a previous run and an agent's first long-poll (after=0)
 // is answered at once.
-func (s *Server) addNode(n *node) *node {
+func (s *Scheduler) addNode(n *node) *node {
 	s.nodes[n.name] = n
 	s.bump(n)
 	return n
 }
 
 // bump gives n's work a new version and wakes its long-polls.
-func (s *Server) bump(n *node) {
+func (s *Scheduler) bump(n *node) {
 	s.version++
 	n.version = s.version
 	close(n.changed)

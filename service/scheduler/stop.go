@@ -1,4 +1,4 @@
-package server
+package scheduler
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ func (b *batch) peek(j *job) *record {
 // stopJob starts stopping running job j: why is stopCancel, stopPreempt or
 // stopFail. Its replicas leave the work after the commit; the job ends when
 // all are gone.
-func (s *Server) stopJob(b *batch, j *job, why, reason string, now time.Time) {
+func (s *Scheduler) stopJob(b *batch, j *job, why, reason string, now time.Time) {
 	rec := b.edit(j)
 	rec.Stopping, rec.Reason = why, reason
 	rec.event(now, "stopping", "%s", reason)
@@ -31,7 +31,7 @@ func (s *Server) stopJob(b *batch, j *job, why, reason string, now time.Time) {
 
 // exit records that replica i of j exited as rs says. A failure stops the
 // other replicas and fails the job.
-func (s *Server) exit(b *batch, j *job, i int, rs api.ReplicaStatus, now time.Time) {
+func (s *Scheduler) exit(b *batch, j *job, i int, rs api.ReplicaStatus, now time.Time) {
 	rec := b.edit(j)
 	rr := &rec.Replicas[i]
 	rr.Done, rr.ExitCode = true, rs.ExitCode
@@ -56,7 +56,7 @@ func (s *Server) exit(b *batch, j *job, i int, rs api.ReplicaStatus, now time.Ti
 
 // gone records that replica i of j no longer runs: it was stopped before
 // it started (why says so). Replicas lost with their node go through lose.
-func (s *Server) gone(b *batch, j *job, i int, why string, now time.Time) {
+func (s *Scheduler) gone(b *batch, j *job, i int, why string, now time.Time) {
 	rec := b.edit(j)
 	rr := &rec.Replicas[i]
 	rr.Done = true
@@ -74,7 +74,7 @@ func (s *Server) gone(b *batch, j *job, i int, why string, now time.Time) {
 
 // settle ends every job of the batch that is running and whose replicas
 // are all gone.
-func (s *Server) settle(b *batch, now time.Time) {
+func (s *Scheduler) settle(b *batch, now time.Time) {
 	for _, j := range b.order {
 		if r := b.recs[j]; r.State == api.Running && len(r.Replicas) > 0 && r.allDone() {
 			s.finalize(b, j, now)
@@ -84,7 +84,7 @@ func (s *Server) settle(b *batch, now time.Time) {
 
 // finalize ends running job j whose replicas are all gone: succeeded,
 // failed, cancelled, or preempted (queued again), by why it was stopping.
-func (s *Server) finalize(b *batch, j *job, now time.Time) {
+func (s *Scheduler) finalize(b *batch, j *job, now time.Time) {
 	rec := b.edit(j)
 	var st api.State
 	switch rec.Stopping {
@@ -108,7 +108,7 @@ func (s *Server) finalize(b *batch, j *job, now time.Time) {
 
 // release updates the model for a job that stopped running or was
 // cancelled while queued.
-func (s *Server) release(j *job, st api.State, t model.Time) {
+func (s *Scheduler) release(j *job, st api.State, t model.Time) {
 	mj := j.mj
 	if mj == nil {
 		return

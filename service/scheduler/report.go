@@ -1,9 +1,8 @@
-package server
+package scheduler
 
 import (
 	"fmt"
 	"math/bits"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -17,7 +16,7 @@ import (
 // without them no longer lists, and returns the exited replicas it may
 // acknowledge, all results being durable. version is the work version the
 // agent had applied (0: unknown; its last long-poll tells).
-func (s *Server) report(n *node, reps []api.ReplicaStatus, version int64) ([]string, error) {
+func (s *Scheduler) report(n *node, reps []api.ReplicaStatus, version int64) ([]string, error) {
 	now := s.now()
 	b := s.newBatch()
 	acked := []string{}
@@ -68,7 +67,7 @@ func (s *Server) report(n *node, reps []api.ReplicaStatus, version int64) ([]str
 
 // expected returns the job and index of replica id if it is a replica of
 // a running job on node n whose end is not recorded yet.
-func (s *Server) expected(b *batch, n *node, id string) (*job, int) {
+func (s *Scheduler) expected(b *batch, n *node, id string) (*job, int) {
 	jid, _, _, ok := parseReplicaID(id)
 	if !ok {
 		return nil, -1
@@ -88,7 +87,7 @@ func (s *Server) expected(b *batch, n *node, id string) (*job, int) {
 // setAcked sets the exited replicas the node's work acknowledges; new
 // acknowledgements give the work a new version so that a waiting long-poll
 // delivers them.
-func (s *Server) setAcked(n *node, acked []string) {
+func (s *Scheduler) setAcked(n *node, acked []string) {
 	grew := false
 	for _, id := range acked {
 		if !slices.Contains(n.acked, id) {
@@ -103,7 +102,7 @@ func (s *Server) setAcked(n *node, acked []string) {
 
 // checkNodes marks down the nodes not heard from within the heartbeat
 // timeout.
-func (s *Server) checkNodes() {
+func (s *Scheduler) checkNodes() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -125,7 +124,7 @@ func (s *Server) checkNodes() {
 // nodeDown marks node n down: its replicas are lost; an elastic job that
 // keeps its minimum GPUs without them continues, other jobs are queued
 // again (lose); the cluster is rebuilt without the node.
-func (s *Server) nodeDown(n *node, now time.Time, why string) error {
+func (s *Scheduler) nodeDown(n *node, now time.Time, why string) error {
 	s.log.Warn("node lost", "node", n.name, "why", why)
 	b := s.newBatch()
 	ids := append(slicesSortedKeys(n.work), slicesSortedKeys(n.removed)...)
@@ -148,19 +147,19 @@ func (s *Server) nodeDown(n *node, now time.Time, why string) error {
 	return nil
 }
 
-// handleNodes is GET /v1/nodes.
-func (s *Server) handleNodes(w http.ResponseWriter, _ *http.Request) {
+// Nodes returns every node the scheduler knows, ready or down, by name.
+func (s *Scheduler) Nodes() []api.Node {
 	s.mu.Lock()
-	out := api.NodeList{Nodes: make([]api.Node, 0, len(s.nodes))}
+	defer s.mu.Unlock()
+	out := make([]api.Node, 0, len(s.nodes))
 	for _, name := range slicesSortedKeys(s.nodes) {
-		out.Nodes = append(out.Nodes, s.nodes[name].view(s.usedGPUs(name)))
+		out = append(out, s.nodes[name].view(s.usedGPUs(name)))
 	}
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, out)
+	return out
 }
 
 // usedGPUs returns the GPUs of a node that jobs hold.
-func (s *Server) usedGPUs(name string) int {
+func (s *Scheduler) usedGPUs(name string) int {
 	i, ok := s.nodeIdx[name]
 	if !ok || s.state == nil {
 		return 0

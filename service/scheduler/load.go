@@ -1,4 +1,4 @@
-package server
+package scheduler
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // load reads every node and job from the store. Nodes that were not down
 // become pending: they count as ready (their running jobs keep their GPUs)
 // until they register again or the heartbeat timeout passes.
-func (s *Server) load(ctx context.Context) error {
+func (s *Scheduler) load(ctx context.Context) error {
 	if err := s.loadNodes(ctx); err != nil {
 		return err
 	}
@@ -39,7 +39,7 @@ func (s *Server) load(ctx context.Context) error {
 }
 
 // loadNodes reads the node records.
-func (s *Server) loadNodes(ctx context.Context) error {
+func (s *Scheduler) loadNodes(ctx context.Context) error {
 	kvs, _, err := s.store.List(ctx, nodePrefix)
 	if err != nil {
 		return fmt.Errorf("server: load nodes: %w", err)
@@ -59,7 +59,7 @@ func (s *Server) loadNodes(ctx context.Context) error {
 }
 
 // addJob adds a job to memory (and its model job when it is active).
-func (s *Server) addJob(j *job) {
+func (s *Scheduler) addJob(j *job) {
 	s.jobs[j.rec.ID] = j
 	if !j.rec.State.Final() {
 		j.mj = s.modelJob(&j.rec, j.seq)
@@ -78,7 +78,7 @@ func (s *Server) addJob(j *job) {
 // restoreWork rebuilds the nodes' work from the running jobs: replicas of
 // jobs that run go back into the work; those of stopping jobs are
 // awaited as removed; replicas on nodes the store does not know are lost.
-func (s *Server) restoreWork() error {
+func (s *Scheduler) restoreWork() error {
 	now := s.now()
 	b := s.newBatch()
 	for _, j := range s.active {

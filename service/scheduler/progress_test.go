@@ -1,9 +1,6 @@
-package server
+package scheduler
 
 import (
-	"bytes"
-	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -13,32 +10,22 @@ import (
 	"github.com/gpusched/gpusched/service/api"
 )
 
-// TestProgressEndpoint reports progress and checkpoints over HTTP: bad
-// bodies and unknown jobs are refused, checkpoints are durable at once,
-// plain progress once flushed, and an ended job answers 409.
-func TestProgressEndpoint(t *testing.T) {
+// TestProgress records progress and checkpoints of a job: unknown jobs are
+// refused, checkpoints are durable at once (and reach the model), plain
+// progress once flushed, and an ended job is a conflict. (package server's
+// TestProgressEndpoint checks the same over HTTP, with the bodies it
+// refuses.)
+func TestProgress(t *testing.T) {
 	h := newHarness(t, nil)
 	a := h.agent("n1", "v100", 2)
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":2}`)
 	r := *findReplica(a.waitWork("with "+j.ID, hasReplica(j.ID)), j.ID)
-	for _, c := range []struct{ body, field string }{
-		{`{}`, "steps"}, {`{"steps":-3}`, "steps"}, {`{"steps":1,"ckpt":true}`, "ckpt"}, {`nope`, ""},
-	} {
-		code, data := h.do("POST", "/v1/jobs/"+j.ID+"/progress", c.body)
-		var e api.Error
-		_ = json.Unmarshal(data, &e)
-		if code != http.StatusBadRequest || e.Field != c.field {
-			t.Errorf("progress %s: %d %s, want 400 naming %q", c.body, code, data, c.field)
-		}
-	}
-	if code, _ := h.do("POST", "/v1/jobs/j99/progress", `{"steps":1}`); code != http.StatusNotFound {
-		t.Errorf("progress of an unknown job: %d, want 404", code)
-	}
-	var got api.Job
-	h.call("POST", "/v1/jobs/"+j.ID+"/progress", `{"steps":40,"checkpoint":true}`, http.StatusOK, &got)
-	if got.Steps != 40 || got.CheckpointSteps != 40 || got.ProgressAt == nil || got.LastCheckpointAt == nil {
-		t.Fatalf("job after a checkpoint: %+v", got)
+	_, err := h.s.Progress("j99", api.Progress{Steps: 1})
+	wantKind(t, "progress of an unknown job", err, ErrNotFound)
+	got, err := h.s.Progress(j.ID, api.Progress{Steps: 40, Checkpoint: true})
+	if err != nil || got.Steps != 40 || got.CheckpointSteps != 40 || got.ProgressAt == nil || got.LastCheckpointAt == nil {
+		t.Fatalf("job after a checkpoint: %+v %v", got, err)
 	}
 	if rec, _ := h.stored(j.ID); rec.CheckpointSteps != 40 || rec.LastCheckpointAt == nil {
 		t.Errorf("checkpoint not in the store: %+v", rec.Job)
@@ -49,9 +36,9 @@ func TestProgressEndpoint(t *testing.T) {
 	if ckpt != model.Time(got.LastCheckpointAt.UnixMilli()) {
 		t.Errorf("model checkpoint %d, want %d", ckpt, got.LastCheckpointAt.UnixMilli())
 	}
-	h.call("POST", "/v1/jobs/"+j.ID+"/progress", `{"steps":55}`, http.StatusOK, &got)
-	if got.Steps != 55 || got.CheckpointSteps != 40 {
-		t.Errorf("job after plain progress: %+v", got)
+	got, err = h.s.Progress(j.ID, api.Progress{Steps: 55})
+	if err != nil || got.Steps != 55 || got.CheckpointSteps != 40 {
+		t.Errorf("job after plain progress: %+v %v", got, err)
 	}
 	if rec, _ := h.stored(j.ID); rec.Steps != 40 {
 		t.Errorf("plain progress written at once (steps %d in the store): want it held for %s", rec.Steps, progressPersist)
@@ -65,9 +52,8 @@ func TestProgressEndpoint(t *testing.T) {
 	}
 	a.status(exited(r, 0))
 	h.waitState(j.ID, api.Succeeded)
-	if code, _ := h.do("POST", "/v1/jobs/"+j.ID+"/progress", `{"steps":60}`); code != http.StatusConflict {
-		t.Errorf("progress of an ended job: %d, want 409", code)
-	}
+	_, err = h.s.Progress(j.ID, api.Progress{Steps: 60})
+	wantKind(t, "progress of an ended job", err, ErrConflict)
 }
 
 // TestProgressFromAgentAndResume sends progress in status reports, then
@@ -168,7 +154,7 @@ func heartbeats(t *testing.T, h *harness, name string, until time.Time) (stop fu
 	t.Helper()
 	done := make(chan struct{})
 	ended := make(chan struct{})
-	url := h.http.URL + "/v1/agents/" + name + "/status"
+	s := h.s
 	go func() {
 		defer close(ended)
 		for time.Now().Before(until) {
@@ -177,10 +163,7 @@ func heartbeats(t *testing.T, h *harness, name string, until time.Time) (stop fu
 				return
 			case <-time.After(50 * time.Millisecond):
 			}
-			resp, err := http.Post(url, "application/json", bytes.NewReader([]byte(`{"replicas":[]}`)))
-			if err == nil {
-				resp.Body.Close()
-			}
+			_, _ = s.Status(name, api.Status{Replicas: []api.ReplicaStatus{}})
 		}
 	}()
 	var once bool

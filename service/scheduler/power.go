@@ -1,13 +1,11 @@
-package server
+package scheduler
 
 import (
 	"cmp"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
-	"net/http"
 	"slices"
 	"strconv"
 	"time"
@@ -27,9 +25,9 @@ const (
 	powerPrefix = "power/"
 	// powerRingSize bounds a node's stored samples (the oldest go first).
 	powerRingSize = 1024
-	// powerSampleEvery is the shortest time between two stored samples of
+	// PowerSampleEvery is the shortest time between two stored samples of
 	// a node: 1024 samples cover almost three hours.
-	powerSampleEvery = 10 * time.Second
+	PowerSampleEvery = 10 * time.Second
 	// powerSaveEvery bounds how often a node's samples are written.
 	powerSaveEvery = 30 * time.Second
 	// powerMaxGap is the longest interval between two readings that is
@@ -42,9 +40,10 @@ const (
 	joulesPerKWh = 3.6e6
 )
 
-// powerSample is one stored sample of a node, in the terms of gpusched
-// calibrate: its load, its power draw and the work it did per second.
-type powerSample struct {
+// PowerSample is one stored sample of a node, in the terms of gpusched
+// calibrate: its load (busy GPUs over GPUs), its power draw and the work
+// it did per second.
+type PowerSample struct {
 	At         time.Time `json:"at"`
 	Load       float64   `json:"load"`
 	PowerW     float64   `json:"power_w"`
@@ -54,21 +53,21 @@ type powerSample struct {
 // powerRecord is a node's samples as the store keeps them.
 type powerRecord struct {
 	Node    string        `json:"node"`
-	Samples []powerSample `json:"samples"`
+	Samples []PowerSample `json:"samples"`
 }
 
-// nodePower is what the server knows of one node's power. Guarded by
-// Server.mu.
+// nodePower is what the scheduler knows of one node's power. Guarded by
+// Scheduler.mu.
 type nodePower struct {
-	// last is the latest reading (At no later than the server's clock).
+	// last is the latest reading (At no later than the scheduler's clock).
 	last    *api.PowerReading
-	samples []powerSample // oldest first, at most powerRingSize
+	samples []PowerSample // oldest first, at most powerRingSize
 	dirty   bool          // samples not yet in the store
 	savedAt time.Time
 }
 
 // loadPower reads the stored samples of every node.
-func (s *Server) loadPower(ctx context.Context) error {
+func (s *Scheduler) loadPower(ctx context.Context) error {
 	s.power = map[string]*nodePower{}
 	kvs, _, err := s.store.List(ctx, powerPrefix)
 	if err != nil {
@@ -113,7 +112,7 @@ func checkReading(n *node, r *api.PowerReading) string {
 // and may store a sample. A reading that is not newer than the previous
 // one, or is implausible, is ignored (the report itself is not refused:
 // it is the node's heartbeat).
-func (s *Server) recordPower(n *node, r *api.PowerReading) {
+func (s *Scheduler) recordPower(n *node, r *api.PowerReading) {
 	if r == nil {
 		return
 	}
@@ -150,8 +149,8 @@ func (s *Server) recordPower(n *node, r *api.PowerReading) {
 		}
 	}
 	if (w > 0 || len(cur.GPUs) > 0) &&
-		(len(np.samples) == 0 || cur.At.Sub(np.samples[len(np.samples)-1].At) >= powerSampleEvery) {
-		np.samples = append(np.samples, powerSample{At: cur.At.UTC(), Load: cur.Load, PowerW: w,
+		(len(np.samples) == 0 || cur.At.Sub(np.samples[len(np.samples)-1].At) >= PowerSampleEvery) {
+		np.samples = append(np.samples, PowerSample{At: cur.At.UTC(), Load: cur.Load, PowerW: w,
 			Throughput: s.nodeThroughput(n, cur.Load)})
 		if len(np.samples) > powerRingSize {
 			np.samples = slices.Delete(np.samples, 0, len(np.samples)-powerRingSize)
@@ -167,7 +166,7 @@ func (s *Server) recordPower(n *node, r *api.PowerReading) {
 // GPU share, a job getting its GPUs on the node over the node's GPUs (the
 // share of idle GPUs goes to no job). Components missing from either
 // reading are left out.
-func (s *Server) attributeEnergy(n *node, prev, cur *api.PowerReading, d time.Duration) {
+func (s *Scheduler) attributeEnergy(n *node, prev, cur *api.PowerReading, d time.Duration) {
 	sec := d.Seconds()
 	before := make(map[int]float64, len(prev.GPUs))
 	for _, g := range prev.GPUs {
@@ -207,7 +206,7 @@ func (s *Server) attributeEnergy(n *node, prev, cur *api.PowerReading, d time.Du
 
 // jobGPUsOn returns the device indices a running job's live replicas hold
 // on node name.
-func (s *Server) jobGPUsOn(rec *record, name string) []int {
+func (s *Scheduler) jobGPUsOn(rec *record, name string) []int {
 	if rec.State != api.Running {
 		return nil
 	}
@@ -224,7 +223,7 @@ func (s *Server) jobGPUsOn(rec *record, name string) []int {
 // over the jobs running on it of their measured steps/s (a multi-node
 // job's in proportion to its GPUs on the node) when every one of them has
 // a measurement, else the node's busy GPUs (load × GPUs).
-func (s *Server) nodeThroughput(n *node, load float64) float64 {
+func (s *Scheduler) nodeThroughput(n *node, load float64) float64 {
 	busy := load * float64(len(n.gpus))
 	sum, jobs := 0.0, 0
 	for id, j := range s.active {
@@ -247,7 +246,7 @@ func (s *Server) nodeThroughput(n *node, load float64) float64 {
 
 // tickPower writes the samples of nodes that changed, each at most every
 // powerSaveEvery (all of them with force).
-func (s *Server) tickPower(now time.Time, force bool) {
+func (s *Scheduler) tickPower(now time.Time, force bool) {
 	var ops []store.Op
 	var names []string
 	for _, name := range slicesSortedKeys(s.power) {
@@ -276,7 +275,7 @@ func (s *Server) tickPower(now time.Time, force bool) {
 }
 
 // flushPower writes every node's samples not yet in the store (on Close).
-func (s *Server) flushPower() {
+func (s *Scheduler) flushPower() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tickPower(s.now(), true)
@@ -285,7 +284,7 @@ func (s *Server) flushPower() {
 // calibrationRows turns a node's samples into the rows gpusched calibrate
 // reads: loads must increase strictly, so the samples of each load (a
 // node's loads are multiples of 1/GPUs) are averaged, sorted by load.
-func calibrationRows(samples []powerSample) []powerSample {
+func calibrationRows(samples []PowerSample) []PowerSample {
 	type acc struct {
 		n           int
 		power, thru float64
@@ -302,42 +301,33 @@ func calibrationRows(samples []powerSample) []powerSample {
 		a.power += x.PowerW
 		a.thru += x.Throughput
 	}
-	rows := make([]powerSample, 0, len(byLoad))
+	rows := make([]PowerSample, 0, len(byLoad))
 	for l, a := range byLoad {
-		rows = append(rows, powerSample{Load: l, PowerW: a.power / float64(a.n), Throughput: a.thru / float64(a.n)})
+		rows = append(rows, PowerSample{Load: l, PowerW: a.power / float64(a.n), Throughput: a.thru / float64(a.n)})
 	}
-	slices.SortFunc(rows, func(a, b powerSample) int { return cmp.Compare(a.Load, b.Load) })
+	slices.SortFunc(rows, func(a, b PowerSample) int { return cmp.Compare(a.Load, b.Load) })
 	return rows
 }
 
-// handlePowerSamples is GET /v1/nodes/{name}/power-samples: the node's
-// stored samples as the CSV gpusched calibrate --samples reads (type =
-// the node's name), one row per load.
-func (s *Server) handlePowerSamples(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
+// PowerSamples returns the stored power samples of node name as the rows
+// gpusched calibrate reads (calibrationRows: one per load, by load);
+// ErrNotFound for a node the scheduler neither knows nor has samples of.
+func (s *Scheduler) PowerSamples(name string) ([]PowerSample, error) {
 	s.mu.Lock()
 	np, known := s.power[name], s.nodes[name] != nil
-	var samples []powerSample
+	var samples []PowerSample
 	if np != nil {
 		samples = slices.Clone(np.samples)
 	}
 	s.mu.Unlock()
 	if !known && np == nil {
-		writeError(w, http.StatusNotFound, "", "no node %q", name)
-		return
+		return nil, notFound("no node %q", name)
 	}
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"type", "load", "power_w", "throughput"})
-	for _, x := range calibrationRows(samples) {
-		_ = cw.Write([]string{name, strconv.FormatFloat(x.Load, 'f', -1, 64),
-			strconv.FormatFloat(x.PowerW, 'f', 3, 64), strconv.FormatFloat(x.Throughput, 'f', 6, 64)})
-	}
-	cw.Flush()
+	return calibrationRows(samples), nil
 }
 
 // powerCollector reports the latest power readings of the ready nodes.
-type powerCollector struct{ s *Server }
+type powerCollector struct{ s *Scheduler }
 
 func powerDescs() (gpu, node *prometheus.Desc) {
 	return prometheus.NewDesc("gpusched_gpu_power_watts", "Latest power reading of a GPU (NVML), by node and device index.", []string{"node", "gpu"}, nil),

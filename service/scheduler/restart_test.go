@@ -1,4 +1,4 @@
-package server
+package scheduler
 
 import (
 	"strings"
@@ -19,7 +19,7 @@ func TestRestartKeepsJobs(t *testing.T) {
 	a.status(running(r))
 	queued := h.submit(`{"command":["next"],"gpus":2}`)
 	done := h.submit(`{"command":["x"],"gpus":1}`)
-	h.call("POST", "/v1/jobs/"+done.ID+"/cancel", nil, 200, nil)
+	h.cancel(done.ID)
 	before := h.job(run.ID)
 
 	h.restart()
@@ -75,7 +75,7 @@ func TestRestartExitWhileDown(t *testing.T) {
 	if f.ExitCode == nil || *f.ExitCode != 5 {
 		t.Errorf("job: %+v", f)
 	}
-	if w := a.work(0, "0"); len(w.Acked) != 1 || w.Acked[0] != r.ID {
+	if w := a.work(0, 0); len(w.Acked) != 1 || w.Acked[0] != r.ID {
 		t.Errorf("work after the exit: %+v", w)
 	}
 }
@@ -144,7 +144,7 @@ func TestRestartWhileCancelling(t *testing.T) {
 	j := h.submit(`{"command":["x"],"gpus":2}`)
 	ra := *findReplica(a.waitWork("with "+j.ID, hasReplica(j.ID)), j.ID)
 	b.waitWork("with "+j.ID, hasReplica(j.ID))
-	h.call("POST", "/v1/jobs/"+j.ID+"/cancel", nil, 200, nil)
+	h.cancel(j.ID)
 	h.restart()
 	// a still runs its replica; b never started its own.
 	a.register(running(ra))

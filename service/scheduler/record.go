@@ -1,4 +1,4 @@
-package server
+package scheduler
 
 import (
 	"encoding/json"
@@ -31,7 +31,7 @@ const (
 )
 
 // record is a job as the store keeps it under "jobs/<id>": the API's job
-// plus what the server needs to rebuild its replicas after a restart.
+// plus what the scheduler needs to rebuild its replicas after a restart.
 type record struct {
 	api.Job
 	// Port is the current attempt's MASTER_PORT.
@@ -67,7 +67,7 @@ type replicaRec struct {
 // membership: neither lost with its node nor taken out by a resize.
 func (rr *replicaRec) member() bool { return !rr.Lost && !rr.Left }
 
-// job is the server's view of one job.
+// job is the scheduler's view of one job.
 type job struct {
 	rec record
 	seq int
@@ -75,12 +75,12 @@ type job struct {
 	mj *model.Job
 	// waitReason explains why a queued job did not start in round
 	// waitRound; not persisted. In other rounds the round's default reason
-	// applies (Server.waitDefault).
+	// applies (Scheduler.waitDefault).
 	waitReason string
 	waitRound  int64
 	// progressSaved is when the record with the job's progress was last
 	// written; plain progress newer than that is in rec only (not
-	// persisted yet) while the job is in Server.unsaved.
+	// persisted yet) while the job is in Scheduler.unsaved.
 	progressSaved time.Time
 }
 
@@ -217,7 +217,7 @@ func parseReplicaID(id string) (job string, attempt, rank int, ok bool) {
 }
 
 // view returns the job as the API shows it; events only when asked.
-func (s *Server) view(j *job, events bool) api.Job {
+func (s *Scheduler) view(j *job, events bool) api.Job {
 	out := j.rec.Job
 	if out.Alloc == nil {
 		out.Alloc = []string{}

@@ -1,4 +1,4 @@
-package server
+package scheduler
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ import (
 // without it (shrink); any other job is stopped and queued again, to
 // restart from its last checkpoint as a new attempt. A job that was
 // already stopping ends as it was going to.
-func (s *Server) lose(b *batch, j *job, i int, why string, nodeLost bool, now time.Time) {
+func (s *Scheduler) lose(b *batch, j *job, i int, why string, nodeLost bool, now time.Time) {
 	rec := b.edit(j)
 	rr := &rec.Replicas[i]
 	rr.Done, rr.Lost = true, true
@@ -54,7 +54,7 @@ func (s *Server) lose(b *batch, j *job, i int, why string, nodeLost bool, now ti
 // grows, and the surviving replicas get the new host list and environment
 // (their agents rewrite the host and environment files and signal node
 // rank 0; the processes keep running).
-func (s *Server) shrink(b *batch, j *job, why string, now time.Time) {
+func (s *Scheduler) shrink(b *batch, j *job, why string, now time.Time) {
 	rec := b.edit(j)
 	rec.Generation++
 	rec.Alloc = []string{}
@@ -86,7 +86,7 @@ func (s *Server) shrink(b *batch, j *job, why string, now time.Time) {
 // refreshJob puts running job j's live member replicas, rebuilt from its
 // record, into their nodes' work: same IDs, so agents only pick up changes
 // (host list, environment, GPUs, generation).
-func (s *Server) refreshJob(j *job) {
+func (s *Scheduler) refreshJob(j *job) {
 	reps, err := s.replicas(&j.rec)
 	if err != nil {
 		s.log.Error("cannot rebuild the replicas of a running job", "job", j.rec.ID, "err", err)

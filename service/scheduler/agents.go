@@ -1,0 +1,160 @@
+package scheduler
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/gpusched/gpusched/service/api"
+)
+
+// The agent protocol (docs/AGENT.md): an agent registers its node, long
+// polls its node's work (the replicas it must run, versioned) and reports
+// the replicas it runs (a heartbeat, with their exits, progress and the
+// node's power), and uploads their output (logs.go). These methods are its
+// semantics; package server carries them over HTTP.
+
+// Register adds or refreshes node reg.Name, taking the replicas it reports
+// (a restarted agent's, or those of a node that comes back), and returns
+// the heartbeat interval. A node that comes back with other GPUs first
+// loses its old ones (their jobs: node lost). An invalid registration is
+// an *api.FieldError naming the field; nothing changes then.
+func (s *Scheduler) Register(reg api.Register) (api.RegisterReply, error) {
+	gpus, ferr := checkRegister(&reg)
+	if ferr != nil {
+		return api.RegisterReply{}, ferr
+	}
+	if err := s.register(&reg, gpus); err != nil {
+		return api.RegisterReply{}, err
+	}
+	return api.RegisterReply{HeartbeatS: s.cfg.HeartbeatInterval.Seconds()}, nil
+}
+
+// register adds or refreshes a node. A node that comes back with other
+// GPUs first loses its old ones (their jobs fail: node lost).
+func (s *Scheduler) register(reg *api.Register, gpus []api.GPU) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	n := s.nodes[reg.Name]
+	if n != nil && n.ready && !slices.Equal(n.gpus, gpus) {
+		if err := s.nodeDown(n, now, "it registered again with other GPUs"); err != nil {
+			return err
+		}
+	}
+	if n == nil || !n.ready || n.pending || n.addr != reg.Addr || !slices.Equal(n.gpus, gpus) {
+		b := s.newBatch()
+		b.putNode(nodeRecord{Name: reg.Name, Addr: reg.Addr, GPUs: gpus})
+		if err := b.run("register node " + reg.Name); err != nil {
+			return err
+		}
+		if n == nil {
+			n = s.addNode(newNode(reg.Name, reg.Addr, gpus))
+		}
+		if n.addr != reg.Addr {
+			n.addr = reg.Addr
+			s.refreshWork(n)
+		}
+		n.gpus, n.typ, n.ready, n.pending = gpus, gpus[0].Type, true, false
+		s.dirty = true
+		s.log.Info("node registered", "node", n.name, "addr", n.addr, "gpus", len(gpus), "type", n.typ)
+	}
+	n.lastSeen = now
+	acked, err := s.report(n, reg.Replicas, 0)
+	if err != nil {
+		return err
+	}
+	s.setAcked(n, acked)
+	s.notify()
+	return nil
+}
+
+// refreshWork rebuilds the replicas of jobs whose master is node m (its
+// address is their MASTER_ADDR). The IDs stay; agents keep what runs.
+func (s *Scheduler) refreshWork(m *node) {
+	for _, j := range s.active {
+		rec := &j.rec
+		if rec.State != api.Running || rec.Stopping != "" || rec.master() != m.name {
+			continue
+		}
+		s.refreshJob(j)
+	}
+}
+
+// readyNode returns the named node if it is registered and ready, else
+// its ErrNotRegistered.
+func (s *Scheduler) readyNode(name string) (*node, error) {
+	n := s.nodes[name]
+	if n == nil || !n.ready || n.pending {
+		return nil, notRegistered(name)
+	}
+	return n, nil
+}
+
+// Work is the long poll of node name's work: it returns the work as soon as
+// its version differs from after (the version the agent has applied), or
+// once wait has passed, ctx has ended (the agent went away) or the
+// scheduler stops. A poll counts as a heartbeat, before and after its wait
+// (not after it when ctx ended: a killed agent's poll is no sign of life).
+// ErrNotRegistered for a node that is not registered.
+func (s *Scheduler) Work(ctx context.Context, name string, after int64, wait time.Duration) (api.Work, error) {
+	s.mu.Lock()
+	n, err := s.readyNode(name)
+	if err != nil {
+		s.mu.Unlock()
+		return api.Work{}, err
+	}
+	n.lastSeen = s.now()
+	if after <= n.version && after > n.applied {
+		n.applied = after
+	}
+	if after == n.version {
+		ch := n.changed
+		s.mu.Unlock()
+		s.waitWork(ctx, ch, wait)
+		s.mu.Lock()
+		if ctx.Err() == nil && n.ready {
+			n.lastSeen = s.now()
+		}
+	}
+	work := n.snapshot()
+	s.mu.Unlock()
+	return work, nil
+}
+
+// waitWork waits until the work changes, the wait ends, ctx ends or the
+// scheduler stops.
+func (s *Scheduler) waitWork(ctx context.Context, changed <-chan struct{}, wait time.Duration) {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-changed:
+	case <-t.C:
+	case <-ctx.Done():
+	case <-s.stopped:
+	}
+}
+
+// Status takes a status report of node name (a heartbeat with the replicas
+// it runs, their exits and progress, and its power reading) and returns
+// the node's work, whose Acked lists the exits now durable.
+// ErrNotRegistered for a node that is not registered.
+func (s *Scheduler) Status(name string, st api.Status) (api.Work, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, err := s.readyNode(name)
+	if err != nil {
+		return api.Work{}, err
+	}
+	n.lastSeen = s.now()
+	acked, err := s.report(n, st.Replicas, st.Version)
+	if err != nil {
+		return api.Work{}, err
+	}
+	if st.Version > n.applied && st.Version <= n.version {
+		n.applied = st.Version
+	}
+	s.setAcked(n, acked)
+	s.recordPower(n, st.Power)
+	return n.snapshot(), nil
+}

@@ -1,0 +1,87 @@
+// Package scheduler is the scheduler service's job lifecycle: the durable
+// job records and their transactions, the nodes and the work of their
+// agents, the scheduling loop that runs the pure core (engine.Schedule) on
+// the real clock and carries its plans out (engine.Apply with this
+// package's engine.Applier), and what the service learns on the way
+// (progress, online profiles, power readings, Prometheus collectors) and
+// keeps (the replicas' logs, as files). It knows no transport: package
+// server serves it over HTTP (the REST API and the agent protocol); another
+// transport, or a shell arranged differently, uses the same methods.
+//
+// # The API
+//
+// New builds a Scheduler from a Config (it opens the store unless given
+// one and loads every job and node); Run runs the scheduling loop; Close
+// stops it. Its methods are safe for concurrent use:
+//
+//   - jobs: Submit, Jobs, Job, Cancel, Progress, Hostfile;
+//   - the agent protocol: Register, Work (the long poll), Status,
+//     AppendLog;
+//   - what the service shows: Nodes, Profiles, PowerSamples, LogFiles,
+//     LogStatus, and the Prometheus registry (Gatherer);
+//   - notifications: LogsChanged (a log grew or a job changed state) and
+//     Done (the scheduler stops).
+//
+// A request that cannot be carried out as asked fails with an error of a
+// kind (errors.Is): ErrNotFound, ErrConflict, ErrNotRegistered (a node
+// that must register again, also an ErrNotFound), or an *api.FieldError
+// for an invalid request, all with messages meant for the user. Anything
+// else is a failure (of the store: store.ErrClosed while the scheduler
+// shuts down). Wire types are package api's.
+//
+// # Imports
+//
+// The package may import core/, config/, internal/ and the service's api
+// and store; never net/http, server, client, agent or cli (TestNoTransport
+// checks it). Transports and shells import it.
+//
+// # Durability
+//
+// State lives in two places. The store (package store, bbolt on disk)
+// holds every job under "jobs/<id>" and every node under "nodes/<name>" as
+// JSON; memory holds the same jobs plus a model.State of the active ones
+// and the work list of every node. One mutex guards memory; every change
+// of a job's life-cycle is written to the store (one transaction per batch
+// of changes, batch.go; a round's whole plan is one batch) before memory
+// changes and before any agent or client learns of it:
+//
+//   - a submission is acknowledged only after its record is durable;
+//   - a job is recorded running, with its allocation and replica IDs, before
+//     its replicas appear in any node's work;
+//   - a replica's exit is recorded before the agent is told (Work.Acked) that
+//     it may forget it;
+//   - a checkpoint report is recorded before it is answered. Plain progress
+//     reports are the one exception: they change memory at once and reach
+//     the store with the job's next record write, within 5 s (progress.go).
+//
+// # Life-cycle
+//
+// Stopping a running job (cancel, a preemption, a migration or a resize from
+// the plan, a failed replica, a lost node) is asynchronous: the job's record
+// says why it stops, its replicas leave the nodes' work, and its GPUs stay
+// held in the model until every replica is gone (reported exited, or absent
+// from a report of an agent that has applied the work without it, or on a
+// node that was lost). Then the job becomes cancelled, failed, or preempted
+// (queued again, to restart from its latest checkpoint as a new attempt).
+//
+// A node silent for the heartbeat timeout is marked down and its replicas
+// are lost (lost.go): an elastic job that keeps its minimum GPUs without
+// them continues, shrunk, with a new membership generation; any other job
+// is stopped and queued again.
+//
+// A scheduler restarted on the same store reloads every job; it waits (at
+// most the heartbeat timeout) for the nodes of the previous run to register
+// again before it schedules, reconciles the replicas the agents report, and
+// loses the nodes that do not come back as above.
+//
+// Two learned things live beside the jobs. Progress reports of jobs with a
+// model teach a profile.Online the throughput per (model, GPU type, GPU
+// count); its estimates are stored under "profiles/online" and merged over
+// the embedded matrix for the engine (profiles.go). Agents' power readings
+// become gauges, each job's energy_kwh (written with its progress) and a
+// bounded ring of calibration samples per node under "power/<node>"
+// (power.go). Both are written at most every few seconds, not per report.
+//
+// See docs/SERVER.md for the API, the states, the restart semantics and the
+// metrics.
+package scheduler

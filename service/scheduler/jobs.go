@@ -1,0 +1,129 @@
+package scheduler
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/store"
+)
+
+// Submit stores a new job durably, queues it and wakes the scheduling loop;
+// the job it returns is durable. An invalid spec (api.JobSpec.Validate) is
+// an *api.FieldError and stores nothing. Give it a context that is not
+// cancelled while the write runs (context.WithoutCancel): a job in the
+// store is a job the scheduler runs.
+func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, error) {
+	if err := spec.Validate(); err != nil {
+		return api.Job{}, err
+	}
+	seq := s.nextSeq.Add(1)
+	id := "j" + strconv.FormatInt(seq, 10)
+	rec := newRecord(id, spec, s.now())
+	data, err := marshalRecord(&rec)
+	if err != nil {
+		return api.Job{}, err
+	}
+	if _, err := s.store.Txn(ctx, store.IfAbsent(jobKey(id)), store.OpPut(jobKey(id), data)); err != nil {
+		return api.Job{}, fmt.Errorf("store job %s: %w", id, err)
+	}
+	j := &job{rec: rec, seq: int(seq)}
+	s.mu.Lock()
+	s.addJob(j)
+	if s.state != nil {
+		s.state.Submit(j.mj)
+	}
+	v := s.view(j, false)
+	s.mu.Unlock()
+	s.metrics.submissions.Inc()
+	s.notify()
+	return v, nil
+}
+
+// Jobs returns the jobs in one of states (every job when none is given),
+// oldest first, without their events.
+func (s *Scheduler) Jobs(states ...api.State) []api.Job {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := make([]*job, 0, len(s.jobs))
+	for _, j := range s.jobs {
+		if len(states) == 0 || slices.Contains(states, j.rec.State) {
+			list = append(list, j)
+		}
+	}
+	slices.SortFunc(list, func(a, b *job) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]api.Job, len(list))
+	for i, j := range list {
+		out[i] = s.view(j, false)
+	}
+	return out
+}
+
+// Job returns job id with its history (events); ErrNotFound.
+func (s *Scheduler) Job(id string) (api.Job, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.jobs[id]
+	if j == nil {
+		return api.Job{}, noJob(id)
+	}
+	return s.view(j, true), nil
+}
+
+// noJob is the ErrNotFound of job id.
+func noJob(id string) error { return notFound("no job %q", id) }
+
+// ended is the ErrConflict of a request about job v that has ended.
+func ended(v api.Job) error { return conflict("job %s is already %s", v.ID, v.State) }
+
+// Cancel cancels job id durably and returns it: a queued job at once, a
+// running one by stopping its replicas (it stays running, its Reason
+// saying that it is being cancelled, until they are gone; then it is
+// cancelled). ErrNotFound; ErrConflict for a job that has ended.
+func (s *Scheduler) Cancel(id string) (api.Job, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.jobs[id]
+	if j == nil {
+		return api.Job{}, noJob(id)
+	}
+	now := s.now()
+	b := s.newBatch()
+	switch rec := &j.rec; {
+	case rec.State.Final():
+		return api.Job{}, ended(s.view(j, false))
+	case rec.State == api.Running && (rec.Stopping == stopCancel || rec.Stopping == stopFail):
+		return s.view(j, true), nil
+	case rec.State == api.Running:
+		s.stopJob(b, j, stopCancel, "cancelled by the user: stopping its replicas", now)
+	default:
+		nr := b.edit(j)
+		nr.State, nr.Reason, nr.FinishedAt = api.Cancelled, "cancelled by the user", ptr(now.UTC())
+		nr.event(now, "cancelled", "cancelled by the user while %s", rec.State)
+		b.then(func() { s.release(j, api.Cancelled, 0) })
+	}
+	if err := b.run("cancel " + id); err != nil {
+		return api.Job{}, err
+	}
+	return s.view(j, true), nil
+}
+
+// Hostfile returns the current host list of running job id, one
+// "host:slots" line per member replica in node-rank order (what a
+// horovodrun --host-discovery-script prints; empty when every replica is
+// gone). ErrNotFound; ErrConflict for a job that is not running.
+func (s *Scheduler) Hostfile(id string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.jobs[id]
+	switch {
+	case j == nil:
+		return "", noJob(id)
+	case j.rec.State != api.Running:
+		return "", conflict("job %s is %s: only a running job has hosts", id, j.rec.State)
+	}
+	return j.rec.membership().HostList(), nil
+}

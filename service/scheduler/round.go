@@ -1,0 +1,87 @@
+package scheduler
+
+import (
+	"time"
+
+	"github.com/gpusched/gpusched/core/engine"
+	"github.com/gpusched/gpusched/core/model"
+)
+
+// Reasons shown for queued jobs.
+const (
+	waitNoNodes   = "no node is registered"
+	waitSettling  = "the server restarted: waiting for the nodes of its previous run to register again"
+	waitBehind    = "waiting behind jobs ahead in the queue"
+	waitBlocked   = "waiting for free GPUs"
+	waitHeld      = "placed; waiting for the GPUs of a job whose replicas are being stopped"
+	waitNeverFits = "does not fit on the cluster as it is now (GPU count, type or memory); stays queued until a fitting node registers"
+)
+
+// schedule runs one scheduling round and records its latency.
+func (s *Scheduler) schedule() {
+	t0 := time.Now()
+	if s.round(s.now()) {
+		s.metrics.round.Observe(time.Since(t0).Seconds())
+	}
+}
+
+// round runs the engine on the current state and applies its plan. It
+// reports whether the engine ran.
+func (s *Scheduler) round(now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dirty {
+		s.rebuild()
+	}
+	if s.state == nil {
+		s.waitDefault = waitNoNodes
+		return false
+	}
+	if s.settling(now) {
+		s.waitDefault = waitSettling
+		return false
+	}
+	t := model.Time(now.UnixMilli())
+	plan := s.engine.Schedule(s.state, t)
+	s.wake = plan.Wake
+	s.apply(plan, now)
+	return true
+}
+
+// noteWaits sets the wait reason of every waiting job from the round's
+// trace.
+func (s *Scheduler) noteWaits(plan engine.Plan) {
+	s.rounds++
+	s.waitDefault = waitBehind
+	for _, d := range plan.Trace {
+		j := s.active[d.Job]
+		if j == nil {
+			continue
+		}
+		j.waitRound = s.rounds
+		switch d.Status {
+		case engine.Placed: // shown only when the start had to wait
+			j.waitReason = waitHeld
+		case engine.Blocked:
+			j.waitReason = waitBlocked
+		case engine.Unschedulable:
+			j.waitReason = waitNeverFits
+		case engine.Paused:
+			j.waitReason = "held back by the placer: " + d.Reason
+		}
+	}
+}
+
+// settling reports whether a restarted server still waits for nodes of
+// its previous run.
+func (s *Scheduler) settling(now time.Time) bool {
+	if now.Sub(s.started) >= s.cfg.HeartbeatTimeout {
+		return false
+	}
+	for _, n := range s.nodes {
+		if n.pending {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,270 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gpusched/gpusched/config"
+	"github.com/gpusched/gpusched/core/engine"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/profile"
+	"github.com/gpusched/gpusched/core/recipe"
+	"github.com/gpusched/gpusched/internal/assets"
+	"github.com/gpusched/gpusched/service/store"
+)
+
+// refTypeName is the reference GPU type of the embedded throughput matrix.
+const refTypeName = "v100"
+
+// Scheduler is the scheduler service's job lifecycle: the store, the job
+// records and their transactions, the nodes and their work, the engine and
+// the scheduling loop. Build it with New, run Run, hand it to a transport
+// (package server serves it over HTTP), and Close it. Its methods are safe
+// for concurrent use.
+type Scheduler struct {
+	cfg      Config
+	log      *slog.Logger
+	store    store.Store
+	ownStore bool
+	engine   *engine.Engine
+	matrix   *profile.Matrix
+	models   map[string]int
+	ref      model.GPUType
+	metrics  *metricSet
+	logs     *logStore
+	started  time.Time
+
+	nextSeq atomic.Int64
+	kick    chan struct{}
+	// stopped is closed when Run ends or Close is called; long-polls and log
+	// followers return (Done).
+	stopped  chan struct{}
+	stopOnce sync.Once
+	running  atomic.Bool
+	runDone  chan struct{}
+	// logSignal fires when a log grows or a job changes state.
+	logSignal signal
+
+	mu      sync.Mutex
+	jobs    map[string]*job
+	active  map[string]*job // jobs that are not final
+	nodes   map[string]*node
+	cluster *model.Cluster
+	state   *model.State
+	// nodeIdx maps node names to cluster node indices.
+	nodeIdx map[string]int
+	dirty   bool // the node set changed: rebuild cluster and state
+	version int64
+	wake    model.Time
+	// rounds counts the rounds that ran the engine; waitDefault is the wait
+	// reason of queued jobs the last round's trace does not mention.
+	rounds      int64
+	waitDefault string
+	// unsaved holds the jobs whose latest plain progress is in memory only
+	// (flushProgress writes it).
+	unsaved map[*job]bool
+	// prof learns the throughput matrix from progress reports
+	// (profiles.go); power holds the nodes' power readings (power.go).
+	prof  *profileState
+	power map[string]*nodePower
+}
+
+// New builds a scheduler from cfg: it opens the store if cfg.Store is nil,
+// builds the engine, registers its metrics on cfg.Registerer and loads
+// every job and node the store holds. An error caused by cfg wraps
+// ErrConfig.
+func New(cfg Config) (*Scheduler, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	eng, err := recipe.New(cfg.Names, *cfg.Options)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	matrix, err := profile.ParseMatrix("embedded throughput matrix", assets.Throughputs())
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	ref, _ := config.LookupType(refTypeName)
+	s := &Scheduler{cfg: cfg, log: cfg.Logger, store: cfg.Store, engine: eng, matrix: matrix, ref: ref,
+		models: map[string]int{}, kick: make(chan struct{}, 1), stopped: make(chan struct{}),
+		runDone: make(chan struct{}), jobs: map[string]*job{}, active: map[string]*job{}, nodes: map[string]*node{},
+		logs: newLogStore(filepath.Join(cfg.DataDir, "logs")), started: cfg.Clock(), wake: -1,
+		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes, unsaved: map[*job]bool{}}
+	for i, m := range matrix.Models {
+		s.models[m] = i
+	}
+	if s.store == nil {
+		b, err := store.OpenBolt(StorePath(cfg.DataDir), store.BoltOptions{Logger: cfg.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		s.store, s.ownStore = b, true
+	}
+	if s.metrics, err = newMetrics(s, cfg.Registerer); err != nil {
+		s.closeStore()
+		return nil, err
+	}
+	if err := s.loadProfiles(context.Background()); err != nil {
+		s.closeStore()
+		return nil, err
+	}
+	if err := s.loadPower(context.Background()); err != nil {
+		s.closeStore()
+		return nil, err
+	}
+	if err := s.load(context.Background()); err != nil {
+		s.closeStore()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Gatherer returns the registry that holds the scheduler's metrics (what a
+// transport serves as /metrics).
+func (s *Scheduler) Gatherer() prometheus.Gatherer { return s.cfg.Gatherer }
+
+// Logger returns the scheduler's logger.
+func (s *Scheduler) Logger() *slog.Logger { return s.log }
+
+// Done returns a channel closed when Run ends or Close is called: long
+// polls and log followers then return.
+func (s *Scheduler) Done() <-chan struct{} { return s.stopped }
+
+// Run runs the scheduling loop until ctx ends or the scheduler is closed:
+// a round after every event (coalesced), every Config.Round, and when the
+// engine asks to be woken; node liveness is checked every Config.Round.
+func (s *Scheduler) Run(ctx context.Context) error {
+	if !s.running.CompareAndSwap(false, true) {
+		return errors.New("server: Run called twice")
+	}
+	defer close(s.runDone)
+	defer s.stop()
+	tick := time.NewTicker(s.cfg.Round)
+	defer tick.Stop()
+	wake := time.NewTimer(time.Hour)
+	defer wake.Stop()
+	s.schedule()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.stopped:
+			return nil
+		case <-s.kick:
+			if !s.sleep(ctx, s.cfg.Coalesce) {
+				return nil
+			}
+		case <-tick.C:
+			s.checkNodes()
+			s.flushProgress()
+		case <-wake.C:
+		}
+		s.schedule()
+		wake.Reset(s.untilWake())
+	}
+}
+
+// sleep waits d unless ctx ends or the scheduler stops first.
+func (s *Scheduler) sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-s.stopped:
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// untilWake returns the time to the engine's requested wake-up (an hour
+// when it asked for none).
+func (s *Scheduler) untilWake() time.Duration {
+	s.mu.Lock()
+	w := s.wake
+	s.mu.Unlock()
+	if w < 0 {
+		return time.Hour
+	}
+	return max(time.Duration(w-s.modelNow())*time.Millisecond, time.Millisecond)
+}
+
+// notify asks the loop for a round soon.
+func (s *Scheduler) notify() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// stop wakes every long-poll and log follower for good.
+func (s *Scheduler) stop() { s.stopOnce.Do(func() { close(s.stopped) }) }
+
+// Close stops the scheduler: it ends Run (waiting for it), wakes long-polls
+// and log followers, writes the learned profiles and power samples, and
+// closes the store if New opened it. Close the transports first, so that no
+// request uses the store afterwards.
+func (s *Scheduler) Close() error {
+	s.stop()
+	if s.running.Load() {
+		<-s.runDone
+	}
+	s.flushProfiles()
+	s.flushPower()
+	return s.closeStore()
+}
+
+func (s *Scheduler) closeStore() error {
+	if !s.ownStore {
+		return nil
+	}
+	if err := s.store.Close(); err != nil {
+		return fmt.Errorf("server: close store: %w", err)
+	}
+	return nil
+}
+
+// now returns the scheduler's clock.
+func (s *Scheduler) now() time.Time { return s.cfg.Clock() }
+
+// modelNow returns the clock as model time (Unix milliseconds).
+func (s *Scheduler) modelNow() model.Time { return model.Time(s.cfg.Clock().UnixMilli()) }
+
+// writeCtx is the context of state writes: they must finish once started,
+// so that memory never disagrees with the store.
+func writeCtx() context.Context { return context.Background() }
+
+// signal is a broadcast: wait returns a channel closed by the next fire.
+type signal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (g *signal) wait() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ch == nil {
+		g.ch = make(chan struct{})
+	}
+	return g.ch
+}
+
+func (g *signal) fire() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ch != nil {
+		close(g.ch)
+		g.ch = nil
+	}
+}
