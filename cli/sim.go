@@ -33,6 +33,8 @@ type simOptions struct {
 	json                   bool
 	events, report         string
 	restartOverhead, round time.Duration
+	roundsOnly             bool
+	realloc                time.Duration
 	progress               string
 	config                 string
 	elasticMin             float64
@@ -89,7 +91,10 @@ func newSimCommand() *cobra.Command {
 	f.StringVar(&o.events, "events", "", "write the event log (JSON lines) to this file")
 	f.StringVar(&o.report, "report", "", "write summary.json, jobs.csv and PNG plots into this directory")
 	f.DurationVar(&o.restartOverhead, "restart-overhead", 30*time.Second, "pause without progress on every restart and resize")
-	f.DurationVar(&o.round, "round", 0, "also schedule periodically at this interval (0: only on events)")
+	f.DurationVar(&o.round, "round", 0, "also schedule periodically at this interval (0: only on events); also the allocation policies' round (default 6m)")
+	f.BoolVar(&o.roundsOnly, "rounds-only", false, "schedule only every --round, as Gavel does: new jobs wait for the next round, freed GPUs stay idle until it (docs/FIDELITY.md)")
+	f.DurationVar(&o.realloc, "realloc-interval", 0, "maxmin, maxthroughput, ftf: least time between two computations of the allocation (Gavel: 32m; 0: whenever the active jobs change)")
+	f.BoolVar(&o.opts.Alloc.Gavel, "gavel", false, "allocation policies follow Gavel's mechanism and formulation, and fifo is Gavel's FIFO (docs/FIDELITY.md)")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when a terminal and the run is long), always, never")
 	f.BoolVar(&o.contention, "contention", false, "slow jobs on nodes near full load by the power model's contention factor (docs/ENERGY.md)")
 	return cmd

@@ -67,14 +67,22 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 	for _, j := range ord.Stop {
 		e.stop(j, &plan)
 	}
-	if ord.Preemptive {
+	switch {
+	case ord.Types != nil:
+		e.assigned(s, ord, &plan)
+	case ord.Preemptive:
 		e.preemptive(s, ord.Jobs, &plan)
-	} else {
+	default:
 		e.walk(s, ord, &plan)
 		e.cancelIdlePreemptions(&plan)
 	}
 	if e.scaler != nil {
 		e.scale(s, now, &plan)
+	}
+	if w, ok := e.policy.(Waker); ok {
+		if next := w.Next(now); next >= 0 && (plan.Wake < 0 || next < plan.Wake) {
+			plan.Wake = next
+		}
 	}
 	return plan
 }

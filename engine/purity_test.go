@@ -13,7 +13,7 @@ import (
 
 // corePackages are the packages of the pure core (DESIGN.md): no I/O, no
 // clock, no global randomness. Paths are relative to this directory.
-var corePackages = []string{"../model", "../engine", "../policy", "../placer", "../profile", "../sim", "../metrics", "../eventlog", "../recipe", "../scaler", "../power", "../network"}
+var corePackages = []string{"../model", "../engine", "../policy", "../placer", "../profile", "../sim", "../metrics", "../eventlog", "../recipe", "../scaler", "../power", "../network", "../lp"}
 
 // pureStd is the part of the standard library the core may import. io and
 // bufio only carry data to writers the shell passes in.
