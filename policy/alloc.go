@@ -31,6 +31,14 @@ const (
 	// arrival order, gets share 1 on one GPU type while the type has room
 	// (Gavel's fifo, or fifo_perf with Alloc.Perf).
 	FIFOAlloc
+	// EstSRPT is gpusched's own: shortest expected remaining time first,
+	// heterogeneity-aware. It maximises Σ_j Σ_k x_jk·(T_jk / T_j*) /
+	// E[rem_j]^Exponent, T_j* being j's best speed and E[rem_j] its
+	// expected remaining time at that speed: estimated from what it has
+	// done and the sizes the jobs seen so far turned out to have (a
+	// Kaplan–Meier estimate, package doc of survival), or its true
+	// remaining time with Oracle. X is recomputed at every round.
+	EstSRPT
 )
 
 // Alloc is an allocation-matrix policy (Gavel: Narayanan et al., OSDI 2020):
@@ -53,7 +61,8 @@ const (
 // serves one run.
 type Alloc struct {
 	Objective Objective
-	// Oracle makes FinishTime read each job's true remaining work.
+	// Oracle makes FinishTime and EstSRPT read each job's true remaining
+	// work.
 	Oracle bool
 	// Perf makes FIFOAlloc heterogeneity-aware: each job gets the fastest
 	// type with room, re-chosen at every recomputation (Gavel's fifo_perf).
@@ -70,6 +79,9 @@ type Alloc struct {
 	// the job's best, and a first recomputation interval counted from time
 	// 0 as in Gavel's simulator.
 	Gavel bool
+	// Exponent is EstSRPT's exponent of the expected remaining time (0
+	// means DefaultExponent).
+	Exponent float64
 	// Seed seeds FIFOAlloc's random choice of type (Gavel's fifo draws it
 	// with Python's random.Random(seed); the same seed gives the same
 	// draws).
@@ -85,7 +97,8 @@ type Alloc struct {
 	solver    lp.Solver
 	rng       *pyRand
 	fifoType  map[*model.Job]int // FIFOAlloc: each allocated job's type
-	finished  []float64          // FinishTime: finished jobs' work in seconds at best speed
+	finished  []float64          // finished jobs' work in seconds at their best speed
+	surv      survival           // the size distribution learned from them
 	entries   []allocEntry
 	remain    []int
 	cluster   *model.Cluster
@@ -107,8 +120,12 @@ type allocEntry struct {
 	t                int
 }
 
+// DefaultExponent is EstSRPT's exponent unless set (docs/EXPERIMENTS.md,
+// "Beyond Gavel").
+const DefaultExponent = 2
+
 // Name returns the policy name: maxmin, maxthroughput, ftf, ftf-oracle,
-// or fifo for FIFOAlloc.
+// esrpt, esrpt-oracle, or fifo for FIFOAlloc.
 func (a *Alloc) Name() string {
 	switch a.Objective {
 	case MaxThroughput:
@@ -120,6 +137,11 @@ func (a *Alloc) Name() string {
 		return "ftf"
 	case FIFOAlloc:
 		return "fifo"
+	case EstSRPT:
+		if a.Oracle {
+			return "esrpt-oracle"
+		}
+		return "esrpt"
 	}
 	return "maxmin"
 }
@@ -136,6 +158,9 @@ func (a *Alloc) Next(now model.Time) model.Time {
 func (a *Alloc) Order(s *model.State, now model.Time, buf []*model.Job) engine.Order {
 	a.init(s.Cluster)
 	a.account(s, now)
+	if a.Objective == EstSRPT {
+		a.changed = true // its weights change as jobs progress
+	}
 	if a.changed && a.mayReset(now) {
 		a.reset(now)
 		a.compute(s, now)

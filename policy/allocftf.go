@@ -2,6 +2,7 @@ package policy
 
 import (
 	"math"
+	"slices"
 
 	"github.com/gpusched/gpusched/lp"
 	"github.com/gpusched/gpusched/model"
@@ -44,6 +45,13 @@ func (a *Alloc) finishTime(s *model.State, now model.Time) {
 	n := len(jobs)
 	if n == 0 {
 		return
+	}
+	if !a.Oracle {
+		done := make([]float64, n)
+		for i, j := range jobs {
+			done[i] = j.DoneAt(now) / slices.Max(a.jobs[j].speed)
+		}
+		a.surv.fit(a.finished, done)
 	}
 	since, expect, rem := make([]float64, n), make([]float64, n), make([]float64, n)
 	for i, j := range jobs {
@@ -145,32 +153,13 @@ func (a *Alloc) remaining(s *model.State, j *model.Job, now model.Time) float64 
 }
 
 // remainingEstimate estimates a job's remaining work without reading its
-// length: the expected remaining work of a job that has done what j has
-// done, E[W − d | W > d], over the total work of the jobs that finished so
-// far (measured in seconds at their best speed, so that jobs of different
-// models compare), converted back to j's work units; d is j's work done.
-// With no finished job larger than d the estimate is d itself (a job is
-// expected to run as long again as it has run, the memoryless guess of
-// least-attained-service schedulers), and at least a minute's work.
+// length: the expected remaining size E[S − d | S > d] of the size
+// distribution learned so far (survival), d being the work j has done, both
+// in seconds at j's best speed, converted back to j's work units.
 func (a *Alloc) remainingEstimate(j *model.Job, now model.Time) float64 {
-	best := 0.0
-	for _, v := range a.jobs[j].speed {
-		best = max(best, v)
-	}
+	best := slices.Max(a.jobs[j].speed)
 	if best <= 0 {
 		return math.Inf(1)
 	}
-	done := j.DoneAt(now) / best // seconds at best speed
-	sum, cnt := 0.0, 0
-	for _, w := range a.finished {
-		if w > done {
-			sum += w - done
-			cnt++
-		}
-	}
-	est := done
-	if cnt > 0 {
-		est = sum / float64(cnt)
-	}
-	return max(est, 60) * best
+	return a.surv.remaining(j.DoneAt(now)/best) * best
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/gpusched/gpusched/engine"
@@ -17,7 +18,9 @@ func (a *Alloc) account(s *model.State, now model.Time) {
 	if a.last >= 0 {
 		for _, j := range a.tracked {
 			st := a.jobs[j]
+			limit := a.microTask(j)
 			ranSince(j, a.last, now, c, func(t int, sec float64) {
+				sec = min(sec, limit)
 				st.received[t] += sec
 				a.worker[t] += sec
 			})
@@ -51,6 +54,17 @@ func (a *Alloc) account(s *model.State, now model.Time) {
 		a.changed = true
 		slices.SortFunc(a.tracked, func(x, y *model.Job) int { return x.Seq - y.Seq })
 	}
+}
+
+// microTask is the most time a job is credited with per round: with Gavel
+// set, the length of Gavel's micro-task for a job given in steps — whole
+// steps, int(steps/s × round) of them — which Gavel credits instead of the
+// round's length; otherwise unlimited.
+func (a *Alloc) microTask(j *model.Job) float64 {
+	if !a.Gavel || j.Spec.Steps <= 0 || j.Rate <= 0 {
+		return math.Inf(1)
+	}
+	return math.Floor(j.Rate*a.Round.Seconds()) / j.Rate
 }
 
 // newJob starts tracking j: its speeds and Gavel's initial credit of half a

@@ -17,6 +17,8 @@ func (a *Alloc) compute(s *model.State, now model.Time) {
 		a.fifoAllocate(s)
 	case FinishTime:
 		a.finishTime(s, now)
+	case EstSRPT:
+		a.estSRPT(s, now)
 	default:
 		a.solveClasses(s)
 	}

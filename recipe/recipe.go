@@ -60,6 +60,9 @@ type AllocOptions struct {
 	Gavel bool
 	// Seed seeds the random choices of Gavel's FIFO (Gavel's --seed).
 	Seed uint64
+	// Exponent is esrpt's exponent of the expected remaining time (0:
+	// policy.DefaultExponent).
+	Exponent float64
 }
 
 // DefaultRound is the allocation policies' round length unless set: Gavel's
@@ -87,12 +90,12 @@ func DefaultOptions() Options {
 
 // Policies returns the queue policy names.
 func Policies() []string {
-	return []string{"fifo", "srtf", "hlas", "las", "tiresias", "maxmin", "maxthroughput", "ftf", "ftf-oracle"}
+	return []string{"fifo", "srtf", "hlas", "las", "tiresias", "maxmin", "maxthroughput", "ftf", "ftf-oracle", "esrpt", "esrpt-oracle"}
 }
 
 // Oracles returns the policy names that read what a real scheduler cannot
 // know (a job's true length): lower bounds for comparison.
-func Oracles() []string { return []string{"srtf", "ftf-oracle"} }
+func Oracles() []string { return []string{"srtf", "ftf-oracle", "esrpt-oracle"} }
 
 // Placers returns the placer names.
 func Placers() []string { return []string{"pack", "spread", "hetero", "energy"} }
@@ -139,6 +142,9 @@ func queuePolicy(name string, o Options) (engine.QueuePolicy, error) {
 		if o.Alloc.Round <= 0 || o.Alloc.Realloc < 0 {
 			return nil, fmt.Errorf("%s: the round must be positive and the reallocation interval not negative", name)
 		}
+		if e := o.Alloc.Exponent; e < 0 || math.IsNaN(e) || math.IsInf(e, 0) || e > 16 {
+			return nil, fmt.Errorf("%s: the esrpt exponent must be between 0 and 16, got %v", name, e)
+		}
 		return a, nil
 	}
 	var q engine.QueuePolicy
@@ -175,6 +181,8 @@ func allocPolicy(name string, o AllocOptions) (*policy.Alloc, bool) {
 		a.Objective = policy.MaxThroughput
 	case "ftf", "ftf-oracle":
 		a.Objective, a.Oracle = policy.FinishTime, name == "ftf-oracle"
+	case "esrpt", "esrpt-oracle":
+		a.Objective, a.Oracle, a.Exponent = policy.EstSRPT, name == "esrpt-oracle", o.Exponent
 	case "fifo":
 		if !o.Gavel {
 			return nil, false

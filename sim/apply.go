@@ -122,6 +122,7 @@ func (r *run) round(t model.Time) error {
 		}
 	}
 	r.notePauses(plan.Paused, t)
+	r.roundEnd(t)
 	return nil
 }
 
