@@ -60,6 +60,13 @@ func newSimCommand() *cobra.Command {
 			return runSim(o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
+	addSimFlags(cmd, o)
+	cmd.AddCommand(newCompareCommand())
+	return cmd
+}
+
+// addSimFlags registers the flags of `gpusched sim` on cmd, into o.
+func addSimFlags(cmd *cobra.Command, o *simOptions) {
 	f := cmd.Flags()
 	o.given = func(name string) bool { return f.Changed(name) }
 	f.StringVar(&o.config, "config", "", "scheduler configuration file (YAML, docs/CONFIG.md): policy, placer, scaler and their settings; flags win")
@@ -99,7 +106,6 @@ func newSimCommand() *cobra.Command {
 	f.BoolVar(&o.opts.Alloc.Gavel, "gavel", false, "allocation policies follow Gavel's mechanism and formulation, and fifo is Gavel's FIFO (docs/FIDELITY.md)")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when a terminal and the run is long), always, never")
 	f.BoolVar(&o.contention, "contention", false, "slow jobs on nodes near full load by the power model's contention factor (docs/ENERGY.md)")
-	return cmd
 }
 
 // runSim loads every input first (bad input exits 2 before anything is

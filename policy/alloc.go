@@ -112,6 +112,7 @@ type allocJob struct {
 	speed    []float64 // speed per type at its requested GPU count; 0 where it cannot run
 	picked   bool      // chosen to run this round (scratch)
 	ftf      ftfState  // FinishTime's history
+	weight   float64   // EstSRPT's weight at the last computation
 }
 
 type allocEntry struct {

@@ -53,6 +53,7 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 			rem = a.surv.remaining(done[i])
 		}
 		w := math.Pow(max(rem, minRemaining), -exp)
+		st.weight = w
 		for t, v := range st.speed {
 			p.Use[i*k+t] = v > 0
 			p.Value[i*k+t] = w * v / best[i]

@@ -163,7 +163,11 @@ func (a *Alloc) choose(s *model.State) ([]*model.Job, []engine.TypeSet) {
 			if st.x != nil {
 				x = st.x[t]
 			}
-			a.entries = append(a.entries, allocEntry{prio: a.priority(st, t), deficit: st.deficit[t], x: x, job: j, t: t})
+			second := st.deficit[t]
+			if a.Objective == EstSRPT {
+				second = st.weight // X is new every round: the weight orders the jobs without a share
+			}
+			a.entries = append(a.entries, allocEntry{prio: a.priority(st, t), deficit: second, x: x, job: j, t: t})
 		}
 		slices.SortStableFunc(a.entries[start:], func(p, q allocEntry) int {
 			return cmp.Or(cmp.Compare(q.prio, p.prio), cmp.Compare(q.deficit, p.deficit), cmp.Compare(q.x, p.x))

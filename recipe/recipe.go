@@ -48,7 +48,8 @@ type Options struct {
 
 // AllocOptions are the settings of the allocation-matrix policies.
 type AllocOptions struct {
-	// Round is the round length in which they realise their allocation.
+	// Round is the round length in which they realise their allocation;
+	// 0 means each policy's default (DefaultRound; esrpt: EstSRPTRound).
 	Round model.Time
 	// Realloc is the least time between two computations of the
 	// allocation (Gavel: 32 minutes); 0 recomputes whenever the active
@@ -69,6 +70,11 @@ type AllocOptions struct {
 // 6 minutes.
 const DefaultRound = 6 * model.Minute
 
+// EstSRPTRound is esrpt's round length unless set: an hour, since it
+// reacts to arrivals and finishes anyway and every round may move jobs
+// (chosen by experiment, docs/EXPERIMENTS.md).
+const EstSRPTRound = 60 * model.Minute
+
 // EnergyInputs are the cluster-specific inputs of the energy placer.
 type EnergyInputs struct {
 	// Cluster is the cluster the engine will schedule.
@@ -85,7 +91,7 @@ type EnergyInputs struct {
 func DefaultOptions() Options {
 	return Options{PriorityRatio: 2, StarveRatio: 4, TiresiasThresholds: policy.TiresiasThresholds(),
 		Threshold: scaler.DefaultThresholdConfig(), MaxLoad: scaler.DefaultMaxLoad,
-		Alloc: AllocOptions{Round: DefaultRound}}
+		Alloc: AllocOptions{}}
 }
 
 // Policies returns the queue policy names.
@@ -139,8 +145,8 @@ func New(n Names, o Options) (*engine.Engine, error) {
 // queuePolicy builds the named queue policy.
 func queuePolicy(name string, o Options) (engine.QueuePolicy, error) {
 	if a, ok := allocPolicy(name, o.Alloc); ok {
-		if o.Alloc.Round <= 0 || o.Alloc.Realloc < 0 {
-			return nil, fmt.Errorf("%s: the round must be positive and the reallocation interval not negative", name)
+		if o.Alloc.Round < 0 || o.Alloc.Realloc < 0 {
+			return nil, fmt.Errorf("%s: the round and the reallocation interval must not be negative", name)
 		}
 		if e := o.Alloc.Exponent; e < 0 || math.IsNaN(e) || math.IsInf(e, 0) || e > 16 {
 			return nil, fmt.Errorf("%s: the esrpt exponent must be between 0 and 16, got %v", name, e)
@@ -174,6 +180,12 @@ func queuePolicy(name string, o Options) (engine.QueuePolicy, error) {
 // (fifo is one with o.Gavel).
 func allocPolicy(name string, o AllocOptions) (*policy.Alloc, bool) {
 	a := &policy.Alloc{Round: o.Round, Realloc: o.Realloc, Gavel: o.Gavel, Seed: o.Seed}
+	if a.Round == 0 {
+		a.Round = DefaultRound
+		if name == "esrpt" || name == "esrpt-oracle" {
+			a.Round = EstSRPTRound
+		}
+	}
 	switch name {
 	case "maxmin":
 		a.Objective = policy.MaxMin
