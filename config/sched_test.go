@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpusched/gpusched/model"
 	"github.com/gpusched/gpusched/recipe"
@@ -87,4 +88,49 @@ func FuzzParseSchedFile(f *testing.F) {
 		sf.Apply(&n, &o, func(string) bool { return false })
 		_, _ = recipe.New(n, o) // must not panic; bad names are its errors
 	})
+}
+
+// TestGavelExample checks examples/gavel.yaml, the Gavel-compatible
+// settings (docs/FIDELITY.md).
+func TestGavelExample(t *testing.T) {
+	data, err := os.ReadFile("../examples/gavel.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ParseSchedFile("gavel.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, o := recipe.Defaults(), recipe.DefaultOptions()
+	f.Apply(&n, &o, func(string) bool { return false })
+	if !o.Alloc.Gavel || o.Alloc.Realloc != 32*model.Minute || f.AllocationRound() {
+		t.Errorf("allocation settings %+v", o.Alloc)
+	}
+	s := f.Sim()
+	if s.Round == nil || *s.Round != 6*time.Minute || s.RestartOverhead == nil || *s.RestartOverhead != 0 ||
+		s.RoundsOnly == nil || !*s.RoundsOnly {
+		t.Errorf("simulator settings %+v", s)
+	}
+}
+
+// TestConfigDocExample parses the example of docs/CONFIG.md.
+func TestConfigDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../docs/CONFIG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```yaml\n")
+	example, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/CONFIG.md has no yaml example")
+	}
+	f, err := ParseSchedFile("CONFIG.md", []byte(example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, o := recipe.Defaults(), recipe.DefaultOptions()
+	f.Apply(&n, &o, func(string) bool { return false })
+	if o.Alloc.Round != 6*model.Minute || o.Alloc.Gavel || o.Alloc.Realloc != 0 {
+		t.Errorf("allocation settings %+v", o.Alloc)
+	}
 }
