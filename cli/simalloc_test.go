@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -102,6 +103,50 @@ func TestSimAllocationBadInput(t *testing.T) {
 		code, _, errs := run(t, append([]string{"sim"}, tc.args...)...)
 		if code != 2 || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+}
+
+func TestSimCompare(t *testing.T) {
+	code, out, errs := run(t, "sim", "compare", "--trace", testdata+"gavel/artifact_evaluation.trace",
+		"--gpus", "v100=2,p100=2,k80=2", "--policies", "fifo+hetero,maxmin,esrpt")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[0], "avg JCT") {
+		t.Fatalf("want a header and three rows:\n%s", out)
+	}
+	// Each row's average JCT is that of `gpusched sim` with the same flags.
+	for _, e := range []struct{ policy, placer string }{{"fifo", "hetero"}, {"maxmin", "pack"}, {"esrpt", "pack"}} {
+		code, js, errs := run(t, "sim", "--trace", testdata+"gavel/artifact_evaluation.trace", "--gpus", "v100=2,p100=2,k80=2",
+			"--policy", e.policy, "--placer", e.placer, "--json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		var sum struct {
+			AvgJCT float64 `json:"avg_jct_s"`
+		}
+		if err := json.Unmarshal([]byte(js), &sum); err != nil {
+			t.Fatal(err)
+		}
+		if want := strconv.FormatFloat(sum.AvgJCT, 'f', 1, 64); !strings.Contains(out, " "+want+" ") {
+			t.Errorf("%s+%s: the table lacks %s:\n%s", e.policy, e.placer, want, out)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--policies", ""}, "--policies: give at least one"},
+		{[]string{"--policies", "fifo+pack+none+x"}, `entry "fifo+pack+none+x"`},
+		{[]string{"--policies", "lottery"}, `unknown policy "lottery"`},
+		{[]string{"--policies", "fifo", "--gavel-policies", "fifo"}, "--gavel-policies needs --trace"},
+		{[]string{"--policies", "fifo", "--trace", testdata + "gavel/small_test.trace", "--gpus", "a100=4", "--gavel-policies", "fifo"}, "knows v100, p100 and k80 only"},
+	} {
+		code, _, errs := run(t, append([]string{"sim", "compare"}, tc.args...)...)
+		if code == 0 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %q", tc.args, code, errs, tc.want)
 		}
 	}
 }
