@@ -21,50 +21,7 @@ import "github.com/gpusched/gpusched/model"
 // whose GPUs a placement took keeps running (the round leaves no GPU idle
 // that a job could use), as does a moving job that found no place.
 func (e *Engine) assigned(s *model.State, ord Order, plan *Plan) {
-	c := s.Cluster
-	for t := range e.remain {
-		e.remain[t] = c.TypeGPUs(t)
-	}
-	type pick struct {
-		job   *model.Job
-		types TypeSet
-		n     int
-		move  bool
-	}
-	var picks []pick
-	var stops []*model.Job
-	for i, j := range ord.Jobs {
-		allowed := ord.Types[i]
-		if j.State == model.Running {
-			t, k := c.TypeOf(j.Alloc[0]), len(j.Alloc)
-			if allowed.Has(t) && e.remain[t] >= k {
-				e.remain[t] -= k
-				continue
-			}
-			if bt := e.book(s, j, allowed&^(1<<uint(t)), k); bt >= 0 {
-				picks = append(picks, pick{j, 1 << uint(bt), k, true})
-			} else {
-				stops = append(stops, j)
-			}
-			continue
-		}
-		ts := Feasible(s, j, j.Spec.MinGPUs)
-		if ts == 0 {
-			e.reject(j, plan)
-			continue
-		}
-		sizes, nk := e.sizes(j)
-		booked := false
-		for _, n := range sizes[:nk] {
-			if bt := e.book(s, j, allowed&fitTypes(s, j, ts, n), n); bt >= 0 {
-				picks, booked = append(picks, pick{j, 1 << uint(bt), n, false}), true
-				break
-			}
-		}
-		if !booked {
-			plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Blocked, reasonNoCapacity})
-		}
-	}
+	picks, stops := e.bookAll(s, ord, plan)
 	for _, p := range picks {
 		if p.move {
 			e.pool.Release(p.job)
@@ -106,6 +63,60 @@ func (e *Engine) assigned(s *model.State, ord Order, plan *Plan) {
 		plan.Preempt = append(plan.Preempt, j)
 		plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Preempted, reasonPreempted})
 	}
+}
+
+// pick is a job that starts or moves this round, on n GPUs of a type in
+// types.
+type pick struct {
+	job   *model.Job
+	types TypeSet
+	n     int
+	move  bool
+}
+
+// bookAll walks the order and books GPU counts (assigned's first step): it
+// returns the jobs to start or move and the running jobs to stop, and
+// records rejections and blocked jobs in plan.
+func (e *Engine) bookAll(s *model.State, ord Order, plan *Plan) ([]pick, []*model.Job) {
+	c := s.Cluster
+	for t := range e.remain {
+		e.remain[t] = c.TypeGPUs(t)
+	}
+	var picks []pick
+	var stops []*model.Job
+	for i, j := range ord.Jobs {
+		allowed := ord.Types[i]
+		if j.State == model.Running {
+			t, k := c.TypeOf(j.Alloc[0]), len(j.Alloc)
+			if allowed.Has(t) && e.remain[t] >= k {
+				e.remain[t] -= k
+				continue
+			}
+			if bt := e.book(s, j, allowed&^(1<<uint(t)), k); bt >= 0 {
+				picks = append(picks, pick{j, 1 << uint(bt), k, true})
+			} else {
+				stops = append(stops, j)
+			}
+			continue
+		}
+		ts := Feasible(s, j, j.Spec.MinGPUs)
+		if ts == 0 {
+			e.reject(j, plan)
+			continue
+		}
+		sizes, nk := e.sizes(j)
+		booked := false
+		for _, n := range sizes[:nk] {
+			if bt := e.book(s, j, allowed&fitTypes(s, j, ts, n), n); bt >= 0 {
+				picks, booked = append(picks, pick{j, 1 << uint(bt), n, false}), true
+				break
+			}
+		}
+		if !booked {
+			plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Blocked, reasonNoCapacity})
+		}
+	}
+	return picks, stops
 }
 
 // book reserves n GPUs of this round's count for j on the type in ts on
