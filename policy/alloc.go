@@ -121,8 +121,8 @@ type allocEntry struct {
 	t                int
 }
 
-// DefaultExponent is EstSRPT's exponent unless set (docs/EXPERIMENTS.md,
-// "Beyond Gavel").
+// DefaultExponent is EstSRPT's exponent unless set, chosen by experiment
+// (docs/EXPERIMENTS.md, issue 21).
 const DefaultExponent = 2
 
 // Name returns the policy name: maxmin, maxthroughput, ftf, ftf-oracle,
