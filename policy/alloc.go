@@ -36,8 +36,8 @@ const (
 	// E[rem_j]^Exponent, T_j* being j's best speed and E[rem_j] its
 	// expected remaining time at that speed: estimated from what it has
 	// done and the sizes the jobs seen so far turned out to have (a
-	// Kaplan–Meier estimate, package doc of survival), or its true
-	// remaining time with Oracle. X is recomputed at every round.
+	// Kaplan–Meier estimate, see survival), or its true remaining time
+	// with Oracle. X is recomputed at every round.
 	EstSRPT
 )
 
@@ -66,7 +66,7 @@ type Alloc struct {
 	Oracle bool
 	// Perf makes FIFOAlloc heterogeneity-aware: each job gets the fastest
 	// type with room, re-chosen at every recomputation (Gavel's fifo_perf).
-	// Without it the type is Gavel's fifo's (see gavelFIFO).
+	// Without it the type is Gavel's fifo's (see fifoAllocate).
 	Perf bool
 	// Round is the round length: the interval of the rounds it asks for
 	// and twice the initial time credit of the priorities.
@@ -76,8 +76,10 @@ type Alloc struct {
 	Realloc model.Time
 	// Gavel follows Gavel's formulation where it differs from gpusched's:
 	// max-sum of raw steps per second instead of throughput normalised by
-	// the job's best, and a first recomputation interval counted from time
-	// 0 as in Gavel's simulator.
+	// the job's best (with Gavel's choice among equal jobs), a job credited
+	// with its micro-task of whole steps rather than the round, and a first
+	// recomputation at time 0 that does not count, as in Gavel's simulator
+	// (docs/FIDELITY.md).
 	Gavel bool
 	// Exponent is EstSRPT's exponent of the expected remaining time (0
 	// means DefaultExponent).
