@@ -6,7 +6,7 @@ SHARED  ?= ../shared
 PHILLY  := $(SHARED)/traces/philly/philly.csv
 FUZZTIME ?= 10s
 
-.PHONY: all build test vet fmt-check bench bench-core bench-philly fuzz experiments clean
+.PHONY: all build test vet fmt-check bench bench-core bench-philly fuzz experiments fidelity clean
 
 all: build
 
@@ -43,6 +43,13 @@ bench-philly: build
 ## experiments: the policy comparison tables of docs/EXPERIMENTS.md.
 experiments: build
 	$(GO) run ./scripts/experiments -bin $(BIN) -shared $(SHARED)
+
+## fidelity: gpusched in Gavel-compatible mode against Gavel's own simulator
+## (docs/FIDELITY.md); uses ../shared/peers/gavel when present (slow the
+## first time, cached under out/fidelity/), else Gavel's recorded figures.
+## Not part of `make test`.
+fidelity: build
+	$(GO) run ./scripts/fidelity -bin $(BIN) -shared $(SHARED)
 
 ## fuzz: run every fuzz target for FUZZTIME each.
 fuzz:

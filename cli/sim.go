@@ -35,6 +35,8 @@ type simOptions struct {
 	json                   bool
 	events, report         string
 	restartOverhead, round time.Duration
+	roundsOnly             bool
+	realloc                time.Duration
 	progress               string
 	config                 string
 	elasticMin             float64
@@ -60,6 +62,13 @@ func newSimCommand() *cobra.Command {
 			return runSim(o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
+	addSimFlags(cmd, o)
+	cmd.AddCommand(newCompareCommand())
+	return cmd
+}
+
+// addSimFlags registers the flags of `gpusched sim` on cmd, into o.
+func addSimFlags(cmd *cobra.Command, o *simOptions) {
 	f := cmd.Flags()
 	o.given = func(name string) bool { return f.Changed(name) }
 	f.StringVar(&o.config, "config", "", "scheduler configuration file (YAML, docs/CONFIG.md): policy, placer, scaler and their settings; flags win")
@@ -72,7 +81,8 @@ func newSimCommand() *cobra.Command {
 	f.StringVar(&o.throughputs, "throughputs", "", "throughput matrix in Gavel's JSON format (default: the embedded Gavel matrix)")
 	f.StringVar(&o.profiles, "profiles", "", "job profiles (YAML, docs/PROFILES.md): steps/s per GPU type and count, peak memory; merged into the throughput matrix")
 	f.StringVar(&o.refType, "ref-type", "v100", "reference GPU type on which trace durations were measured")
-	f.StringVar(&o.names.Policy, "policy", o.names.Policy, "queue policy: "+strings.Join(recipe.Policies(), ", "))
+	f.StringVar(&o.names.Policy, "policy", o.names.Policy, "queue policy: "+strings.Join(recipe.Policies(), ", ")+
+		" (oracles, which read each job's true length, for comparison only: "+strings.Join(recipe.Oracles(), ", ")+")")
 	f.StringVar(&o.names.Placer, "placer", o.names.Placer, "placer: "+strings.Join(recipe.Placers(), ", "))
 	f.StringVar(&o.names.Scaler, "scaler", o.names.Scaler, "elastic scaler: "+strings.Join(recipe.Scalers(), ", "))
 	f.BoolVar(&o.opts.Backfill, "backfill", false, "fifo: start later jobs when the head of the queue does not fit")
@@ -91,13 +101,16 @@ func newSimCommand() *cobra.Command {
 	f.StringVar(&o.events, "events", "", "write the event log (JSON lines) to this file")
 	f.StringVar(&o.report, "report", "", "write summary.json, jobs.csv and PNG plots into this directory")
 	f.DurationVar(&o.restartOverhead, "restart-overhead", 30*time.Second, "pause without progress on every restart and resize")
-	f.DurationVar(&o.round, "round", 0, "also schedule periodically at this interval (0: only on events)")
+	f.DurationVar(&o.round, "round", 0, "also schedule periodically at this interval (0: only on events); also the allocation policies' round (default 6m)")
+	f.BoolVar(&o.roundsOnly, "rounds-only", false, "schedule only every --round, as Gavel does: new jobs wait for the next round, freed GPUs stay idle until it (docs/FIDELITY.md)")
+	f.DurationVar(&o.realloc, "realloc-interval", 0, "maxmin, maxthroughput, ftf: least time between two computations of the allocation (Gavel: 32m; 0: whenever the active jobs change)")
+	f.Float64Var(&o.opts.Alloc.Exponent, "esrpt-exponent", 0, "esrpt: exponent of the expected remaining time in its weights (0: 2)")
+	f.BoolVar(&o.opts.Alloc.Gavel, "gavel", false, "allocation policies follow Gavel's mechanism and formulation, and fifo is Gavel's FIFO (docs/FIDELITY.md)")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when a terminal and the run is long), always, never")
 	f.BoolVar(&o.contention, "contention", false, "slow jobs on nodes near full load by the power model's contention factor (docs/ENERGY.md); "+
 		"default: on when the --cluster file declares contention_knee or contention_slowdown")
 	f.BoolVar(&o.sleep, "sleep", true, "let idle power-managed nodes sleep (every node by default; sleeps: false in a --cluster file keeps one on) "+
 		"and wake them for jobs, which wait for the wake-up (docs/ENERGY.md); --sleep=false keeps every node on")
-	return cmd
 }
 
 // runSim loads every input first (bad input exits 2 before anything is

@@ -43,6 +43,7 @@ func (in *simInputs) config(o *simOptions) sim.Config {
 		Engine: in.engine, Cluster: in.cluster, Workload: in.table, Jobs: in.jobs,
 		RestartOverhead: model.Time(o.restartOverhead.Milliseconds()),
 		Round:           model.Time(o.round.Milliseconds()),
+		RoundsOnly:      o.roundsOnly,
 		Network:         in.network,
 		Power:           in.power,
 		Energy:          len(in.noPower) == 0,
@@ -59,6 +60,12 @@ func loadSimInputs(o *simOptions) (*simInputs, error) {
 	}
 	if err := applyConfig(o); err != nil {
 		return nil, err
+	}
+	if o.roundsOnly && o.round <= 0 {
+		return nil, badInput("--rounds-only needs a positive --round")
+	}
+	if o.realloc < 0 {
+		return nil, badInput("--realloc-interval must not be negative")
 	}
 	in := &simInputs{}
 	var err error
@@ -131,19 +138,45 @@ func applyConfig(o *simOptions) error {
 		}
 		o.opts.Threshold.Period = model.Time(o.scalerPeriod.Milliseconds())
 	}
-	if o.config == "" {
-		return nil
+	if o.given("realloc-interval") {
+		o.opts.Alloc.Realloc = model.Time(o.realloc.Milliseconds())
 	}
-	data, err := os.ReadFile(o.config)
-	if err != nil {
-		return badInput("--config: %w", err)
+	o.opts.Alloc.Seed = o.seed
+	allocRound := false
+	if o.config != "" {
+		data, err := os.ReadFile(o.config)
+		if err != nil {
+			return badInput("--config: %w", err)
+		}
+		f, err := config.ParseSchedFile(o.config, data)
+		if err != nil {
+			return usageError{err}
+		}
+		f.Apply(&o.names, &o.opts, o.given)
+		applySimSettings(o, f.Sim())
+		allocRound = f.AllocationRound()
 	}
-	f, err := config.ParseSchedFile(o.config, data)
-	if err != nil {
-		return usageError{err}
+	if !allocRound && o.round > 0 {
+		o.opts.Alloc.Round = model.Time(o.round.Milliseconds())
 	}
-	f.Apply(&o.names, &o.opts, o.given)
 	return nil
+}
+
+// applySimSettings copies the config file's simulator block into o, except
+// the settings whose flag is given.
+func applySimSettings(o *simOptions, s config.SimSettings) {
+	if s.Round != nil && !o.given("round") {
+		o.round = *s.Round
+	}
+	if s.RestartOverhead != nil && !o.given("restart-overhead") {
+		o.restartOverhead = *s.RestartOverhead
+	}
+	if s.RoundsOnly != nil && !o.given("rounds-only") {
+		o.roundsOnly = *s.RoundsOnly
+	}
+	if s.Sleep != nil && !o.given("sleep") {
+		o.sleep = *s.Sleep
+	}
 }
 
 func loadCluster(o *simOptions) (*model.Cluster, error) {

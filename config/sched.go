@@ -25,6 +25,10 @@ type SchedFile struct {
 	ElasticConfig *ElasticSpec `json:"elasticConfig,omitempty"`
 	// Fulfillment holds seed 001's desired maximum load.
 	Fulfillment *FulfillmentSpec `json:"fulfillment,omitempty"`
+	// Allocation holds the allocation policies' settings.
+	Allocation *AllocationSpec `json:"allocation,omitempty"`
+	// Simulator holds settings that only `gpusched sim` reads.
+	Simulator *SimulatorSpec `json:"simulator,omitempty"`
 }
 
 // HLASSpec is the hlas block.
@@ -102,7 +106,7 @@ func (f *SchedFile) check(name string) error {
 	if p := e.ScalingPolicy; p != "" && p != "priority" {
 		return fieldError(name, "elasticConfig.scalingPolicy", "only %q is defined (seed 000), got %q", "priority", p)
 	}
-	return nil
+	return f.checkDurations(name)
 }
 
 func (f *SchedFile) hlas() HLASSpec {
@@ -162,4 +166,5 @@ func (f *SchedFile) Apply(n *recipe.Names, o *recipe.Options, given func(flag st
 		o.Threshold.Period = model.Time(math.Round(*e.HPACheckMinutes * float64(model.Minute)))
 	}
 	num("max-load", f.fulfillment().MaxLoad, &o.MaxLoad)
+	f.applyAllocation(o, given)
 }

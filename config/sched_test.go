@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/recipe"
@@ -49,7 +50,7 @@ func TestSchedFileFlagsWin(t *testing.T) {
 
 func TestParseSchedFileErrors(t *testing.T) {
 	tests := []struct{ name, yaml, want string }{
-		{"unknown top field", "polcy: fifo\n", `c.yaml: top level: unknown field "polcy" (known: backfill, elasticConfig`},
+		{"unknown top field", "polcy: fifo\n", `c.yaml: top level: unknown field "polcy" (known: allocation, backfill, elasticConfig`},
 		{"unknown nested field", "elasticConfig:\n  expandTreshold: 0.3\n", `c.yaml: elasticConfig: unknown field "expandTreshold"`},
 		{"wrong kind", "hlas: {priority_threshold_ratio: high}\n", `c.yaml: hlas.priority_threshold_ratio: want a number, got "high"`},
 		{"negative ratio", "hlas: {starve_threshold_ratio: -1}\n", "c.yaml: hlas.starve_threshold_ratio: must be a positive number, got -1"},
@@ -87,4 +88,49 @@ func FuzzParseSchedFile(f *testing.F) {
 		sf.Apply(&n, &o, func(string) bool { return false })
 		_, _ = recipe.New(n, o) // must not panic; bad names are its errors
 	})
+}
+
+// TestGavelExample checks config/examples/gavel.yaml, the Gavel-compatible
+// settings (docs/FIDELITY.md).
+func TestGavelExample(t *testing.T) {
+	data, err := os.ReadFile("examples/gavel.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ParseSchedFile("gavel.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, o := recipe.Defaults(), recipe.DefaultOptions()
+	f.Apply(&n, &o, func(string) bool { return false })
+	if !o.Alloc.Gavel || o.Alloc.Realloc != 32*model.Minute || f.AllocationRound() {
+		t.Errorf("allocation settings %+v", o.Alloc)
+	}
+	s := f.Sim()
+	if s.Round == nil || *s.Round != 6*time.Minute || s.RestartOverhead == nil || *s.RestartOverhead != 0 ||
+		s.RoundsOnly == nil || !*s.RoundsOnly {
+		t.Errorf("simulator settings %+v", s)
+	}
+}
+
+// TestConfigDocExample parses the example of docs/CONFIG.md.
+func TestConfigDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../docs/CONFIG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```yaml\n")
+	example, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/CONFIG.md has no yaml example")
+	}
+	f, err := ParseSchedFile("CONFIG.md", []byte(example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, o := recipe.Defaults(), recipe.DefaultOptions()
+	f.Apply(&n, &o, func(string) bool { return false })
+	if o.Alloc.Round != 6*model.Minute || o.Alloc.Gavel || o.Alloc.Realloc != 0 {
+		t.Errorf("allocation settings %+v", o.Alloc)
+	}
 }

@@ -133,6 +133,7 @@ func (r *run) round(t model.Time) error {
 		return fmt.Errorf("sim: apply plan at %ss: %w", t.SecondsString(), err)
 	}
 	r.notePauses(plan.Paused, t)
+	r.roundEnd(t)
 	return nil
 }
 

@@ -40,6 +40,8 @@ type Config struct {
 	// Round, when positive, adds a scheduling round every Round while jobs
 	// are active.
 	Round model.Time
+	// RoundsOnly schedules only at those rounds, as Gavel does (rounds.go).
+	RoundsOnly bool
 	// Network, when set, is the cluster's network model: starting a job
 	// with a dataset costs its staging time (network.go).
 	Network *network.Network
@@ -158,10 +160,11 @@ func (r *run) loop() error {
 		end = t
 		changed := r.applyFinishes(t)
 		changed = r.applySubmits(t) || changed
-		if r.nextRnd >= 0 && r.nextRnd <= t {
-			changed, r.nextRnd = true, -1
+		tick := r.nextRnd >= 0 && r.nextRnd <= t
+		if tick {
+			r.nextRnd = -1
 		}
-		if changed {
+		if r.trigger(changed, tick) {
 			if err := r.round(t); err != nil {
 				return err
 			}

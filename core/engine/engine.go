@@ -71,14 +71,22 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 			e.stop(j, &plan)
 		}
 	}
-	if ord.Preemptive {
+	switch {
+	case ord.Types != nil:
+		e.assigned(s, ord, &plan)
+	case ord.Preemptive:
 		e.preemptive(s, ord.Jobs, &plan)
-	} else {
+	default:
 		e.walk(s, ord, &plan)
 		e.cancelIdlePreemptions(&plan)
 	}
 	if e.scaler != nil {
 		e.scale(s, now, &plan)
+	}
+	if w, ok := e.policy.(Waker); ok {
+		if next := w.Next(now); next >= 0 && (plan.Wake < 0 || next < plan.Wake) {
+			plan.Wake = next
+		}
 	}
 	return plan
 }

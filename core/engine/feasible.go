@@ -77,4 +77,5 @@ const (
 	reasonResized    = "resized by the scaler"
 	reasonMigrated   = "moved to other GPUs to make room (swap)"
 	reasonMinOnly    = "placed with its minimum GPUs"
+	reasonAssigned   = "moved to a GPU type its allocation gives it this round"
 )

@@ -27,6 +27,13 @@ type Order struct {
 	// Updates are queue changes the shell must record (demotions,
 	// promotions, history resets). They hold even when a stop is cancelled.
 	Updates []Update
+	// Types, when not nil, has one entry per job of Jobs: the GPU types the
+	// job may use this round (an allocation-matrix policy's choice, e.g.
+	// maxmin). Jobs then book GPU counts in order as if the cluster were
+	// empty; a running job outside its types moves to one of them or stops;
+	// a job with no types does not run (assign.go). Preemptive, Backfill,
+	// Stop and Claim are ignored.
+	Types []TypeSet
 }
 
 // Update changes a job's queue and may reset its attained-service history.
@@ -85,9 +92,10 @@ type Donor interface {
 	Donate(s *model.State, now model.Time, r *Resizer, w *model.Job, types TypeSet) bool
 }
 
-// Waker is implemented by scalers that act periodically (seed 000): Next
+// Waker is implemented by scalers that act periodically (seed 000) and by
+// queue policies that schedule in rounds (the allocation policies): Next
 // returns the time of the next round they need after a round at now, or -1.
-// The engine reports it as Plan.Wake.
+// The engine reports the earliest as Plan.Wake.
 type Waker interface {
 	Next(now model.Time) model.Time
 }

@@ -41,7 +41,39 @@ type Options struct {
 	// Energy is what the energy placer needs (seed 002); shells derive it
 	// from the cluster description.
 	Energy EnergyInputs
+	// Alloc holds the allocation policies' settings (maxmin,
+	// maxthroughput, ftf, ftf-oracle; and fifo with Alloc.Gavel).
+	Alloc AllocOptions
 }
+
+// AllocOptions are the settings of the allocation-matrix policies.
+type AllocOptions struct {
+	// Round is the round length in which they realise their allocation;
+	// 0 means each policy's default (DefaultRound; esrpt: EstSRPTRound).
+	Round model.Time
+	// Realloc is the least time between two computations of the
+	// allocation (Gavel: 32 minutes); 0 recomputes whenever the active
+	// jobs changed.
+	Realloc model.Time
+	// Gavel follows Gavel's mechanism and formulation where they differ
+	// from gpusched's (docs/FIDELITY.md), and makes fifo Gavel's FIFO, an
+	// allocation realised in rounds, with Gavel's random choice of type.
+	Gavel bool
+	// Seed seeds the random choices of Gavel's FIFO (Gavel's --seed).
+	Seed uint64
+	// Exponent is esrpt's exponent of the expected remaining time (0:
+	// policy.DefaultExponent).
+	Exponent float64
+}
+
+// DefaultRound is the allocation policies' round length unless set: Gavel's
+// 6 minutes.
+const DefaultRound = 6 * model.Minute
+
+// EstSRPTRound is esrpt's round length unless set: an hour, since it
+// reacts to arrivals and finishes anyway and every round may move jobs
+// (chosen by experiment, docs/EXPERIMENTS.md).
+const EstSRPTRound = 60 * model.Minute
 
 // EnergyInputs are the cluster-specific inputs of the energy placer.
 type EnergyInputs struct {
@@ -58,11 +90,18 @@ type EnergyInputs struct {
 // The hlas ratios were chosen by experiment (docs/EXPERIMENTS.md).
 func DefaultOptions() Options {
 	return Options{PriorityRatio: 2, StarveRatio: 4, TiresiasThresholds: policy.TiresiasThresholds(),
-		Threshold: scaler.DefaultThresholdConfig(), MaxLoad: scaler.DefaultMaxLoad}
+		Threshold: scaler.DefaultThresholdConfig(), MaxLoad: scaler.DefaultMaxLoad,
+		Alloc: AllocOptions{}}
 }
 
 // Policies returns the queue policy names.
-func Policies() []string { return []string{"fifo", "srtf", "hlas", "las", "tiresias"} }
+func Policies() []string {
+	return []string{"fifo", "srtf", "hlas", "las", "tiresias", "maxmin", "maxthroughput", "ftf", "ftf-oracle", "esrpt", "esrpt-oracle"}
+}
+
+// Oracles returns the policy names that read what a real scheduler cannot
+// know (a job's true length): lower bounds for comparison.
+func Oracles() []string { return []string{"srtf", "ftf-oracle", "esrpt-oracle"} }
 
 // Placers returns the placer names.
 func Placers() []string { return []string{"pack", "spread", "hetero", "energy"} }
@@ -75,25 +114,9 @@ func Defaults() Names { return Names{Policy: "fifo", Placer: "pack", Scaler: "no
 
 // New builds an engine from stage names.
 func New(n Names, o Options) (*engine.Engine, error) {
-	var q engine.QueuePolicy
-	switch n.Policy {
-	case "fifo":
-		q = policy.FIFO{Backfill: o.Backfill}
-	case "srtf":
-		q = &policy.SRTF{}
-	case "hlas", "las":
-		if o.PriorityRatio <= 0 || o.StarveRatio <= 0 {
-			return nil, fmt.Errorf("%s: the priority and starve threshold ratios must be positive", n.Policy)
-		}
-		q = &policy.HLAS{PriorityRatio: o.PriorityRatio, StarveRatio: o.StarveRatio, Blind: n.Policy == "las"}
-	case "tiresias":
-		t, err := tiresias(o)
-		if err != nil {
-			return nil, err
-		}
-		q = t
-	default:
-		return nil, unknown("policy", n.Policy, Policies())
+	q, err := queuePolicy(n.Policy, o)
+	if err != nil {
+		return nil, err
 	}
 	var p engine.Placer
 	switch n.Placer {
@@ -117,6 +140,70 @@ func New(n Names, o Options) (*engine.Engine, error) {
 		return nil, err
 	}
 	return engine.New(q, p, sc)
+}
+
+// queuePolicy builds the named queue policy.
+func queuePolicy(name string, o Options) (engine.QueuePolicy, error) {
+	if a, ok := allocPolicy(name, o.Alloc); ok {
+		if o.Alloc.Round < 0 || o.Alloc.Realloc < 0 {
+			return nil, fmt.Errorf("%s: the round and the reallocation interval must not be negative", name)
+		}
+		if e := o.Alloc.Exponent; e < 0 || math.IsNaN(e) || math.IsInf(e, 0) || e > 16 {
+			return nil, fmt.Errorf("%s: the esrpt exponent must be between 0 and 16, got %v", name, e)
+		}
+		return a, nil
+	}
+	var q engine.QueuePolicy
+	switch name {
+	case "fifo":
+		q = policy.FIFO{Backfill: o.Backfill}
+	case "srtf":
+		q = &policy.SRTF{}
+	case "hlas", "las":
+		if o.PriorityRatio <= 0 || o.StarveRatio <= 0 {
+			return nil, fmt.Errorf("%s: the priority and starve threshold ratios must be positive", name)
+		}
+		q = &policy.HLAS{PriorityRatio: o.PriorityRatio, StarveRatio: o.StarveRatio, Blind: name == "las"}
+	case "tiresias":
+		t, err := tiresias(o)
+		if err != nil {
+			return nil, err
+		}
+		q = t
+	default:
+		return nil, unknown("policy", name, Policies())
+	}
+	return q, nil
+}
+
+// allocPolicy builds the allocation policy called name, if it is one
+// (fifo is one with o.Gavel).
+func allocPolicy(name string, o AllocOptions) (*policy.Alloc, bool) {
+	a := &policy.Alloc{Round: o.Round, Realloc: o.Realloc, Gavel: o.Gavel, Seed: o.Seed}
+	if a.Round == 0 {
+		a.Round = DefaultRound
+		if name == "esrpt" || name == "esrpt-oracle" {
+			a.Round = EstSRPTRound
+		}
+	}
+	switch name {
+	case "maxmin":
+		a.Objective = policy.MaxMin
+	case "maxthroughput":
+		a.Objective = policy.MaxThroughput
+	case "ftf", "ftf-oracle":
+		a.Objective, a.Oracle = policy.FinishTime, name == "ftf-oracle"
+	case "esrpt", "esrpt-oracle":
+		a.Objective, a.Oracle, a.Exponent = policy.EstSRPT, name == "esrpt-oracle", o.Exponent
+	case "fifo":
+		if !o.Gavel {
+			return nil, false
+		}
+		a.Objective = policy.FIFOAlloc
+	default:
+		return nil, false
+	}
+	return a, true
 }
 
 // energy builds the energy placer.

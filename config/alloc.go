@@ -1,0 +1,123 @@
+package config
+
+import (
+	"time"
+
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/recipe"
+)
+
+// AllocationSpec is the allocation block: the settings of the
+// allocation-matrix policies (maxmin, maxthroughput, ftf, ftf-oracle; fifo
+// with gavel). Durations are Go durations ("6m", "32m").
+type AllocationSpec struct {
+	// Round is the round length in which the policies realise their
+	// allocation (default: the simulator's round, else 6m).
+	Round string `json:"round,omitempty"`
+	// ReallocInterval is the least time between two computations of the
+	// allocation (Gavel: 32m; default 0: whenever the active jobs change).
+	ReallocInterval string `json:"realloc_interval,omitempty"`
+	// Gavel follows Gavel's mechanism and formulation (docs/FIDELITY.md).
+	Gavel *bool `json:"gavel,omitempty"`
+}
+
+// SimulatorSpec is the simulator block: modelling settings that only
+// `gpusched sim` reads.
+type SimulatorSpec struct {
+	// Round adds a scheduling round every Round (--round).
+	Round string `json:"round,omitempty"`
+	// RoundsOnly schedules only at rounds, as Gavel does (--rounds-only).
+	RoundsOnly *bool `json:"rounds_only,omitempty"`
+	// RestartOverhead is the pause of every restart and resize
+	// (--restart-overhead).
+	RestartOverhead string `json:"restart_overhead,omitempty"`
+	// Sleep lets idle power-managed nodes sleep (--sleep).
+	Sleep *bool `json:"sleep,omitempty"`
+}
+
+// SimSettings are the simulator block's values; a zero field (nil
+// pointer) was not in the file.
+type SimSettings struct {
+	Round, RestartOverhead *time.Duration
+	RoundsOnly, Sleep      *bool
+}
+
+// checkDurations validates the duration keys of the allocation and
+// simulator blocks.
+func (f *SchedFile) checkDurations(name string) error {
+	a, s := f.allocation(), f.simulator()
+	for _, d := range []struct {
+		field, v string
+		positive bool
+	}{
+		{"allocation.round", a.Round, true}, {"allocation.realloc_interval", a.ReallocInterval, false},
+		{"simulator.round", s.Round, false}, {"simulator.restart_overhead", s.RestartOverhead, false},
+	} {
+		if d.v == "" {
+			continue
+		}
+		v, err := time.ParseDuration(d.v)
+		if err != nil || v < 0 || (d.positive && v == 0) {
+			want := "a duration ≥ 0 such as 30s or 6m"
+			if d.positive {
+				want = "a positive duration such as 6m"
+			}
+			return fieldError(name, d.field, "must be %s, got %q", want, d.v)
+		}
+	}
+	return nil
+}
+
+func (f *SchedFile) allocation() AllocationSpec {
+	if f.Allocation == nil {
+		return AllocationSpec{}
+	}
+	return *f.Allocation
+}
+
+func (f *SchedFile) simulator() SimulatorSpec {
+	if f.Simulator == nil {
+		return SimulatorSpec{}
+	}
+	return *f.Simulator
+}
+
+// applyAllocation copies the allocation block into o, except the settings
+// whose flag is given (--realloc-interval, --gavel).
+func (f *SchedFile) applyAllocation(o *recipe.Options, given func(flag string) bool) {
+	a := f.allocation()
+	if a.Round != "" {
+		o.Alloc.Round = millis(a.Round)
+	}
+	if a.ReallocInterval != "" && !given("realloc-interval") {
+		o.Alloc.Realloc = millis(a.ReallocInterval)
+	}
+	if a.Gavel != nil && !given("gavel") {
+		o.Alloc.Gavel = *a.Gavel
+	}
+}
+
+// AllocationRound reports whether the file sets allocation.round.
+func (f *SchedFile) AllocationRound() bool { return f.allocation().Round != "" }
+
+// Sim returns the simulator block's settings.
+func (f *SchedFile) Sim() SimSettings {
+	s := f.simulator()
+	var out SimSettings
+	if s.Round != "" {
+		d, _ := time.ParseDuration(s.Round) // checked by ParseSchedFile
+		out.Round = &d
+	}
+	if s.RestartOverhead != "" {
+		d, _ := time.ParseDuration(s.RestartOverhead)
+		out.RestartOverhead = &d
+	}
+	out.RoundsOnly, out.Sleep = s.RoundsOnly, s.Sleep
+	return out
+}
+
+// millis converts a checked Go duration to model time.
+func millis(s string) model.Time {
+	d, _ := time.ParseDuration(s)
+	return model.Time(d.Milliseconds())
+}

@@ -1,0 +1,232 @@
+package policy
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/gpusched/gpusched/core/engine"
+	"github.com/gpusched/gpusched/core/lp"
+	"github.com/gpusched/gpusched/core/model"
+)
+
+// Objective names the program an allocation policy solves for its matrix X.
+type Objective uint8
+
+// Objectives of the allocation policies.
+const (
+	// MaxMin is heterogeneity-aware max-min fairness (Gavel's
+	// max_min_fairness_perf, "LAS" made heterogeneity-aware): the largest
+	// level that every job's normalised effective throughput reaches.
+	MaxMin Objective = iota
+	// MaxThroughput maximises the sum of the jobs' effective throughputs
+	// (Gavel's max_sum_throughput_perf).
+	MaxThroughput
+	// FinishTime is finish-time fairness (Gavel's
+	// finish_time_fairness_perf): the smallest largest ratio of a job's
+	// expected finish time under X to its finish time on an equal share of
+	// the cluster. It needs remaining work: estimated (Alloc.Oracle unset)
+	// or true (set).
+	FinishTime
+	// FIFOAlloc is Gavel's FIFO expressed as an allocation: every job, in
+	// arrival order, gets share 1 on one GPU type while the type has room
+	// (Gavel's fifo, or fifo_perf with Alloc.Perf).
+	FIFOAlloc
+	// EstSRPT is gpusched's own: shortest expected remaining time first,
+	// heterogeneity-aware. It maximises Σ_j Σ_k x_jk·(T_jk / T_j*) /
+	// E[rem_j]^Exponent, T_j* being j's best speed and E[rem_j] its
+	// expected remaining time at that speed: estimated from what it has
+	// done and the sizes the jobs seen so far turned out to have (a
+	// Kaplan–Meier estimate, see survival), or its true remaining time
+	// with Oracle. X is recomputed at every round.
+	EstSRPT
+)
+
+// Alloc is an allocation-matrix policy (Gavel: Narayanan et al., OSDI 2020):
+// it computes X, the share of time x_jk each active job j should get on
+// each GPU type k, by solving a linear program over all active jobs
+// (package lp), and realises X round by round. At each round every (job,
+// type) pair has the priority x_jk / f_jk, f_jk being the job's share of the
+// time type k has run jobs since X was last computed (plus an initial
+// credit of half a round, as Gavel has); pairs are taken in descending
+// priority, type by type from the fastest type (by rated TFLOPS) to the
+// slowest, and a job runs on the type of its first pair whose type still has
+// its GPU count free (engine.Order.Types). Jobs with priority 0 — no share
+// on the type, or active since after X was computed — fill the GPUs that
+// are left (except with FIFOAlloc, whose jobs wait for their share).
+//
+// X is recomputed when the set of active jobs changed, but not before
+// Realloc has passed since the last time (Gavel's
+// minimum_time_between_allocation_resets). Alloc asks for a round every
+// Round (engine.Waker). Its state lives between rounds, so one Alloc
+// serves one run.
+type Alloc struct {
+	Objective Objective
+	// Oracle makes FinishTime and EstSRPT read each job's true remaining
+	// work.
+	Oracle bool
+	// Perf makes FIFOAlloc heterogeneity-aware: each job gets the fastest
+	// type with room, re-chosen at every recomputation (Gavel's fifo_perf).
+	// Without it the type is Gavel's fifo's (see fifoAllocate).
+	Perf bool
+	// Round is the round length: the interval of the rounds it asks for
+	// and twice the initial time credit of the priorities.
+	Round model.Time
+	// Realloc is the least time between two computations of X; 0
+	// recomputes at every round where the active jobs changed.
+	Realloc model.Time
+	// Gavel follows Gavel's formulation where it differs from gpusched's:
+	// max-sum of raw steps per second instead of throughput normalised by
+	// the job's best (with Gavel's choice among equal jobs), a job credited
+	// with its micro-task of whole steps rather than the round, and a first
+	// recomputation at time 0 that does not count, as in Gavel's simulator
+	// (docs/FIDELITY.md).
+	Gavel bool
+	// Exponent is EstSRPT's exponent of the expected remaining time (0
+	// means DefaultExponent).
+	Exponent float64
+	// Seed seeds FIFOAlloc's random choice of type (Gavel's fifo draws it
+	// with Python's random.Random(seed); the same seed gives the same
+	// draws).
+	Seed uint64
+
+	jobs      map[*model.Job]*allocJob
+	tracked   []*model.Job // the jobs of jobs, by Seq
+	last      model.Time   // the previous round, -1 before the first
+	lastReset model.Time   // when X was last computed, -1 never
+	changed   bool         // the active jobs changed since then
+	worker    []float64    // per type: seconds of jobs run since the last reset (+ credits)
+	order     []int        // GPU types, fastest first
+	solver    lp.Solver
+	rng       *pyRand
+	fifoType  map[*model.Job]int // FIFOAlloc: each allocated job's type
+	finished  []float64          // finished jobs' work in seconds at their best speed
+	surv      survival           // the size distribution learned from them
+	entries   []allocEntry
+	remain    []int
+	cluster   *model.Cluster
+}
+
+// allocJob is what Alloc keeps per active job.
+type allocJob struct {
+	x        []float64 // its row of X (nil until X is computed with it)
+	received []float64 // seconds run per type since the last reset, plus the credit
+	deficit  []float64 // Gavel's deficit: share owed minus time received, per type
+	speed    []float64 // speed per type at gpus; 0 where it cannot run
+	gpus     int       // the GPU count it is scheduled at (size)
+	picked   bool      // chosen to run this round (scratch)
+	ftf      ftfState  // FinishTime's history
+	weight   float64   // EstSRPT's weight at the last computation
+}
+
+type allocEntry struct {
+	prio, deficit, x float64
+	job              *model.Job
+	t                int
+}
+
+// DefaultExponent is EstSRPT's exponent unless set, chosen by experiment
+// (docs/EXPERIMENTS.md, issue 21).
+const DefaultExponent = 2
+
+// Name returns the policy name: maxmin, maxthroughput, ftf, ftf-oracle,
+// esrpt, esrpt-oracle, or fifo for FIFOAlloc.
+func (a *Alloc) Name() string {
+	switch a.Objective {
+	case MaxThroughput:
+		return "maxthroughput"
+	case FinishTime:
+		if a.Oracle {
+			return "ftf-oracle"
+		}
+		return "ftf"
+	case FIFOAlloc:
+		return "fifo"
+	case EstSRPT:
+		if a.Oracle {
+			return "esrpt-oracle"
+		}
+		return "esrpt"
+	}
+	return "maxmin"
+}
+
+// Next implements engine.Waker: a round every Round while jobs are active.
+func (a *Alloc) Next(now model.Time) model.Time {
+	if a.Round <= 0 || len(a.tracked) == 0 {
+		return -1
+	}
+	return now + a.Round
+}
+
+// Order implements engine.QueuePolicy.
+func (a *Alloc) Order(s *model.State, now model.Time, buf []*model.Job) engine.Order {
+	a.init(s.Cluster)
+	a.account(s, now)
+	if a.Objective == EstSRPT {
+		a.changed = true // its weights change as jobs progress
+	}
+	if a.changed && a.mayReset(now) {
+		a.reset(now)
+		a.compute(s, now)
+		a.changed = false
+	}
+	sel, types := a.choose(s, now)
+	ord := engine.Order{Preemptive: true, Types: types}
+	buf = append(buf, sel...)
+	for _, j := range a.tracked {
+		if a.jobs[j].picked {
+			continue
+		}
+		buf = append(buf, j)
+		ord.Types = append(ord.Types, 0)
+	}
+	for _, j := range a.tracked {
+		a.jobs[j].picked = false
+	}
+	ord.Jobs = buf
+	a.last = now
+	return ord
+}
+
+func (a *Alloc) init(c *model.Cluster) {
+	if a.cluster == c {
+		return
+	}
+	a.cluster = c
+	a.jobs = map[*model.Job]*allocJob{}
+	a.tracked = nil
+	a.last, a.lastReset = -1, -1
+	a.worker = make([]float64, len(c.Types))
+	a.remain = make([]int, len(c.Types))
+	a.order = make([]int, len(c.Types))
+	for t := range a.order {
+		a.order[t] = t
+	}
+	slices.SortStableFunc(a.order, func(x, y int) int { return cmp.Compare(c.Types[y].TFLOPS, c.Types[x].TFLOPS) })
+	a.rng = newPyRand(a.Seed)
+	a.fifoType = map[*model.Job]int{}
+	a.finished = nil
+}
+
+// size returns the GPU count job j is scheduled at: its request or, when
+// no GPU type holds its request, its minimum (an elastic job).
+func (a *Alloc) size(j *model.Job) int {
+	if st, ok := a.jobs[j]; ok {
+		return st.gpus
+	}
+	return j.Spec.GPUs
+}
+
+// mayReset reports whether X may be recomputed at now.
+func (a *Alloc) mayReset(now model.Time) bool {
+	if a.lastReset < 0 || now-a.lastReset >= a.Realloc {
+		return true
+	}
+	// Gavel's simulator tests "last reset at time 0" as "never reset", so
+	// that a first computation at time 0 is followed by another at the
+	// next change.
+	return a.Gavel && a.lastReset == 0
+}
+
+// credit is the time every job is credited with per type at a reset.
+func (a *Alloc) credit() float64 { return a.Round.Seconds() / 2 }

@@ -1,0 +1,99 @@
+package policy_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/policy"
+)
+
+// BenchmarkAllocOrder is one round of each allocation policy with 2,000
+// active jobs (26 job types × 4 GPU counts, as in Gavel's matrix, with
+// made-up speeds) on 8 GPU types, half of the jobs running: the LP, the
+// priorities and the choice. X is recomputed at every round (a job
+// arrives before each).
+func BenchmarkAllocOrder(b *testing.B) {
+	for _, obj := range []policy.Objective{policy.MaxMin, policy.MaxThroughput, policy.EstSRPT} {
+		a := &policy.Alloc{Objective: obj, Round: 360 * model.Second}
+		b.Run(a.Name(), func(b *testing.B) { benchAlloc(b, a) })
+	}
+}
+
+func benchAlloc(b *testing.B, a *policy.Alloc) {
+	const types, jobs = 8, 2000
+	speeds := typed{}
+	var names []string
+	tf := make([]float64, types)
+	gpus := make([]int, types)
+	for t := range types {
+		names = append(names, fmt.Sprintf("t%d", t))
+		tf[t], gpus[t] = float64(types-t), 64
+	}
+	var ids []string
+	for i := range jobs + 1 {
+		id := fmt.Sprintf("j%04d", i)
+		ids = append(ids, id)
+		sp := make([]float64, types)
+		for t := range types {
+			sp[t] = float64((i%26)+1) * float64(types-t) / float64(1+(i/26)%4)
+		}
+		speeds[id] = sp
+	}
+	s := benchState(b, names, tf, gpus, speeds, ids[:jobs])
+	extra := model.NewJob(model.JobSpec{ID: ids[jobs], GPUs: 1, MinGPUs: 1, MaxGPUs: 1}, jobs, -1, 1000)
+	now := model.Time(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		now += 360 * model.Second
+		if extra.State == model.Waiting && len(s.Waiting()) > 0 && s.Waiting()[len(s.Waiting())-1] == extra {
+			if err := s.End(extra, model.Finished); err != nil {
+				b.Fatal(err)
+			}
+			extra = model.NewJob(extra.Spec, extra.Seq, -1, 1000)
+		} else {
+			s.Submit(extra)
+		}
+		a.Order(s, now, nil)
+	}
+}
+
+// benchState is hetState for benchmarks, with every other job running on
+// a free GPU of its fastest type.
+func benchState(b *testing.B, names []string, tflops []float64, gpus []int, speeds typed, ids []string) *model.State {
+	var ts []model.GPUType
+	var ns []model.Node
+	for i, n := range names {
+		ts = append(ts, model.GPUType{Name: n, MemMiB: 16384, TFLOPS: tflops[i]})
+		ns = append(ns, model.Node{Name: "n" + n, Type: i, GPUs: gpus[i]})
+	}
+	c, err := model.NewCluster(ts, ns)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := model.NewState(c, speeds)
+	for i, id := range ids {
+		g := 1 + (i/26)%4
+		j := model.NewJob(model.JobSpec{ID: id, GPUs: g, MinGPUs: g, MaxGPUs: g}, i, -1, 1e6)
+		s.Submit(j)
+		if i%2 == 1 {
+			continue
+		}
+		for n := range c.Nodes {
+			var alloc []model.GPU
+			for x := 0; x < c.Nodes[n].GPUs && len(alloc) < g; x++ {
+				if s.FreeMask(n)&(1<<uint(x)) != 0 {
+					alloc = append(alloc, model.GPU{Node: int32(n), Index: int32(x)})
+				}
+			}
+			if len(alloc) == g {
+				if err := s.Start(j, alloc); err != nil {
+					b.Fatal(err)
+				}
+				j.Rate = 1
+				break
+			}
+		}
+	}
+	return s
+}

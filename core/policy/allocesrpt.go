@@ -1,0 +1,69 @@
+package policy
+
+import (
+	"math"
+	"slices"
+
+	"github.com/gpusched/gpusched/core/lp"
+	"github.com/gpusched/gpusched/core/model"
+)
+
+// estSRPT sets X by EstSRPT (see the Objective): per job a weight of
+// E[rem]^−Exponent, E[rem] being its expected remaining time at its best
+// speed (true remaining with Oracle), and the program maximises the sum of
+// weighted normalised throughputs. The weight makes the jobs expected to
+// finish soonest go first, as SRPT would with known sizes; the program
+// gives them the types where they run best relative to the others, and
+// fills the rest of the cluster with the next ones.
+func (a *Alloc) estSRPT(s *model.State, now model.Time) {
+	k := len(s.Cluster.Types)
+	n := len(a.tracked)
+	if n == 0 {
+		return
+	}
+	done := make([]float64, n)
+	best := make([]float64, n)
+	for i, j := range a.tracked {
+		best[i] = slices.Max(a.jobs[j].speed)
+		if best[i] > 0 {
+			done[i] = j.DoneAt(now) / best[i]
+		}
+	}
+	if !a.Oracle {
+		a.surv.fit(a.finished, done)
+	}
+	exp := a.Exponent
+	if exp <= 0 {
+		exp = DefaultExponent
+	}
+	p := &lp.Problem{Jobs: n, Types: k, Use: make([]bool, n*k), Value: make([]float64, n*k),
+		Size: make([]float64, n), Cap: make([]float64, k)}
+	for t := range k {
+		p.Cap[t] = float64(s.Cluster.TypeGPUs(t))
+	}
+	for i, j := range a.tracked {
+		st := a.jobs[j]
+		st.x = make([]float64, k)
+		p.Size[i] = float64(st.gpus)
+		if best[i] <= 0 {
+			continue
+		}
+		rem := j.Remaining(now) / best[i]
+		if !a.Oracle {
+			rem = a.surv.remaining(done[i])
+		}
+		w := math.Pow(max(rem, minRemaining), -exp)
+		st.weight = w
+		for t, v := range st.speed {
+			p.Use[i*k+t] = v > 0
+			p.Value[i*k+t] = w * v / best[i]
+		}
+	}
+	sol, err := a.solver.Solve(p)
+	if err != nil && len(sol.X) != n*k {
+		return
+	}
+	for i, j := range a.tracked {
+		copy(a.jobs[j].x, sol.X[i*k:(i+1)*k])
+	}
+}

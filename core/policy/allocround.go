@@ -1,0 +1,224 @@
+package policy
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/gpusched/gpusched/core/engine"
+	"github.com/gpusched/gpusched/core/model"
+)
+
+// account credits every tracked job, and its type, with the time it ran
+// since the previous round (jobs that ended since included: their time
+// still counts for their type), forgets the jobs that ended and tracks the
+// new ones. Either marks X as out of date.
+func (a *Alloc) account(s *model.State, now model.Time) {
+	c := s.Cluster
+	if a.last >= 0 {
+		for _, j := range a.tracked {
+			st := a.jobs[j]
+			limit := a.microTask(j)
+			ranSince(j, a.last, now, c, func(t int, sec float64) {
+				sec = min(sec, limit)
+				st.received[t] += sec
+				a.worker[t] += sec
+			})
+		}
+	}
+	kept := a.tracked[:0]
+	for _, j := range a.tracked {
+		if j.State == model.Running || j.State == model.Waiting {
+			kept = append(kept, j)
+			continue
+		}
+		if best := slices.Max(a.jobs[j].speed); j.State == model.Finished && best > 0 {
+			a.finished = append(a.finished, j.Work/best)
+		}
+		delete(a.jobs, j)
+		a.changed = true
+	}
+	a.tracked = kept
+	added := false
+	for _, list := range [][]*model.Job{s.Running(), s.Waiting()} {
+		for _, j := range list {
+			if _, ok := a.jobs[j]; ok {
+				continue
+			}
+			a.jobs[j] = a.newJob(s, j)
+			a.tracked = append(a.tracked, j)
+			added = true
+		}
+	}
+	if added {
+		a.changed = true
+		slices.SortFunc(a.tracked, func(x, y *model.Job) int { return x.Seq - y.Seq })
+	}
+}
+
+// microTask is the most time a job is credited with per round: with Gavel
+// set, the length of Gavel's micro-task for a job given in steps — whole
+// steps, int(steps/s × round) of them — which Gavel credits instead of the
+// round's length; otherwise unlimited.
+func (a *Alloc) microTask(j *model.Job) float64 {
+	if !a.Gavel || j.Spec.Steps <= 0 || j.Rate <= 0 {
+		return math.Inf(1)
+	}
+	return math.Floor(j.Rate*a.Round.Seconds()) / j.Rate
+}
+
+// newJob starts tracking j: its speeds and Gavel's initial credit of half a
+// round on every type.
+func (a *Alloc) newJob(s *model.State, j *model.Job) *allocJob {
+	k := len(s.Cluster.Types)
+	st := &allocJob{received: make([]float64, k), deficit: make([]float64, k), speed: make([]float64, k),
+		ftf: ftfState{prevRem: -1}}
+	for t := range k {
+		st.received[t] = a.credit()
+	}
+	a.speeds(s, j, st)
+	return st
+}
+
+// speeds sets st.gpus, j's requested GPU count or, when no type can run it
+// at that count, its minimum (an elastic job that fits only smaller), and
+// st.speed from the profile: j's speed on each type at st.gpus, 0 where it
+// can never run.
+func (a *Alloc) speeds(s *model.State, j *model.Job, st *allocJob) {
+	st.gpus = j.Spec.GPUs
+	ts := engine.Feasible(s, j, st.gpus)
+	if ts == 0 {
+		st.gpus = j.Spec.MinGPUs
+		ts = engine.Feasible(s, j, st.gpus)
+	}
+	for t := range st.speed {
+		st.speed[t] = 0
+		if ts.Has(t) {
+			st.speed[t] = s.Profile.Speed(j, t, st.gpus)
+		}
+	}
+}
+
+// ranSince calls fn with each GPU type j ran on in (since, now] and the
+// seconds it ran there: the tail of its closed periods and its current one.
+func ranSince(j *model.Job, since, now model.Time, c *model.Cluster, fn func(t int, sec float64)) {
+	for i := len(j.Periods) - 1; i >= 0; i-- {
+		p := j.Periods[i]
+		if p.End <= since {
+			break
+		}
+		if d := p.End - max(p.Start, since); d > 0 {
+			fn(p.Type, d.Seconds())
+		}
+	}
+	if j.State != model.Running {
+		return
+	}
+	if start := max(j.LastStart, j.ResetAt, since); now > start {
+		fn(c.TypeOf(j.Alloc[0]), (now - start).Seconds())
+	}
+}
+
+// reset starts a new accounting period at now, as Gavel does before it
+// recomputes X (scheduler.py, _reset_time_run_so_far): each job's deficit
+// grows by the time X gave it minus the time it received, and every job
+// and type starts again from the initial credit.
+func (a *Alloc) reset(now model.Time) {
+	elapsed := (now - max(a.lastReset, 0)).Seconds()
+	credit := a.credit()
+	clear(a.worker)
+	for _, j := range a.tracked {
+		st := a.jobs[j]
+		for t := range st.received {
+			should := 0.0
+			if st.x != nil {
+				should = st.x[t] * elapsed
+			}
+			st.deficit[t] += should - (st.received[t] - credit)
+			st.received[t] = credit
+			a.worker[t] += credit
+		}
+	}
+	a.lastReset = now
+}
+
+// priority is Gavel's priority of job st on type t: its share of X over
+// the fraction of the type's time it received; 0 without a share.
+func (a *Alloc) priority(st *allocJob, t int) float64 {
+	if st.x == nil || st.x[t] == 0 || st.speed[t] <= 0 {
+		return 0
+	}
+	if a.worker[t] == 0 || st.received[t] <= 0 {
+		return st.x[t] * 1e9
+	}
+	return st.x[t] / (st.received[t] / a.worker[t])
+}
+
+// pinned selects first, on the type they hold, the running jobs that have
+// made no progress since their last start yet (still in their restart
+// pause, now ≤ Job.Resume): stopping one would throw its restart away for
+// nothing, and a round shorter than the restart pause would otherwise
+// stop every job before it progressed, round after round, for ever. Under
+// Gavel's semantics (no restart pause) no job is ever pinned.
+func (a *Alloc) pinned(s *model.State, now model.Time) ([]*model.Job, []engine.TypeSet) {
+	var sel []*model.Job
+	var types []engine.TypeSet
+	for _, j := range a.tracked {
+		if j.State != model.Running || now > j.Resume {
+			continue
+		}
+		t := s.Cluster.TypeOf(j.Alloc[0])
+		a.remain[t] -= len(j.Alloc)
+		a.jobs[j].picked = true
+		sel = append(sel, j)
+		types = append(types, 1<<uint(t))
+	}
+	return sel, types
+}
+
+// choose picks the jobs that run this round and their type (Gavel's
+// _schedule_jobs_on_workers_helper): (job, type) pairs by type from the
+// fastest, each type's pairs by priority, then deficit, then share,
+// descending (ties in arrival order); a pair is taken when its job is not
+// yet chosen, can run on the type and its GPU count fits in what is left of
+// the type.
+func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.TypeSet) {
+	a.entries = a.entries[:0]
+	for _, t := range a.order {
+		start := len(a.entries)
+		for _, j := range a.tracked {
+			st := a.jobs[j]
+			x := 0.0
+			if st.x != nil {
+				x = st.x[t]
+			}
+			second := st.deficit[t]
+			if a.Objective == EstSRPT {
+				second = st.weight // X is new every round: the weight orders the jobs without a share
+			}
+			a.entries = append(a.entries, allocEntry{prio: a.priority(st, t), deficit: second, x: x, job: j, t: t})
+		}
+		slices.SortStableFunc(a.entries[start:], func(p, q allocEntry) int {
+			return cmp.Or(cmp.Compare(q.prio, p.prio), cmp.Compare(q.deficit, p.deficit), cmp.Compare(q.x, p.x))
+		})
+	}
+	for t := range a.remain {
+		a.remain[t] = s.Cluster.TypeGPUs(t)
+	}
+	sel, types := a.pinned(s, now)
+	for _, e := range a.entries {
+		st := a.jobs[e.job]
+		n := st.gpus
+		if a.remain[e.t] <= 0 || st.picked || st.speed[e.t] <= 0 || n > a.remain[e.t] {
+			continue
+		}
+		if a.Objective == FIFOAlloc && e.prio <= 0 {
+			continue // Gavel's FIFO runs only jobs with a share
+		}
+		a.remain[e.t] -= n
+		st.picked = true
+		sel = append(sel, e.job)
+		types = append(types, 1<<uint(e.t))
+	}
+	return sel, types
+}
