@@ -5,8 +5,14 @@ BIN     := bin/gpusched
 SHARED  ?= ../shared
 PHILLY  := $(SHARED)/traces/philly/philly.csv
 FUZZTIME ?= 10s
+# The Kubernetes test bed (scripts/testbed, docs/KUBERNETES.md).
+TESTBED_DIR   ?= out/testbed
+TESTBED_FLAGS ?=
+TESTBED       := TESTBED_SHARED=$(abspath $(SHARED)) scripts/testbed
+VOLCANO_SRC   := $(SHARED)/testbed/volcano-src.tar.gz
 
-.PHONY: all build test vet fmt-check bench bench-core bench-philly fuzz experiments clean
+.PHONY: all build test vet fmt-check bench bench-core bench-philly fuzz experiments clean \
+	testbed testbed-down testbed-build
 
 all: build
 
@@ -14,9 +20,26 @@ build:
 	$(GO) build -o $(BIN) ./cmd/gpusched
 
 ## test: the whole suite — formatting, vet, unit, scenario, determinism,
-## fuzz-corpus and end-to-end tests (the README's and CI's command).
-test: fmt-check vet
-	$(GO) test -count=1 ./...
+## fuzz-corpus and end-to-end tests (the README's and CI's command). The
+## Kubernetes bed's binaries are built first (once per machine: minutes),
+## outside the tests' time limit.
+test: fmt-check vet testbed-build
+	TESTBED_SHARED=$(abspath $(SHARED)) $(GO) test -count=1 ./...
+
+## testbed: start the Kubernetes test bed in TESTBED_DIR (then
+## `. $(TESTBED_DIR)/env; kubectl get nodes`); TESTBED_FLAGS=--volcano adds
+## Volcano's job controller, --volcano-scheduler also vc-scheduler.
+testbed:
+	$(TESTBED) up $(TESTBED_DIR) $(TESTBED_FLAGS)
+
+## testbed-down: stop the bed in TESTBED_DIR.
+testbed-down:
+	$(TESTBED) down $(TESTBED_DIR)
+
+## testbed-build: build the bed's binaries into the cache (or find them
+## there); Volcano's too when its source is in $(SHARED).
+testbed-build:
+	$(TESTBED) build $$(if [ -f $(VOLCANO_SRC) ]; then echo --volcano; fi)
 
 vet:
 	$(GO) vet ./...

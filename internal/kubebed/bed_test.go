@@ -1,0 +1,260 @@
+package kubebed_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpusched/gpusched/internal/kubebed"
+)
+
+// waitTimeout bounds each wait for the bed's controllers.
+const waitTimeout = 60 * time.Second
+
+// object holds the fields of Kubernetes objects the tests look at.
+type object struct {
+	Metadata struct {
+		Name            string            `json:"name"`
+		Annotations     map[string]string `json:"annotations"`
+		OwnerReferences []struct {
+			Kind string `json:"kind"`
+			Name string `json:"name"`
+		} `json:"ownerReferences"`
+	} `json:"metadata"`
+	Spec struct {
+		NodeName      string `json:"nodeName"`
+		SchedulerName string `json:"schedulerName"`
+	} `json:"spec"`
+	Status struct {
+		Phase      string `json:"phase"`
+		Conditions []struct {
+			Type   string `json:"type"`
+			Status string `json:"status"`
+		} `json:"conditions"`
+		Allocatable map[string]string `json:"allocatable"`
+	} `json:"status"`
+}
+
+func (o object) condition(typ string) string {
+	for _, c := range o.Status.Conditions {
+		if c.Type == typ {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+// kubectl runs kubectl on bed, failing t on error.
+func kubectl(t *testing.T, bed *kubebed.Bed, stdin string, args ...string) []byte {
+	t.Helper()
+	out, err := bed.KubectlInput(context.Background(), stdin, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// get returns the objects `kubectl get ARGS -o json` lists.
+func get(t *testing.T, bed *kubebed.Bed, args ...string) []object {
+	t.Helper()
+	var list struct{ Items []object }
+	out := kubectl(t, bed, "", append(args, "-o", "json")...)
+	if err := json.Unmarshal(out, &list); err != nil {
+		t.Fatalf("kubectl get %v: %v", args, err)
+	}
+	return list.Items
+}
+
+// eventually polls check until it returns "" and fails t with check's
+// last answer after waitTimeout.
+func eventually(t *testing.T, what string, check func() string) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		state := check()
+		if state == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after %v; last: %s", what, waitTimeout, state)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// gpuNode is a kwok node with 8 V100s, as the Kubernetes mode sees GPUs.
+const gpuNode = `apiVersion: v1
+kind: Node
+metadata:
+  name: %s
+  annotations: {kwok.x-k8s.io/node: fake}
+  labels: {nvidia.com/gpu.product: Tesla-V100-SXM2-16GB, nvidia.com/gpu.count: "8"}
+status:
+  capacity: {cpu: "64", memory: 512Gi, pods: "110", nvidia.com/gpu: "8"}
+  allocatable: {cpu: "64", memory: 512Gi, pods: "110", nvidia.com/gpu: "8"}
+`
+
+// addNode creates a kwok GPU node and waits until it is Ready.
+func addNode(t *testing.T, bed *kubebed.Bed, name string) {
+	t.Helper()
+	kubectl(t, bed, fmt.Sprintf(gpuNode, name), "create", "-f", "-")
+	eventually(t, "node "+name+" Ready", func() string {
+		nodes := get(t, bed, "get", "nodes", "--field-selector", "metadata.name="+name)
+		if len(nodes) != 1 || nodes[0].condition("Ready") != "True" {
+			return fmt.Sprintf("%+v", nodes)
+		}
+		if got := nodes[0].Status.Allocatable["nvidia.com/gpu"]; got != "8" {
+			t.Fatalf("node %s allocatable nvidia.com/gpu = %q, want 8", name, got)
+		}
+		return ""
+	})
+}
+
+// bind binds pod to node through the pods/binding subresource, as a
+// scheduler does.
+func bind(t *testing.T, bed *kubebed.Bed, pod, node string) {
+	t.Helper()
+	binding := fmt.Sprintf(`{"apiVersion":"v1","kind":"Binding","metadata":{"name":%q},`+
+		`"target":{"apiVersion":"v1","kind":"Node","name":%q}}`, pod, node)
+	kubectl(t, bed, binding, "create", "--raw", "/api/v1/namespaces/default/pods/"+pod+"/binding", "-f", "-")
+}
+
+// waitPhase waits until pod has phase.
+func waitPhase(t *testing.T, bed *kubebed.Bed, pod, phase string) {
+	t.Helper()
+	eventually(t, "pod "+pod+" "+phase, func() string {
+		pods := get(t, bed, "get", "pods", "--field-selector", "metadata.name="+pod)
+		if len(pods) != 1 || pods[0].Status.Phase != phase {
+			return fmt.Sprintf("%+v", pods)
+		}
+		return ""
+	})
+}
+
+const pod = `apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+  annotations: {%s}
+spec:
+  schedulerName: gpusched
+  containers:
+  - {name: train, image: trainer, resources: {limits: {nvidia.com/gpu: "4"}}}
+`
+
+// TestBed is the bed's smoke test: kwok GPU nodes become Ready, a pod bound
+// with a Binding runs (and, annotated, completes), an Indexed Job's pods
+// wait for a scheduler named gpusched, and `down` leaves nothing running.
+func TestBed(t *testing.T) {
+	dir := t.TempDir()
+	bed, err := kubebed.Up(context.Background(), dir, kubebed.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			bed.Down()
+		}
+	}()
+	t.Logf("bed: Kubernetes %s, kwok %s, API %s", bed.K8sVersion, bed.KwokVersion, bed.Server)
+	if out := kubectl(t, bed, "", "version", "-o", "json"); !strings.Contains(string(out), `"gitVersion": "`+bed.K8sVersion+`"`) {
+		t.Errorf("kubectl version does not report %s:\n%s", bed.K8sVersion, out)
+	}
+	addNode(t, bed, "gpu-0")
+
+	t.Run("BoundPodRuns", func(t *testing.T) {
+		kubectl(t, bed, fmt.Sprintf(pod, "p-run", ""), "create", "-f", "-")
+		bind(t, bed, "p-run", "gpu-0")
+		waitPhase(t, bed, "p-run", "Running")
+		time.Sleep(2 * time.Second) // pods without the completion annotation keep running
+		waitPhase(t, bed, "p-run", "Running")
+	})
+	t.Run("AnnotatedPodCompletes", func(t *testing.T) {
+		kubectl(t, bed, fmt.Sprintf(pod, "p-done", `pod-complete.stage.kwok.x-k8s.io/delay: "1s"`), "create", "-f", "-")
+		bind(t, bed, "p-done", "gpu-0")
+		waitPhase(t, bed, "p-done", "Succeeded")
+	})
+	t.Run("IndexedJobPodsPending", func(t *testing.T) { indexedJob(t, bed) })
+
+	pids := processes(t, dir)
+	if len(pids) < 4 {
+		t.Fatalf("run/ lists %d processes, want etcd, kube-apiserver, kube-controller-manager, kwok (and a watchdog)", len(pids))
+	}
+	stopped = true
+	if err := bed.Down(); err != nil {
+		t.Fatal(err)
+	}
+	for name, pid := range pids {
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%s/exe", pid)); err == nil && exe != "" {
+			if st, _ := os.ReadFile(fmt.Sprintf("/proc/%s/stat", pid)); !strings.Contains(string(st), ") Z ") {
+				t.Errorf("%s (pid %s, %s) still runs after down", name, pid, exe)
+			}
+		}
+	}
+}
+
+// processes returns the PIDs `up` recorded in dir/run, by name.
+func processes(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "run", "*.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := map[string]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids[strings.TrimSuffix(filepath.Base(f), ".pid")] = strings.Fields(string(b))[0]
+	}
+	return pids
+}
+
+const indexedJobYAML = `apiVersion: batch/v1
+kind: Job
+metadata: {name: resnet}
+spec:
+  completionMode: Indexed
+  completions: 2
+  parallelism: 2
+  template:
+    spec:
+      schedulerName: gpusched
+      restartPolicy: Never
+      containers:
+      - {name: train, image: trainer, resources: {limits: {nvidia.com/gpu: "4"}}}
+`
+
+// indexedJob checks that the Job controller creates an Indexed Job's pods,
+// which stay Pending and unbound: no scheduler named gpusched runs.
+func indexedJob(t *testing.T, bed *kubebed.Bed) {
+	kubectl(t, bed, indexedJobYAML, "create", "-f", "-")
+	var pods []object
+	eventually(t, "the Job's 2 pods", func() string {
+		pods = get(t, bed, "get", "pods", "-l", "batch.kubernetes.io/job-name=resnet")
+		if len(pods) != 2 {
+			return fmt.Sprintf("%d pods", len(pods))
+		}
+		return ""
+	})
+	time.Sleep(time.Second)
+	pods = get(t, bed, "get", "pods", "-l", "batch.kubernetes.io/job-name=resnet")
+	indexes := map[string]bool{}
+	for _, p := range pods {
+		if p.Status.Phase != "Pending" || p.Spec.NodeName != "" || p.Spec.SchedulerName != "gpusched" {
+			t.Errorf("pod %s: phase %q, node %q, scheduler %q; want Pending, unbound, gpusched",
+				p.Metadata.Name, p.Status.Phase, p.Spec.NodeName, p.Spec.SchedulerName)
+		}
+		indexes[p.Metadata.Annotations["batch.kubernetes.io/job-completion-index"]] = true
+	}
+	if !indexes["0"] || !indexes["1"] {
+		t.Errorf("completion indexes %v, want 0 and 1", indexes)
+	}
+}
