@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -150,18 +152,19 @@ spec:
 // TestBed is the bed's smoke test: kwok GPU nodes become Ready, a pod bound
 // with a Binding runs (and, annotated, completes), an Indexed Job's pods
 // wait for a scheduler named gpusched, and `down` leaves nothing running.
+// It runs on a Shared bed, as a package's tests would.
 func TestBed(t *testing.T) {
-	dir := t.TempDir()
-	bed, err := kubebed.Up(context.Background(), dir, kubebed.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	shared := kubebed.NewShared(kubebed.Options{})
 	stopped := false
 	defer func() {
 		if !stopped {
-			bed.Down()
+			shared.Stop()
 		}
 	}()
+	bed := shared.Get(t)
+	if again := shared.Get(t); again != bed {
+		t.Fatalf("a second Get started another bed: %s, then %s", bed.Dir, again.Dir)
+	}
 	t.Logf("bed: Kubernetes %s, kwok %s, API %s", bed.K8sVersion, bed.KwokVersion, bed.Server)
 	if out := kubectl(t, bed, "", "version", "-o", "json"); !strings.Contains(string(out), `"gitVersion": "`+bed.K8sVersion+`"`) {
 		t.Errorf("kubectl version does not report %s:\n%s", bed.K8sVersion, out)
@@ -182,20 +185,69 @@ func TestBed(t *testing.T) {
 	})
 	t.Run("IndexedJobPodsPending", func(t *testing.T) { indexedJob(t, bed) })
 
-	pids := processes(t, dir)
-	if len(pids) < 4 {
-		t.Fatalf("run/ lists %d processes, want etcd, kube-apiserver, kube-controller-manager, kwok (and a watchdog)", len(pids))
+	pids := processes(t, bed.Dir)
+	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kwok", "watchdog"} {
+		if pids[name] == "" {
+			t.Errorf("run/ lists no %s: %v", name, pids)
+		}
 	}
 	stopped = true
-	if err := bed.Down(); err != nil {
+	if err := shared.Stop(); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := os.Stat(bed.Dir); !os.IsNotExist(err) {
+		t.Errorf("Stop left %s behind: %v", bed.Dir, err)
+	}
+	checkStopped(t, pids)
+}
+
+// TestBedStopsWhenOwnerExits starts a bed owned by another process (as
+// Up does with the test binary) and checks that the bed stops by itself
+// once that process exits without stopping it.
+func TestBedStopsWhenOwnerExits(t *testing.T) {
+	root, err := kubebed.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := exec.Command("sleep", "600")
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Process.Kill()
+	dir := t.TempDir()
+	script := filepath.Join(root, "scripts", "testbed")
+	up := exec.Command(script, "up", dir, "--owner", strconv.Itoa(owner.Process.Pid))
+	if out, err := up.CombinedOutput(); err != nil {
+		t.Fatalf("testbed up: %v\n%s", err, out)
+	}
+	defer exec.Command(script, "down", dir).Run()
+	pids := processes(t, dir)
+	owner.Process.Kill()
+	owner.Wait()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(running(pids)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	checkStopped(t, pids)
+}
+
+// running returns the names of pids whose processes still run (zombies,
+// exited but not yet reaped, do not count).
+func running(pids map[string]string) []string {
+	var names []string
 	for name, pid := range pids {
-		if exe, err := os.Readlink(fmt.Sprintf("/proc/%s/exe", pid)); err == nil && exe != "" {
-			if st, _ := os.ReadFile(fmt.Sprintf("/proc/%s/stat", pid)); !strings.Contains(string(st), ") Z ") {
-				t.Errorf("%s (pid %s, %s) still runs after down", name, pid, exe)
-			}
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%s/stat", pid))
+		if err == nil && !strings.Contains(string(st), ") Z ") {
+			names = append(names, name)
 		}
+	}
+	return names
+}
+
+func checkStopped(t *testing.T, pids map[string]string) {
+	t.Helper()
+	if left := running(pids); len(left) > 0 {
+		t.Errorf("still running after the bed stopped: %v (pids %v)", left, pids)
 	}
 }
 
