@@ -218,10 +218,11 @@ func (b *Bed) Log(name string) string {
 }
 
 // Start starts a bed for t in a temporary directory and stops it when t
-// ends. It skips t when opts asks for Volcano and its source is missing,
-// and fails t when the bed does not start.
+// ends. It skips t in -short mode and when opts asks for Volcano and its
+// source is missing, and fails t when the bed does not start.
 func Start(t testing.TB, opts Options) *Bed {
 	t.Helper()
+	SkipIfShort(t)
 	bed, err := Up(context.Background(), t.TempDir(), opts)
 	if errors.Is(err, ErrNoVolcanoSource) {
 		t.Skip(err)
@@ -251,10 +252,11 @@ type Shared struct {
 func NewShared(opts Options) *Shared { return &Shared{opts: opts} }
 
 // Get returns the shared bed, starting it on the first call. Like Start,
-// it skips t when Volcano's source is missing and fails t when the bed
-// did not start (for this and every later test).
+// it skips t in -short mode and when Volcano's source is missing, and
+// fails t when the bed did not start (for this and every later test).
 func (s *Shared) Get(t testing.TB) *Bed {
 	t.Helper()
+	SkipIfShort(t)
 	s.once.Do(func() {
 		s.dir, s.err = os.MkdirTemp("", "kubebed-")
 		if s.err == nil {
@@ -282,6 +284,15 @@ func (s *Shared) Stop() error {
 		}
 	}
 	return err
+}
+
+// SkipIfShort skips t in -short mode: a bed takes seconds to start, and
+// minutes on a machine that has not built its binaries yet.
+func SkipIfShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("kubebed: -short: the Kubernetes test bed is not started")
+	}
 }
 
 func exists(path string) bool {

@@ -205,6 +205,7 @@ func TestBed(t *testing.T) {
 // Up does with the test binary) and checks that the bed stops by itself
 // once that process exits without stopping it.
 func TestBedStopsWhenOwnerExits(t *testing.T) {
+	kubebed.SkipIfShort(t)
 	root, err := kubebed.Root()
 	if err != nil {
 		t.Fatal(err)
