@@ -117,6 +117,18 @@ func addNode(t *testing.T, bed *kubebed.Bed, name string) {
 	})
 }
 
+// waitReady waits until node's Ready condition is status.
+func waitReady(t *testing.T, bed *kubebed.Bed, node, status string) {
+	t.Helper()
+	eventually(t, "node "+node+" Ready="+status, func() string {
+		nodes := get(t, bed, "get", "nodes", "--field-selector", "metadata.name="+node)
+		if len(nodes) != 1 || nodes[0].condition("Ready") != status {
+			return fmt.Sprintf("%+v", nodes)
+		}
+		return ""
+	})
+}
+
 // bind binds pod to node through the pods/binding subresource, as a
 // scheduler does.
 func bind(t *testing.T, bed *kubebed.Bed, pod, node string) {
@@ -151,7 +163,8 @@ spec:
 
 // TestBed is the bed's smoke test: kwok GPU nodes become Ready, a pod bound
 // with a Binding runs (and, annotated, completes), an Indexed Job's pods
-// wait for a scheduler named gpusched, and `down` leaves nothing running.
+// wait for a scheduler named gpusched, a labelled node turns NotReady and
+// back, and `down` leaves nothing running.
 // It runs on a Shared bed, as a package's tests would.
 func TestBed(t *testing.T) {
 	shared := kubebed.NewShared(kubebed.Options{})
@@ -184,6 +197,13 @@ func TestBed(t *testing.T) {
 		waitPhase(t, bed, "p-done", "Succeeded")
 	})
 	t.Run("IndexedJobPodsPending", func(t *testing.T) { indexedJob(t, bed) })
+	t.Run("NodeNotReadyLabel", func(t *testing.T) {
+		addNode(t, bed, "gpu-1")
+		kubectl(t, bed, "", "label", "node", "gpu-1", "node-not-ready.stage.kwok.x-k8s.io=true")
+		waitReady(t, bed, "gpu-1", "False")
+		kubectl(t, bed, "", "label", "node", "gpu-1", "node-not-ready.stage.kwok.x-k8s.io-")
+		waitReady(t, bed, "gpu-1", "True")
+	})
 
 	pids := processes(t, bed.Dir)
 	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kwok", "watchdog"} {
