@@ -5,8 +5,15 @@ BIN     := bin/gpusched
 SHARED  ?= ../shared
 PHILLY  := $(SHARED)/traces/philly/philly.csv
 FUZZTIME ?= 10s
+# The Kubernetes test bed (scripts/testbed, docs/KUBERNETES.md).
+TESTBED_DIR   ?= out/testbed
+TESTBED_FLAGS ?=
+TESTBED       := TESTBED_SHARED=$(abspath $(SHARED)) scripts/testbed
+VOLCANO_SRC   := $(SHARED)/testbed/volcano-src.tar.gz
+VOLCANO_FLAG  := $(if $(wildcard $(VOLCANO_SRC)),--volcano,)
 
-.PHONY: all build test vet fmt-check bench bench-core bench-philly fuzz experiments fidelity clean
+.PHONY: all build test vet fmt-check bench bench-core bench-philly fuzz experiments fidelity clean \
+	testbed testbed-down testbed-build bench-testbed bench-testbed-cold
 
 all: build
 
@@ -14,9 +21,42 @@ build:
 	$(GO) build -o $(BIN) ./cmd/gpusched
 
 ## test: the whole suite — formatting, vet, unit, scenario, determinism,
-## fuzz-corpus and end-to-end tests (the README's and CI's command).
-test: fmt-check vet
-	$(GO) test -count=1 ./...
+## fuzz-corpus and end-to-end tests (the README's and CI's command). The
+## Kubernetes bed's binaries are built first (once per machine: minutes),
+## outside the tests' time limit.
+test: fmt-check vet testbed-build
+	TESTBED_SHARED=$(abspath $(SHARED)) $(GO) test -count=1 ./...
+
+## testbed: start the Kubernetes test bed in TESTBED_DIR (then
+## `. $(TESTBED_DIR)/env; kubectl get nodes`); TESTBED_FLAGS=--volcano adds
+## Volcano's job controller, --volcano-scheduler also vc-scheduler.
+testbed:
+	$(TESTBED) up $(TESTBED_DIR) $(TESTBED_FLAGS)
+
+## testbed-down: stop the bed in TESTBED_DIR.
+testbed-down:
+	$(TESTBED) down $(TESTBED_DIR)
+
+## testbed-build: build the bed's binaries into the cache (or find them
+## there); Volcano's too when its source is in $(SHARED).
+testbed-build:
+	$(TESTBED) build $(VOLCANO_FLAG)
+
+## bench-testbed: wall time of `scripts/testbed up` with a warm cache (and
+## with --volcano when its source is there) and of `down`, three times each.
+bench-testbed: testbed-build
+	@bash -c 'set -e; d=$$(mktemp -d); trap "$(TESTBED) down $$d/bed >/dev/null 2>&1; rm -rf $$d" EXIT; \
+	TIMEFORMAT="%R s"; for f in "" $(VOLCANO_FLAG); do for i in 1 2 3; do \
+	  printf "up %s: " "$$f"; { time $(TESTBED) up $$d/bed $$f 2>/dev/null; } 2>&1; \
+	  printf "down: "; { time $(TESTBED) down $$d/bed; } 2>&1; done; done'
+
+## bench-testbed-cold: the bed's cold build, as on a fresh machine: fresh Go
+## build and module caches and bed cache in a temporary directory, removed
+## afterwards (tens of minutes; downloads about 1 GB of modules).
+bench-testbed-cold:
+	@bash -c 'set -e; d=$$(mktemp -d); trap "GOMODCACHE=$$d/mod $(GO) clean -modcache; rm -rf $$d" EXIT; \
+	TIMEFORMAT="cold build $(VOLCANO_FLAG): %R s wall, %U s user, %S s sys"; \
+	time GOCACHE=$$d/gocache GOMODCACHE=$$d/mod TESTBED_CACHE=$$d/testbed $(TESTBED) build $(VOLCANO_FLAG)'
 
 vet:
 	$(GO) vet ./...
