@@ -51,11 +51,11 @@ func Prior(k Kind) Spread {
 // times of successful jobs per user and overall. Its zero value is empty
 // and ready; it is not safe for concurrent use.
 type History struct {
-	Ratios map[Kind][]float64 `json:"ratios,omitempty"`
+	Ratios map[Kind][]float64  `json:"ratios,omitempty"`
 	Users  map[string]UserRuns `json:"users,omitempty"`
 	// Runs are the last run times (seconds) of successful jobs.
 	Runs []float64 `json:"runs,omitempty"`
-	// seen counts observations, to order the users by recency.
+	// Seen counts the run times observed, to order the users by recency.
 	Seen int64 `json:"seen,omitempty"`
 }
 
