@@ -46,8 +46,9 @@ type ETABasis struct {
 	// Detail says it in words.
 	Detail string `json:"detail"`
 	// Bias and Sigma are the mean and standard deviation of the log of
-	// actual over estimated run time for lengths of this kind, learned
-	// from Samples finished jobs (0: the prior).
+	// actual over estimated run time for lengths of this class (its kind,
+	// and for steps its speed), learned from Samples finished jobs (0: the
+	// prior).
 	Bias    float64 `json:"bias"`
 	Sigma   float64 `json:"sigma"`
 	Samples int     `json:"samples"`
@@ -69,7 +70,7 @@ type ETAList struct {
 
 // ETAAccuracy is the answer of GET /v1/eta/accuracy: how good the start
 // forecasts served so far have been, over all of them and by how far
-// ahead they were made, and the spread of every length kind.
+// ahead they were made, and the spread of every class of lengths.
 type ETAAccuracy struct {
 	ETAStats
 	ByLead  []ETALeadStats  `json:"by_lead"`
@@ -103,9 +104,10 @@ type ETALeadStats struct {
 	ETAStats
 }
 
-// ETASpread is the uncertainty of one length kind.
+// ETASpread is the uncertainty of one class of lengths: a length kind,
+// steps split by the source of the speed (steps/measured, steps/matrix).
 type ETASpread struct {
-	Length  string  `json:"length"`
+	Class   string  `json:"class"`
 	Bias    float64 `json:"bias"`
 	Sigma   float64 `json:"sigma"`
 	Samples int     `json:"samples"`

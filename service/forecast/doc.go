@@ -26,12 +26,14 @@
 // # Ranges
 //
 // Run simulates the snapshot once with every job's length corrected by the
-// bias learned for its kind (the point forecast), then Options.Runs more
+// bias learned for its class (the point forecast), then Options.Runs more
 // times with each length multiplied by a log-normal factor whose spread is
-// learned from finished jobs (History: the ratio of each successful job's
-// run time to its length estimated when it started), and reports the P10,
-// P50 and P90 of every start and finish over those runs. Until a kind has
-// enough finished jobs, a prior spread applies (Prior). The perturbations
+// learned from finished jobs, and reports the P10, P50 and P90 of every
+// start and finish over those runs. A class is a kind, with steps split by
+// the source of the speed (Class): History keeps, per class, the log of
+// each successful job's run time over its length as first estimated in
+// that class. Until a class has enough finished jobs, a prior spread
+// applies (Prior). The perturbations
 // come from a PCG generator seeded by Options.Seed: the same snapshot and
 // seed give the same forecast.
 //

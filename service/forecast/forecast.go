@@ -50,8 +50,8 @@ type Options struct {
 	Runs int
 	// Seed seeds the perturbations.
 	Seed uint64
-	// Spreads are the uncertainties by kind (missing kinds: Prior).
-	Spreads map[Kind]Spread
+	// Spreads are the uncertainties by class (missing classes: Prior).
+	Spreads map[Class]Spread
 	// Workers bounds the simulations run at once (0: GOMAXPROCS).
 	Workers int
 }
@@ -80,7 +80,7 @@ type ETA struct {
 }
 
 // Run forecasts the snapshot: one simulation with every length corrected
-// by its kind's bias, then o.Runs perturbed ones.
+// by its class's bias, then o.Runs perturbed ones.
 func Run(s *Snapshot, o Options) (*Result, error) {
 	if s.Cluster == nil || s.Table == nil {
 		return nil, errors.New("forecast: the snapshot has no cluster")
@@ -121,20 +121,20 @@ func Run(s *Snapshot, o Options) (*Result, error) {
 }
 
 // drawFactors returns the length factors of every run: run 0 has each
-// kind's bias exp(Mu), the others a log-normal draw per job.
+// class's bias exp(Mu), the others a log-normal draw per job.
 func drawFactors(s *Snapshot, o Options) [][]float64 {
-	spread := func(k Kind) Spread {
-		if sp, ok := o.Spreads[k]; ok {
+	spread := func(c Class) Spread {
+		if sp, ok := o.Spreads[c]; ok {
 			return sp
 		}
-		return Prior(k)
+		return Prior(c)
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed))
 	out := make([][]float64, o.Runs+1)
 	for r := range out {
 		f := make([]float64, len(s.Jobs))
 		for i := range s.Jobs {
-			sp := spread(s.Jobs[i].Length.Kind)
+			sp := spread(s.Jobs[i].Length.Class())
 			z := 0.0
 			if r > 0 {
 				z = rng.NormFloat64()

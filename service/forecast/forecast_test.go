@@ -48,7 +48,7 @@ func snapshot(t *testing.T) *Snapshot {
 
 func TestRunPoint(t *testing.T) {
 	s := snapshot(t)
-	exact := map[Kind]Spread{KindTimeLimit: {Sigma: 0}}
+	exact := map[Class]Spread{ClassTimeLimit: {Sigma: 0}}
 	res, err := Run(s, Options{Runs: 4, Spreads: exact})
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func TestRunBias(t *testing.T) {
 	s := snapshot(t)
 	// Jobs of this kind ran twice their estimate: A ends at 1012, C
 	// starts there.
-	res, err := Run(s, Options{Runs: 2, Spreads: map[Kind]Spread{KindTimeLimit: {Mu: 0.6931471805599453}}})
+	res, err := Run(s, Options{Runs: 2, Spreads: map[Class]Spread{ClassTimeLimit: {Mu: 0.6931471805599453}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestRunBias(t *testing.T) {
 
 func TestRunRange(t *testing.T) {
 	s := snapshot(t)
-	o := Options{Runs: 40, Seed: 7, Spreads: map[Kind]Spread{KindTimeLimit: {Sigma: 0.5}}}
+	o := Options{Runs: 40, Seed: 7, Spreads: map[Class]Spread{ClassTimeLimit: {Sigma: 0.5}}}
 	a, err := Run(s, o)
 	if err != nil {
 		t.Fatal(err)

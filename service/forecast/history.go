@@ -8,7 +8,7 @@ import (
 
 // History bounds.
 const (
-	// MaxRatios is how many length ratios History keeps per kind.
+	// MaxRatios is how many length ratios History keeps per class.
 	MaxRatios = 500
 	// MaxUserRuns is how many run times it keeps per user, MaxRuns over
 	// all users.
@@ -19,12 +19,12 @@ const (
 	MaxUsers = 1000
 	// priorWeight is how many finished jobs the prior spread counts as.
 	priorWeight = 5
-	// minSigma is the least spread of a learned kind: no forecast is
+	// minSigma is the least spread of a learned class: no forecast is
 	// certain.
 	minSigma = 0.05
 )
 
-// Spread is the uncertainty of one kind of length: the run time of a job
+// Spread is the uncertainty of one class of lengths: the run time of a job
 // is its estimated length times exp(N(Mu, Sigma²)).
 type Spread struct {
 	Mu, Sigma float64
@@ -32,26 +32,29 @@ type Spread struct {
 	Samples int
 }
 
-// Prior returns the spread assumed for a kind before any job of it has
-// finished: lengths from steps and a speed are good to about 30%, time
-// limits and histories to about 60% (a time limit is an upper bound), and
-// a default length to a factor of e.
-func Prior(k Kind) Spread {
-	switch k {
-	case KindSteps:
+// Prior returns the spread assumed for a class before any job of it has
+// finished: lengths from steps at a measured speed are good to about 20%,
+// at the matrix's speed to about 30%, time limits and histories to about
+// 60% (a time limit is an upper bound), and a default length to a factor
+// of e.
+func Prior(c Class) Spread {
+	switch c {
+	case ClassMeasured:
+		return Spread{Sigma: 0.2}
+	case ClassMatrix:
 		return Spread{Sigma: 0.3}
-	case KindDefault:
+	case ClassDefault:
 		return Spread{Sigma: 1}
 	}
 	return Spread{Sigma: 0.6}
 }
 
-// History is what the forecast learns from finished jobs: per length kind
+// History is what the forecast learns from finished jobs: per length class
 // the log-ratios of actual run times to estimated lengths, and the run
 // times of successful jobs per user and overall. Its zero value is empty
 // and ready; it is not safe for concurrent use.
 type History struct {
-	Ratios map[Kind][]float64  `json:"ratios,omitempty"`
+	Ratios map[Class][]float64 `json:"ratios,omitempty"`
 	Users  map[string]UserRuns `json:"users,omitempty"`
 	// Runs are the last run times (seconds) of successful jobs.
 	Runs []float64 `json:"runs,omitempty"`
@@ -66,16 +69,16 @@ type UserRuns struct {
 	Seen int64     `json:"seen"`
 }
 
-// ObserveRatio records that a job whose length of kind k was estimated at
+// ObserveRatio records that a job whose length of class c was estimated at
 // est ran for actual. Non-positive or non-finite values are ignored.
-func (h *History) ObserveRatio(k Kind, est, actual time.Duration) {
+func (h *History) ObserveRatio(c Class, est, actual time.Duration) {
 	if est <= 0 || actual <= 0 {
 		return
 	}
 	if h.Ratios == nil {
-		h.Ratios = map[Kind][]float64{}
+		h.Ratios = map[Class][]float64{}
 	}
-	h.Ratios[k] = push(h.Ratios[k], math.Log(actual.Seconds()/est.Seconds()), MaxRatios)
+	h.Ratios[c] = push(h.Ratios[c], math.Log(actual.Seconds()/est.Seconds()), MaxRatios)
 }
 
 // ObserveRun records the run time of a successful job of user ("" for
@@ -123,13 +126,13 @@ func (h *History) UserMedian(user string) (time.Duration, int) {
 // their number.
 func (h *History) AllMedian() (time.Duration, int) { return median(h.Runs), len(h.Runs) }
 
-// Spread returns the uncertainty of kind k: the mean and standard
-// deviation of its log-ratios, shrunk towards Prior(k) as if the prior
+// Spread returns the uncertainty of class c: the mean and standard
+// deviation of its log-ratios, shrunk towards Prior(c) as if the prior
 // were priorWeight more samples, the deviation at least minSigma once
 // learned.
-func (h *History) Spread(k Kind) Spread {
-	p := Prior(k)
-	r := h.Ratios[k]
+func (h *History) Spread(c Class) Spread {
+	p := Prior(c)
+	r := h.Ratios[c]
 	n := float64(len(r))
 	if n == 0 {
 		return p
@@ -149,24 +152,24 @@ func (h *History) Spread(k Kind) Spread {
 	return Spread{Mu: mu, Sigma: max(sigma, minSigma), Samples: len(r)}
 }
 
-// Spreads returns the spread of every kind.
-func (h *History) Spreads() map[Kind]Spread {
-	out := make(map[Kind]Spread, len(Kinds()))
-	for _, k := range Kinds() {
-		out[k] = h.Spread(k)
+// Spreads returns the spread of every class.
+func (h *History) Spreads() map[Class]Spread {
+	out := make(map[Class]Spread, len(Classes()))
+	for _, c := range Classes() {
+		out[c] = h.Spread(c)
 	}
 	return out
 }
 
 // Clean drops what a History read from storage must not hold: unknown
-// kinds, non-finite values and lists beyond their bounds.
+// classes, non-finite values and lists beyond their bounds.
 func (h *History) Clean() {
-	for k, r := range h.Ratios {
-		if !slices.Contains(Kinds(), k) {
-			delete(h.Ratios, k)
+	for c, r := range h.Ratios {
+		if !slices.Contains(Classes(), c) {
+			delete(h.Ratios, c)
 			continue
 		}
-		h.Ratios[k] = finite(r, MaxRatios, false)
+		h.Ratios[c] = finite(r, MaxRatios, false)
 	}
 	h.Runs = finite(h.Runs, MaxRuns, true)
 	for name, u := range h.Users {

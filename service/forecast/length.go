@@ -35,6 +35,25 @@ const (
 	SpeedMatrix Speed = "matrix"
 )
 
+// Class groups lengths whose errors are alike: the kind, and for steps
+// the source of the speed. The forecast learns a spread per class.
+type Class string
+
+// Length classes.
+const (
+	ClassMeasured    Class = "steps/measured"
+	ClassMatrix      Class = "steps/matrix"
+	ClassTimeLimit   Class = Class(KindTimeLimit)
+	ClassUserHistory Class = Class(KindUserHistory)
+	ClassHistory     Class = Class(KindHistory)
+	ClassDefault     Class = Class(KindDefault)
+)
+
+// Classes lists every class.
+func Classes() []Class {
+	return []Class{ClassMeasured, ClassMatrix, ClassTimeLimit, ClassUserHistory, ClassHistory, ClassDefault}
+}
+
 // DefaultLength is a job's length when nothing is known about it.
 const DefaultLength = time.Hour
 
@@ -84,6 +103,14 @@ type Length struct {
 	Steps float64
 	// Detail says it in words, for the forecast's basis.
 	Detail string
+}
+
+// Class returns the length's class.
+func (l Length) Class() Class {
+	if l.Kind == KindSteps {
+		return Class(string(KindSteps) + "/" + string(l.Speed))
+	}
+	return Class(l.Kind)
 }
 
 // Estimate returns the best length the facts give (the order of Kinds).

@@ -47,16 +47,16 @@ func TestEstimate(t *testing.T) {
 
 func TestHistorySpread(t *testing.T) {
 	var h History
-	if got := h.Spread(KindSteps); got != Prior(KindSteps) {
+	if got := h.Spread(ClassMatrix); got != Prior(ClassMatrix) {
 		t.Fatalf("empty history: %+v, want the prior", got)
 	}
 	// Five jobs that all ran exactly twice their estimate: the mean of
 	// the log-ratios is ln 2 with no spread; with the prior as five more
 	// samples (mean 0, sigma 0.3) mu = ln2/2 and sigma = sqrt(5·0.09/10).
 	for range 5 {
-		h.ObserveRatio(KindSteps, time.Minute, 2*time.Minute)
+		h.ObserveRatio(ClassMatrix, time.Minute, 2*time.Minute)
 	}
-	got := h.Spread(KindSteps)
+	got := h.Spread(ClassMatrix)
 	if d := got.Mu - 0.34657359; d > 1e-6 || d < -1e-6 {
 		t.Errorf("mu %v, want ln2/2", got.Mu)
 	}
@@ -67,13 +67,13 @@ func TestHistorySpread(t *testing.T) {
 		t.Errorf("samples %d", got.Samples)
 	}
 	for range 1000 {
-		h.ObserveRatio(KindSteps, time.Minute, time.Minute)
+		h.ObserveRatio(ClassMatrix, time.Minute, time.Minute)
 	}
-	if got := h.Spread(KindSteps); got.Sigma != minSigma || len(h.Ratios[KindSteps]) != MaxRatios {
-		t.Errorf("after many exact jobs: %+v with %d ratios, want sigma %v and %d ratios", got, len(h.Ratios[KindSteps]), minSigma, MaxRatios)
+	if got := h.Spread(ClassMatrix); got.Sigma != minSigma || len(h.Ratios[ClassMatrix]) != MaxRatios {
+		t.Errorf("after many exact jobs: %+v with %d ratios, want sigma %v and %d ratios", got, len(h.Ratios[ClassMatrix]), minSigma, MaxRatios)
 	}
-	h.ObserveRatio(KindSteps, 0, time.Minute) // ignored
-	if len(h.Ratios[KindSteps]) != MaxRatios {
+	h.ObserveRatio(ClassMatrix, 0, time.Minute) // ignored
+	if len(h.Ratios[ClassMatrix]) != MaxRatios {
 		t.Error("a zero estimate was recorded")
 	}
 }

@@ -35,9 +35,10 @@ const (
 type etaState struct {
 	hist forecast.History
 	acc  forecast.Accuracy
-	// starts holds each running job's length as estimated at its start,
-	// the base of the ratio its run time teaches.
-	starts map[string]forecast.Length
+	// learn holds, per running job, its length as first estimated in each
+	// class (at its start, or at a forecast while it ran): the bases of
+	// the ratios its run time teaches.
+	learn map[string]map[forecast.Class]estimate
 	// series are the jobs' progress and power over time (series.go).
 	series map[string]*jobSeries
 	// changed: hist or acc changed since savedAt.
@@ -49,7 +50,13 @@ type etaState struct {
 }
 
 func newETAState() *etaState {
-	return &etaState{starts: map[string]forecast.Length{}, series: map[string]*jobSeries{}}
+	return &etaState{learn: map[string]map[forecast.Class]estimate{}, series: map[string]*jobSeries{}}
+}
+
+// estimate is a running job's remaining run time as estimated at at.
+type estimate struct {
+	remaining time.Duration
+	at        time.Time
 }
 
 // etaForecast is one forecast and what it was made from.
@@ -63,7 +70,7 @@ type etaForecast struct {
 	ids     []string
 	index   map[string]int
 	lengths []forecast.Length
-	spreads map[forecast.Kind]forecast.Spread
+	spreads map[forecast.Class]forecast.Spread
 	kinds   map[string]int
 	names   [3]string
 }
@@ -158,7 +165,7 @@ func (s *Scheduler) etaOf(f *etaForecast, j *job) api.ETA {
 		return out
 	}
 	e, l := f.res.ETAs[i], f.lengths[i]
-	sp := f.spreads[l.Kind]
+	sp := f.spreads[l.Class()]
 	out.Basis = api.ETABasis{Length: string(l.Kind), Speed: string(l.Speed), RemainingS: l.Remaining.Seconds(),
 		RemainingSteps: l.Steps, Detail: l.Detail, Bias: sp.Mu, Sigma: sp.Sigma, Samples: sp.Samples,
 		Runs: f.res.Runs, Policy: f.names[0], Placer: f.names[1], Scaler: f.names[2], Jobs: f.kinds}
@@ -217,6 +224,9 @@ func (s *Scheduler) snapshot(now time.Time) (*etaForecast, *forecast.Snapshot) {
 		f.lengths = append(f.lengths, fj.Length)
 		f.kinds[string(fj.Length.Kind)]++
 		snap.Jobs = append(snap.Jobs, fj)
+		if j.rec.State == api.Running && j.rec.Stopping == "" {
+			s.noteEstimate(j.rec.ID, fj.Length, now)
+		}
 	}
 	return f, snap
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/forecast"
 )
 
 // fakeClock is a clock the test moves.
@@ -118,7 +119,7 @@ func TestETAScenario(t *testing.T) {
 	if acc.Jobs != 1 || acc.Predictions != 1 || acc.BiasS != -40 || acc.InRange != 0 {
 		t.Errorf("accuracy %+v, want one prediction of C, 40 s late, out of range", acc.ETAStats)
 	}
-	sp := h.s.eta.hist.Spread("time-limit")
+	sp := h.s.eta.hist.Spread(forecast.ClassTimeLimit)
 	if sp.Samples != 1 {
 		t.Errorf("time-limit spread %+v, want one sample", sp)
 	}
@@ -129,7 +130,7 @@ func TestETAScenario(t *testing.T) {
 		t.Errorf("ETA of an ended job: %v", err)
 	}
 	h.restart() // the history and the accuracy records are durable
-	if acc := h.s.ETAAccuracy(); acc.Predictions != 1 || acc.Spreads[1].Samples != 1 {
+	if acc := h.s.ETAAccuracy(); acc.Predictions != 1 || acc.Spreads[2].Samples != 1 {
 		t.Errorf("after a restart: %+v", acc)
 	}
 }

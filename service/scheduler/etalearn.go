@@ -50,33 +50,51 @@ func (s *Scheduler) noteStart(j *job, now time.Time) {
 		e.acc.Started(j.rec.ID, now.UTC())
 		e.changed = true
 	}
-	delete(e.starts, j.rec.ID)
+	delete(e.learn, j.rec.ID)
 	if tab, ok := s.profileTable(); ok && j.mj != nil {
-		if fj, ok := s.forecastJob(j, tab, now); ok && fj.Length.Kind != forecast.KindDefault {
-			e.starts[j.rec.ID] = fj.Length
+		if fj, ok := s.forecastJob(j, tab, now); ok {
+			s.noteEstimate(j.rec.ID, fj.Length, now)
 		}
+	}
+}
+
+// noteEstimate keeps running job id's remaining length l at now, unless
+// its class already has an earlier one (the first estimate of a class
+// looks furthest ahead). Default lengths teach nothing. Called with s.mu
+// held.
+func (s *Scheduler) noteEstimate(id string, l forecast.Length, now time.Time) {
+	c := l.Class()
+	if c == forecast.ClassDefault || l.Remaining <= 0 {
+		return
+	}
+	m := s.eta.learn[id]
+	if m == nil {
+		m = map[forecast.Class]estimate{}
+		s.eta.learn[id] = m
+	}
+	if _, ok := m[c]; !ok {
+		m[c] = estimate{remaining: l.Remaining, at: now}
 	}
 }
 
 // noteEnd learns from job j, which stopped running at now in state st: a
 // successful job's run time teaches its user's history and, against the
-// length estimated at its start, the spread of that kind of length.
-// Called with s.mu held, after the record is applied.
+// first estimate of its remaining length in each class, the spread of
+// that class. Called with s.mu held, after the record is applied.
 func (s *Scheduler) noteEnd(j *job, st api.State, now time.Time) {
 	e := s.eta
-	est, ok := e.starts[j.rec.ID]
-	delete(e.starts, j.rec.ID)
+	ests := e.learn[j.rec.ID]
+	delete(e.learn, j.rec.ID)
 	if st.Final() {
 		s.endSeries(j.rec.ID, now)
 	}
 	if st != api.Succeeded || j.rec.StartedAt == nil {
 		return
 	}
-	run := now.Sub(*j.rec.StartedAt)
-	if ok && run > 0 {
-		e.hist.ObserveRatio(est.Kind, est.Remaining, run)
+	for c, est := range ests {
+		e.hist.ObserveRatio(c, est.remaining, now.Sub(est.at))
 	}
-	e.hist.ObserveRun(j.rec.User, run)
+	e.hist.ObserveRun(j.rec.User, now.Sub(*j.rec.StartedAt))
 	e.changed = true
 }
 
@@ -122,9 +140,9 @@ func (s *Scheduler) ETAAccuracy() api.ETAAccuracy {
 	for _, b := range buckets {
 		out.ByLead = append(out.ByLead, api.ETALeadStats{MinS: b.Min.Seconds(), MaxS: b.Max.Seconds(), ETAStats: etaStats(b.Stats)})
 	}
-	for _, k := range forecast.Kinds() {
-		sp := s.eta.hist.Spread(k)
-		out.Spreads = append(out.Spreads, api.ETASpread{Length: string(k), Bias: sp.Mu, Sigma: sp.Sigma, Samples: sp.Samples})
+	for _, c := range forecast.Classes() {
+		sp := s.eta.hist.Spread(c)
+		out.Spreads = append(out.Spreads, api.ETASpread{Class: string(c), Bias: sp.Mu, Sigma: sp.Sigma, Samples: sp.Samples})
 	}
 	outs := s.eta.acc.Outcomes
 	for i := max(len(outs)-20, 0); i < len(outs); i++ {

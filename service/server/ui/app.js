@@ -382,9 +382,9 @@
     sec.append(table(['predictions', {label: 'jobs', num: 1}, {label: 'served', num: 1}, {label: 'mean |err| s', num: 1},
       {label: 'median |err| s', num: 1}, {label: 'P90 |err| s', num: 1}, {label: 'bias s', num: 1},
       {label: 'in P10–P90', num: 1}, {label: 'within 10%/5s', num: 1}], rows, ''));
-    sec.append(h('h3', null, 'Length uncertainty by kind'), table(['length', {label: 'bias', num: 1}, {label: 'sigma', num: 1}, {label: 'finished jobs', num: 1}],
+    sec.append(h('h3', null, 'Length uncertainty by class'), table(['length class', {label: 'bias', num: 1}, {label: 'sigma', num: 1}, {label: 'finished jobs', num: 1}],
       a.spreads.map(function (s) {
-        return h('tr', null, h('td', {text: s.length}), h('td', {class: 'num', text: s.bias.toFixed(3)}),
+        return h('tr', null, h('td', {text: s.class}), h('td', {class: 'num', text: s.bias.toFixed(3)}),
           h('td', {class: 'num', text: s.sigma.toFixed(3)}), h('td', {class: 'num', text: s.samples}));
       }), ''));
     return sec;
