@@ -160,9 +160,11 @@ func simulate(s *Snapshot, factors []float64) ([]outcome, error) {
 		return nil, fmt.Errorf("forecast: %w", err)
 	}
 	jobs := make([]*model.Job, len(s.Jobs))
+	slab := make([]model.Job, len(s.Jobs)) // one allocation for the run's copies
 	w := &workload{Table: s.Table, fixed: make([]fixedSpeed, len(s.Jobs))}
 	for i := range s.Jobs {
-		jobs[i] = prepare(s, i, factors[i], w)
+		jobs[i] = &slab[i]
+		prepare(s, i, factors[i], w, jobs[i])
 	}
 	res, err := sim.Run(sim.Config{Engine: eng, Cluster: s.Cluster, Workload: w, From: &sim.Start{Now: s.Now, Jobs: jobs}})
 	if err != nil {
@@ -182,14 +184,14 @@ func simulate(s *Snapshot, factors []float64) ([]outcome, error) {
 	return out, nil
 }
 
-// prepare returns a copy of job i for one run, its work set from its
+// prepare makes j a copy of job i for one run, its work set from its
 // length times factor: a running job's remaining seconds at speed 1 on
 // its current GPUs (w.fixed), a waiting steps job's steps at its matrix
 // speed, any other waiting job's seconds as a duration on the reference
 // type at its requested GPUs.
-func prepare(s *Snapshot, i int, factor float64, w *workload) *model.Job {
+func prepare(s *Snapshot, i int, factor float64, w *workload, j *model.Job) {
 	src := s.Jobs[i]
-	j := clone(src.Job)
+	copyJob(j, src.Job)
 	l := src.Length
 	switch {
 	case j.State == model.Running:
@@ -207,16 +209,14 @@ func prepare(s *Snapshot, i int, factor float64, w *workload) *model.Job {
 	if j.State != model.Running {
 		j.FirstStart = -1 // the run reports its next start
 	}
-	return j
 }
 
-// clone copies a job deeply enough for one run to change it.
-func clone(j *model.Job) *model.Job {
-	c := *j
-	c.Alloc = slices.Clone(j.Alloc)
-	c.Periods = slices.Clone(j.Periods)
-	c.Spec.Scaling = slices.Clone(j.Spec.Scaling)
-	return &c
+// copyJob makes dst a copy of src deep enough for one run to change it.
+func copyJob(dst, src *model.Job) {
+	*dst = *src
+	dst.Alloc = slices.Clone(src.Alloc)
+	dst.Periods = slices.Clone(src.Periods)
+	dst.Spec.Scaling = slices.Clone(src.Spec.Scaling)
 }
 
 // fixedSpeed is a running job's speed on its current GPUs (type, count).

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"cmp"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"sync"
 	"time"
@@ -14,14 +15,15 @@ import (
 )
 
 // Forecasts (docs/ETA.md): a snapshot of the live state is simulated
-// forward (package forecast) at most once per scheduling round, on demand;
-// the forecasts served for waiting jobs are kept and compared with their
-// actual starts, and finished jobs teach the spread of each kind of
-// length.
+// forward (package forecast) on demand, at most once per change of the
+// jobs or nodes — a round that starts or ends a job, a submission, a node
+// joining or leaving — and at least every etaMaxAge; the forecasts served
+// for waiting jobs are kept and compared with their actual starts, and
+// finished jobs teach the spread of each class of lengths.
 const (
-	// etaMaxAge bounds how long a forecast is served when no round runs
-	// (no node, or a restarted server settling).
-	etaMaxAge = 5 * time.Second
+	// etaMaxAge bounds how long a forecast is served while nothing
+	// changes (measured speeds move, estimates run out).
+	etaMaxAge = 10 * time.Second
 	// etaKey is the store key of the learned history and the accuracy
 	// records; etaSaveEvery bounds how often they are written.
 	etaKey       = "forecast/history"
@@ -61,7 +63,9 @@ type estimate struct {
 
 // etaForecast is one forecast and what it was made from.
 type etaForecast struct {
-	round int64
+	// key and state identify what it was made from (etaKeyOf), at when.
+	key   uint64
+	state *model.State
 	at    time.Time
 	// none says why there is no forecast (no node is registered); res is
 	// nil then.
@@ -131,14 +135,16 @@ func (s *Scheduler) forecast() (*etaForecast, error) {
 	defer e.fmu.Unlock()
 	s.mu.Lock()
 	now := s.now()
-	if c := e.cache; c != nil && c.round == s.rounds && now.Sub(c.at) < etaMaxAge {
+	key := s.etaKeyOf()
+	if c := e.cache; c != nil && c.key == key && c.state == s.state && now.Sub(c.at) < etaMaxAge {
 		s.mu.Unlock()
 		return c, nil
 	}
 	f, snap := s.snapshot(now)
+	f.key, f.state = key, s.state
 	s.mu.Unlock()
 	if snap != nil {
-		res, err := forecast.Run(snap, forecast.Options{Seed: uint64(f.round), Spreads: f.spreads})
+		res, err := forecast.Run(snap, forecast.Options{Seed: key, Spreads: f.spreads})
 		if err != nil {
 			return nil, fmt.Errorf("forecast: %w", err)
 		}
@@ -146,6 +152,34 @@ func (s *Scheduler) forecast() (*etaForecast, error) {
 	}
 	e.cache = f
 	return f, nil
+}
+
+// etaKeyOf fingerprints what a forecast depends on besides time: the jobs
+// submitted, every active job's state, attempt, membership and stop, and
+// the nodes. Called with s.mu held.
+func (s *Scheduler) etaKeyOf() uint64 {
+	key := mix(uint64(s.nextSeq.Load()))
+	for _, j := range s.active { // a sum: the order of the map does not matter
+		r := &j.rec
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%d|%s|%d|%d|%s|%d", j.seq, r.State, r.Attempt, r.Generation, r.Stopping, len(r.Alloc))
+		key += mix(h.Sum64())
+	}
+	for name, n := range s.nodes {
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%s|%t|%d", name, n.ready, len(n.gpus))
+		key += mix(h.Sum64())
+	}
+	return key
+}
+
+// mix is SplitMix64's finalizer: it spreads a hash's bits before the sum.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // etaOf returns job j's ETA from forecast f and records a waiting job's
@@ -157,7 +191,7 @@ func (s *Scheduler) etaOf(f *etaForecast, j *job) api.ETA {
 	if f.res == nil || !ok {
 		out.Reason = f.none
 		if out.Reason == "" {
-			out.Reason = "submitted after the latest forecast: ask again after the next scheduling round"
+			out.Reason = "not in the latest forecast: the model does not hold it as its record says"
 		}
 		if j.rec.State == api.Running {
 			out.PredictedStart = j.rec.StartedAt
@@ -197,7 +231,7 @@ func wallTime(t model.Time) *time.Time {
 // snapshot captures the live state for a forecast at now; without a
 // cluster it returns no snapshot and says why. Called with s.mu held.
 func (s *Scheduler) snapshot(now time.Time) (*etaForecast, *forecast.Snapshot) {
-	f := &etaForecast{round: s.rounds, at: now, index: map[string]int{}, spreads: s.eta.hist.Spreads(),
+	f := &etaForecast{at: now, index: map[string]int{}, spreads: s.eta.hist.Spreads(),
 		kinds: map[string]int{}, names: [3]string{s.cfg.Names.Policy, s.cfg.Names.Placer, s.cfg.Names.Scaler}}
 	tab, _ := s.profileTable()
 	if s.state == nil || tab == nil {
