@@ -52,8 +52,10 @@ func embedded(name string) func() []byte {
 // /v1, so not in the OpenAPI document).
 func uiRoutes() []route {
 	return []route{
-		{http.MethodGet, "/ui", func(w http.ResponseWriter, r *http.Request) {
-			http.Redirect(w, r, "/ui/", http.StatusMovedPermanently)
+		{http.MethodGet, "/ui", func(w http.ResponseWriter, _ *http.Request) {
+			// relative, so that it works behind a reverse proxy's path prefix
+			w.Header().Set("Location", "ui/")
+			w.WriteHeader(http.StatusMovedPermanently)
 		}},
 		{http.MethodGet, "/ui/{file...}", handleUI},
 	}
