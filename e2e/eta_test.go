@@ -18,7 +18,7 @@ import (
 const cycleGANStepMS = 226
 
 // TestETAOnDev is issue 20's forecast check on `gpusched dev` with 4 GPUs:
-// a 4-GPU job (known length: total steps, speed measured from its progress
+// a 4-GPU job of 12 s (known length: total steps, speed measured from its progress
 // reports) holds every GPU while 10 one-GPU CycleGAN jobs of known length
 // (2–6 s each) queue behind it; once the running job's speed is measured,
 // `gpusched jobs --eta` predicts every queued job's start. Each prediction
@@ -28,7 +28,7 @@ const cycleGANStepMS = 226
 func TestETAOnDev(t *testing.T) {
 	url := startDev(t, "v100=4")
 	root := t.TempDir()
-	blocker := submitSteps(t, url, "blocker", 4, "", 40, 200, stateDir(t, root, "blocker"))
+	blocker := submitSteps(t, url, "blocker", 4, "", 60, 200, stateDir(t, root, "blocker"))
 	waitState(t, url, blocker, 20*time.Second, api.Running)
 	steps := []int{9, 18, 13, 22, 9, 27, 13, 18, 9, 22}
 	var ids []string

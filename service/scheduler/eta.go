@@ -17,7 +17,8 @@ import (
 // Forecasts (docs/ETA.md): a snapshot of the live state is simulated
 // forward (package forecast) on demand, at most once per change of the
 // jobs or nodes — a round that starts or ends a job, a submission, a node
-// joining or leaving — and at least every etaMaxAge; the forecasts served
+// joining or leaving, a running job's speed measured for the first time —
+// and at least every etaMaxAge; the forecasts served
 // for waiting jobs are kept and compared with their actual starts, and
 // finished jobs teach the spread of each class of lengths.
 const (
@@ -154,15 +155,17 @@ func (s *Scheduler) forecast() (*etaForecast, error) {
 	return f, nil
 }
 
-// etaKeyOf fingerprints what a forecast depends on besides time: the jobs
-// submitted, every active job's state, attempt, membership and stop, and
-// the nodes. Called with s.mu held.
+// etaKeyOf fingerprints what a forecast depends on besides time and the
+// measured speeds' small moves: the jobs submitted, every active job's
+// state, attempt, membership, stop and whether its speed is measured yet,
+// and the nodes. Called with s.mu held.
 func (s *Scheduler) etaKeyOf() uint64 {
 	key := mix(uint64(s.nextSeq.Load()))
 	for _, j := range s.active { // a sum: the order of the map does not matter
 		r := &j.rec
+		rate, _ := s.measuredRate(r)
 		h := fnv.New64a()
-		fmt.Fprintf(h, "%d|%s|%d|%d|%s|%d", j.seq, r.State, r.Attempt, r.Generation, r.Stopping, len(r.Alloc))
+		fmt.Fprintf(h, "%d|%s|%d|%d|%s|%d|%t", j.seq, r.State, r.Attempt, r.Generation, r.Stopping, len(r.Alloc), rate > 0)
 		key += mix(h.Sum64())
 	}
 	for name, n := range s.nodes {

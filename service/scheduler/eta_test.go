@@ -136,7 +136,8 @@ func TestETAScenario(t *testing.T) {
 }
 
 // TestETAMeasuredSpeed: a running job that declared its total steps and
-// reports progress is forecast from its own speed.
+// reports progress is forecast from its own speed, as soon as it has one
+// (the cached forecast made before is not served again).
 func TestETAMeasuredSpeed(t *testing.T) {
 	h, clk := etaHarness(t)
 	t0 := clk.now()
@@ -148,20 +149,23 @@ func TestETAMeasuredSpeed(t *testing.T) {
 	if _, err := h.s.Progress(j.ID, api.Progress{Steps: 10}); err != nil {
 		t.Fatal(err)
 	}
-	clk.add(10 * time.Second)
+	if e := h.eta(j.ID); e.Basis.Length != "default" {
+		t.Errorf("before a speed is measured: basis %+v", e.Basis)
+	}
+	clk.add(5 * time.Second)
 	if _, err := h.s.Progress(j.ID, api.Progress{Steps: 30}); err != nil {
 		t.Fatal(err)
 	}
 	a.status(running(r))
 	h.waitRound()
-	// 2 steps/s, 70 steps left: 35 s from 10:00:10.
+	// 4 steps/s, 70 steps left: 17.5 s from 10:00:05.
 	e := h.eta(j.ID)
 	if e.Basis.Length != "steps" || e.Basis.Speed != "measured" || e.PredictedFinish == nil ||
-		!e.PredictedFinish.Equal(t0.Add(45*time.Second)) || !e.PredictedStart.Equal(t0) {
-		t.Errorf("ETA %s–%s, basis %+v; want 10:00:00–10:00:45 from the measured speed", at(e.PredictedStart), at(e.PredictedFinish), e.Basis)
+		!e.PredictedFinish.Equal(t0.Add(22500*time.Millisecond)) || !e.PredictedStart.Equal(t0) {
+		t.Errorf("ETA %s–%s, basis %+v; want 10:00:00–10:00:22.5 from the measured speed", at(e.PredictedStart), at(e.PredictedFinish), e.Basis)
 	}
 	s, err := h.s.Series(j.ID)
-	if err != nil || len(s.Progress) != 2 || s.Progress[1].StepsPerS != 2 || len(s.Replicas) != 1 || s.Replicas[0].State != "running" {
+	if err != nil || len(s.Progress) != 2 || s.Progress[1].StepsPerS != 4 || len(s.Replicas) != 1 || s.Replicas[0].State != "running" {
 		t.Errorf("series %+v %v", s, err)
 	}
 }
