@@ -13,7 +13,8 @@ VOLCANO_SRC   := $(SHARED)/testbed/volcano-src.tar.gz
 VOLCANO_FLAG  := $(if $(wildcard $(VOLCANO_SRC)),--volcano,)
 
 .PHONY: all build test vet fmt-check bench bench-core bench-philly fuzz experiments fidelity clean \
-	testbed testbed-down testbed-build bench-testbed bench-testbed-cold
+	testbed testbed-down testbed-build bench-testbed bench-testbed-cold \
+	chromium vendor-web bench-eta
 
 all: build
 
@@ -21,10 +22,10 @@ build:
 	$(GO) build -o $(BIN) ./cmd/gpusched
 
 ## test: the whole suite — formatting, vet, unit, scenario, determinism,
-## fuzz-corpus and end-to-end tests (the README's and CI's command). The
+## fuzz-corpus, end-to-end and browser tests (the README's and CI's command). The
 ## Kubernetes bed's binaries are built first (once per machine: minutes),
 ## outside the tests' time limit.
-test: fmt-check vet testbed-build
+test: fmt-check vet testbed-build chromium
 	TESTBED_SHARED=$(abspath $(SHARED)) $(GO) test -count=1 ./...
 
 ## testbed: start the Kubernetes test bed in TESTBED_DIR (then
@@ -58,6 +59,22 @@ bench-testbed-cold:
 	TIMEFORMAT="cold build $(VOLCANO_FLAG): %R s wall, %U s user, %S s sys"; \
 	time GOCACHE=$$d/gocache GOMODCACHE=$$d/mod TESTBED_CACHE=$$d/testbed $(TESTBED) build $(VOLCANO_FLAG)'
 
+## chromium: the headless browser of the browser tests (Debian's chromium,
+## driven by chromedp), installed as root when missing. Without root or
+## apt-get the browser tests skip, saying why.
+chromium:
+	@if command -v chromium >/dev/null 2>&1 || [ -n "$$GPUSCHED_CHROMIUM" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "chromium is not installed and cannot be (not root, or no apt-get): the browser tests will skip"; exit 0; fi; \
+	echo "installing Debian's chromium for the browser tests"; \
+	(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null) || \
+	  echo "could not install chromium: the browser tests will skip"
+
+## vendor-web: fetch the dashboard's and the report's chart library (uPlot)
+## from npm into internal/web/uplot (committed; only to update it).
+vendor-web:
+	./scripts/vendor-web.sh
+
 vet:
 	$(GO) vet ./...
 
@@ -70,6 +87,12 @@ bench: bench-core bench-philly
 
 bench-core:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## bench-eta: `gpusched jobs --eta` with 1,000 queued jobs on 1,000 GPUs,
+## and one forecast of that state (docs/BENCHMARKS.md).
+bench-eta:
+	$(GO) test -run '^$$' -bench 'JobsETA' -benchtime 5x ./service/server/
+	$(GO) test -run '^$$' -bench 'Run$$' -benchtime 5x ./service/forecast/
 
 ## bench-philly: wall time and peak memory of the full Philly replay
 ## (needs ../shared beside the checkout).

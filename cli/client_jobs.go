@@ -19,6 +19,7 @@ import (
 type jobsOptions struct {
 	clientOptions
 	state string
+	eta   bool // --eta: with the forecasts (eta.go)
 }
 
 func newJobsCommand() *cobra.Command {
@@ -37,6 +38,7 @@ func newJobsCommand() *cobra.Command {
 	}
 	addClientFlags(cmd, &o.clientOptions)
 	cmd.Flags().StringVar(&o.state, "state", "", "only jobs in this state: "+statesText())
+	cmd.Flags().BoolVar(&o.eta, "eta", false, "add each active job's predicted start and finish (docs/ETA.md)")
 	return cmd
 }
 
@@ -52,6 +54,9 @@ func runJobs(cmd *cobra.Command, o *jobsOptions) error {
 	state := api.State(o.state)
 	if state != "" && !slices.Contains(api.States(), state) {
 		return badInput("--state %q: want one of %s", o.state, statesText())
+	}
+	if o.eta {
+		return runJobsETA(cmd, o, state)
 	}
 	return call(cmd, &o.clientOptions, "",
 		func(ctx context.Context, c *client.Client) ([]api.Job, error) { return c.Jobs(ctx, state) },

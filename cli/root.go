@@ -56,6 +56,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newServerCommand())
 	root.AddCommand(newDevCommand())
 	root.AddCommand(newShimCommand())
+	root.AddCommand(newETACommand())
 	return root
 }
 

@@ -34,6 +34,7 @@ type simOptions struct {
 	seed                   uint64
 	json                   bool
 	events, report         string
+	reportJobs             []string
 	restartOverhead, round time.Duration
 	roundsOnly             bool
 	realloc                time.Duration
@@ -56,7 +57,8 @@ func newSimCommand() *cobra.Command {
 			"96-job max_min_fairness trace) on an embedded " + assets.DefaultGPUs + " cluster.",
 		Example: "  gpusched sim\n" +
 			"  gpusched sim --trace small_test.trace --gpus v100=2,p100=2,k80=2 --policy srtf --json\n" +
-			"  gpusched sim --trace philly.csv --gpus v100=2500 --gpus-per-node 8 --report out/",
+			"  gpusched sim --trace philly.csv --gpus v100=2500 --gpus-per-node 8 --report out/\n" +
+			"  gpusched sim --trace small_test.trace --gpus v100=2,p100=2,k80=2 --policy fifo,las,hlas --report cmp/",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runSim(o, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -82,7 +84,7 @@ func addSimFlags(cmd *cobra.Command, o *simOptions) {
 	f.StringVar(&o.profiles, "profiles", "", "job profiles (YAML, docs/PROFILES.md): steps/s per GPU type and count, peak memory; merged into the throughput matrix")
 	f.StringVar(&o.refType, "ref-type", "v100", "reference GPU type on which trace durations were measured")
 	f.StringVar(&o.names.Policy, "policy", o.names.Policy, "queue policy: "+strings.Join(recipe.Policies(), ", ")+
-		" (oracles, which read each job's true length, for comparison only: "+strings.Join(recipe.Oracles(), ", ")+")")
+		" (oracles, which read each job's true length, for comparison only: "+strings.Join(recipe.Oracles(), ", ")+"); a comma-separated list runs each and compares them (--report writes the comparison)")
 	f.StringVar(&o.names.Placer, "placer", o.names.Placer, "placer: "+strings.Join(recipe.Placers(), ", "))
 	f.StringVar(&o.names.Scaler, "scaler", o.names.Scaler, "elastic scaler: "+strings.Join(recipe.Scalers(), ", "))
 	f.BoolVar(&o.opts.Backfill, "backfill", false, "fifo: start later jobs when the head of the queue does not fit")
@@ -99,7 +101,8 @@ func addSimFlags(cmd *cobra.Command, o *simOptions) {
 	f.Uint64Var(&o.seed, "seed", 1, "seed of all randomness (e.g. job types given to Philly jobs)")
 	f.BoolVar(&o.json, "json", false, "print the summary as one JSON object")
 	f.StringVar(&o.events, "events", "", "write the event log (JSON lines) to this file")
-	f.StringVar(&o.report, "report", "", "write summary.json, jobs.csv and PNG plots into this directory")
+	f.StringVar(&o.report, "report", "", "write the report into this directory: index.html (self-contained), summary.json, jobs.csv, samples.csv and PNG plots")
+	f.StringSliceVar(&o.reportJobs, "report-jobs", nil, "jobs whose timelines the HTML report shows (default: the longest JCTs and the most preempted or resized)")
 	f.DurationVar(&o.restartOverhead, "restart-overhead", 30*time.Second, "pause without progress on every restart and resize")
 	f.DurationVar(&o.round, "round", 0, "also schedule periodically at this interval (0: only on events); also the allocation policies' round (default 6m)")
 	f.BoolVar(&o.roundsOnly, "rounds-only", false, "schedule only every --round, as Gavel does: new jobs wait for the next round, freed GPUs stay idle until it (docs/FIDELITY.md)")
@@ -116,48 +119,95 @@ func addSimFlags(cmd *cobra.Command, o *simOptions) {
 // runSim loads every input first (bad input exits 2 before anything is
 // written), runs the simulation with its event log going through the
 // auditor (and to --events), then writes the outputs — only when the log
-// passes the audit and agrees with the summary.
+// passes the audit and agrees with the summary. A --policy list runs a
+// sweep (simsweep.go).
 func runSim(o *simOptions, stdout, stderr io.Writer) error {
-	in, err := loadSimInputs(o)
+	if strings.Contains(o.names.Policy, ",") {
+		return runSweep(o, stdout, stderr)
+	}
+	r, err := simulate(o, stderr)
 	if err != nil {
 		return err
 	}
-	out, err := openEvents(o.events)
-	if err != nil {
-		return err
-	}
-	defer out.abort()
-	cfg := in.config(o)
-	cfg.Events = out.w
-	bar := newProgress(o.progress, stderr, len(in.jobs))
-	cfg.Progress = bar.update
-	res, err := sim.Run(cfg)
-	bar.finish()
-	if err != nil {
-		return err
-	}
-	sum := metrics.Summarize(in.cluster.TotalGPUs(), res.Records)
-	sum.Policy, sum.Placer, sum.Scaler = in.engine.Names()
-	setEnergy(&sum, res)
-	if err := out.audit(sum); err != nil {
-		return err
-	}
-	warnNoPower(stderr, in.noPower)
-	warnEnergyPlacer(stderr, o.names.Placer, in)
+	defer r.out.abort()
 	if o.report != "" {
-		if err := report.Write(o.report, sum, res.Records, res.Samples, in.cluster.TotalGPUs()); err != nil {
+		if err := report.WriteRuns(o.report, r.title(), []report.Run{r.reportRun(o)}); err != nil {
 			return fmt.Errorf("write report: %w", err)
 		}
 	}
-	if err := out.commit(); err != nil {
+	if err := r.out.commit(); err != nil {
 		return err
 	}
 	if o.json {
-		return report.JSON(stdout, sum)
+		return report.JSON(stdout, r.sum)
 	}
-	fmt.Fprintf(stdout, "trace %s: %d jobs on %d GPUs (%s)\n", in.traceName, len(in.jobs),
-		in.cluster.TotalGPUs(), describeCluster(in.cluster))
-	return report.Table(stdout, sum)
+	fmt.Fprintln(stdout, r.title())
+	return report.Table(stdout, r.sum)
+}
+
+// simRun is one audited run of `gpusched sim`.
+type simRun struct {
+	in  *simInputs
+	out *eventsOut // the event log, committed or aborted by the caller
+	res *sim.Result
+	sum metrics.Summary
+	// timelines keeps the jobs' histories for the HTML report (nil
+	// without --report).
+	timelines *report.TimelineSink
+}
+
+// simulate runs the simulation of o with its event log going through the
+// auditor (and to --events, left uncommitted), and returns the run once
+// the log passes the audit and agrees with the summary.
+func simulate(o *simOptions, stderr io.Writer) (*simRun, error) {
+	in, err := loadSimInputs(o)
+	if err != nil {
+		return nil, err
+	}
+	out, err := openEvents(o.events)
+	if err != nil {
+		return nil, err
+	}
+	r := &simRun{in: in, out: out}
+	cfg := in.config(o)
+	cfg.Events = out.w
+	if o.report != "" {
+		r.timelines = report.NewTimelineSink(out.w)
+		cfg.Events = r.timelines
+	}
+	bar := newProgress(o.progress, stderr, len(in.jobs))
+	cfg.Progress = bar.update
+	r.res, err = sim.Run(cfg)
+	bar.finish()
+	if err == nil {
+		r.sum = metrics.Summarize(in.cluster.TotalGPUs(), r.res.Records)
+		r.sum.Policy, r.sum.Placer, r.sum.Scaler = in.engine.Names()
+		setEnergy(&r.sum, r.res)
+		err = out.audit(r.sum)
+	}
+	if err != nil {
+		out.abort()
+		return nil, err
+	}
+	warnNoPower(stderr, in.noPower)
+	warnEnergyPlacer(stderr, o.names.Placer, in)
+	return r, nil
+}
+
+// title is the line that introduces the run's summary.
+func (r *simRun) title() string {
+	return fmt.Sprintf("trace %s: %d jobs on %d GPUs (%s)", r.in.traceName, len(r.in.jobs),
+		r.in.cluster.TotalGPUs(), describeCluster(r.in.cluster))
+}
+
+// reportRun is the run as the HTML report shows it, named by its policy.
+func (r *simRun) reportRun(o *simOptions) report.Run {
+	run := report.Run{Name: r.sum.Policy, Summary: r.sum, Records: r.res.Records, Samples: r.res.Samples,
+		ClusterGPUs: r.in.cluster.TotalGPUs()}
+	if r.timelines != nil {
+		run.Timelines = r.timelines.Timelines(r.res.Records, o.reportJobs, report.DefaultTimelines)
+	}
+	return run
 }
 
 func describeCluster(c *model.Cluster) string {

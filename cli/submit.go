@@ -21,6 +21,10 @@ type submitOptions struct {
 	name, gpuType, model, user, workdir, grace string
 	gpus, minGPUs, maxGPUs, priority           int
 	env                                        []string
+	// timeLimit (--time) and totalSteps (--total-steps) give the
+	// forecast a length (docs/ETA.md).
+	timeLimit  string
+	totalSteps int64
 	// given reports whether a flag was set on the command line.
 	given func(flag string) bool
 }
@@ -37,6 +41,7 @@ func newSubmitCommand() *cobra.Command {
 		Example: "  gpusched submit testdata/jobs/example.yaml\n" +
 			"  gpusched submit --name resnet --gpus 4 --min-gpus 2 --max-gpus 8 -- python train.py --lr 0.1\n" +
 			"  gpusched submit --gpus 1 --env NCCL_DEBUG=INFO -- sh -c 'nvidia-smi; echo hi'\n" +
+			"  gpusched submit --gpus 2 --time 2h --total-steps 50000 --model CycleGAN -- python train.py\n" +
 			"  id=$(gpusched submit job.yaml) && gpusched logs -f \"$id\"",
 		RunE: func(cmd *cobra.Command, args []string) error { return runSubmit(cmd, o, args) },
 	}
@@ -54,6 +59,8 @@ func newSubmitCommand() *cobra.Command {
 	f.StringArrayVar(&o.env, "env", nil, "environment variable K=V for every replica (repeatable)")
 	f.StringVar(&o.workdir, "workdir", "", "working directory of the replicas on their nodes")
 	f.StringVar(&o.grace, "grace-period", "", "time between SIGTERM and SIGKILL when the job is stopped: seconds or a duration like 2m (default 30s)")
+	f.StringVar(&o.timeLimit, "time", "", "time limit, like Slurm's --time: 2h, 90m, or [D-]HH:MM:SS, MM:SS, MM (minutes); past it the job is stopped and fails")
+	f.Int64Var(&o.totalSteps, "total-steps", 0, "total training steps of the job: with its progress reports, its length for forecasts (gpusched eta)")
 	return cmd
 }
 
@@ -85,7 +92,7 @@ func (o *submitOptions) spec(args []string, dash int, stdin io.Reader) (api.JobS
 	if dash < 0 {
 		// The flags that describe a job cannot be combined with a file.
 		for _, name := range []string{"name", "gpus", "min-gpus", "max-gpus", "priority", "gpu-type",
-			"model", "user", "env", "workdir", "grace-period"} {
+			"model", "user", "env", "workdir", "grace-period", "time", "total-steps"} {
 			if o.given(name) {
 				return api.JobSpec{}, badInput("submit: --%s cannot be combined with a spec file; "+
 					"to run a command, put it after --: gpusched submit --gpus K -- COMMAND ARGS...", name)
@@ -154,6 +161,14 @@ func (o *submitOptions) flagSpec(command []string) (api.JobSpec, error) {
 		}
 		s.GracePeriodS = &g
 	}
+	if o.given("time") {
+		limit, err := parseTimeLimit(o.timeLimit)
+		if err != nil {
+			return api.JobSpec{}, badInput("--time %q: %w", o.timeLimit, err)
+		}
+		s.TimeLimitS = limit
+	}
+	s.TotalSteps = o.totalSteps
 	if err := s.Validate(); err != nil {
 		return api.JobSpec{}, badInput("submit: %s", flagMessage(err))
 	}
@@ -208,6 +223,8 @@ func flagMessage(err error) string {
 		return fe.Error()
 	case "grace_period_s":
 		field = "grace_period"
+	case "time_limit_s":
+		field = "time"
 	}
 	return "--" + strings.ReplaceAll(field, "_", "-") + ": " + fe.Message
 }

@@ -5,7 +5,8 @@
 // runs the core's engine on the real clock; no transport), server (its
 // HTTP transport: the REST API and the agent protocol), agent (the node
 // agent that runs replicas under their shims), store (the durable,
-// revisioned store) and client (the Go client the CLI uses).
+// revisioned store), client (the Go client the CLI uses) and forecast
+// (start and finish forecasts: the live state simulated forward).
 //
 // Service packages do I/O and may import core/, each other, sim/ (a
 // forecast runs the simulator on the live state), internal/ and config/

@@ -31,7 +31,10 @@ func (r *run) emitCluster() {
 		}
 	}
 	var t model.Time
-	if len(r.jobs) > 0 {
+	switch {
+	case r.cfg.From != nil:
+		t = r.cfg.From.Now
+	case len(r.jobs) > 0:
 		t = r.jobs[0].Spec.Submit
 	}
 	r.emit(eventlog.Event{T: t, Kind: eventlog.Cluster, GPUs: gpus})

@@ -35,6 +35,11 @@
 // (engine.Plan.Paused, seed 002's pause) get one pause event per pause
 // (pause.go).
 //
+// A run may resume from a given state instead of a trace (Config.From, a
+// Start: running jobs keep their GPUs and progress, waiting jobs queue at
+// its time); the service's forecasts run the live state forward this way
+// (resume.go).
+//
 // Everything is deterministic: the same inputs give the same events in the
 // same order. Randomness (assigning job types to jobs that have none) comes
 // from an explicit seed.

@@ -67,6 +67,9 @@ type Config struct {
 	// Progress, when set, is called now and then with the number of jobs
 	// that have ended (finished or rejected).
 	Progress func(ended int)
+	// From, when set, is the state the run resumes from instead of an
+	// empty cluster and a trace: Jobs is then ignored (resume.go).
+	From *Start
 }
 
 // Result is what a run produced.
@@ -120,6 +123,9 @@ type run struct {
 
 func newRun(cfg Config) (*run, error) {
 	r := &run{cfg: cfg, state: model.NewState(cfg.Cluster, cfg.Workload), nextRnd: -1}
+	if cfg.From != nil {
+		return r, r.adopt(cfg.From)
+	}
 	r.jobs = make([]*model.Job, len(cfg.Jobs))
 	r.recs = make([]metrics.JobRecord, len(cfg.Jobs))
 	r.version = make([]int, len(cfg.Jobs))
@@ -151,6 +157,12 @@ func (r *run) loop() error {
 	var end model.Time
 	if len(r.jobs) > 0 {
 		end = r.jobs[0].Spec.Submit
+	}
+	if r.cfg.From != nil {
+		end = r.cfg.From.Now
+		if err := r.resume(end); err != nil {
+			return err
+		}
 	}
 	for {
 		t, ok := r.nextTime()

@@ -38,6 +38,9 @@ type Job struct {
 	Env           map[string]string `json:"env,omitempty"`
 	Workdir       string            `json:"workdir,omitempty"`
 	GracePeriodS  int               `json:"grace_period_s"`
+	// TimeLimitS and TotalSteps are the spec's (0: none, unknown).
+	TimeLimitS int   `json:"time_limit_s,omitempty"`
+	TotalSteps int64 `json:"total_steps,omitempty"`
 	// Alloc is the job's GPUs as "node/index", empty unless it runs.
 	Alloc []string `json:"alloc"`
 	// ExitCode is the first non-zero exit code of a failed job, 0 for a

@@ -29,6 +29,8 @@ const (
 	MaxArgs        = 4096
 	MaxEnvVars     = 1024
 	MaxGracePeriod = 24 * 3600
+	// MaxTimeLimit bounds a job's time limit (time_limit_s): one year.
+	MaxTimeLimit = 365 * 24 * 3600
 )
 
 // JobSpec is what a user submits. Only Command and GPUs are required.
@@ -58,6 +60,16 @@ type JobSpec struct {
 	// GracePeriodS is the time between SIGTERM and SIGKILL when the job is
 	// stopped; nil means DefaultGracePeriodS.
 	GracePeriodS *int `json:"grace_period_s,omitempty"`
+	// TimeLimitS is the job's time limit in seconds, like Slurm's --time:
+	// an attempt that runs longer is stopped (SIGTERM, then SIGKILL after
+	// the grace period) and fails. 0 means none. A forecast takes it as
+	// the job's length when nothing better is known (docs/ETA.md).
+	TimeLimitS int `json:"time_limit_s,omitempty"`
+	// TotalSteps is the job's total training steps, 0 when unknown. With
+	// the steps it reports (progress) and its speed (measured, or the
+	// throughput matrix for its model) it gives the job's length to the
+	// forecast (docs/ETA.md).
+	TotalSteps int64 `json:"total_steps,omitempty"`
 }
 
 // Min returns the job's minimum GPU count.
@@ -116,6 +128,12 @@ func (s *JobSpec) Validate() error {
 	}
 	if g := s.GracePeriodS; g != nil && (*g < 0 || *g > MaxGracePeriod) {
 		return fieldErr("grace_period_s", "%d: want 0..%d", *g, MaxGracePeriod)
+	}
+	if s.TimeLimitS < 0 || s.TimeLimitS > MaxTimeLimit {
+		return fieldErr("time_limit_s", "%d: want 0 (none) or 1..%d seconds", s.TimeLimitS, MaxTimeLimit)
+	}
+	if s.TotalSteps < 0 {
+		return fieldErr("total_steps", "%d: want 0 (unknown) or more", s.TotalSteps)
 	}
 	return nil
 }

@@ -19,6 +19,8 @@
 //     AppendLog;
 //   - what the service shows: Nodes, Profiles, PowerSamples, LogFiles,
 //     LogStatus, and the Prometheus registry (Gatherer);
+//   - forecasts (eta.go, etalearn.go; package forecast runs them): ETA,
+//     ETAs and ETAAccuracy; the dashboard's views: Cluster and Series;
 //   - notifications: LogsChanged (a log grew or a job changed state) and
 //     Done (the scheduler stops).
 //
@@ -73,6 +75,15 @@
 // most the heartbeat timeout) for the nodes of the previous run to register
 // again before it schedules, reconciles the replicas the agents report, and
 // loses the nodes that do not come back as above.
+//
+// A job's time limit (time_limit_s) is enforced every round tick
+// (limit.go): an attempt past it is stopped and the job fails.
+//
+// Forecasts snapshot the active jobs and the cluster under the mutex and
+// run the simulator outside it, at most once per change of the jobs or
+// nodes; what they learn (the spread of each class of lengths, users' run
+// times, the accuracy of the predictions served) is written under
+// "forecast/history" at most every few seconds.
 //
 // Two learned things live beside the jobs. Progress reports of jobs with a
 // model teach a profile.Online the throughput per (model, GPU type, GPU

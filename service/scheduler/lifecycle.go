@@ -53,6 +53,7 @@ func (s *Scheduler) start(b *batch, j *job, gpus []model.GPU, now time.Time) err
 		}
 		j.mj.LastStart, j.mj.Mark, j.mj.Resume = t, t, t
 		s.assign(reps)
+		s.noteStart(j, now)
 	})
 	return nil
 }

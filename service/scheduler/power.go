@@ -200,6 +200,7 @@ func (s *Scheduler) attributeEnergy(n *node, prev, cur *api.PowerReading, d time
 		if e > 0 {
 			j.rec.EnergyKWh += e / joulesPerKWh
 			s.unsaved[j] = true // written with the job's progress (flushProgress)
+			s.notePower(j.rec.ID, e, d, cur.At)
 		}
 	}
 }

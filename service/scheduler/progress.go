@@ -89,6 +89,7 @@ func (s *Scheduler) applyProgress(b *batch, j *job, rep progressReport, now time
 	}
 	if newSteps {
 		s.observeProgress(j, cur, rep)
+		s.noteProgress(cur, rep)
 		rec.Steps, rec.ProgressAt = rep.steps, ptr(rep.at.UTC())
 	}
 	if newCkpt {

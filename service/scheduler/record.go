@@ -173,7 +173,7 @@ func newRecord(id string, spec api.JobSpec, now time.Time) record {
 		GPUsRequested: spec.GPUs, MinGPUs: spec.Min(), MaxGPUs: spec.Max(),
 		GPUType: strings.ToLower(spec.GPUType), Model: spec.Model, Priority: spec.Priority,
 		Command: spec.Command, Env: spec.Env, Workdir: spec.Workdir, GracePeriodS: spec.Grace(),
-		Alloc: []string{}, SubmittedAt: now.UTC(),
+		Alloc: []string{}, SubmittedAt: now.UTC(), TimeLimitS: spec.TimeLimitS, TotalSteps: spec.TotalSteps,
 	}}
 	if r.Name == "" {
 		r.Name = id

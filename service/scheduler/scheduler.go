@@ -75,6 +75,9 @@ type Scheduler struct {
 	// (profiles.go); power holds the nodes' power readings (power.go).
 	prof  *profileState
 	power map[string]*nodePower
+	// eta forecasts starts and finishes, keeps the forecasts' accuracy
+	// and the jobs' series (eta.go, etalearn.go, series.go).
+	eta *etaState
 }
 
 // New builds a scheduler from cfg: it opens the store if cfg.Store is nil,
@@ -119,6 +122,10 @@ func New(cfg Config) (*Scheduler, error) {
 		return nil, err
 	}
 	if err := s.loadPower(context.Background()); err != nil {
+		s.closeStore()
+		return nil, err
+	}
+	if err := s.loadETA(context.Background()); err != nil {
 		s.closeStore()
 		return nil, err
 	}
@@ -167,6 +174,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		case <-tick.C:
 			s.checkNodes()
 			s.flushProgress()
+			s.checkLimits()
+			s.tickForecast()
 		case <-wake.C:
 		}
 		s.schedule()
@@ -222,6 +231,7 @@ func (s *Scheduler) Close() error {
 	}
 	s.flushProfiles()
 	s.flushPower()
+	s.flushETA()
 	return s.closeStore()
 }
 

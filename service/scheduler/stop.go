@@ -103,7 +103,10 @@ func (s *Scheduler) finalize(b *batch, j *job, now time.Time) {
 	}
 	rec.event(now, string(st), "%s", rec.Reason)
 	t := model.Time(now.UnixMilli())
-	b.then(func() { s.release(j, st, t) })
+	b.then(func() {
+		s.release(j, st, t)
+		s.noteEnd(j, st, now)
+	})
 }
 
 // release updates the model for a job that stopped running or was

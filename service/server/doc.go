@@ -1,7 +1,9 @@
 // Package server is the scheduler service's HTTP transport (`gpusched
 // server`): the REST API under /v1 (jobs, nodes, logs, profiles, power
-// samples), the agent protocol over HTTP (registration, the work long-poll,
-// status reports, log upload), /metrics, /healthz and /openapi.yaml.
+// samples, forecasts and the dashboard's views: eta.go), the agent
+// protocol over HTTP (registration, the work long-poll, status reports,
+// log upload), /metrics, /healthz, /openapi.yaml, and the dashboard's
+// embedded pages under /ui (ui.go, the files in ui/).
 //
 // It holds no state of its own. Everything a request does — the job
 // records, the nodes, the scheduling loop — is a method of the job

@@ -42,6 +42,13 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/healthz", handleHealth},
 		{http.MethodGet, "/metrics", promhttp.HandlerFor(s.sched.Gatherer(), promhttp.HandlerOpts{}).ServeHTTP},
 		{http.MethodGet, "/openapi.yaml", handleOpenAPI},
+		// Forecasts and the dashboard's views (eta.go; the dashboard's
+		// pages are uiRoutes, ui.go).
+		{http.MethodGet, "/v1/jobs/{id}/eta", s.handleETA},
+		{http.MethodGet, "/v1/eta", s.handleETAs},
+		{http.MethodGet, "/v1/eta/accuracy", s.handleAccuracy},
+		{http.MethodGet, "/v1/jobs/{id}/series", s.handleSeries},
+		{http.MethodGet, "/v1/cluster", s.handleCluster},
 	}
 }
 
@@ -51,7 +58,7 @@ func (s *Server) newHandler() http.Handler {
 	mux := http.NewServeMux()
 	methods := map[string][]string{}
 	var paths []string
-	for _, rt := range s.routes() {
+	for _, rt := range append(s.routes(), uiRoutes()...) {
 		mux.HandleFunc(rt.method+" "+rt.path, rt.handle)
 		if methods[rt.path] == nil {
 			paths = append(paths, rt.path)

@@ -41,6 +41,21 @@
 // of more than 2,000 jobs is drawn through 2,000 evenly spaced order
 // statistics. Plotting 200,000 samples stays well under a second.
 //
+// # HTML
+//
+// [HTML] renders one self-contained page for one run or a comparison of
+// several ([Run]: summary, records, samples, and the [Timeline]s of
+// selected jobs that a [TimelineSink] kept from the event log): the
+// summary table (as [Table] formats it, the best figure of each row marked
+// when runs are compared), bars of the headline figures, the JCT CDFs
+// (evaluated at 400 JCTs, log-spaced when they span more than two
+// decades), GPU utilisation, queue length and power as time-weighted means
+// over 1,000 equal buckets, and the timelines as SVG bars. Its data,
+// script, styles and the chart library (uPlot, package web) are inlined.
+// [WriteRuns] writes a report directory for one run (the files of Write,
+// index.html with timelines) or for several (each run's files in a
+// subdirectory named by [RunDir], index.html and summaries.json).
+//
 // # Files
 //
 // [Write] writes every file under a temporary name in the report directory

@@ -20,6 +20,8 @@ const (
 	GPUUtilFile = "gpu_util.png"
 	QueueFile   = "queue.png"
 	PowerFile   = "power.png"
+	// IndexFile is the self-contained HTML report (HTML).
+	IndexFile = "index.html"
 )
 
 // output is one file of a report and the function that writes its content.
@@ -29,8 +31,8 @@ type output struct {
 }
 
 // Write writes a whole report into dir (created if needed): summary.json
-// (as JSON writes it), jobs.csv (as JobsCSV), and the plots jct_cdf.png,
-// gpu_util.png, queue.png and power.png. samples are the cluster's occupancy
+// (as JSON writes it), jobs.csv (as JobsCSV), index.html (HTML, titled with the run's policy, without timelines) and
+// the plots jct_cdf.png, gpu_util.png, queue.png and power.png. samples are the cluster's occupancy
 // change points and clusterGPUs, which must be positive, the cluster's size.
 // The run accounted energy when s.EnergyKWh is set: then jobs.csv has the
 // jobs' energy and power.png the samples' PowerW; otherwise the energy cells
@@ -39,10 +41,48 @@ type output struct {
 // once all have been written; on an error Write removes every file and
 // directory it created, so no partial report is left behind.
 func Write(dir string, s metrics.Summary, recs []metrics.JobRecord, samples []metrics.Sample, clusterGPUs int) error {
-	if clusterGPUs <= 0 {
-		return fmt.Errorf("report: write %s: cluster GPUs %d, want > 0", dir, clusterGPUs)
+	r := Run{Name: s.Policy, Summary: s, Records: recs, Samples: samples, ClusterGPUs: clusterGPUs}
+	return WriteRuns(dir, "gpusched sim: "+s.Policy+"/"+s.Placer+"/"+s.Scaler, []Run{r})
+}
+
+// WriteRuns writes the report of one run, or of several runs of the same
+// trace, into dir (created if needed). One run: the files of Write, its
+// index.html with the run's timelines. Several: each run's files in the
+// subdirectory named by the run (its name with characters other than
+// letters, digits, '.', '-', '+' and '_' replaced by '_'; names must stay
+// distinct), and in dir an index.html comparing them and summaries.json
+// (one summary per line, as JSON writes them). All or nothing, as Write.
+func WriteRuns(dir, title string, runs []Run) error {
+	if len(runs) == 0 {
+		return fmt.Errorf("report: write %s: no run", dir)
 	}
-	outputs := []output{
+	for _, r := range runs {
+		if r.ClusterGPUs <= 0 {
+			return fmt.Errorf("report: write %s: run %q: cluster GPUs %d, want > 0", dir, r.Name, r.ClusterGPUs)
+		}
+	}
+	if len(runs) == 1 {
+		outputs := runOutputs(runs[0])
+		outputs = append(outputs, output{IndexFile, func(w io.Writer) error { return HTML(w, title, runs) }})
+		if err := writeAll(dir, outputs); err != nil {
+			return fmt.Errorf("report: write %s: %w", dir, err)
+		}
+		return nil
+	}
+	outputs, err := comparisonOutputs(title, runs)
+	if err != nil {
+		return fmt.Errorf("report: write %s: %w", dir, err)
+	}
+	if err := writeAll(dir, outputs); err != nil {
+		return fmt.Errorf("report: write %s: %w", dir, err)
+	}
+	return nil
+}
+
+// runOutputs are the files of one run's report but its index.html.
+func runOutputs(r Run) []output {
+	s, recs, samples, clusterGPUs := r.Summary, r.Records, r.Samples, r.ClusterGPUs
+	return []output{
 		{SummaryFile, func(w io.Writer) error { return JSON(w, s) }},
 		{JobsFile, func(w io.Writer) error { return JobsCSV(w, recs, s.EnergyKWh != nil) }},
 		{JCTCDFFile, func(w io.Writer) error {
@@ -74,13 +114,10 @@ func Write(dir string, s metrics.Summary, recs []metrics.JobRecord, samples []me
 			return writePNG(w, p)
 		}},
 	}
-	if err := writeAll(dir, outputs); err != nil {
-		return fmt.Errorf("report: write %s: %w", dir, err)
-	}
-	return nil
 }
 
-// writeAll writes outputs into dir, all or nothing.
+// writeAll writes outputs into dir, all or nothing. An output's name may
+// hold one directory level (run/summary.json): the subdirectory is made.
 func writeAll(dir string, outputs []output) (err error) {
 	createdDirs, err := makeDir(dir)
 	if err != nil {
@@ -99,7 +136,13 @@ func writeAll(dir string, outputs []output) (err error) {
 		}
 	}()
 	for _, out := range outputs {
-		tmp, err := writeTemp(dir, out)
+		sub := filepath.Join(dir, filepath.Dir(out.name))
+		made, err := makeDir(sub)
+		createdDirs = append(made, createdDirs...)
+		if err != nil {
+			return err
+		}
+		tmp, err := writeTemp(sub, output{filepath.Base(out.name), out.write})
 		if tmp != "" {
 			created = append(created, tmp)
 		}

@@ -56,7 +56,7 @@ func benchRecords(n int) []metrics.JobRecord {
 
 // reportFiles are the files of a complete report.
 func reportFiles() []string {
-	return []string{GPUUtilFile, JCTCDFFile, JobsFile, PowerFile, QueueFile, SummaryFile}
+	return []string{GPUUtilFile, IndexFile, JCTCDFFile, JobsFile, PowerFile, QueueFile, SummaryFile}
 }
 
 // dirNames returns the sorted names in dir.
