@@ -36,6 +36,9 @@ type Server struct {
 	pollTimeout time.Duration
 	log         *slog.Logger
 	handler     http.Handler
+	// leadership answers GET /v1/leader when the server is one of several
+	// (HA); nil: a single server.
+	leadership Leadership
 }
 
 // New builds a scheduler from cfg.Config (scheduler.New: it opens the
