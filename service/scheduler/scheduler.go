@@ -43,6 +43,7 @@ type Scheduler struct {
 	started  time.Time
 
 	nextSeq atomic.Int64
+	commits groupCommit // submissions share transactions
 	kick    chan struct{}
 	// stopped is closed when Run ends or Close is called; long-polls and log
 	// followers return (Done).

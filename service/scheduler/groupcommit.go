@@ -1,0 +1,95 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/gpusched/gpusched/service/store"
+)
+
+// maxSubmitBatch bounds the submissions written in one transaction: 256
+// job records of a few KiB stay below etcd's default request limit of
+// 1.5 MiB; a batch over it fails and its submissions are retried alone.
+const maxSubmitBatch = 256
+
+// groupCommit writes concurrent submissions in shared transactions: the
+// first submission that finds no write under way becomes the committer and
+// writes every submission queued by then in one store transaction; those
+// that arrive meanwhile wait, and the first of them commits the next batch.
+// On etcd a transaction costs a round of the consensus whatever its size,
+// so batching is what lets many clients' submissions be durable at once
+// (the bbolt store batches its own writes as well).
+type groupCommit struct {
+	mu      sync.Mutex
+	busy    bool
+	pending []*commitReq
+}
+
+// commitReq is one submission waiting for its transaction.
+type commitReq struct {
+	ops  []store.Op
+	done chan error    // buffered: the answer
+	lead chan struct{} // closed when this request is to commit the next batch
+}
+
+// commit writes ops (a submission's compare and put) in a shared
+// transaction and returns when it is durable.
+func (g *groupCommit) commit(st store.Store, ops ...store.Op) error {
+	req := &commitReq{ops: ops, done: make(chan error, 1), lead: make(chan struct{})}
+	g.mu.Lock()
+	g.pending = append(g.pending, req)
+	if g.busy {
+		g.mu.Unlock()
+		select {
+		case err := <-req.done:
+			return err
+		case <-req.lead:
+		}
+		g.mu.Lock()
+	}
+	g.busy = true
+	batch := g.pending[:min(len(g.pending), maxSubmitBatch)]
+	g.pending = append([]*commitReq(nil), g.pending[len(batch):]...)
+	g.mu.Unlock()
+
+	g.write(st, batch)
+
+	g.mu.Lock()
+	g.busy = false
+	if len(g.pending) > 0 {
+		g.busy = true
+		close(g.pending[0].lead) // hand the next batch over
+	}
+	g.mu.Unlock()
+	return <-req.done
+}
+
+// write commits a batch in one transaction; if it fails, each request is
+// tried alone so that one bad request cannot fail the others (a fenced or
+// unavailable store fails them all anyway).
+func (g *groupCommit) write(st store.Store, batch []*commitReq) {
+	if len(batch) == 1 {
+		_, err := st.Txn(writeCtx(), batch[0].ops...)
+		batch[0].done <- err
+		return
+	}
+	var ops []store.Op
+	for _, r := range batch {
+		ops = append(ops, r.ops...)
+	}
+	_, err := st.Txn(writeCtx(), ops...)
+	if err == nil {
+		for _, r := range batch {
+			r.done <- nil
+		}
+		return
+	}
+	for _, r := range batch {
+		_, err := st.Txn(context.Background(), r.ops...)
+		if err != nil {
+			err = fmt.Errorf("(alone, after its batch of %d failed) %w", len(batch), err)
+		}
+		r.done <- err
+	}
+}
