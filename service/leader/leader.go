@@ -60,7 +60,7 @@ type Elector struct {
 	log *slog.Logger
 
 	mu     sync.Mutex
-	term   *Term  // the current term of this server; nil when it does not lead
+	term   *Term // the current term of this server; nil when it does not lead
 	info   api.Leader
 	known  bool
 	leadCh chan struct{} // closed and replaced whenever info changes
