@@ -6,7 +6,7 @@ SHARED  ?= ../shared
 PHILLY  := $(SHARED)/traces/philly/philly.csv
 FUZZTIME ?= 10s
 
-.PHONY: all build test vet fmt-check bench bench-core bench-philly fuzz experiments clean etcd
+.PHONY: all build test vet fmt-check bench bench-core bench-philly fuzz experiments clean etcd test-ha
 
 all: build
 
@@ -17,6 +17,11 @@ build:
 ## fuzz-corpus and end-to-end tests (the README's and CI's command).
 test: fmt-check vet etcd
 	$(GO) test -count=1 ./...
+
+## test-ha: the failover test with the leader killed 20 times (make test
+## kills it 3 times), 3 etcd members, 3 servers, 2 agents, 8 CLI clients.
+test-ha: etcd
+	$(GO) test -count=1 -v -run 'TestHAFailover$$' ./e2e -ha.kills 20 -timeout 20m
 
 ## etcd: Debian's etcd-server, which the tests of the etcd store and of
 ## several servers start (a single member, a 3-member cluster on loopback).
