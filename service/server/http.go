@@ -23,7 +23,7 @@ type route struct {
 // routes lists every endpoint the server serves (docs/SERVER.md and
 // api/openapi.yaml describe them).
 func (s *Server) routes() []route {
-	return []route{
+	return append([]route{
 		{http.MethodPost, "/v1/jobs", s.handleSubmit},
 		{http.MethodGet, "/v1/jobs", s.handleList},
 		{http.MethodGet, "/v1/jobs/{id}", s.handleGet},
@@ -42,7 +42,7 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/healthz", handleHealth},
 		{http.MethodGet, "/metrics", promhttp.HandlerFor(s.sched.Gatherer(), promhttp.HandlerOpts{}).ServeHTTP},
 		{http.MethodGet, "/openapi.yaml", handleOpenAPI},
-	}
+	}, s.edlRoutes()...)
 }
 
 // newHandler registers the routes on a ServeMux; a known path with another
