@@ -61,13 +61,17 @@ type jobState struct {
 }
 
 // Store keys.
-func prefix(job string) string          { return "edl/" + job + "/" }
-func masterKey(job string) string       { return prefix(job) + "master" }
-func queueKey(job string) string        { return prefix(job) + "queue" }
-func taskKey(job string, i int) string  { return fmt.Sprintf("%stasks/%06d", prefix(job), i) }
-func psKey(job string, i int) string    { return fmt.Sprintf("%sps/%04d", prefix(job), i) }
-func notFound(format string, a ...any) error { return fmt.Errorf("%w: "+format, append([]any{ErrNotFound}, a...)...) }
-func conflict(format string, a ...any) error { return fmt.Errorf("%w: "+format, append([]any{ErrConflict}, a...)...) }
+func prefix(job string) string         { return "edl/" + job + "/" }
+func masterKey(job string) string      { return prefix(job) + "master" }
+func queueKey(job string) string       { return prefix(job) + "queue" }
+func taskKey(job string, i int) string { return fmt.Sprintf("%stasks/%06d", prefix(job), i) }
+func psKey(job string, i int) string   { return fmt.Sprintf("%sps/%04d", prefix(job), i) }
+func notFound(format string, a ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrNotFound}, a...)...)
+}
+func conflict(format string, a ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrConflict}, a...)...)
+}
 
 // state returns job's state, loading it from the store on first use;
 // s.mu is held. An unknown job is ErrNotFound.

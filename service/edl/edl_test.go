@@ -253,7 +253,7 @@ func TestPServers(t *testing.T) {
 	if _, err := s.RenewPServer(ctx, "j1", 1, api.PServerClaim{Holder: "ps-b", TTLS: 5}); err != nil {
 		t.Fatal(err)
 	}
-	c.add(3 * time.Second) // ps-a is dead: its slot expired
+	c.add(3 * time.Second)    // ps-a is dead: its slot expired
 	s2 := New(st, sch, c.Now) // as after a failover
 	if l, _ := s2.PServers(ctx, "j1"); l.Live != 1 || len(l.PServers) != 2 {
 		t.Fatalf("slots: %+v", l)

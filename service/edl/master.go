@@ -16,7 +16,9 @@ type masterRec struct {
 }
 
 // live reports whether the role is held at now.
-func (m *masterRec) live(now time.Time) bool { return m != nil && m.Holder != "" && now.Before(m.Expires) }
+func (m *masterRec) live(now time.Time) bool {
+	return m != nil && m.Holder != "" && now.Before(m.Expires)
+}
 
 // view returns the role as the API shows it.
 func (m *masterRec) view(now time.Time, granted bool) api.Master {
