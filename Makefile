@@ -6,7 +6,7 @@ SHARED  ?= ../shared
 PHILLY  := $(SHARED)/traces/philly/philly.csv
 FUZZTIME ?= 10s
 
-.PHONY: all build test vet fmt-check bench bench-core bench-philly fuzz experiments clean etcd test-ha
+.PHONY: all build test vet fmt-check bench bench-core bench-philly fuzz experiments clean etcd test-ha test-python
 
 all: build
 
@@ -17,6 +17,15 @@ build:
 ## fuzz-corpus and end-to-end tests (the README's and CI's command).
 test: fmt-check vet etcd
 	$(GO) test -count=1 ./...
+	$(MAKE) --no-print-directory test-python
+
+## test-python: the stdlib-only Python client of the EDL primitives
+## (clients/python), against the real binary.
+test-python: build
+	@command -v python3 >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 >/dev/null; } || \
+	  { echo "python3 is missing and cannot be installed here: skipping clients/python"; exit 0; }; \
+	GPUSCHED_BIN=$(CURDIR)/$(BIN) python3 -m unittest discover -s clients/python -p 'test_*.py' -v
 
 ## test-ha: the failover test with the leader killed 20 times (make test
 ## kills it 3 times), 3 etcd members, 3 servers, 2 agents, 8 CLI clients.

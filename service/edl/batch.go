@@ -74,7 +74,6 @@ func (b *batcher) wait(st store.Store, r *batchReq) error {
 func write(st store.Store, batch []*batchReq) {
 	last := map[string]int{}
 	var all []store.Op
-	var keys []string
 	for _, r := range batch {
 		for i, op := range r.ops {
 			k := r.keys[i]
@@ -84,7 +83,6 @@ func write(st store.Store, batch []*batchReq) {
 			}
 			last[k] = len(all)
 			all = append(all, op)
-			keys = append(keys, k)
 		}
 	}
 	_, err := st.Txn(context.Background(), all...)
