@@ -125,7 +125,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Client, err = failoverClient(cfg.Client, servers); err != nil {
 		return cfg, err
 	}
-	cfg.Server = servers[0]
+	cfg.Server = strings.Join(servers, ",") // replicas get the whole list as $GPUSCHED_SERVER
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
