@@ -139,16 +139,21 @@ class Client:
         """The task queue's counts: pass, todo, leased, done, failed, done_total, finished."""
         return self._request("GET", self._job("/tasks"))
 
-    def lease(self, ttl=None, wait=True):
+    def lease(self, ttl=None, wait=True, done=None):
         """Lease the next task: {"index", "data", "pass", "lease", ...}; None once every pass is over.
 
-        While every remaining task is leased by others, wait (or return {"status": "wait"} with wait=False).
+        done: the previous task, reported done in the same request (an Error 409, and no lease,
+        when its lease is no longer current). While every remaining task is leased by others,
+        wait (or return {"status": "wait"} with wait=False).
         """
         body = {"holder": self.holder}
         if ttl:
             body["ttl_s"] = ttl
+        if done is not None:
+            body["done"] = {"index": done["index"], "lease": done["lease"]}
         while True:
             ans = self._request("POST", self._job("/tasks/lease"), body)
+            body.pop("done", None)  # reported: a second round only waits
             if ans["status"] == "leased":
                 return ans["task"]
             if ans["status"] == "finished":
@@ -167,9 +172,16 @@ class Client:
 
     def tasks(self, ttl=None):
         """Iterate over leased tasks until every pass is over; each is reported done after
-        the loop body, or failed if the body raises (the exception goes on)."""
+        the loop body (with the next lease: one request per task), or failed if the body
+        raises (the exception goes on)."""
+        prev = None
         while True:
-            task = self.lease(ttl=ttl)
+            try:
+                task = self.lease(ttl=ttl, done=prev)
+            except Error as e:
+                if e.status != 409 or prev is None:
+                    raise
+                task = self.lease(ttl=ttl)  # 409: prev's lease expired and went to another trainer
             if task is None:
                 return
             try:
@@ -177,11 +189,7 @@ class Client:
             except BaseException:  # the body raised, or the loop was left
                 self.failed(task)
                 raise
-            try:
-                self.done(task)
-            except Error as e:
-                if e.status != 409:  # 409: the lease expired and went to another trainer
-                    raise
+            prev = task
 
     # -- pserver slots ------------------------------------------------------
 

@@ -89,6 +89,15 @@ type LeaseRequest struct {
 	Holder string `json:"holder"`
 	// TTLS overrides the queue's lease; 0: the queue's.
 	TTLS float64 `json:"ttl_s,omitempty"`
+	// Done reports the holder's previous task done before the lease (one
+	// request per task); a stale report is a 409 and leases nothing.
+	Done *TaskDone `json:"done,omitempty"`
+}
+
+// TaskDone names a leased task reported done with a lease request.
+type TaskDone struct {
+	Index int    `json:"index"`
+	Lease string `json:"lease"`
 }
 
 // Lease states.
@@ -239,6 +248,9 @@ func DecodeLeaseRequest(data []byte) (LeaseRequest, error) {
 	}
 	if err := checkHolder(r.Holder); err != nil {
 		return r, err
+	}
+	if r.Done != nil && (r.Done.Lease == "" || r.Done.Index < 0) {
+		return r, fieldErr("done", "needs the task's index and lease")
 	}
 	return r, checkTTL(r.TTLS, true)
 }

@@ -54,7 +54,7 @@ func (b *batcher) wait(st store.Store, r *batchReq) error {
 		b.mu.Lock()
 	}
 	b.busy = true
-	batch := b.pending[:min(len(b.pending), maxBatch)]
+	batch := b.pending[:fit(b.pending, store.TxnLimit(st))]
 	b.pending = append([]*batchReq(nil), b.pending[len(batch):]...)
 	b.mu.Unlock()
 	if len(batch) > 0 {
@@ -68,6 +68,19 @@ func (b *batcher) wait(st store.Store, r *batchReq) error {
 	}
 	b.mu.Unlock()
 	return <-r.done
+}
+
+// fit returns how many pending requests (at least one) one transaction
+// takes: maxBatch, and at most limit puts (0: no limit).
+func fit(pending []*batchReq, limit int) int {
+	n := 0
+	for i, r := range pending {
+		if i > 0 && (i == maxBatch || limit > 0 && n+len(r.ops) > limit) {
+			return i
+		}
+		n += len(r.ops)
+	}
+	return len(pending)
 }
 
 // write commits a batch in one transaction, the last put of each key.

@@ -43,6 +43,8 @@ type Service struct {
 	mu     sync.Mutex
 	states map[string]*jobState
 	batch  batcher
+	// progressAt is when each job's progress was last reported.
+	progressAt map[string]time.Time
 }
 
 // New returns the service over st; clock nil means time.Now.
@@ -50,14 +52,16 @@ func New(st store.Store, jobs Jobs, clock func() time.Time) *Service {
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Service{st: st, jobs: jobs, clock: clock, states: map[string]*jobState{}, seq: uint64(clock().UnixNano())}
+	return &Service{st: st, jobs: jobs, clock: clock, states: map[string]*jobState{}, progressAt: map[string]time.Time{}, seq: uint64(clock().UnixNano())}
 }
 
 // jobState is one job's EDL state in memory.
 type jobState struct {
 	master *masterRec
 	queue  *queueState // nil: no queue registered
-	ps     map[int]*psRec
+	// registering: a queue is being written (RegisterTasks).
+	registering bool
+	ps          map[int]*psRec
 }
 
 // Store keys.

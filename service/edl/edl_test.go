@@ -288,3 +288,25 @@ func TestWriteFailureForgets(t *testing.T) {
 		t.Fatalf("store after the refused lease: %+v %v", q, err)
 	}
 }
+
+// TestLeaseWithDone: a lease request may report the previous task done
+// (one request per task); a stale report leases nothing.
+func TestLeaseWithDone(t *testing.T) {
+	s, _, _, _ := setup(t)
+	ctx := t.Context()
+	if _, err := s.RegisterTasks(ctx, "j1", api.TaskQueueSpec{Tasks: []string{"a", "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	l1, _ := s.Lease(ctx, "j1", api.LeaseRequest{Holder: "t"})
+	l2, err := s.Lease(ctx, "j1", api.LeaseRequest{Holder: "t", Done: &api.TaskDone{Index: l1.Task.Index, Lease: l1.Task.Lease}})
+	if err != nil || l2.Task == nil || l2.Task.Data != "b" {
+		t.Fatalf("lease with done: %+v %v", l2, err)
+	}
+	if _, err := s.Lease(ctx, "j1", api.LeaseRequest{Holder: "t", Done: &api.TaskDone{Index: l1.Task.Index, Lease: l1.Task.Lease}}); !errors.Is(err, ErrConflict) {
+		t.Fatalf("stale done with a lease: %v", err)
+	}
+	l3, err := s.Lease(ctx, "j1", api.LeaseRequest{Holder: "t", Done: &api.TaskDone{Index: l2.Task.Index, Lease: l2.Task.Lease}})
+	if err != nil || l3.Status != api.LeaseFinished || l3.Queue.DoneTotal != 2 {
+		t.Fatalf("last done with a lease: %+v %v", l3, err)
+	}
+}

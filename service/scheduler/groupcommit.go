@@ -49,7 +49,7 @@ func (g *groupCommit) commit(st store.Store, ops ...store.Op) error {
 		g.mu.Lock()
 	}
 	g.busy = true
-	batch := g.pending[:min(len(g.pending), maxSubmitBatch)]
+	batch := g.pending[:batchLen(g.pending, store.TxnLimit(st))]
 	g.pending = append([]*commitReq(nil), g.pending[len(batch):]...)
 	g.mu.Unlock()
 
@@ -63,6 +63,21 @@ func (g *groupCommit) commit(st store.Store, ops ...store.Op) error {
 	}
 	g.mu.Unlock()
 	return <-req.done
+}
+
+// batchLen returns how many of the pending requests (at least one) fit
+// one transaction: maxSubmitBatch, and at most limit compares and limit
+// writes (0: no limit).
+func batchLen(pending []*commitReq, limit int) int {
+	cmps, writes := 0, 0
+	for i, r := range pending {
+		c, w := store.CountOps(r.ops)
+		if i > 0 && (i == maxSubmitBatch || limit > 0 && (cmps+c > limit || writes+w > limit)) {
+			return i
+		}
+		cmps, writes = cmps+c, writes+w
+	}
+	return len(pending)
 }
 
 // write commits a batch in one transaction; if it fails, each request is

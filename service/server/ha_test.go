@@ -8,8 +8,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -271,5 +273,82 @@ func benchSubmit(b *testing.B, url string) {
 	getJSON(b, url+"/v1/jobs", &l)
 	if len(l.Jobs) < b.N {
 		b.Errorf("%d jobs stored, %d acknowledged", len(l.Jobs), b.N)
+	}
+}
+
+// BenchmarkTaskLeases measures task leases per second for 64 trainers
+// over HTTP: each trainer's request reports its previous task done and
+// leases the next one (both durable before the answer), on bbolt and on a
+// 3-member etcd, side by side.
+func BenchmarkTaskLeases(b *testing.B) {
+	b.Run("bolt", func(b *testing.B) {
+		h := newHarness(b, nil)
+		benchLeases(b, h.http.URL)
+	})
+	b.Run("etcd-3-members", func(b *testing.B) {
+		c := etcdtest.Start(b, 3)
+		n := startHA(b, c, "/bench-leases/")
+		waitLeader(b, n)
+		benchLeases(b, n.url)
+	})
+}
+
+// benchLeases registers b.N tasks on a new job and lets 64 trainers lease
+// and finish them.
+func benchLeases(b *testing.B, url string) {
+	const trainers = 64
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * trainers}}
+	defer hc.CloseIdleConnections()
+	post := func(path string, body any, out any) int {
+		data, _ := json.Marshal(body)
+		resp, err := hc.Post(url+path, "application/json", bytes.NewReader(data))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if out != nil {
+			_ = json.NewDecoder(resp.Body).Decode(out)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body) // keep the connection
+		return resp.StatusCode
+	}
+	var j api.Job
+	post("/v1/jobs", api.JobSpec{Command: []string{"train"}, GPUs: 1}, &j)
+	tasks := make([]string, b.N)
+	for i := range tasks {
+		tasks[i] = "shard-" + strconv.Itoa(i)
+	}
+	if code := post("/v1/jobs/"+j.ID+"/tasks", api.TaskQueueSpec{Tasks: tasks, TTLS: 600}, nil); code != http.StatusCreated {
+		b.Fatalf("register tasks: %d", code)
+	}
+	var leases atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for w := range trainers {
+		wg.Go(func() {
+			req := api.LeaseRequest{Holder: "t" + strconv.Itoa(w)}
+			for {
+				var l api.Lease
+				if code := post("/v1/jobs/"+j.ID+"/tasks/lease", req, &l); code != http.StatusOK {
+					b.Errorf("lease: %d", code)
+					return
+				}
+				if l.Status != api.LeaseGranted {
+					return // finished (or the last tasks are leased by others)
+				}
+				leases.Add(1)
+				req.Done = &api.TaskDone{Index: l.Task.Index, Lease: l.Task.Lease}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(leases.Load())/elapsed.Seconds(), "leases/s")
+	var q api.TaskQueue
+	getJSON(b, url+"/v1/jobs/"+j.ID+"/tasks", &q)
+	if q.DoneTotal != int64(b.N) {
+		b.Errorf("%d tasks done, want %d", q.DoneTotal, b.N)
 	}
 }

@@ -25,6 +25,8 @@ const (
 	// DefaultEtcdDialTimeout bounds how long OpenEtcd waits for the
 	// cluster before it gives up.
 	DefaultEtcdDialTimeout = 5 * time.Second
+	// DefaultEtcdMaxTxnOps is etcd's default --max-txn-ops.
+	DefaultEtcdMaxTxnOps = 128
 )
 
 // Keys under the prefix (docs/STORE.md, "Data layout (etcd)").
@@ -54,6 +56,10 @@ type EtcdOptions struct {
 	// WatchBuffer is how many events a watcher may fall behind before it is
 	// dropped; <= 0 means DefaultWatchBuffer.
 	WatchBuffer int
+	// MaxTxnOps is the etcd cluster's --max-txn-ops: the most compares,
+	// and the most puts and deletes, in one transaction; <= 0 means etcd's
+	// default, DefaultEtcdMaxTxnOps. A larger Txn fails with ErrInvalid.
+	MaxTxnOps int
 	// Logger receives the store's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -144,6 +150,9 @@ func OpenEtcd(opts EtcdOptions) (*Etcd, error) {
 	if opts.DialTimeout <= 0 {
 		opts.DialTimeout = DefaultEtcdDialTimeout
 	}
+	if opts.MaxTxnOps <= 0 {
+		opts.MaxTxnOps = DefaultEtcdMaxTxnOps
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -220,6 +229,10 @@ func (e *Etcd) StoreKey(k string) string {
 	return s
 }
 
+// MaxTxnOps returns the most compares, and the most writes, one Txn may
+// hold (TxnLimit).
+func (e *Etcd) MaxTxnOps() int { return e.opts.MaxTxnOps }
+
 // Endpoints returns the cluster's endpoints.
 func (e *Etcd) Endpoints() []string { return e.opts.Endpoints }
 
@@ -294,6 +307,10 @@ func (e *Etcd) Txn(ctx context.Context, ops ...Op) (int64, error) {
 		case opDelete:
 			thens = append(thens, clientv3.OpDelete(e.Key(op.key)))
 		}
+	}
+	if len(cmps) > e.opts.MaxTxnOps || len(thens) > e.opts.MaxTxnOps {
+		return 0, fmt.Errorf("txn: %w: %d compares and %d writes: etcd takes at most %d of each in one transaction (--max-txn-ops)",
+			ErrInvalid, len(cmps), len(thens), e.opts.MaxTxnOps)
 	}
 	resp, err := e.cli.Txn(ctx).If(cmps...).Then(thens...).Else(gets...).Commit()
 	if err != nil {

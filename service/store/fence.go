@@ -79,6 +79,37 @@ func unwrapTxn(err error) error {
 	return err
 }
 
+// MaxTxnOps returns the underlying store's limit less the fence's compare
+// (0: none).
+func (f *Fenced) MaxTxnOps() int {
+	if n := TxnLimit(f.s); n > 0 {
+		return n - 1
+	}
+	return 0
+}
+
+// CountOps returns how many compares and how many writes ops hold.
+func CountOps(ops []Op) (compares, writes int) {
+	for _, op := range ops {
+		if op.typ == opCompare {
+			compares++
+		} else {
+			writes++
+		}
+	}
+	return compares, writes
+}
+
+// TxnLimit returns the most compares, and the most puts and deletes, that
+// one Txn of s may hold (etcd's --max-txn-ops), or 0 when s has no limit
+// (Mem, Bolt). Code that batches writes sizes its batches by it.
+func TxnLimit(s Store) int {
+	if l, ok := s.(interface{ MaxTxnOps() int }); ok {
+		return l.MaxTxnOps()
+	}
+	return 0
+}
+
 // Get reads through.
 func (f *Fenced) Get(ctx context.Context, key string) (KV, bool, error) { return f.s.Get(ctx, key) }
 
