@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -116,9 +117,17 @@ func newTaskStatus() *cobra.Command {
 
 // writeQueue prints a queue as one table row.
 func writeQueue(w io.Writer, q api.TaskQueue) error {
-	_, err := fmt.Fprintf(w, "PASS  TODO  LEASED  DONE  FAILED  DONE_TOTAL  FINISHED\n%d/%d  %d  %d  %d  %d  %d  %v\n",
-		q.Pass, q.Passes, q.Todo, q.Leased, q.Done, q.Failed, q.DoneTotal, q.Finished)
-	return err
+	return table(w, "PASS\tTODO\tLEASED\tDONE\tFAILED\tDONE_TOTAL\tFINISHED",
+		fmt.Sprintf("%d/%d\t%d\t%d\t%d\t%d\t%d\t%v", q.Pass, q.Passes, q.Todo, q.Leased, q.Done, q.Failed, q.DoneTotal, q.Finished))
+}
+
+// table prints tab-separated rows as aligned columns.
+func table(w io.Writer, rows ...string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintln(tw, r)
+	}
+	return tw.Flush()
 }
 
 func newTaskLease() *cobra.Command {
@@ -200,8 +209,8 @@ func newTaskMaster() *cobra.Command {
 				}
 				return c.AcquireMaster(ctx, args[0], req)
 			}, func(w io.Writer, m api.Master) error {
-				_, err := fmt.Fprintf(w, "HOLDER  ADDR  EPOCH  GRANTED\n%s  %s  %d  %v\n", or(m.Holder, "-"), or(m.Addr, "-"), m.Epoch, m.Granted)
-				return err
+				return table(w, "HOLDER\tADDR\tEPOCH\tGRANTED",
+					fmt.Sprintf("%s\t%s\t%d\t%v", or(m.Holder, "-"), or(m.Addr, "-"), m.Epoch, m.Granted))
 			})
 		},
 	}
@@ -225,9 +234,12 @@ func newTaskPServers() *cobra.Command {
 			return call(cmd, o, args[0], func(ctx context.Context, c *client.Client) (api.PServerList, error) {
 				return c.PServers(ctx, args[0])
 			}, func(w io.Writer, l api.PServerList) error {
-				fmt.Fprintf(w, "INDEX  HOLDER  ADDR  EPOCH  CHECKPOINT\n")
+				rows := []string{"INDEX\tHOLDER\tADDR\tEPOCH\tCHECKPOINT"}
 				for _, p := range l.PServers {
-					fmt.Fprintf(w, "%d  %s  %s  %d  %s\n", p.Index, or(p.Holder, "-"), or(p.Addr, "-"), p.Epoch, or(p.Checkpoint, "-"))
+					rows = append(rows, fmt.Sprintf("%d\t%s\t%s\t%d\t%s", p.Index, or(p.Holder, "-"), or(p.Addr, "-"), p.Epoch, or(p.Checkpoint, "-")))
+				}
+				if err := table(w, rows...); err != nil {
+					return err
 				}
 				_, err := fmt.Fprintf(w, "%d held\n", l.Live)
 				return err
