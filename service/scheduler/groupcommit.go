@@ -1,9 +1,11 @@
 package scheduler
 
 import (
-	"context"
+	"bytes"
+	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/gpusched/gpusched/service/store"
 )
@@ -84,27 +86,64 @@ func batchLen(pending []*commitReq, limit int) int {
 // tried alone so that one bad request cannot fail the others (a fenced or
 // unavailable store fails them all anyway).
 func (g *groupCommit) write(st store.Store, batch []*commitReq) {
-	if len(batch) == 1 {
-		_, err := st.Txn(writeCtx(), batch[0].ops...)
-		batch[0].done <- err
-		return
-	}
 	var ops []store.Op
 	for _, r := range batch {
 		ops = append(ops, r.ops...)
 	}
-	_, err := st.Txn(writeCtx(), ops...)
-	if err == nil {
+	err := txnRetry(st, ops)
+	if err == nil || len(batch) == 1 {
 		for _, r := range batch {
-			r.done <- nil
+			r.done <- err
 		}
 		return
 	}
 	for _, r := range batch {
-		_, err := st.Txn(context.Background(), r.ops...)
+		err := txnRetry(st, r.ops)
 		if err != nil {
 			err = fmt.Errorf("(alone, after its batch of %d failed) %w", len(batch), err)
 		}
 		r.done <- err
 	}
+}
+
+// retryFor bounds how long a submission's write is retried while the store
+// is unavailable (etcd electing a new leader among its members).
+const retryFor = 10 * time.Second
+
+// txnRetry writes a submission batch (IfAbsent + put per job). When the
+// store is unavailable — an etcd member died and the write timed out,
+// applied or not — it tries again for up to retryFor; if a retry finds a
+// key present, the earlier attempt was applied when every put's key holds
+// exactly its value (even if this server has lost its leadership since:
+// the next leader loads the job), and the write has succeeded.
+func txnRetry(st store.Store, ops []store.Op) error {
+	deadline := time.Now().Add(retryFor)
+	_, err := st.Txn(writeCtx(), ops...)
+	for retried := false; ; retried = true {
+		switch {
+		case err == nil:
+			return nil
+		case retried && (errors.Is(err, store.ErrCompareFailed) || errors.Is(err, store.ErrFenced)) && applied(st, ops):
+			return nil
+		case !errors.Is(err, store.ErrUnavailable) || time.Now().After(deadline):
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
+		_, err = st.Txn(writeCtx(), ops...)
+	}
+}
+
+// applied reports whether every put of ops is in st with its value.
+func applied(st store.Store, ops []store.Op) bool {
+	for _, op := range ops {
+		key, value, ok := op.Put()
+		if !ok {
+			continue
+		}
+		kv, found, err := st.Get(writeCtx(), key)
+		if err != nil || !found || !bytes.Equal(kv.Value, value) {
+			return false
+		}
+	}
+	return true
 }
