@@ -166,8 +166,12 @@ func (f *Failover) judge(req *http.Request, resp *http.Response, err error, hops
 	switch resp.StatusCode {
 	case http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
 		loc, lerr := resp.Location()
-		if lerr != nil || *hops >= maxHops {
+		if lerr != nil {
 			return false, 0, nil
+		}
+		if *hops >= maxHops { // the servers disagree on the leader for now: ask again in a moment
+			*hops = 0
+			return true, pause, nil
 		}
 		if f.isDown(loc.Host) {
 			// The follower names a leader that just failed: its lease has

@@ -83,6 +83,9 @@ func New(cfg Config) (*Elector, error) {
 	return &Elector{cfg: cfg, log: cfg.Logger.With("self", cfg.Self), leadCh: make(chan struct{})}, nil
 }
 
+// Self returns this server's advertised URL.
+func (e *Elector) Self() string { return e.cfg.Self }
+
 // TTL returns the session lease in whole seconds.
 func (e *Elector) TTL() int { return int(math.Ceil(e.cfg.TTL.Seconds())) }
 

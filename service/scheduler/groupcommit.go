@@ -15,6 +15,10 @@ import (
 // 1.5 MiB; a batch over it fails and its submissions are retried alone.
 const maxSubmitBatch = 256
 
+// errStopped answers the submissions still waiting when the scheduler
+// stops: nothing of them was written.
+var errStopped = fmt.Errorf("%w: the scheduler has stopped (it shuts down, or its term as leader ended); nothing was written", store.ErrClosed)
+
 // groupCommit writes concurrent submissions in shared transactions: the
 // first submission that finds no write under way becomes the committer and
 // writes every submission queued by then in one store transaction; those
@@ -37,7 +41,7 @@ type commitReq struct {
 
 // commit writes ops (a submission's compare and put) in a shared
 // transaction and returns when it is durable.
-func (g *groupCommit) commit(st store.Store, ops ...store.Op) error {
+func (g *groupCommit) commit(st store.Store, stop <-chan struct{}, ops ...store.Op) error {
 	req := &commitReq{ops: ops, done: make(chan error, 1), lead: make(chan struct{})}
 	g.mu.Lock()
 	g.pending = append(g.pending, req)
@@ -52,10 +56,22 @@ func (g *groupCommit) commit(st store.Store, ops ...store.Op) error {
 	}
 	g.busy = true
 	batch := g.pending[:batchLen(g.pending, store.TxnLimit(st))]
+	select {
+	case <-stop: // shut down, or the term as leader ended: write nothing more
+		batch = g.pending
+	default:
+	}
 	g.pending = append([]*commitReq(nil), g.pending[len(batch):]...)
 	g.mu.Unlock()
 
-	g.write(st, batch)
+	select {
+	case <-stop:
+		for _, r := range batch {
+			r.done <- errStopped
+		}
+	default:
+		g.write(st, stop, batch)
+	}
 
 	g.mu.Lock()
 	g.busy = false
@@ -85,12 +101,12 @@ func batchLen(pending []*commitReq, limit int) int {
 // write commits a batch in one transaction; if it fails, each request is
 // tried alone so that one bad request cannot fail the others (a fenced or
 // unavailable store fails them all anyway).
-func (g *groupCommit) write(st store.Store, batch []*commitReq) {
+func (g *groupCommit) write(st store.Store, stop <-chan struct{}, batch []*commitReq) {
 	var ops []store.Op
 	for _, r := range batch {
 		ops = append(ops, r.ops...)
 	}
-	err := txnRetry(st, ops)
+	err := txnRetry(st, stop, ops)
 	if err == nil || len(batch) == 1 {
 		for _, r := range batch {
 			r.done <- err
@@ -98,7 +114,7 @@ func (g *groupCommit) write(st store.Store, batch []*commitReq) {
 		return
 	}
 	for _, r := range batch {
-		err := txnRetry(st, r.ops)
+		err := txnRetry(st, stop, r.ops)
 		if err != nil {
 			err = fmt.Errorf("(alone, after its batch of %d failed) %w", len(batch), err)
 		}
@@ -112,11 +128,12 @@ const retryFor = 10 * time.Second
 
 // txnRetry writes a submission batch (IfAbsent + put per job). When the
 // store is unavailable — an etcd member died and the write timed out,
-// applied or not — it tries again for up to retryFor; if a retry finds a
+// applied or not — it tries again for up to retryFor, unless the
+// scheduler stops (its term ended); if a retry finds a
 // key present, the earlier attempt was applied when every put's key holds
 // exactly its value (even if this server has lost its leadership since:
 // the next leader loads the job), and the write has succeeded.
-func txnRetry(st store.Store, ops []store.Op) error {
+func txnRetry(st store.Store, stop <-chan struct{}, ops []store.Op) error {
 	deadline := time.Now().Add(retryFor)
 	_, err := st.Txn(writeCtx(), ops...)
 	for retried := false; ; retried = true {
@@ -128,7 +145,11 @@ func txnRetry(st store.Store, ops []store.Op) error {
 		case !errors.Is(err, store.ErrUnavailable) || time.Now().After(deadline):
 			return err
 		}
-		time.Sleep(200 * time.Millisecond)
+		select {
+		case <-stop:
+			return err
+		case <-time.After(200 * time.Millisecond):
+		}
 		_, err = st.Txn(writeCtx(), ops...)
 	}
 }

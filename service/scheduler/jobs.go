@@ -27,7 +27,7 @@ func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, erro
 	if err != nil {
 		return api.Job{}, err
 	}
-	if err := s.commits.commit(s.store, store.IfAbsent(jobKey(id)), store.OpPut(jobKey(id), data)); err != nil {
+	if err := s.commits.commit(s.store, s.stopped, store.IfAbsent(jobKey(id)), store.OpPut(jobKey(id), data)); err != nil {
 		return api.Job{}, fmt.Errorf("store job %s: %w", id, err)
 	}
 	j := &job{rec: rec, seq: int(seq)}

@@ -166,9 +166,15 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				return nil
 			}
 		case <-tick.C:
+			if ctx.Err() != nil {
+				return nil
+			}
 			s.checkNodes()
 			s.flushProgress()
 		case <-wake.C:
+		}
+		if ctx.Err() != nil { // select picks among ready cases at random: an ended ctx wins
+			return nil
 		}
 		s.schedule()
 		wake.Reset(s.untilWake())

@@ -190,7 +190,7 @@ func (h *HA) answer(w http.ResponseWriter, v any, err error) {
 // body), or answers 503 with Retry-After while no leader is known.
 func (h *HA) redirect(w http.ResponseWriter, r *http.Request) {
 	l := h.el.Leader()
-	if l.URL == "" || l.Self {
+	if l.URL == "" || l.Self || l.URL == h.el.Self() { // none known, or this server's own ended term
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, "",
 			"no leader: the servers are electing one (or etcd has lost its quorum); nothing was done, retry")
@@ -226,8 +226,9 @@ func writeStoreFailure(w http.ResponseWriter, log *slog.Logger, err error) {
 		status = http.StatusServiceUnavailable
 		w.Header().Set("Retry-After", "1")
 		msg = fmt.Sprintf("this server has just lost the leadership, nothing was changed; retry: %v", err)
-	case errors.Is(err, store.ErrClosed):
+	case errors.Is(err, store.ErrClosed): // nothing was done: try again (another server, or later)
 		status = http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", "1")
 	}
 	log.Error("request failed", "err", err)
 	writeError(w, status, "", "%s", msg)

@@ -431,6 +431,10 @@ func etcdErr(err error) error {
 			return fmt.Errorf("%w: etcd: %v", ErrUnavailable, s.Message())
 		case codes.Canceled:
 			return context.Canceled
+		case codes.Unknown:
+			if strings.Contains(s.Message(), "deadline exceeded") { // etcd 3.4's own request timeout
+				return fmt.Errorf("%w: etcd: %v (is a majority of the etcd members up?)", ErrUnavailable, s.Message())
+			}
 		}
 	}
 	return err
