@@ -260,8 +260,9 @@ func (c *haCluster) checkAcked(sub *submitter) {
 func (c *haCluster) etcdLoss(sub *submitter) {
 	t := c.t
 	c.etcd.Kill(0)
-	id := strings.TrimSpace(mustCLI(t, c.list, "submit", "--name", "one-member-down", "--gpus", "1", "--", "true"))
-	waitState(t, c.list, id, 30*time.Second, api.Succeeded)
+	killed := time.Now()
+	mustCLI(t, c.list, "submit", "--name", "one-member-down", "--gpus", "1", "--", "true")
+	c.waitStart(killed, "with one etcd member down")
 	c.etcd.Kill(1)
 	hc := &http.Client{Timeout: 30 * time.Second}
 	start := time.Now()
@@ -286,10 +287,25 @@ func (c *haCluster) etcdLoss(sub *submitter) {
 	wg.Wait()
 	c.etcd.Restart(1)
 	start = time.Now()
-	id = strings.TrimSpace(mustCLI(t, c.list, "submit", "--name", "quorum-back", "--gpus", "1", "--", "true"))
+	id := strings.TrimSpace(mustCLI(t, c.list, "submit", "--name", "quorum-back", "--gpus", "1", "--", "true"))
 	t.Logf("a member back: submission %s acknowledged after %v", id, time.Since(start).Round(time.Millisecond))
-	waitState(t, c.list, id, 30*time.Second, api.Succeeded)
+	c.waitStart(start, "after the quorum came back")
 	c.checkAcked(sub)
+}
+
+// waitStart waits until an agent starts a replica after since: the
+// service schedules.
+func (c *haCluster) waitStart(since time.Time, what string) {
+	eventually(c.t, 20*time.Second, "a replica started "+what, func() bool {
+		for _, ts := range c.starts() {
+			for _, at := range ts {
+				if at.After(since) {
+					return true
+				}
+			}
+		}
+		return false
+	})
 }
 
 // pct returns the p-th percentile (nearest rank) of ds.

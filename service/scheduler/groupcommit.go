@@ -98,16 +98,16 @@ func batchLen(pending []*commitReq, limit int) int {
 	return len(pending)
 }
 
-// write commits a batch in one transaction; if it fails, each request is
-// tried alone so that one bad request cannot fail the others (a fenced or
-// unavailable store fails them all anyway).
+// write commits a batch in one transaction; if it fails for a reason that
+// may be one request's, each request is tried alone so that one bad
+// request cannot fail the others.
 func (g *groupCommit) write(st store.Store, stop <-chan struct{}, batch []*commitReq) {
 	var ops []store.Op
 	for _, r := range batch {
 		ops = append(ops, r.ops...)
 	}
 	err := txnRetry(st, stop, ops)
-	if err == nil || len(batch) == 1 {
+	if err == nil || len(batch) == 1 || !perRequest(err) {
 		for _, r := range batch {
 			r.done <- err
 		}
@@ -120,6 +120,13 @@ func (g *groupCommit) write(st store.Store, stop <-chan struct{}, batch []*commi
 		}
 		r.done <- err
 	}
+}
+
+// perRequest reports whether a failed batch may owe its failure to one of
+// its requests (then each is tried alone); an unavailable, fenced or
+// closed store fails them all alike.
+func perRequest(err error) bool {
+	return !errors.Is(err, store.ErrUnavailable) && !errors.Is(err, store.ErrFenced) && !errors.Is(err, store.ErrClosed)
 }
 
 // retryFor bounds how long a submission's write is retried while the store
