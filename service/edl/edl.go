@@ -52,7 +52,20 @@ func New(st store.Store, jobs Jobs, clock func() time.Time) *Service {
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Service{st: st, jobs: jobs, clock: clock, states: map[string]*jobState{}, progressAt: map[string]time.Time{}, seq: uint64(clock().UnixNano())}
+	s := &Service{st: st, jobs: jobs, clock: clock, states: map[string]*jobState{}, progressAt: map[string]time.Time{},
+		seq: uint64(clock().UnixNano())}
+	s.batch.st, s.batch.onFail = st, s.forget
+	return s
+}
+
+// forget drops every job's state after a write failed (it is loaded again
+// from the store on next use) and starts a new epoch of the batcher, so
+// that the changes made on the old state are not written.
+func (s *Service) forget([]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.states = map[string]*jobState{}
+	s.batch.bump()
 }
 
 // jobState is one job's EDL state in memory.
@@ -148,12 +161,13 @@ func (c *change) put(key string, v any) {
 	c.keys = append(c.keys, key)
 }
 
-// queue queues c for its transaction; s.mu is held. Nil when c is empty.
-func (s *Service) queue(c *change) *batchReq {
+// queue queues job's change c for its transaction; s.mu is held. Nil
+// when c is empty.
+func (s *Service) queue(job string, c *change) *batchReq {
 	if len(c.ops) == 0 {
 		return nil
 	}
-	return s.batch.enqueue(c.ops, c.keys)
+	return s.batch.enqueue(job, c.ops, c.keys)
 }
 
 // wait waits for a queued change (none: nil) and, on failure, forgets the
@@ -163,7 +177,7 @@ func (s *Service) wait(job string, r *batchReq) error {
 	if r == nil {
 		return nil
 	}
-	err := s.batch.wait(s.st, r)
+	err := <-r.done
 	if err != nil {
 		s.mu.Lock()
 		delete(s.states, job)

@@ -125,7 +125,7 @@ func (s *Service) holdPServer(job string, js *jobState, i int, r api.PServerClai
 	v := p.view(now)
 	var c change
 	c.put(psKey(job, i), p)
-	w := s.queue(&c)
+	w := s.queue(job, &c)
 	s.mu.Unlock()
 	if err := s.wait(job, w); err != nil {
 		return api.PServer{}, err

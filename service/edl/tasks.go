@@ -213,7 +213,7 @@ func (s *Service) Lease(ctx context.Context, job string, r api.LeaseRequest) (ap
 	s.nextPass(job, q, &c)
 	out := s.grant(job, q, r, now, &c)
 	v := q.view()
-	w := s.queue(&c)
+	w := s.queue(job, &c)
 	s.mu.Unlock()
 	if err := s.wait(job, w); err != nil {
 		return api.Lease{}, err
@@ -326,7 +326,7 @@ func (s *Service) Report(ctx context.Context, job string, index int, lease strin
 	q := js.queue
 	s.nextPass(job, q, &c)
 	v := q.view()
-	w := s.queue(&c)
+	w := s.queue(job, &c)
 	s.mu.Unlock()
 	if err := s.wait(job, w); err != nil {
 		return api.TaskQueue{}, err
