@@ -58,7 +58,7 @@ func newTaskRegister() *cobra.Command {
 				return err
 			}
 			spec := api.TaskQueueSpec{Tasks: tasks, Passes: passes, MaxFailures: maxFailures, TTLS: ttl.Seconds()}
-			return call(cmd, o, args[0], func(ctx context.Context, c *client.Client) (api.TaskQueue, error) {
+			return call(cmd, o, "", func(ctx context.Context, c *client.Client) (api.TaskQueue, error) {
 				return c.RegisterTasks(ctx, args[0], spec)
 			}, writeQueue)
 		},
@@ -106,7 +106,7 @@ func newTaskStatus() *cobra.Command {
 		Short: "Show a job's task queue: pass, tasks to do, leased, done, failed",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return call(cmd, o, args[0], func(ctx context.Context, c *client.Client) (api.TaskQueue, error) {
+			return call(cmd, o, "", func(ctx context.Context, c *client.Client) (api.TaskQueue, error) {
 				return c.Tasks(ctx, args[0])
 			}, writeQueue)
 		},
@@ -142,7 +142,7 @@ func newTaskLease() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req := api.LeaseRequest{Holder: holder, TTLS: ttl.Seconds()}
-			return call(cmd, o, args[0], func(ctx context.Context, c *client.Client) (api.Lease, error) {
+			return call(cmd, o, "", func(ctx context.Context, c *client.Client) (api.Lease, error) {
 				return c.Lease(ctx, args[0], req)
 			}, func(w io.Writer, l api.Lease) error {
 				if l.Task == nil {
@@ -180,7 +180,7 @@ func newTaskReport(ok bool) *cobra.Command {
 			if lease == "" {
 				return badInput("--lease is required (the token `task lease` printed)")
 			}
-			return call(cmd, o, args[0], func(ctx context.Context, c *client.Client) (api.TaskQueue, error) {
+			return call(cmd, o, "", func(ctx context.Context, c *client.Client) (api.TaskQueue, error) {
 				return c.Report(ctx, args[0], index, lease, ok)
 			}, writeQueue)
 		},
@@ -203,7 +203,7 @@ func newTaskMaster() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req.TTLS = ttl.Seconds()
-			return call(cmd, o, args[0], func(ctx context.Context, c *client.Client) (api.Master, error) {
+			return call(cmd, o, "", func(ctx context.Context, c *client.Client) (api.Master, error) {
 				if !take && !req.Release {
 					return c.Master(ctx, args[0])
 				}
@@ -231,7 +231,7 @@ func newTaskPServers() *cobra.Command {
 		Short: "List a job's pserver slots",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return call(cmd, o, args[0], func(ctx context.Context, c *client.Client) (api.PServerList, error) {
+			return call(cmd, o, "", func(ctx context.Context, c *client.Client) (api.PServerList, error) {
 				return c.PServers(ctx, args[0])
 			}, func(w io.Writer, l api.PServerList) error {
 				rows := []string{"INDEX\tHOLDER\tADDR\tEPOCH\tCHECKPOINT"}
@@ -262,7 +262,7 @@ func newTaskClaim() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req.TTLS = ttl.Seconds()
-			return call(cmd, o, args[0], func(ctx context.Context, c *client.Client) (api.PServer, error) {
+			return call(cmd, o, "", func(ctx context.Context, c *client.Client) (api.PServer, error) {
 				return c.ClaimPServer(ctx, args[0], req)
 			}, func(w io.Writer, p api.PServer) error {
 				_, err := fmt.Fprintf(w, "%d %s\n", p.Index, p.Checkpoint)
