@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -71,8 +70,8 @@ func TestEDL(t *testing.T) {
 		}
 	}
 	t.Logf("mid-pass (%d done): killing the master %s (epoch %d) and the pserver %s", q.Done, m.Holder, m.Epoch, victim)
-	kill(t, m.Holder)
-	kill(t, victim)
+	killHolding(t, edl, m.Holder)
+	killHolding(t, edl, victim)
 	eventually(t, 20*time.Second, "the master role moves", func() bool {
 		var now api.Master
 		return getJSON(url+"/v1/jobs/"+id+"/master", &now) == nil && now.Holder != "" && now.Holder != m.Holder && now.Epoch > m.Epoch
@@ -82,6 +81,18 @@ func TestEDL(t *testing.T) {
 		t.Fatalf("queue at the end: %+v %v", q, err)
 	}
 	checkEDLLogs(t, edl, m.Holder, victim)
+}
+
+// killHolding waits until holder's last event is a lease (it trains on a
+// task), then kills it.
+func killHolding(t *testing.T, dir, holder string) {
+	t.Helper()
+	eventually(t, 5*time.Second, holder+" holding a lease", func() bool {
+		data, _ := os.ReadFile(filepath.Join(dir, holder+".log"))
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		return strings.HasPrefix(lines[len(lines)-1], "lease ")
+	})
+	kill(t, holder)
 }
 
 // kill sends SIGKILL to the process of holder "<replica>:<pid>".
@@ -107,6 +118,7 @@ func checkEDLLogs(t *testing.T, dir, master, pserver string) {
 	leasedBy := map[int][]string{}
 	masters, reclaimed := 0, ""
 	reporting := map[int]bool{}
+	lastLease := map[string]int{} // holder → the task it holds (leased, not reported)
 	for _, f := range logs {
 		holder := strings.TrimSuffix(filepath.Base(f), ".log")
 		fh, err := os.Open(f)
@@ -118,17 +130,20 @@ func checkEDLLogs(t *testing.T, dir, master, pserver string) {
 			w := strings.Fields(sc.Text())
 			switch {
 			case len(w) >= 2 && w[0] == "done":
+				delete(lastLease, holder)
 				i, _ := strconv.Atoi(w[1])
 				if prev, dup := done[i]; dup {
 					t.Errorf("task %d done twice: by %s and %s", i, prev, holder)
 				}
 				done[i] = holder
 			case len(w) >= 2 && w[0] == "reporting" && (holder == master || holder == pserver):
+				delete(lastLease, holder) // it reported: the task may be done
 				i, _ := strconv.Atoi(w[1])
 				reporting[i] = true // killed after reporting, maybe before logging "done"
 			case len(w) >= 2 && w[0] == "lease":
 				i, _ := strconv.Atoi(w[1])
 				leasedBy[i] = append(leasedBy[i], holder)
+				lastLease[holder] = i
 			case w[0] == "master":
 				masters++
 			case len(w) == 3 && w[0] == "pserver" && w[2] != "-":
@@ -144,11 +159,17 @@ func checkEDLLogs(t *testing.T, dir, master, pserver string) {
 		}
 	}
 	again := 0
-	for i, hs := range leasedBy {
-		killed := slices.Contains(hs, master) || slices.Contains(hs, pserver)
-		if len(hs) > 1 && killed && done[i] != master && done[i] != pserver {
-			again++
+	for _, victim := range []string{master, pserver} {
+		i, held := lastLease[victim]
+		if !held { // it finished its task between the check and the kill
+			t.Logf("%s was killed after reporting its task", victim)
+			continue
 		}
+		if hs := leasedBy[i]; len(hs) < 2 || done[i] == "" || done[i] == victim {
+			t.Errorf("task %d of the killed %s: leased by %v, done by %q; want it leased again and done by another", i, victim, hs, done[i])
+			continue
+		}
+		again++
 	}
 	for i := range 1000 {
 		if _, ok := done[i]; !ok && !reporting[i] {

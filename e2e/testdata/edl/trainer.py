@@ -68,7 +68,7 @@ while True:
     if break_out:
         break
     log.write("lease %d\n" % task["index"])
-    time.sleep(0.01)  # train on the shard
+    time.sleep(0.02)  # train on the shard
     log.write("reporting %d\n" % task["index"])
     try:
         c.done(task)
