@@ -47,7 +47,7 @@ func newAgentCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.server, "server", "", "scheduler service URL (default $"+client.EnvServer+", else "+client.DefaultServer+")")
+	f.StringVar(&o.server, "server", "", "scheduler service URL, or a comma-separated list of the servers sharing an etcd store (default $"+client.EnvServer+", else "+client.DefaultServer+")")
 	f.StringVar(&o.name, "name", "", "node name, unique in the cluster (default: the host name)")
 	f.StringVar(&o.addr, "addr", "", "host name or address other nodes reach this one by (default: --name)")
 	f.StringVar(&o.data, "data", "", "data directory for replica output and records (default: <user cache dir>/gpusched/agent-NAME)")

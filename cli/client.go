@@ -26,7 +26,7 @@ type clientOptions struct {
 func addClientFlags(cmd *cobra.Command, o *clientOptions) {
 	o.output = outTable
 	f := cmd.Flags()
-	f.StringVar(&o.server, "server", "", "scheduler service URL (default $"+client.EnvServer+", else "+client.DefaultServer+")")
+	f.StringVar(&o.server, "server", "", "scheduler service URL, or a comma-separated list of the servers sharing an etcd store (default $"+client.EnvServer+", else "+client.DefaultServer+")")
 	f.VarP(outputFormat{&o.output}, "output", "o", "output format: table, json or yaml")
 }
 
@@ -34,7 +34,7 @@ func addClientFlags(cmd *cobra.Command, o *clientOptions) {
 // or the default names; a malformed URL is bad input.
 func (o *clientOptions) connect() (*client.Client, error) {
 	url := client.ServerURL(o.server, os.Getenv)
-	c, err := client.New(url, nil)
+	c, err := client.NewList(url, nil)
 	if err != nil {
 		if o.server == "" && os.Getenv(client.EnvServer) != "" {
 			return nil, badInput("$%s: %w", client.EnvServer, err)

@@ -52,6 +52,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newNodesCommand())
 	root.AddCommand(newProfilesCommand())
 	root.AddCommand(newPowerSamplesCommand())
+	root.AddCommand(newTaskCommand())
 	root.AddCommand(newAgentCommand())
 	root.AddCommand(newServerCommand())
 	root.AddCommand(newDevCommand())

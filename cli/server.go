@@ -37,6 +37,7 @@ type serverOptions struct {
 	names                       recipe.Names
 	heartbeatTimeout            time.Duration
 	verbose                     bool
+	etcd                        etcdOptions
 	// given reports whether a flag was set on the command line.
 	given func(flag string) bool
 }
@@ -44,7 +45,7 @@ type serverOptions struct {
 func newServerCommand() *cobra.Command {
 	o := &serverOptions{}
 	cmd := &cobra.Command{
-		Use:   "server [--listen ADDR] [--data DIR] [--store bolt] [--policy P --placer P --scaler S | --config FILE]",
+		Use:   "server [--listen ADDR] [--data DIR] [--store bolt | etcd://HOST:PORT,...] [--policy P --placer P --scaler S | --config FILE]",
 		Short: "Run the scheduler service: REST API, durable job store and scheduling loop",
 		Long: "server runs the scheduler service: the REST API under /v1 (jobs, nodes, logs),\n" +
 			"the protocol its node agents speak, the durable job store (bbolt in DIR/store.db)\n" +
@@ -71,7 +72,7 @@ func (o *serverOptions) addFlags(cmd *cobra.Command) {
 	o.given = func(name string) bool { return f.Changed(name) }
 	f.StringVar(&o.listen, "listen", defaultListen, "address to serve the API on (host:port)")
 	f.StringVar(&o.data, "data", "", "data directory: the store (store.db) and replica logs (default: <user cache dir>/gpusched/server)")
-	f.StringVar(&o.store, "store", "bolt", "job store: bolt (the embedded store in --data)")
+	f.StringVar(&o.store, "store", "bolt", "job store: bolt (the embedded store in --data), or etcd://HOST:PORT[,HOST:PORT...] (several servers may share it; one leads)")
 	f.StringVar(&o.config, "config", "", "scheduler configuration file (YAML, docs/CONFIG.md): policy, placer, scaler and their settings; flags win")
 	f.StringVar(&o.names.Policy, "policy", def.Policy, "queue policy: "+strings.Join(servicePolicies(), ", "))
 	f.StringVar(&o.names.Placer, "placer", def.Placer, "placer: "+strings.Join(recipe.Placers(), ", "))
@@ -79,6 +80,7 @@ func (o *serverOptions) addFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.heartbeatTimeout, "heartbeat-timeout", scheduler.DefaultHeartbeatTimeout,
 		"mark a node down when its agent has not reported for this long: its replicas are lost, elastic jobs at or above min continue smaller, other jobs are re-queued")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log debug messages")
+	o.etcd.addFlags(cmd)
 }
 
 // servicePolicies are the policies the service accepts (srtf needs job
@@ -106,11 +108,8 @@ func (o *serverOptions) logger(stderr io.Writer) *slog.Logger {
 // configuration; the store is left to server.New (bbolt in the data
 // directory).
 func (o *serverOptions) serverConfig(logger *slog.Logger) (server.Config, error) {
-	if o.store != "bolt" {
-		if strings.HasPrefix(o.store, "etcd://") {
-			return server.Config{}, badInput("--store %s: the etcd store is not implemented yet; use bolt", o.store)
-		}
-		return server.Config{}, badInput("--store %q: want bolt", o.store)
+	if o.store != "bolt" && !strings.HasPrefix(o.store, "etcd://") {
+		return server.Config{}, badInput("--store %q: want bolt or etcd://HOST:PORT[,HOST:PORT...]", o.store)
 	}
 	if o.heartbeatTimeout <= 0 {
 		return server.Config{}, badInput("--heartbeat-timeout %s: must be positive", o.heartbeatTimeout)
@@ -175,7 +174,15 @@ func runServer(ctx context.Context, o *serverOptions, stderr io.Writer) error {
 		ctx = context.Background()
 	}
 	logger := o.logger(stderr)
-	srv, err := o.openServer(logger)
+	var (
+		srv service
+		err error
+	)
+	if strings.HasPrefix(o.store, "etcd://") {
+		srv, err = o.openHA(logger)
+	} else {
+		srv, err = o.openServer(logger)
+	}
 	if err != nil {
 		return err
 	}
@@ -193,7 +200,7 @@ func runServer(ctx context.Context, o *serverOptions, stderr io.Writer) error {
 // ends, then shuts down gracefully: the loop stops (waking long-polls and
 // log followers), the HTTP server finishes its requests, and the server
 // and its store are closed. serve closes ln.
-func serve(ctx context.Context, srv *server.Server, ln net.Listener, logger *slog.Logger) error {
+func serve(ctx context.Context, srv service, ln net.Listener, logger *slog.Logger) error {
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	runCtx, stopRun := context.WithCancel(context.Background())

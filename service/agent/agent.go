@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -73,7 +74,7 @@ func New(cfg Config) (*Agent, error) {
 	a := &Agent{
 		cfg:    cfg,
 		log:    cfg.Logger.With("node", cfg.Name),
-		api:    &client{base: cfg.Server, name: cfg.Name, http: cfg.Client},
+		api:    &client{base: strings.Split(cfg.Server, ",")[0], name: cfg.Name, http: cfg.Client},
 		reps:   newTable(),
 		t:      defaultTiming(),
 		kick:   make(chan struct{}, 1),

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/gpusched/gpusched/service/api"
+	svcclient "github.com/gpusched/gpusched/service/client"
 )
 
 // DefaultRetention is how long the directory of a finished, acknowledged
@@ -21,7 +21,10 @@ const DefaultRetention = 7 * 24 * time.Hour
 
 // Config configures an Agent. Server and GPUs are required.
 type Config struct {
-	// Server is the scheduler's base URL, e.g. "http://head:7070".
+	// Server is the scheduler's base URL, e.g. "http://head:7070", or a
+	// comma-separated list of the servers that share an etcd store: the
+	// agent follows the leader's redirects and fails over to the next
+	// server on its own (client.Failover).
 	Server string
 	// Name is the node's name, unique in the cluster; default: the host
 	// name. It must not be empty or hold ':', ',', white space or control
@@ -79,11 +82,10 @@ func DefaultDataDir(name string) string {
 // withDefaults returns cfg with its defaults filled in, or an error naming
 // the first invalid field.
 func (cfg Config) withDefaults() (Config, error) {
-	u, err := url.Parse(cfg.Server)
-	if cfg.Server == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return cfg, fmt.Errorf("server URL %q: want http://HOST:PORT", cfg.Server)
+	servers, err := svcclient.ParseServers(cfg.Server)
+	if cfg.Server == "" || err != nil {
+		return cfg, fmt.Errorf("server URL %q: want http://HOST:PORT[,http://HOST:PORT...]", cfg.Server)
 	}
-	cfg.Server = strings.TrimRight(cfg.Server, "/")
 	if cfg.Name == "" {
 		if cfg.Name, err = os.Hostname(); err != nil {
 			return cfg, fmt.Errorf("node name: %w", err)
@@ -120,6 +122,10 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{}
 	}
+	if cfg.Client, err = failoverClient(cfg.Client, servers); err != nil {
+		return cfg, err
+	}
+	cfg.Server = strings.Join(servers, ",") // replicas get the whole list as $GPUSCHED_SERVER
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -142,4 +148,17 @@ func checkHostName(s string) error {
 		return fmt.Errorf("holds %q; use a plain host name or address", s[i:i+1])
 	}
 	return nil
+}
+
+// failoverClient returns a copy of hc whose transport goes through a
+// svcclient.Failover over servers (redirects followed there, not by hc).
+func failoverClient(hc *http.Client, servers []string) (*http.Client, error) {
+	f, err := svcclient.NewFailover(servers, hc.Transport)
+	if err != nil {
+		return nil, fmt.Errorf("server URL: %w", err)
+	}
+	c := *hc
+	c.Transport = f
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &c, nil
 }

@@ -13,9 +13,9 @@ import (
 
 // Submit stores a new job durably, queues it and wakes the scheduling loop;
 // the job it returns is durable. An invalid spec (api.JobSpec.Validate) is
-// an *api.FieldError and stores nothing. Give it a context that is not
-// cancelled while the write runs (context.WithoutCancel): a job in the
-// store is a job the scheduler runs.
+// an *api.FieldError and stores nothing. Concurrent submissions share
+// store transactions (groupcommit.go); once started, the write runs to its
+// end whatever ctx does: a job in the store is a job the scheduler runs.
 func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, error) {
 	if err := spec.Validate(); err != nil {
 		return api.Job{}, err
@@ -27,7 +27,7 @@ func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, erro
 	if err != nil {
 		return api.Job{}, err
 	}
-	if _, err := s.store.Txn(ctx, store.IfAbsent(jobKey(id)), store.OpPut(jobKey(id), data)); err != nil {
+	if err := s.commits.commit(s.store, s.stopped, store.IfAbsent(jobKey(id)), store.OpPut(jobKey(id), data)); err != nil {
 		return api.Job{}, fmt.Errorf("store job %s: %w", id, err)
 	}
 	j := &job{rec: rec, seq: int(seq)}

@@ -43,6 +43,7 @@ type Scheduler struct {
 	started  time.Time
 
 	nextSeq atomic.Int64
+	commits groupCommit // submissions share transactions
 	kick    chan struct{}
 	// stopped is closed when Run ends or Close is called; long-polls and log
 	// followers return (Done).
@@ -172,11 +173,17 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				return nil
 			}
 		case <-tick.C:
+			if ctx.Err() != nil {
+				return nil
+			}
 			s.checkNodes()
 			s.flushProgress()
 			s.checkLimits()
 			s.tickForecast()
 		case <-wake.C:
+		}
+		if ctx.Err() != nil { // select picks among ready cases at random: an ended ctx wins
+			return nil
 		}
 		s.schedule()
 		wake.Reset(s.untilWake())

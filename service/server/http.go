@@ -12,7 +12,6 @@ import (
 
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/scheduler"
-	"github.com/gpusched/gpusched/service/store"
 )
 
 // route is one endpoint of the API.
@@ -24,7 +23,7 @@ type route struct {
 // routes lists every endpoint the server serves (docs/SERVER.md and
 // api/openapi.yaml describe them).
 func (s *Server) routes() []route {
-	return []route{
+	return append([]route{
 		{http.MethodPost, "/v1/jobs", s.handleSubmit},
 		{http.MethodGet, "/v1/jobs", s.handleList},
 		{http.MethodGet, "/v1/jobs/{id}", s.handleGet},
@@ -39,6 +38,7 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/v1/agents/{name}/work", s.handleWork},
 		{http.MethodPost, "/v1/agents/{name}/status", s.handleStatus},
 		{http.MethodPost, "/v1/agents/{name}/logs", s.handleLogUpload},
+		{http.MethodGet, "/v1/leader", s.handleLeader},
 		{http.MethodGet, "/healthz", handleHealth},
 		{http.MethodGet, "/metrics", promhttp.HandlerFor(s.sched.Gatherer(), promhttp.HandlerOpts{}).ServeHTTP},
 		{http.MethodGet, "/openapi.yaml", handleOpenAPI},
@@ -49,7 +49,7 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/v1/eta/accuracy", s.handleAccuracy},
 		{http.MethodGet, "/v1/jobs/{id}/series", s.handleSeries},
 		{http.MethodGet, "/v1/cluster", s.handleCluster},
-	}
+	}, s.edlRoutes()...)
 }
 
 // newHandler registers the routes on a ServeMux; a known path with another
@@ -122,14 +122,11 @@ func (s *Server) writeErr(w http.ResponseWriter, err error) {
 }
 
 // writeFailure answers an internal error: 503 when the store is closed
-// (shutting down), 500 otherwise.
+// (shutting down) or unavailable (etcd without quorum), or the write was
+// fenced (this server no longer leads), 500 otherwise
+// (writeStoreFailure).
 func (s *Server) writeFailure(w http.ResponseWriter, err error) {
-	status := http.StatusInternalServerError
-	if errors.Is(err, store.ErrClosed) {
-		status = http.StatusServiceUnavailable
-	}
-	s.log.Error("request failed", "err", err)
-	writeError(w, status, "", "%v", err)
+	writeStoreFailure(w, s.log, err)
 }
 
 // readBody reads a request body of at most api.MaxBodyBytes; a larger one

@@ -3,9 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/gpusched/gpusched/service/api"
 )
@@ -29,15 +27,9 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 
 // handleList is GET /v1/jobs[?state=S[,S...]].
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
-	var want []api.State
-	if q := r.URL.Query().Get("state"); q != "" {
-		for _, st := range strings.Split(q, ",") {
-			if !slices.Contains(api.States(), api.State(st)) {
-				writeError(w, http.StatusBadRequest, "state", "unknown state %q (known: queued, running, preempted, succeeded, failed, cancelled)", st)
-				return
-			}
-			want = append(want, api.State(st))
-		}
+	want, ok := parseStates(w, r)
+	if !ok {
+		return
 	}
 	writeJSON(w, http.StatusOK, api.JobList{Jobs: s.sched.Jobs(want...)})
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gpusched/gpusched/service/edl"
 	"github.com/gpusched/gpusched/service/scheduler"
 )
 
@@ -36,6 +37,11 @@ type Server struct {
 	pollTimeout time.Duration
 	log         *slog.Logger
 	handler     http.Handler
+	// leadership answers GET /v1/leader when the server is one of several
+	// (HA); nil: a single server.
+	leadership Leadership
+	// edl serves the jobs' EDL primitives (edl.go).
+	edl *edl.Service
 }
 
 // New builds a scheduler from cfg.Config (scheduler.New: it opens the
@@ -59,7 +65,8 @@ func Attach(sch *scheduler.Scheduler, pollTimeout time.Duration) *Server {
 	if pollTimeout <= 0 {
 		pollTimeout = DefaultPollTimeout
 	}
-	s := &Server{sched: sch, pollTimeout: min(pollTimeout, MaxPollTimeout), log: sch.Logger()}
+	s := &Server{sched: sch, pollTimeout: min(pollTimeout, MaxPollTimeout), log: sch.Logger(),
+		edl: edl.New(sch.Store(), sch, nil)}
 	s.handler = s.newHandler()
 	return s
 }
