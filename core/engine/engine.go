@@ -27,6 +27,13 @@ type Engine struct {
 	pause string
 	// victims orders the stop candidates by lost work (victims.go).
 	victims victimOrder
+	// gates is the policy's Gate (gate.go), or nil; claiming is set while a
+	// job is placed on the GPUs of stop candidates; blockedLanes marks the
+	// lanes of a strict order that a blocked job closed this round.
+	gates        Gate
+	claiming     bool
+	blockedLanes []bool
+	scratch      []*model.Job
 }
 
 // New assembles an engine from its stages; scaler may be nil (no resizing).
@@ -34,7 +41,10 @@ func New(policy QueuePolicy, placer Placer, scaler Scaler) (*Engine, error) {
 	if policy == nil || placer == nil {
 		return nil, errors.New("engine: a queue policy and a placer are required")
 	}
-	return &Engine{policy: policy, placer: placer, scaler: scaler, resizer: newResizer()}, nil
+	e := &Engine{policy: policy, placer: placer, scaler: scaler, resizer: newResizer()}
+	e.gates = e.gate()
+	e.resizer.gates = e.gates
+	return e, nil
 }
 
 // Names returns the names of the engine's policy, placer and scaler
@@ -63,7 +73,8 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 		e.resizer.reset(s, e.pool)
 	}
 	e.released = 0
-	e.victims.reset(len(ord.Stop), len(s.Cluster.Types))
+	e.victims.reset(len(ord.Stop), len(s.Cluster.Types), ord.Stepwise)
+	clear(e.blockedLanes)
 	if len(s.Waiting()) > 0 {
 		// A stop only makes room for a waiting job; with none, every stop
 		// would be cancelled, and the job stays free to be resized.
@@ -79,6 +90,9 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 	}
 	if e.scaler != nil {
 		e.scale(s, now, &plan)
+	}
+	if e.gates != nil {
+		e.gates.Done(s, &plan, now)
 	}
 	return plan
 }
@@ -98,22 +112,41 @@ func (e *Engine) scale(s *model.State, now model.Time, plan *Plan) {
 // job that does not fit.
 func (e *Engine) walk(s *model.State, ord Order, plan *Plan) {
 	for i, j := range ord.Jobs {
-		if j.State != model.Waiting {
+		if j.State != model.Waiting || e.laneBlocked(ord, i) {
 			continue
 		}
-		ts := Feasible(s, j, j.Spec.MinGPUs)
+		ts := e.feasible(s, j, plan)
 		if ts == 0 {
-			e.reject(s, j, plan)
 			continue
 		}
 		if e.place(s, j, ts, plan, i < ord.Claim) {
 			continue
 		}
 		e.blocked(j, plan, reasonNoFit)
-		if !ord.Backfill {
+		if !ord.Backfill && !e.blockLane(ord, i) {
 			return
 		}
 	}
+}
+
+// feasible returns the types on which waiting job j can ever run at its
+// minimum (Feasible, and its queue's limit when the policy is a Gate); when
+// there is none it rejects the job and returns 0.
+func (e *Engine) feasible(s *model.State, j *model.Job, plan *Plan) TypeSet {
+	ts := Feasible(s, j, j.Spec.MinGPUs)
+	if ts == 0 {
+		e.reject(s, j, plan)
+		return 0
+	}
+	if e.gates == nil {
+		return ts
+	}
+	lim, why := e.gates.Limit(j, j.Spec.MinGPUs, ts)
+	if lim == 0 {
+		plan.Reject = append(plan.Reject, Rejection{Job: j, Reason: why})
+		plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Unschedulable, why})
+	}
+	return lim
 }
 
 // stop makes running job j a candidate for preemption: it may no longer be
@@ -165,7 +198,7 @@ func (e *Engine) donate(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bo
 func (e *Engine) tryPlace(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
 	sizes, k := e.sizes(j)
 	for i := range k {
-		if fit := fitTypes(s, j, ts, sizes[i]); fit != 0 && e.placeOn(s, j, fit, plan, sizes[i], i == 1) {
+		if fit := e.admit(j, sizes[i], fitTypes(s, j, ts, sizes[i])); fit != 0 && e.placeOn(s, j, fit, plan, sizes[i], i == 1) {
 			return true
 		}
 	}
@@ -205,6 +238,7 @@ func (e *Engine) placeOn(s *model.State, j *model.Job, fit TypeSet, plan *Plan, 
 		return false
 	}
 	e.commit(pl, plan)
+	e.took(j, pl.GPUs, len(pl.GPUs))
 	plan.Start = append(plan.Start, Assignment{Job: j, GPUs: pl.GPUs})
 	if e.scaler != nil {
 		e.resizer.addStarted(plan.Start[len(plan.Start)-1])
@@ -234,9 +268,11 @@ func (e *Engine) blocked(j *model.Job, plan *Plan, reason string) {
 func (e *Engine) commit(pl Placement, plan *Plan) {
 	for _, m := range pl.Moves {
 		e.pool.Release(m.Job)
+		e.took(m.Job, m.Job.Alloc, -len(m.Job.Alloc))
 	}
 	for _, m := range pl.Moves {
 		e.pool.Take(m.GPUs)
+		e.took(m.Job, m.GPUs, len(m.GPUs))
 		plan.Migrate = append(plan.Migrate, m)
 		plan.Trace = append(plan.Trace, Decision{m.Job.Spec.ID, Migrated, reasonMigrated})
 	}

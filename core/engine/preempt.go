@@ -22,9 +22,8 @@ func (e *Engine) preemptive(s *model.State, jobs []*model.Job, plan *Plan) {
 			e.stop(j, plan)
 			continue
 		}
-		ts := Feasible(s, j, j.Spec.MinGPUs)
+		ts := e.feasible(s, j, plan)
 		if ts == 0 {
-			e.reject(s, j, plan)
 			continue
 		}
 		if t := e.reserve(s, j, ts); t >= 0 {
@@ -71,6 +70,7 @@ func (e *Engine) cancelIdlePreemptions(plan *Plan) {
 		}
 		if e.pool.AllFree(j.Alloc) {
 			e.pool.Take(j.Alloc)
+			e.took(j, j.Alloc, len(j.Alloc))
 			continue
 		}
 		kept = append(kept, j)

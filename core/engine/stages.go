@@ -27,6 +27,15 @@ type Order struct {
 	// Updates are queue changes the shell must record (demotions,
 	// promotions, history resets). They hold even when a stop is cancelled.
 	Updates []Update
+	// Lanes, when not nil, gives each of Jobs a lane (the queue layer: one
+	// lane per team queue). Without Backfill a job that does not fit then
+	// blocks only the later jobs of its own lane, not the whole order.
+	Lanes []int32
+	// Stepwise releases the stop candidates one at a time, in order (by
+	// lost work first when some have checkpoints), for each job that
+	// claims their GPUs, even when none has a checkpoint: a job stops only
+	// as many candidates as it needs (the queue layer's reclaim).
+	Stepwise bool
 }
 
 // Update changes a job's queue and may reset its attained-service history.

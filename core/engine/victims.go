@@ -17,6 +17,7 @@ type victimOrder struct {
 	nStop    int   // the leading candidates that came from Order.Stop
 	decided  bool  // whether this round's candidates have been looked at
 	stepwise bool  // candidates are released one at a time, in order
+	force    bool  // Order.Stepwise: one at a time even without checkpoints
 	held     []int // stepwise: per GPU type, GPUs of the candidates not yet released
 	keys     []victimKey
 }
@@ -30,8 +31,8 @@ type victimKey struct {
 
 // reset starts a round on a cluster of types GPU types whose first nStop
 // candidates come from Order.Stop.
-func (v *victimOrder) reset(nStop, types int) {
-	v.nStop, v.decided, v.stepwise = nStop, false, false
+func (v *victimOrder) reset(nStop, types int, force bool) {
+	v.nStop, v.decided, v.stepwise, v.force = nStop, false, false, force
 	v.held = slices.Grow(v.held[:0], types)[:types]
 	clear(v.held)
 }
@@ -41,10 +42,13 @@ func (v *victimOrder) reset(nStop, types int) {
 // least one of them has a checkpoint (model.Job.Checkpoint >= 0), it sorts
 // cands in place by ascending lost work (model.Job.LostWork), ties by the
 // policy's order: the Order.Stop jobs in the order the policy gave them,
-// then the jobs a preemptive order left out, lowest-ranked first.
+// then the jobs a preemptive order left out, lowest-ranked first. Without a
+// checkpoint it is stepwise only when the order asks for it
+// (Order.Stepwise), in the policy's order alone.
 func (v *victimOrder) order(c *model.Cluster, all []*model.Job, first int, now model.Time) bool {
 	cands := all[first:]
-	if !slices.ContainsFunc(cands, func(j *model.Job) bool { return j.Checkpoint >= 0 }) {
+	ckpt := slices.ContainsFunc(cands, func(j *model.Job) bool { return j.Checkpoint >= 0 })
+	if !ckpt && !v.force {
 		return false
 	}
 	v.keys = v.keys[:0]
@@ -54,7 +58,11 @@ func (v *victimOrder) order(c *model.Cluster, all []*model.Job, first int, now m
 		if rank >= v.nStop {
 			rank = v.nStop + len(all) - 1 - rank // left out by a preemptive order: last ranked first
 		}
-		v.keys = append(v.keys, victimKey{lost: j.LostWork(now), rank: rank, job: j})
+		k := victimKey{rank: rank, job: j}
+		if ckpt {
+			k.lost = j.LostWork(now)
+		}
+		v.keys = append(v.keys, k)
 	}
 	slices.SortFunc(v.keys, func(a, b victimKey) int {
 		return cmp.Or(cmp.Compare(a.lost, b.lost), cmp.Compare(a.rank, b.rank))
@@ -83,6 +91,8 @@ func (e *Engine) claim(s *model.State, j *model.Job, ts TypeSet, plan *Plan) boo
 		v.decided = true
 		v.stepwise = v.order(e.cluster, plan.Preempt, e.released, e.now)
 	}
+	e.claiming = true
+	defer func() { e.claiming = false }()
 	if !v.stepwise {
 		e.releaseAll(plan)
 		return e.tryPlace(s, j, ts, plan)
@@ -109,7 +119,10 @@ func (e *Engine) claimStepwise(s *model.State, j *model.Job, ts TypeSet, plan *P
 		}
 		if end := e.shortestPrefix(s, j, fit, plan, n); end > first {
 			e.releaseTo(plan, end)
-			if e.placeOn(s, j, fit, plan, n, i == 1) {
+			if fit := e.admit(j, n, fit); fit != 0 && e.placeOn(s, j, fit, plan, n, i == 1) {
+				if e.victims.force {
+					e.takeBackUnused(plan, first)
+				}
 				return true
 			}
 		}
@@ -138,7 +151,8 @@ func (e *Engine) shortestPrefix(s *model.State, j *model.Job, fit TypeSet, plan 
 	}
 	fits := func(end int) bool {
 		e.releaseTo(plan, end)
-		if !e.room(fit, n, nil) {
+		fit := e.admit(j, n, fit) // released candidates of j's queue count no more
+		if fit == 0 || !e.room(fit, n, nil) {
 			return false
 		}
 		pl := e.placer.Place(s, e.pool, j, n, fit)
@@ -192,11 +206,13 @@ func (e *Engine) releaseTo(plan *Plan, end int) {
 	for ; e.released < end; e.released++ {
 		v := plan.Preempt[e.released]
 		e.pool.Give(v.Alloc)
+		e.took(v, v.Alloc, -len(v.Alloc))
 		e.victims.count(e.cluster, v, -1)
 	}
 	for ; e.released > end; e.released-- {
 		v := plan.Preempt[e.released-1]
 		e.pool.Take(v.Alloc)
+		e.took(v, v.Alloc, len(v.Alloc))
 		e.victims.count(e.cluster, v, 1)
 	}
 }
@@ -205,6 +221,37 @@ func (e *Engine) releaseTo(plan *Plan, end int) {
 func (e *Engine) releaseAll(plan *Plan) {
 	for _, v := range plan.Preempt[e.released:] {
 		e.pool.Give(v.Alloc)
+		e.took(v, v.Alloc, -len(v.Alloc))
 	}
 	e.released = len(plan.Preempt)
+}
+
+// takeBackUnused takes back the candidates released since first whose GPUs
+// the job just placed did not take, so that they keep running unless a
+// later claim needs them (Order.Stepwise: a job stops only the candidates
+// it uses). The used ones stay released, in order, ahead of the others.
+func (e *Engine) takeBackUnused(plan *Plan, first int) {
+	rel := plan.Preempt[first:e.released]
+	e.scratch = append(e.scratch[:0], rel...)
+	k := 0
+	for _, v := range e.scratch {
+		if !e.pool.AllFree(v.Alloc) {
+			rel[k] = v
+			k++
+		}
+	}
+	for _, v := range e.scratch {
+		if e.pool.AllFree(v.Alloc) {
+			rel[k] = v
+			k++
+		}
+	}
+	used := first
+	for _, v := range rel {
+		if !e.pool.AllFree(v.Alloc) {
+			used++
+		}
+	}
+	clear(e.scratch)
+	e.releaseTo(plan, used)
 }
