@@ -34,6 +34,14 @@ type Engine struct {
 	claiming     bool
 	blockedLanes []bool
 	scratch      []*model.Job
+	// usable ends the stop candidates that can help the job being claimed
+	// for (partition); noFit holds the claims that cannot fit this round.
+	usable int
+	noFit  map[noFitKey]bool
+	// parted says that the unreleased candidates are partitioned for the
+	// types partTS (partition), which later claims for them reuse.
+	parted bool
+	partTS TypeSet
 }
 
 // New assembles an engine from its stages; scaler may be nil (no resizing).
@@ -74,6 +82,8 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 	}
 	e.released = 0
 	e.victims.reset(len(ord.Stop), len(s.Cluster.Types), ord.Stepwise)
+	clear(e.noFit)
+	e.parted = false
 	clear(e.blockedLanes)
 	if len(s.Waiting()) > 0 {
 		// A stop only makes room for a waiting job; with none, every stop
@@ -83,7 +93,7 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 		}
 	}
 	if ord.Preemptive {
-		e.preemptive(s, ord.Jobs, &plan)
+		e.preemptive(s, ord.Jobs, ord.Claim, &plan)
 	} else {
 		e.walk(s, ord, &plan)
 		e.cancelIdlePreemptions(&plan)
@@ -112,6 +122,9 @@ func (e *Engine) scale(s *model.State, now model.Time, plan *Plan) {
 // job that does not fit.
 func (e *Engine) walk(s *model.State, ord Order, plan *Plan) {
 	for i, j := range ord.Jobs {
+		if i == ord.Claim && e.victims.force && e.released > 0 {
+			e.takeBackUnused(plan) // the rest may not claim
+		}
 		if j.State != model.Waiting || e.laneBlocked(ord, i) {
 			continue
 		}
@@ -161,7 +174,12 @@ func (e *Engine) stop(j *model.Job, plan *Plan) {
 // then, with a donor scaler, it shrinks elastic jobs for j.
 func (e *Engine) place(s *model.State, j *model.Job, ts TypeSet, plan *Plan, claim bool) bool {
 	e.pause = ""
-	if e.tryPlace(s, j, ts, plan) {
+	// Under Order.Stepwise, released candidates' GPUs are free in the pool
+	// for the claiming jobs: only within their quota (Gate).
+	e.claiming = claim && e.victims.force && e.released > 0
+	placed := e.tryPlace(s, j, ts, plan)
+	e.claiming = false
+	if placed {
 		return true
 	}
 	if claim && e.released < len(plan.Preempt) && e.claim(s, j, ts, plan) {
@@ -266,6 +284,9 @@ func (e *Engine) blocked(j *model.Job, plan *Plan, reason string) {
 // commit applies a placement to the pool: moved jobs leave their GPUs and
 // take their new ones, then the placed job takes its own.
 func (e *Engine) commit(pl Placement, plan *Plan) {
+	if len(pl.Moves) > 0 {
+		clear(e.noFit)
+	}
 	for _, m := range pl.Moves {
 		e.pool.Release(m.Job)
 		e.took(m.Job, m.Job.Alloc, -len(m.Job.Alloc))

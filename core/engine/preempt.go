@@ -4,15 +4,18 @@ import "github.com/gpusched/gpusched/core/model"
 
 // preemptive selects jobs by GPU counts as if the cluster were empty, in
 // order; preempts running jobs that were not selected; places the selected
-// waiting jobs; and cancels preemptions whose GPUs no placement used.
-func (e *Engine) preemptive(s *model.State, jobs []*model.Job, plan *Plan) {
+// waiting jobs; and cancels preemptions whose GPUs no placement used. Every
+// selected job may claim the GPUs of the preempted ones, unless the order
+// is Stepwise: then only those among the first claims jobs of the order.
+func (e *Engine) preemptive(s *model.State, jobs []*model.Job, claims int, plan *Plan) {
 	for t := range e.remain {
 		e.remain[t] = s.Cluster.TypeGPUs(t)
 	}
 	c := s.Cluster
 	var selected []*model.Job
 	var sets []TypeSet
-	for _, j := range jobs {
+	var ranks []int
+	for i, j := range jobs {
 		if j.State == model.Running {
 			t, k := c.TypeOf(j.Alloc[0]), len(j.Alloc)
 			if e.remain[t] >= k {
@@ -27,13 +30,19 @@ func (e *Engine) preemptive(s *model.State, jobs []*model.Job, plan *Plan) {
 			continue
 		}
 		if t := e.reserve(s, j, ts); t >= 0 {
-			selected, sets = append(selected, j), append(sets, ts)
+			selected, sets, ranks = append(selected, j), append(sets, ts), append(ranks, i)
 			continue
 		}
 		plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Blocked, reasonNoCapacity})
 	}
+	boundary := false
 	for i, j := range selected {
-		if !e.place(s, j, sets[i], plan, true) {
+		claim := !e.victims.force || ranks[i] < claims
+		if !claim && !boundary && e.released > 0 {
+			e.takeBackUnused(plan) // the rest may not claim
+		}
+		boundary = boundary || !claim
+		if !e.place(s, j, sets[i], plan, claim) {
 			e.blocked(j, plan, reasonNoFit)
 		}
 	}

@@ -22,7 +22,10 @@ type Order struct {
 	Stop []*model.Job
 	// Claim is how many of the leading Jobs may take the GPUs of the Stop
 	// jobs; the jobs after them use free GPUs only (hlas: the Q1 jobs, so
-	// that a demoted job makes room only for a job of the higher queue).
+	// that a demoted job makes room only for a job of the higher queue). A
+	// preemptive order lets every job it selects claim the GPUs of the
+	// running jobs it left out, unless it is Stepwise: then only the
+	// leading Claim jobs may.
 	Claim int
 	// Updates are queue changes the shell must record (demotions,
 	// promotions, history resets). They hold even when a stop is cancelled.
@@ -34,7 +37,11 @@ type Order struct {
 	// Stepwise releases the stop candidates one at a time, in order (by
 	// lost work first when some have checkpoints), for each job that
 	// claims their GPUs, even when none has a checkpoint: a job stops only
-	// as many candidates as it needs (the queue layer's reclaim).
+	// as many candidates as it needs (the queue layer's reclaim). A
+	// candidate released for one claiming job stays free for the next
+	// claiming jobs; once the jobs that may claim have been placed, the
+	// released candidates no placement used are taken back, so that no
+	// other job takes their GPUs.
 	Stepwise bool
 }
 

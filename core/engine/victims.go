@@ -111,6 +111,7 @@ func (e *Engine) claim(s *model.State, j *model.Job, ts TypeSet, plan *Plan) boo
 func (e *Engine) claimStepwise(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
 	sizes, k := e.sizes(j)
 	first := e.released
+	e.usable = e.partition(plan, ts)
 	for i := range k {
 		n := sizes[i]
 		fit := fitTypes(s, j, ts, n)
@@ -120,9 +121,6 @@ func (e *Engine) claimStepwise(s *model.State, j *model.Job, ts TypeSet, plan *P
 		if end := e.shortestPrefix(s, j, fit, plan, n); end > first {
 			e.releaseTo(plan, end)
 			if fit := e.admit(j, n, fit); fit != 0 && e.placeOn(s, j, fit, plan, n, i == 1) {
-				if e.victims.force {
-					e.takeBackUnused(plan, first)
-				}
 				return true
 			}
 		}
@@ -146,22 +144,31 @@ func (e *Engine) claimStepwise(s *model.State, j *model.Job, ts TypeSet, plan *P
 func (e *Engine) shortestPrefix(s *model.State, j *model.Job, fit TypeSet, plan *Plan, n int) int {
 	first := e.released
 	defer e.releaseTo(plan, first)
-	if !e.room(fit, n, e.victims.held) {
+	key := noFitKey{fit, n}
+	if first >= e.usable || !e.room(fit, n, e.victims.held) || e.noFit[key] {
 		return first // too few GPUs even with every candidate's: release nothing
 	}
+	lo, hi, last := first, first+1, e.usable
 	fits := func(end int) bool {
 		e.releaseTo(plan, end)
-		fit := e.admit(j, n, fit) // released candidates of j's queue count no more
-		if fit == 0 || !e.room(fit, n, nil) {
+		if !e.room(fit, n, nil) {
 			return false
 		}
 		pl := e.placer.Place(s, e.pool, j, n, fit)
-		if pl.GPUs == nil && pl.Pause != "" {
-			e.pause = pl.Pause
+		if pl.GPUs == nil {
+			if pl.Pause != "" {
+				e.pause = pl.Pause
+			} else if end == last {
+				e.noteNoFit(key)
+			}
+			return false
 		}
-		return pl.GPUs != nil
+		// Released candidates of j's queue count no more for its queue.
+		if af := e.admit(j, n, fit); af != fit {
+			return af != 0 && e.room(af, n, nil) && e.placer.Place(s, e.pool, j, n, af).GPUs != nil
+		}
+		return true
 	}
-	lo, hi, last := first, first+1, len(plan.Preempt)
 	for !fits(hi) { // j does not fit at lo
 		if hi == last {
 			return first
@@ -226,12 +233,14 @@ func (e *Engine) releaseAll(plan *Plan) {
 	e.released = len(plan.Preempt)
 }
 
-// takeBackUnused takes back the candidates released since first whose GPUs
-// the job just placed did not take, so that they keep running unless a
-// later claim needs them (Order.Stepwise: a job stops only the candidates
-// it uses). The used ones stay released, in order, ahead of the others.
-func (e *Engine) takeBackUnused(plan *Plan, first int) {
-	rel := plan.Preempt[first:e.released]
+// takeBackUnused takes back the released candidates whose GPUs no
+// placement took, so that they keep running unless a later claim needs
+// them. Under Order.Stepwise the engine does so once the walk leaves the
+// claiming jobs (a candidate released for one claim stays free for the
+// next claims, not for the jobs that may not claim). The used ones stay
+// released, in order, ahead of the others.
+func (e *Engine) takeBackUnused(plan *Plan) {
+	rel := plan.Preempt[:e.released]
 	e.scratch = append(e.scratch[:0], rel...)
 	k := 0
 	for _, v := range e.scratch {
@@ -240,18 +249,79 @@ func (e *Engine) takeBackUnused(plan *Plan, first int) {
 			k++
 		}
 	}
+	used := k
 	for _, v := range e.scratch {
 		if e.pool.AllFree(v.Alloc) {
 			rel[k] = v
 			k++
 		}
 	}
-	used := first
-	for _, v := range rel {
-		if !e.pool.AllFree(v.Alloc) {
-			used++
+	clear(e.scratch)
+	e.releaseTo(plan, used)
+	e.parted = false
+}
+
+// partition moves the candidates not yet released that hold GPUs of a type
+// in ts ahead of the others, keeping the order within both groups, and
+// returns the end of the first group: the others cannot help a job that
+// runs only on the types of ts, so the prefix search skips them.
+func (e *Engine) partition(plan *Plan, ts TypeSet) int {
+	if e.parted && e.partTS == ts && e.released <= e.usable {
+		return e.usable // still in order: releases since came from its front
+	}
+	e.parted, e.partTS = true, ts
+	rest := plan.Preempt[e.released:]
+	e.scratch = append(e.scratch[:0], rest...)
+	k := 0
+	for _, v := range e.scratch {
+		if e.helps(v, ts) {
+			rest[k] = v
+			k++
+		}
+	}
+	end := e.released + k
+	for _, v := range e.scratch {
+		if !e.helps(v, ts) {
+			rest[k] = v
+			k++
 		}
 	}
 	clear(e.scratch)
-	e.releaseTo(plan, used)
+	return end
 }
+
+// helps reports whether candidate v holds a GPU of a type in ts.
+func (e *Engine) helps(v *model.Job, ts TypeSet) bool {
+	for _, g := range v.Alloc {
+		if ts.Has(e.cluster.TypeOf(g)) {
+			return true
+		}
+	}
+	return false
+}
+
+// noFitKey is a placement that failed on the free GPUs plus every usable
+// stop candidate's: n GPUs of a type in fit.
+type noFitKey struct {
+	fit TypeSet
+	n   int
+}
+
+// noteNoFit remembers, for the rest of the round, that n GPUs of a type in
+// fit cannot be placed even with every usable candidate released: the free
+// GPUs and the unreleased candidates' only shrink as the round goes on
+// (placements take GPUs, released candidates stay free), so a later claim
+// of the same shape cannot fit either and is not tried again. Placements
+// that move jobs (Placement.Moves) and donations can change the shape of
+// the free GPUs, so they forget what was noted (commit), and with a Donor
+// scaler nothing is noted.
+func (e *Engine) noteNoFit(k noFitKey) {
+	if _, donor := e.scaler.(Donor); donor {
+		return
+	}
+	if e.noFit == nil {
+		e.noFit = map[noFitKey]bool{}
+	}
+	e.noFit[k] = true
+}
+

@@ -57,12 +57,18 @@ func (p *Policy) Done(s *model.State, plan *engine.Plan, _ model.Time) {
 		}
 	}
 	clear(p.stop)
+	reclaimed := false
 	for _, j := range plan.Preempt {
 		p.stop[j] = true
 		if p.cands[j] && p.takenByOther(j) {
 			p.reclaims++
-			p.renameTrace(plan, j)
+			reclaimed = true
+		} else {
+			delete(p.cands, j)
 		}
+	}
+	if reclaimed {
+		p.renameTrace(plan)
 	}
 	clear(p.taker)
 	for _, a := range plan.Migrate {
@@ -94,11 +100,17 @@ func (p *Policy) Done(s *model.State, plan *engine.Plan, _ model.Time) {
 	clear(p.alloc)
 }
 
-// renameTrace gives j's preemption in plan's trace the reason
-// ReasonReclaim.
-func (p *Policy) renameTrace(plan *engine.Plan, j *model.Job) {
+// renameTrace gives the preemptions of the reclaimed jobs (the stopped
+// candidates left in p.cands) the reason ReasonReclaim in plan's trace.
+func (p *Policy) renameTrace(plan *engine.Plan) {
+	ids := map[string]bool{}
+	for _, j := range plan.Preempt {
+		if p.cands[j] {
+			ids[j.Spec.ID] = true
+		}
+	}
 	for i := range plan.Trace {
-		if d := &plan.Trace[i]; d.Job == j.Spec.ID && d.Status == engine.Preempted {
+		if d := &plan.Trace[i]; d.Status == engine.Preempted && ids[d.Job] {
 			d.Reason = ReasonReclaim
 		}
 	}

@@ -43,8 +43,10 @@ func (p *Policy) Order(s *model.State, now model.Time, buf []*model.Job) engine.
 	}
 	p.out, p.laneOf = out, lanes
 	ord.Jobs, ord.Lanes = out, lanes
-	if !ord.Preemptive {
-		ord.Claim = guaranteed
+	ord.Claim = guaranteed
+	if ord.Preemptive {
+		ord.Stepwise = true // only guaranteed jobs take the GPUs of those left out
+	} else {
 		if guaranteed > 0 {
 			ord.Stop = p.reclaim(s, ord.Stop, now)
 		}

@@ -45,6 +45,7 @@ type Policy struct {
 	stop   map[*model.Job]bool
 	alloc  map[*model.Job][]model.GPU
 	taker  map[model.GPU]int // the queue of the job that starts on a GPU
+	seqs   []seqQueue        // queueOf's cache, by model.Job.Seq
 }
 
 // held is one running job's charge: rate normalised GPU-seconds per second
@@ -109,12 +110,32 @@ func (p *Policy) Restore(u map[string]float64) {
 	}
 }
 
-// queueOf returns the index of job j's queue.
+// queueOf returns the index of job j's queue, cached by the job's arrival
+// rank (a job's queue never changes; the cache checks the job it holds).
 func (p *Policy) queueOf(j *model.Job) int {
-	if i, ok := p.index[j.Spec.Queue]; ok {
-		return i
+	if j.Seq >= 0 && j.Seq < len(p.seqs) && p.seqs[j.Seq].job == j {
+		return int(p.seqs[j.Seq].q)
 	}
-	return p.def
+	q, ok := p.index[j.Spec.Queue]
+	if !ok {
+		q = p.def
+	}
+	if j.Seq >= 0 && j.Seq < 1<<24 {
+		if j.Seq >= len(p.seqs) {
+			p.seqs = append(p.seqs, make([]seqQueue, j.Seq+1-len(p.seqs))...)
+		}
+		p.seqs[j.Seq] = seqQueue{job: j, q: int32(q)}
+	}
+	return q
+}
+
+// seqQueue caches a job's queue index, and its usage rate on n GPUs of
+// type t (n 0: none yet).
+type seqQueue struct {
+	job  *model.Job
+	q    int32
+	t, n int32
+	rate float64
 }
 
 // setCluster resolves the quotas and limits by GPU type index.
@@ -123,6 +144,9 @@ func (p *Policy) setCluster(c *model.Cluster) {
 		return
 	}
 	p.cluster = c
+	for i := range p.seqs {
+		p.seqs[i].n = 0 // rates depend on the cluster's types
+	}
 	nt := len(c.Types)
 	p.quota, p.limit, p.used, p.tent = grid(len(p.queues), nt), grid(len(p.queues), nt), grid(len(p.queues), nt), grid(len(p.queues), nt)
 	p.hasQuota = make([]bool, len(p.queues))
@@ -198,10 +222,23 @@ func Weight(c *model.Cluster, prof model.Profile, j *model.Job, t, n int) float6
 	return min(v/best, 1)
 }
 
-// rate is the usage a job charges per second on n GPUs of type t.
+// rate is the usage a job charges per second on n GPUs of type t (cached
+// with its queue; a new cluster or profile table clears the cache).
 func (p *Policy) rate(s *model.State, j *model.Job, t, n int) float64 {
 	if p.measure == UsageGPUHours {
 		return float64(n)
 	}
-	return float64(n) * Weight(s.Cluster, s.Profile, j, t, n)
+	p.queueOf(j)
+	var c *seqQueue
+	if j.Seq >= 0 && j.Seq < len(p.seqs) && p.seqs[j.Seq].job == j {
+		c = &p.seqs[j.Seq]
+		if int(c.t) == t && int(c.n) == n {
+			return c.rate
+		}
+	}
+	r := float64(n) * Weight(s.Cluster, s.Profile, j, t, n)
+	if c != nil {
+		c.t, c.n, c.rate = int32(t), int32(n), r
+	}
+	return r
 }
