@@ -324,4 +324,3 @@ func (e *Engine) noteNoFit(k noFitKey) {
 	}
 	e.noFit[k] = true
 }
-
