@@ -42,10 +42,15 @@
 // takes a queue below its own guarantee. The engine releases the fewest
 // candidates the guaranteed job needs (by lost work again when they have
 // checkpoints) and stops only those whose GPUs it takes.
-// The preemption's reason in the plan's trace is ReasonReclaim, and
-// Reclaims counts them. With a preemptive inner order the guaranteed tier
-// already ranks every borrowing job after every guaranteed one, and the
-// engine's preemptive selection stops what it must.
+// Candidates released for one guaranteed job stay free for the next
+// guaranteed jobs; those no guaranteed job used are taken back before the
+// borrowing jobs are placed, so that nothing is stopped for a borrower. The
+// preemption's reason in the plan's trace is ReasonReclaim when a job of
+// another queue takes the stopped job's GPUs, and Reclaims counts them.
+// With a preemptive inner order the guaranteed tier already ranks every
+// borrowing job after every guaranteed one; the engine's preemptive
+// selection leaves out the running jobs that lose their place, and only
+// guaranteed jobs may take their GPUs (engine.Order.Claim with Stepwise).
 //
 // # Admission (engine.Gate)
 //
