@@ -25,6 +25,9 @@ type SchedFile struct {
 	ElasticConfig *ElasticSpec `json:"elasticConfig,omitempty"`
 	// Fulfillment holds seed 001's desired maximum load.
 	Fulfillment *FulfillmentSpec `json:"fulfillment,omitempty"`
+	// QueuesSpec holds the teams' queues (queues, fair_share,
+	// default_queue; docs/QUEUES.md).
+	QueuesSpec
 }
 
 // HLASSpec is the hlas block.
@@ -102,6 +105,9 @@ func (f *SchedFile) check(name string) error {
 	if p := e.ScalingPolicy; p != "" && p != "priority" {
 		return fieldError(name, "elasticConfig.scalingPolicy", "only %q is defined (seed 000), got %q", "priority", p)
 	}
+	if _, err := f.Quota(name); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -162,4 +168,11 @@ func (f *SchedFile) Apply(n *recipe.Names, o *recipe.Options, given func(flag st
 		o.Threshold.Period = model.Time(math.Round(*e.HPACheckMinutes * float64(model.Minute)))
 	}
 	num("max-load", f.fulfillment().MaxLoad, &o.MaxLoad)
+	if f.QueuesSpec.Declared() && !given("queues") {
+		q, _ := f.Quota("") // checked by ParseSchedFile
+		if given("fair-share") && o.Queues != nil {
+			q.Usage = o.Queues.Usage
+		}
+		o.Queues = &q
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gpusched/gpusched/core/network"
 	"github.com/gpusched/gpusched/core/placer"
 	"github.com/gpusched/gpusched/core/policy"
+	"github.com/gpusched/gpusched/core/quota"
 	"github.com/gpusched/gpusched/core/scaler"
 )
 
@@ -41,6 +42,9 @@ type Options struct {
 	// Energy is what the energy placer needs (seed 002); shells derive it
 	// from the cluster description.
 	Energy EnergyInputs
+	// Queues, when set, wraps the policy with the queue layer (package
+	// quota: per-team queues, quotas, fair share).
+	Queues *quota.Config
 }
 
 // EnergyInputs are the cluster-specific inputs of the energy placer.
@@ -94,6 +98,13 @@ func New(n Names, o Options) (*engine.Engine, error) {
 		q = t
 	default:
 		return nil, unknown("policy", n.Policy, Policies())
+	}
+	if o.Queues != nil {
+		wrapped, err := quota.New(q, *o.Queues)
+		if err != nil {
+			return nil, err
+		}
+		q = wrapped
 	}
 	var p engine.Placer
 	switch n.Placer {
