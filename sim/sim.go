@@ -10,6 +10,7 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/network"
 	"github.com/gpusched/gpusched/core/power"
+	"github.com/gpusched/gpusched/core/quota"
 	"github.com/gpusched/gpusched/sim/eventlog"
 	"github.com/gpusched/gpusched/sim/metrics"
 )
@@ -65,6 +66,10 @@ type Config struct {
 	// Progress, when set, is called now and then with the number of jobs
 	// that have ended (finished or rejected).
 	Progress func(ended int)
+	// Queues, when set, are the teams' queues the engine's queue layer
+	// uses (package quota); the run then measures how fairly it served
+	// them (Result.Fairness) and records each job's queue.
+	Queues *quota.Config
 }
 
 // Result is what a run produced.
@@ -78,6 +83,9 @@ type Result struct {
 	Rounds int
 	// Energy is the run's energy when Config.Energy is set, else nil.
 	Energy *Energy
+	// Fairness is how evenly the queues were served when Config.Queues
+	// is set, else nil.
+	Fairness *Fairness
 }
 
 // Run simulates cfg to the end: until every job has finished or been
@@ -94,7 +102,7 @@ func Run(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	energy := r.meter.result(r.recs)
-	return &Result{Records: r.recs, Samples: r.samples, Rounds: r.rounds, Energy: energy}, nil
+	return &Result{Records: r.recs, Samples: r.samples, Rounds: r.rounds, Energy: energy, Fairness: r.fair.result()}, nil
 }
 
 // run is the mutable state of one simulation.
@@ -114,10 +122,15 @@ type run struct {
 	meter   *meter // energy and contention (energy.go); nil without either
 	paused  []int  // per job: the last round that paused it (pause.go)
 	err     error  // the first error; the loop stops at it (fail)
+	// fair tracks the queues' shares (fair.go); nil without queues.
+	// reclaimed holds the jobs the current round's plan stops to reclaim
+	// quota.
+	fair      *fairness
+	reclaimed map[string]bool
 }
 
 func newRun(cfg Config) (*run, error) {
-	r := &run{cfg: cfg, state: model.NewState(cfg.Cluster, cfg.Workload), nextRnd: -1}
+	r := &run{cfg: cfg, state: model.NewState(cfg.Cluster, cfg.Workload), nextRnd: -1, fair: newFairness(cfg.Queues, len(cfg.Jobs))}
 	r.jobs = make([]*model.Job, len(cfg.Jobs))
 	r.recs = make([]metrics.JobRecord, len(cfg.Jobs))
 	r.version = make([]int, len(cfg.Jobs))
@@ -135,7 +148,10 @@ func newRun(cfg Config) (*run, error) {
 			return nil, fmt.Errorf("sim: %w", err)
 		}
 		r.jobs[i] = model.NewJob(spec, i, mi, work)
-		r.recs[i] = metrics.JobRecord{ID: spec.ID, Submit: spec.Submit, Start: -1, Finish: -1}
+		r.recs[i] = metrics.JobRecord{ID: spec.ID, Submit: spec.Submit, Start: -1, Finish: -1, Queue: spec.Queue}
+		if r.fair != nil {
+			r.recs[i].Queue = r.fair.queues[r.fair.queue(r.jobs[i])].Name
+		}
 	}
 	var err error
 	if r.meter, err = newMeter(&r.cfg, r.jobs); err != nil {
@@ -156,6 +172,7 @@ func (r *run) loop() error {
 			return r.close(end)
 		}
 		end = t
+		r.fair.observe(t)
 		changed := r.applyFinishes(t)
 		changed = r.applySubmits(t) || changed
 		if r.nextRnd >= 0 && r.nextRnd <= t {
