@@ -100,7 +100,8 @@ func newSimCommand() *cobra.Command {
 	f.StringVar(&o.queues, "queues", "", "teams' queues (YAML, docs/QUEUES.md): quota and limit per GPU type, weight; wins over queues in --config")
 	f.StringVar(&o.queueFrom, "queue-from", "", "where a job's queue comes from: queue (the trace's queue field), vc (Philly's virtual cluster), user; "+
 		"without declared queues, one queue of weight 1 per name")
-	f.StringVar(&o.fairShare, "fair-share", "type-weighted", "how a queue's usage is measured: type-weighted (GPU-hours × the type's speed for the job) or gpu-hours")
+	f.StringVar(&o.fairShare, "fair-share", "type-weighted", "how a queue's usage is measured: type-weighted (GPU-hours × the type's speed for the job) or gpu-hours; "+
+		"none measures the queues without the queue layer (a baseline)")
 	f.BoolVar(&o.sleep, "sleep", true, "let idle power-managed nodes sleep (every node by default; sleeps: false in a --cluster file keeps one on) "+
 		"and wake them for jobs, which wait for the wake-up (docs/ENERGY.md); --sleep=false keeps every node on")
 	return cmd

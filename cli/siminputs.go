@@ -112,6 +112,9 @@ func loadSimInputs(o *simOptions) (*simInputs, error) {
 		return nil, err
 	}
 	o.opts.Queues = in.queues
+	if o.fairShare == fairShareNone {
+		o.opts.Queues = nil // measured, not scheduled
+	}
 	f, err := clusterFile(o)
 	if err != nil {
 		return nil, err

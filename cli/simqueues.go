@@ -11,6 +11,11 @@ import (
 	"github.com/gpusched/gpusched/sim/metrics"
 )
 
+// fairShareNone is --fair-share none: the run's queues are measured (the
+// summary's per-queue figures and Jain's index) but not scheduled: no queue
+// layer, a baseline.
+const fairShareNone = "none"
+
 // Values of sim's --queue-from: where a job's queue comes from.
 const (
 	queueFromQueue = "queue" // the trace's own queue field (jsonl "queue")
@@ -62,10 +67,10 @@ func simQueues(o *simOptions, jobs []model.JobSpec) (*quota.Config, error) {
 	if cfg == nil {
 		cfg = &quota.Config{Queues: namedQueues(jobs)}
 	}
-	if o.given("fair-share") {
+	if o.given("fair-share") && o.fairShare != fairShareNone {
 		u, err := quota.ParseUsage(o.fairShare)
 		if err != nil {
-			return nil, badInput("--fair-share: %w", err)
+			return nil, badInput("--fair-share %q: want type-weighted, gpu-hours or none", o.fairShare)
 		}
 		cfg.Usage = u
 	}

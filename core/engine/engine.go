@@ -40,8 +40,22 @@ type Engine struct {
 	noFit  map[noFitKey]bool
 	// parted says that the unreleased candidates are partitioned for the
 	// types partTS (partition), which later claims for them reuse.
-	parted bool
-	partTS TypeSet
+	parted    bool
+	partTS    TypeSet
+	partClass Class
+	// owner maps the free GPUs of released candidates to them, and
+	// consumed holds the candidates a placement took GPUs of (with a Gate:
+	// own, consume).
+	owner    map[model.GPU]*model.Job
+	consumed map[*model.Job]bool
+	// none remembers, per (types, 0, class), the version of the set of
+	// unreleased candidates (setVersion) at which none of them could help
+	// a claiming job of that class (partition).
+	none       map[noFitKey]int64
+	setVersion int64
+	// pastClaims is set once the walk has left the leading Claim jobs of
+	// a Stepwise order (leaveClaims).
+	pastClaims bool
 }
 
 // New assembles an engine from its stages; scaler may be nil (no resizing).
@@ -83,7 +97,10 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 	e.released = 0
 	e.victims.reset(len(ord.Stop), len(s.Cluster.Types), ord.Stepwise)
 	clear(e.noFit)
-	e.parted = false
+	clear(e.owner)
+	clear(e.consumed)
+	clear(e.none)
+	e.parted, e.pastClaims = false, false
 	clear(e.blockedLanes)
 	if len(s.Waiting()) > 0 {
 		// A stop only makes room for a waiting job; with none, every stop
@@ -122,8 +139,8 @@ func (e *Engine) scale(s *model.State, now model.Time, plan *Plan) {
 // job that does not fit.
 func (e *Engine) walk(s *model.State, ord Order, plan *Plan) {
 	for i, j := range ord.Jobs {
-		if i == ord.Claim && e.victims.force && e.released > 0 {
-			e.takeBackUnused(plan) // the rest may not claim
+		if i == ord.Claim {
+			e.leaveClaims(plan)
 		}
 		if j.State != model.Waiting || e.laneBlocked(ord, i) {
 			continue
@@ -132,7 +149,8 @@ func (e *Engine) walk(s *model.State, ord Order, plan *Plan) {
 		if ts == 0 {
 			continue
 		}
-		if e.place(s, j, ts, plan, i < ord.Claim) {
+		// With a Gate every job may claim; the gate says whose GPUs.
+		if e.place(s, j, ts, plan, i < ord.Claim || e.gates != nil) {
 			continue
 		}
 		e.blocked(j, plan, reasonNoFit)
@@ -175,8 +193,8 @@ func (e *Engine) stop(j *model.Job, plan *Plan) {
 func (e *Engine) place(s *model.State, j *model.Job, ts TypeSet, plan *Plan, claim bool) bool {
 	e.pause = ""
 	// Under Order.Stepwise, released candidates' GPUs are free in the pool
-	// for the claiming jobs: only within their quota (Gate).
-	e.claiming = claim && e.victims.force && e.released > 0
+	// for the leading claiming jobs: only within their quota (Gate).
+	e.claiming = claim && e.victims.force && !e.pastClaims && e.released > 0
 	placed := e.tryPlace(s, j, ts, plan)
 	e.claiming = false
 	if placed {
@@ -255,6 +273,9 @@ func (e *Engine) placeOn(s *model.State, j *model.Job, fit TypeSet, plan *Plan, 
 		}
 		return false
 	}
+	if !e.admitOn(j, n, pl.GPUs) {
+		return false
+	}
 	e.commit(pl, plan)
 	e.took(j, pl.GPUs, len(pl.GPUs))
 	plan.Start = append(plan.Start, Assignment{Job: j, GPUs: pl.GPUs})
@@ -292,11 +313,13 @@ func (e *Engine) commit(pl Placement, plan *Plan) {
 		e.took(m.Job, m.Job.Alloc, -len(m.Job.Alloc))
 	}
 	for _, m := range pl.Moves {
+		e.consume(m.GPUs)
 		e.pool.Take(m.GPUs)
 		e.took(m.Job, m.GPUs, len(m.GPUs))
 		plan.Migrate = append(plan.Migrate, m)
 		plan.Trace = append(plan.Trace, Decision{m.Job.Spec.ID, Migrated, reasonMigrated})
 	}
+	e.consume(pl.GPUs)
 	e.pool.Take(pl.GPUs)
 }
 

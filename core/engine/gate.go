@@ -19,6 +19,14 @@ type Gate interface {
 	// guaranteed quota, as a job must be to take the GPUs of stop
 	// candidates (reclaim).
 	Admit(j *model.Job, n int, ts TypeSet, claim bool) TypeSet
+	// Class returns what decides which stop candidates job j may take:
+	// two jobs of one class may take the same candidates (MayTake).
+	Class(j *model.Job) Class
+	// MayTake reports whether a job of class c may take the GPUs of stop
+	// candidate v (the queue layer: a job within its guaranteed quota may
+	// reclaim those of queues beyond theirs; any job may take those of
+	// candidates of its own queue when the inner policy lets it claim).
+	MayTake(c Class, v *model.Job) bool
 	// Took records that job j took n more GPUs of type t in this round (n
 	// negative: it gave them back).
 	Took(j *model.Job, t, n int)
@@ -72,4 +80,11 @@ func (e *Engine) blockLane(ord Order, i int) bool {
 	}
 	e.blockedLanes[l] = true
 	return true
+}
+
+// Class is a Gate's key for the stop candidates a job may take (Gate.Class,
+// Gate.MayTake): a type set and a number, whose meaning the gate chooses.
+type Class struct {
+	Types TypeSet
+	N     int
 }

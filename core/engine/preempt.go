@@ -5,8 +5,9 @@ import "github.com/gpusched/gpusched/core/model"
 // preemptive selects jobs by GPU counts as if the cluster were empty, in
 // order; preempts running jobs that were not selected; places the selected
 // waiting jobs; and cancels preemptions whose GPUs no placement used. Every
-// selected job may claim the GPUs of the preempted ones, unless the order
-// is Stepwise: then only those among the first claims jobs of the order.
+// selected job may claim the GPUs of the preempted ones (a Gate says whose);
+// under Stepwise, the candidates released for the first claims jobs of the
+// order and not used are taken back before the others are placed.
 func (e *Engine) preemptive(s *model.State, jobs []*model.Job, claims int, plan *Plan) {
 	for t := range e.remain {
 		e.remain[t] = s.Cluster.TypeGPUs(t)
@@ -35,14 +36,11 @@ func (e *Engine) preemptive(s *model.State, jobs []*model.Job, claims int, plan 
 		}
 		plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Blocked, reasonNoCapacity})
 	}
-	boundary := false
 	for i, j := range selected {
-		claim := !e.victims.force || ranks[i] < claims
-		if !claim && !boundary && e.released > 0 {
-			e.takeBackUnused(plan) // the rest may not claim
+		if ranks[i] >= claims {
+			e.leaveClaims(plan)
 		}
-		boundary = boundary || !claim
-		if !e.place(s, j, sets[i], plan, claim) {
+		if !e.place(s, j, sets[i], plan, true) {
 			e.blocked(j, plan, reasonNoFit)
 		}
 	}
@@ -79,7 +77,6 @@ func (e *Engine) cancelIdlePreemptions(plan *Plan) {
 		}
 		if e.pool.AllFree(j.Alloc) {
 			e.pool.Take(j.Alloc)
-			e.took(j, j.Alloc, len(j.Alloc))
 			continue
 		}
 		kept = append(kept, j)

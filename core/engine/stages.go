@@ -24,8 +24,8 @@ type Order struct {
 	// jobs; the jobs after them use free GPUs only (hlas: the Q1 jobs, so
 	// that a demoted job makes room only for a job of the higher queue). A
 	// preemptive order lets every job it selects claim the GPUs of the
-	// running jobs it left out, unless it is Stepwise: then only the
-	// leading Claim jobs may.
+	// running jobs it left out. With a policy that is a Gate, every job may
+	// claim, and the gate says whose GPUs (Gate.MayTake).
 	Claim int
 	// Updates are queue changes the shell must record (demotions,
 	// promotions, history resets). They hold even when a stop is cancelled.
@@ -38,10 +38,11 @@ type Order struct {
 	// lost work first when some have checkpoints), for each job that
 	// claims their GPUs, even when none has a checkpoint: a job stops only
 	// as many candidates as it needs (the queue layer's reclaim). A
-	// candidate released for one claiming job stays free for the next
-	// claiming jobs; once the jobs that may claim have been placed, the
-	// released candidates no placement used are taken back, so that no
-	// other job takes their GPUs.
+	// candidate released for one of the leading Claim jobs stays free for
+	// the next of them; once they have been placed, the released
+	// candidates no placement used are taken back, and from then on those
+	// a later job's claim releases and does not use are taken back at once,
+	// so that no other job takes their GPUs.
 	Stepwise bool
 }
 

@@ -111,7 +111,7 @@ func (e *Engine) claim(s *model.State, j *model.Job, ts TypeSet, plan *Plan) boo
 func (e *Engine) claimStepwise(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
 	sizes, k := e.sizes(j)
 	first := e.released
-	e.usable = e.partition(plan, ts)
+	e.usable = e.partition(plan, j, ts)
 	for i := range k {
 		n := sizes[i]
 		fit := fitTypes(s, j, ts, n)
@@ -120,7 +120,10 @@ func (e *Engine) claimStepwise(s *model.State, j *model.Job, ts TypeSet, plan *P
 		}
 		if end := e.shortestPrefix(s, j, fit, plan, n); end > first {
 			e.releaseTo(plan, end)
-			if fit := e.admit(j, n, fit); fit != 0 && e.placeOn(s, j, fit, plan, n, i == 1) {
+			if e.placeOn(s, j, fit, plan, n, i == 1) {
+				if e.pastClaims {
+					e.takeBackUnused(plan, first) // those this claim released
+				}
 				return true
 			}
 		}
@@ -144,7 +147,7 @@ func (e *Engine) claimStepwise(s *model.State, j *model.Job, ts TypeSet, plan *P
 func (e *Engine) shortestPrefix(s *model.State, j *model.Job, fit TypeSet, plan *Plan, n int) int {
 	first := e.released
 	defer e.releaseTo(plan, first)
-	key := noFitKey{fit, n}
+	key := noFitKey{fit, n, e.partClass}
 	if first >= e.usable || !e.room(fit, n, e.victims.held) || e.noFit[key] {
 		return first // too few GPUs even with every candidate's: release nothing
 	}
@@ -163,11 +166,7 @@ func (e *Engine) shortestPrefix(s *model.State, j *model.Job, fit TypeSet, plan 
 			}
 			return false
 		}
-		// Released candidates of j's queue count no more for its queue.
-		if af := e.admit(j, n, fit); af != fit {
-			return af != 0 && e.room(af, n, nil) && e.placer.Place(s, e.pool, j, n, af).GPUs != nil
-		}
-		return true
+		return e.admitOn(j, n, pl.GPUs)
 	}
 	for !fits(hi) { // j does not fit at lo
 		if hi == last {
@@ -210,37 +209,101 @@ func (e *Engine) room(fit TypeSet, n int, extra []int) bool {
 // plan.Preempt[:end] are released. Taking back is safe because no placement
 // has used the GPUs of a candidate released since the last commit.
 func (e *Engine) releaseTo(plan *Plan, end int) {
+	if e.released != end {
+		e.setVersion++ // the unreleased candidates change
+	}
 	for ; e.released < end; e.released++ {
 		v := plan.Preempt[e.released]
 		e.pool.Give(v.Alloc)
-		e.took(v, v.Alloc, -len(v.Alloc))
+		e.own(v, v)
 		e.victims.count(e.cluster, v, -1)
 	}
 	for ; e.released > end; e.released-- {
 		v := plan.Preempt[e.released-1]
 		e.pool.Take(v.Alloc)
-		e.took(v, v.Alloc, len(v.Alloc))
+		e.own(v, nil)
 		e.victims.count(e.cluster, v, 1)
 	}
 }
 
 // releaseAll releases the GPUs of every stop candidate not yet released.
 func (e *Engine) releaseAll(plan *Plan) {
+	e.setVersion++
 	for _, v := range plan.Preempt[e.released:] {
 		e.pool.Give(v.Alloc)
-		e.took(v, v.Alloc, -len(v.Alloc))
+		e.own(v, v)
 	}
 	e.released = len(plan.Preempt)
 }
 
-// takeBackUnused takes back the released candidates whose GPUs no
-// placement took, so that they keep running unless a later claim needs
+// own records (owner v) or forgets (nil) that the free GPUs of released
+// candidate v are v's, so that a placement on them stops v (consume). Only
+// with a Gate, which counts a candidate's GPUs as its queue's until then.
+func (e *Engine) own(v, owner *model.Job) {
+	if e.gates == nil {
+		return
+	}
+	if e.owner == nil {
+		e.owner = map[model.GPU]*model.Job{}
+	}
+	for _, g := range v.Alloc {
+		if owner == nil {
+			delete(e.owner, g)
+		} else {
+			e.owner[g] = owner
+		}
+	}
+}
+
+// consume tells the gate, for every released candidate on whose GPUs a
+// placement (gpus) lands and that it has not been told of, that the
+// candidate gives its GPUs back: it will be stopped. The gate counts a
+// released candidate as running until then, so that a job is never
+// admitted on the strength of a release that is taken back.
+func (e *Engine) consume(gpus []model.GPU) {
+	for _, g := range gpus {
+		if v := e.owner[g]; v != nil && !e.consumed[v] {
+			if e.consumed == nil {
+				e.consumed = map[*model.Job]bool{}
+			}
+			e.consumed[v] = true
+			e.took(v, v.Alloc, -len(v.Alloc))
+		}
+	}
+}
+
+// admitOn reports whether the gate admits j on placement gpus (n GPUs of
+// their type), counting the released candidates the placement would stop
+// as gone.
+func (e *Engine) admitOn(j *model.Job, n int, gpus []model.GPU) bool {
+	if e.gates == nil {
+		return true
+	}
+	var undo []*model.Job
+	for _, g := range gpus {
+		if v := e.owner[g]; v != nil && !e.consumed[v] && !slices.Contains(undo, v) {
+			undo = append(undo, v)
+			e.took(v, v.Alloc, -len(v.Alloc))
+		}
+	}
+	ok := e.gates.Admit(j, n, 1<<uint(e.cluster.TypeOf(gpus[0])), e.claiming) != 0
+	for _, v := range undo {
+		e.took(v, v.Alloc, len(v.Alloc))
+	}
+	return ok
+}
+
+// takeBackUnused takes back the released candidates from plan.Preempt[from]
+// on whose GPUs no placement took, so that they keep running unless a later claim needs
 // them. Under Order.Stepwise the engine does so once the walk leaves the
 // claiming jobs (a candidate released for one claim stays free for the
-// next claims, not for the jobs that may not claim). The used ones stay
+// next claims, not for the jobs that may not claim), and after each later
+// claim for the candidates that claim released (from its first): those
+// come from the front of the claiming job's part of the candidates
+// (partition), which the unused ones rejoin in order. The used ones stay
 // released, in order, ahead of the others.
-func (e *Engine) takeBackUnused(plan *Plan) {
-	rel := plan.Preempt[:e.released]
+func (e *Engine) takeBackUnused(plan *Plan, from int) {
+	rel := plan.Preempt[from:e.released]
 	e.scratch = append(e.scratch[:0], rel...)
 	k := 0
 	for _, v := range e.scratch {
@@ -249,7 +312,7 @@ func (e *Engine) takeBackUnused(plan *Plan) {
 			k++
 		}
 	}
-	used := k
+	used := from + k
 	for _, v := range e.scratch {
 		if e.pool.AllFree(v.Alloc) {
 			rel[k] = v
@@ -258,40 +321,57 @@ func (e *Engine) takeBackUnused(plan *Plan) {
 	}
 	clear(e.scratch)
 	e.releaseTo(plan, used)
-	e.parted = false
 }
 
 // partition moves the candidates not yet released that hold GPUs of a type
-// in ts ahead of the others, keeping the order within both groups, and
-// returns the end of the first group: the others cannot help a job that
-// runs only on the types of ts, so the prefix search skips them.
-func (e *Engine) partition(plan *Plan, ts TypeSet) int {
-	if e.parted && e.partTS == ts && e.released <= e.usable {
+// in ts, and that job j may take (Gate), ahead of the others, keeping the
+// order within both groups, and returns the end of the first group: the
+// others cannot help j, so the prefix search skips them.
+func (e *Engine) partition(plan *Plan, j *model.Job, ts TypeSet) int {
+	var class Class
+	if e.gates != nil {
+		class = e.gates.Class(j)
+	}
+	if e.parted && e.partTS == ts && e.partClass == class && e.released <= e.usable {
 		return e.usable // still in order: releases since came from its front
 	}
-	e.parted, e.partTS = true, ts
+	key := noFitKey{ts, 0, class}
+	if v, ok := e.none[key]; ok && v == e.setVersion {
+		return e.released // none of the unreleased candidates helps, as before
+	}
+	e.parted, e.partTS, e.partClass = true, ts, class
 	rest := plan.Preempt[e.released:]
 	e.scratch = append(e.scratch[:0], rest...)
 	k := 0
 	for _, v := range e.scratch {
-		if e.helps(v, ts) {
+		if e.helps(class, v, ts) {
 			rest[k] = v
 			k++
 		}
 	}
 	end := e.released + k
 	for _, v := range e.scratch {
-		if !e.helps(v, ts) {
+		if !e.helps(class, v, ts) {
 			rest[k] = v
 			k++
 		}
 	}
 	clear(e.scratch)
+	if end == e.released {
+		if e.none == nil {
+			e.none = map[noFitKey]int64{}
+		}
+		e.none[key] = e.setVersion
+	}
 	return end
 }
 
-// helps reports whether candidate v holds a GPU of a type in ts.
-func (e *Engine) helps(v *model.Job, ts TypeSet) bool {
+// helps reports whether candidate v holds a GPU of a type in ts that a job
+// of class c may take (Gate.MayTake).
+func (e *Engine) helps(c Class, v *model.Job, ts TypeSet) bool {
+	if e.gates != nil && !e.gates.MayTake(c, v) {
+		return false
+	}
 	for _, g := range v.Alloc {
 		if ts.Has(e.cluster.TypeOf(g)) {
 			return true
@@ -303,8 +383,9 @@ func (e *Engine) helps(v *model.Job, ts TypeSet) bool {
 // noFitKey is a placement that failed on the free GPUs plus every usable
 // stop candidate's: n GPUs of a type in fit.
 type noFitKey struct {
-	fit TypeSet
-	n   int
+	fit   TypeSet
+	n     int
+	class Class // Gate.Class of the claiming job
 }
 
 // noteNoFit remembers, for the rest of the round, that n GPUs of a type in
@@ -323,4 +404,18 @@ func (e *Engine) noteNoFit(k noFitKey) {
 		e.noFit = map[noFitKey]bool{}
 	}
 	e.noFit[k] = true
+}
+
+// leaveClaims marks that the walk leaves the leading Claim jobs of a
+// Stepwise order: the candidates released for them and not used are taken
+// back, so that later jobs take only what their own claims release.
+func (e *Engine) leaveClaims(plan *Plan) {
+	if !e.victims.force || e.pastClaims {
+		return
+	}
+	e.pastClaims = true
+	if e.released > 0 {
+		e.takeBackUnused(plan, 0)
+		e.parted = false // candidates of every class came back
+	}
 }

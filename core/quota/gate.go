@@ -24,9 +24,18 @@ func (p *Policy) Limit(j *model.Job, n int, ts engine.TypeSet) (engine.TypeSet, 
 }
 
 // Admit implements engine.Gate: the types of ts on which j may take n more
-// GPUs within its queue's limit, and with claim within its quota.
+// GPUs within its queue's limit, and, when it claims as a guaranteed job
+// (whose claims may reclaim other queues' GPUs), within its quota: under a
+// preemptive inner order, on the types where the guaranteed tier counted
+// it within its quota (the queue's running jobs that the tier left out may
+// lose their place); otherwise counting everything its queue holds. A job
+// that is not guaranteed claims only its own queue's candidates (MayTake).
 func (p *Policy) Admit(j *model.Job, n int, ts engine.TypeSet, claim bool) engine.TypeSet {
 	q := p.queueOf(j)
+	claim = claim && p.guar[j]
+	if claim && p.preemptive {
+		claim = false // the tier counted it; the running jobs it left out may go
+	}
 	out := ts
 	for t := range p.cluster.Types {
 		if !ts.Has(t) {
@@ -38,6 +47,37 @@ func (p *Policy) Admit(j *model.Job, n int, ts engine.TypeSet, claim bool) engin
 		}
 	}
 	return out
+}
+
+// MayTake implements engine.Gate: a guaranteed job may take the GPUs of a
+// stop candidate of another queue that held more than its quota of the
+// candidate's type when the round began, on a type where the guaranteed
+// tier counted the job within its own queue's quota (reclaim; Admit bounds
+// it); any job, the GPUs of a candidate of its own queue when the inner
+// policy lets it claim (its leading Order.Claim jobs; every job of a
+// preemptive order) or when it is guaranteed there: the inner policy's own
+// preemption, within a queue.
+func (p *Policy) MayTake(c engine.Class, v *model.Job) bool {
+	qv, t := p.queueOf(v), p.cluster.TypeOf(v.Alloc[0])
+	if qv == c.N/2 {
+		return c.N%2 == 1 || c.Types.Has(t)
+	}
+	return c.Types.Has(t) && p.over[qv][t]
+}
+
+// Class implements engine.Gate: N is twice the job's queue, plus one when
+// the inner policy lets it claim; Types are the types on which it is
+// guaranteed (none for a job that is not).
+func (p *Policy) Class(j *model.Job) engine.Class {
+	c := 2 * p.queueOf(j)
+	if p.preemptive || p.innerClaim[j] {
+		c++
+	}
+	var ts engine.TypeSet
+	if p.guar[j] {
+		ts = p.gtypes[j]
+	}
+	return engine.Class{Types: ts, N: c}
 }
 
 // Took implements engine.Gate.
@@ -98,6 +138,9 @@ func (p *Policy) Done(s *model.State, plan *engine.Plan, _ model.Time) {
 	clear(p.cands)
 	clear(p.stop)
 	clear(p.alloc)
+	clear(p.guar)
+	clear(p.innerClaim)
+	clear(p.gtypes)
 }
 
 // renameTrace gives the preemptions of the reclaimed jobs (the stopped

@@ -16,8 +16,15 @@ func (p *Policy) Order(s *model.State, now model.Time, buf []*model.Job) engine.
 	p.charge(now)
 	p.baseline(s)
 	clear(p.cands)
+	clear(p.guar)
+	clear(p.innerClaim)
+	clear(p.gtypes)
 	ord := p.inner.Order(s, now, buf)
 	p.in = append(p.in[:0], ord.Jobs...)
+	p.preemptive = ord.Preemptive
+	for _, j := range p.in[:min(ord.Claim, len(p.in))] {
+		p.innerClaim[j] = true
+	}
 	for q := range p.lanes {
 		p.lanes[q] = p.lanes[q][:0]
 	}
@@ -35,6 +42,9 @@ func (p *Policy) Order(s *model.State, now model.Time, buf []*model.Job) engine.
 	}
 	next := p.guaranteed(s, ord.Preemptive, emit)
 	guaranteed := len(out)
+	for _, j := range out {
+		p.guar[j] = true
+	}
 	if ord.Preemptive {
 		p.borrowing(next, func(j *model.Job) bool { return j.State == model.Running }, emit)
 		p.borrowing(next, func(j *model.Job) bool { return j.State != model.Running }, emit)
@@ -43,14 +53,11 @@ func (p *Policy) Order(s *model.State, now model.Time, buf []*model.Job) engine.
 	}
 	p.out, p.laneOf = out, lanes
 	ord.Jobs, ord.Lanes = out, lanes
-	ord.Claim = guaranteed
-	if ord.Preemptive {
-		ord.Stepwise = true // only guaranteed jobs take the GPUs of those left out
-	} else {
-		if guaranteed > 0 {
-			ord.Stop = p.reclaim(s, ord.Stop, now)
-		}
-		ord.Stepwise = len(ord.Stop) > 0
+	// Guaranteed jobs claim first, stop candidates are released one by one
+	// (MayTake says whose GPUs each job may take).
+	ord.Claim, ord.Stepwise = guaranteed, true
+	if !ord.Preemptive && guaranteed > 0 {
+		ord.Stop = p.reclaim(s, ord.Stop, now)
 	}
 	clear(p.in) // hold no job past the call
 	return ord
@@ -105,11 +112,13 @@ func (p *Policy) entitled(s *model.State, q int, j *model.Job) bool {
 	if ok == 0 {
 		return false
 	}
-	_, t := engine.BestSpeed(s, j, n, ok&engine.Feasible(s, j, n))
+	ok &= engine.Feasible(s, j, n)
+	_, t := engine.BestSpeed(s, j, n, ok)
 	if t < 0 {
 		return false
 	}
 	p.tent[q][t] += n
+	p.gtypes[j] = ok
 	return true
 }
 

@@ -34,6 +34,7 @@ type Policy struct {
 
 	// Per round.
 	used   [][]int      // what each queue holds, plus what the round gave it (Gate)
+	over   [][]bool     // per queue and type: it held more than its quota when the round began
 	tent   [][]int      // the guaranteed tier's tentative count (Order)
 	in     []*model.Job // the inner order
 	out    []*model.Job // the order returned
@@ -45,7 +46,14 @@ type Policy struct {
 	stop   map[*model.Job]bool
 	alloc  map[*model.Job][]model.GPU
 	taker  map[model.GPU]int // the queue of the job that starts on a GPU
-	seqs   []seqQueue        // queueOf's cache, by model.Job.Seq
+	// guar holds the round's guaranteed jobs; innerClaim the jobs the inner
+	// policy lets claim (its leading Order.Claim; all, when preemptive).
+	guar, innerClaim map[*model.Job]bool
+	preemptive       bool
+	// gtypes holds the GPU types on which each guaranteed waiting job fits
+	// in its queue's quota, as the guaranteed tier counted it.
+	gtypes map[*model.Job]engine.TypeSet
+	seqs   []seqQueue // queueOf's cache, by model.Job.Seq
 }
 
 // held is one running job's charge: rate normalised GPU-seconds per second
@@ -67,7 +75,8 @@ func New(inner engine.QueuePolicy, cfg Config) (*Policy, error) {
 	p := &Policy{inner: inner, measure: cfg.Usage, queues: qs, def: def, index: make(map[string]int, len(qs)),
 		usage: make([]float64, len(qs)), last: -1, lanes: make([][]int, len(qs)), run: make([][]*model.Job, len(qs)),
 		cands: map[*model.Job]bool{}, stop: map[*model.Job]bool{}, alloc: map[*model.Job][]model.GPU{},
-		taker: map[model.GPU]int{}}
+		taker: map[model.GPU]int{}, guar: map[*model.Job]bool{}, innerClaim: map[*model.Job]bool{},
+		gtypes: map[*model.Job]engine.TypeSet{}}
 	for i, q := range qs {
 		p.index[q.Name] = i
 	}
@@ -149,6 +158,10 @@ func (p *Policy) setCluster(c *model.Cluster) {
 	}
 	nt := len(c.Types)
 	p.quota, p.limit, p.used, p.tent = grid(len(p.queues), nt), grid(len(p.queues), nt), grid(len(p.queues), nt), grid(len(p.queues), nt)
+	p.over = make([][]bool, len(p.queues))
+	for q := range p.over {
+		p.over[q] = make([]bool, nt)
+	}
 	p.hasQuota = make([]bool, len(p.queues))
 	for qi, q := range p.queues {
 		for t, gt := range c.Types {
@@ -192,6 +205,11 @@ func (p *Policy) baseline(s *model.State) {
 		q := p.queueOf(j)
 		p.used[q][s.Cluster.TypeOf(j.Alloc[0])] += len(j.Alloc)
 		p.run[q] = append(p.run[q], j)
+	}
+	for q := range p.used {
+		for t := range p.used[q] {
+			p.over[q][t] = p.used[q][t] > p.quota[q][t]
+		}
 	}
 }
 
