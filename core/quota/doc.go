@@ -19,10 +19,14 @@
 //     the GPUs it needs at its minimum on the fastest GPU type where its
 //     queue still has quota — up to the first job that does not. These may
 //     take idle GPUs and reclaim borrowed ones.
-//  2. Borrowing: everything else. Running jobs of a preemptive inner order
-//     (tiresias, srtf) that run beyond their quota come first, so that
-//     nothing borrowed is ever taken by preemption except to give a queue
-//     its guarantee; then the waiting jobs. They use idle GPUs only.
+//  2. Borrowing: everything else. They use idle GPUs, and those of their
+//     own queue's jobs that the inner policy stops (MayTake below). Under a
+//     preemptive inner order (tiresias, srtf), each queue's borrowing part
+//     first gets, queue by queue, as many GPUs as its borrowing running
+//     jobs hold, for the jobs the inner policy ranks first — so the inner
+//     policy preempts within a queue, but no borrowing job displaces
+//     another queue's —; then the remaining running jobs, then the
+//     remaining waiting ones.
 //
 // Within each tier the queues go in fair-share order: lowest usage per
 // unit of weight first (ties by the order the queues are declared in).

@@ -86,12 +86,15 @@ func (p *Policy) Took(j *model.Job, t, n int) {
 }
 
 // Done implements engine.Gate: it counts the round's reclaims — stopped
-// reclaim candidates whose GPUs a job of another queue takes — names them
+// candidates whose GPUs a guaranteed job of another queue takes — names them
 // in the trace, and records the allocation the plan leaves, which
 // the next round charges.
 func (p *Policy) Done(s *model.State, plan *engine.Plan, _ model.Time) {
 	clear(p.alloc)
 	for _, a := range plan.Start {
+		if !p.guar[a.Job] {
+			continue // only a guaranteed job reclaims
+		}
 		for _, g := range a.GPUs {
 			p.taker[g] = p.queueOf(a.Job)
 		}
@@ -159,9 +162,9 @@ func (p *Policy) renameTrace(plan *engine.Plan) {
 	}
 }
 
-// takenByOther reports whether a job of another queue starts on one of
-// preempted job j's GPUs: the preemption is a reclaim, not the inner
-// policy's preemption within a queue.
+// takenByOther reports whether a guaranteed job of another queue starts on
+// one of preempted job j's GPUs: the preemption is a reclaim, not the inner
+// policy's preemption within a queue (whose leftover GPUs anyone may use).
 func (p *Policy) takenByOther(j *model.Job) bool {
 	q := p.queueOf(j)
 	for _, g := range j.Alloc {

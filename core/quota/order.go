@@ -46,6 +46,7 @@ func (p *Policy) Order(s *model.State, now model.Time, buf []*model.Job) engine.
 		p.guar[j] = true
 	}
 	if ord.Preemptive {
+		p.budgeted(next, emit)
 		p.borrowing(next, func(j *model.Job) bool { return j.State == model.Running }, emit)
 		p.borrowing(next, func(j *model.Job) bool { return j.State != model.Running }, emit)
 	} else {
@@ -134,6 +135,41 @@ func (p *Policy) borrowing(next []int, keep func(*model.Job) bool, emit func(q, 
 				}
 				emit(q, i)
 			}
+		}
+	}
+}
+
+// budgeted emits, for a preemptive inner order, the leading jobs of each
+// lane's borrowing part, queue by queue in fair-share order, while they fit
+// in the GPUs the queue's borrowing running jobs hold (waiting jobs at
+// their minimum), and advances next past them. A queue thus keeps what it
+// borrowed, and the inner policy decides within the queue which of its jobs
+// hold it (its own preemption); no queue's borrowing job displaces
+// another's (the engine selects preemptive orders by GPU count).
+func (p *Policy) budgeted(next []int, emit func(q, i int)) {
+	for _, q := range p.order {
+		rest := p.lanes[q][next[q]:]
+		budget := 0
+		for _, i := range rest {
+			if j := p.in[i]; j.State == model.Running {
+				budget += len(j.Alloc)
+			}
+		}
+		for _, i := range rest {
+			j := p.in[i]
+			n := j.Spec.MinGPUs
+			if j.State == model.Running {
+				n = len(j.Alloc)
+			}
+			if n > budget {
+				break
+			}
+			budget -= n
+			if j.State == model.Running {
+				p.cands[j] = true
+			}
+			emit(q, i)
+			next[q]++
 		}
 	}
 }
