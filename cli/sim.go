@@ -42,6 +42,7 @@ type simOptions struct {
 	contention, sleep      bool
 	queues, queueFrom      string
 	fairShare              string
+	halfLife               time.Duration
 	// given reports whether a flag was set on the command line.
 	given func(flag string) bool
 }
@@ -102,6 +103,7 @@ func newSimCommand() *cobra.Command {
 		"without declared queues, one queue of weight 1 per name")
 	f.StringVar(&o.fairShare, "fair-share", "type-weighted", "how a queue's usage is measured: type-weighted (GPU-hours × the type's speed for the job) or gpu-hours; "+
 		"none measures the queues without the queue layer (a baseline)")
+	f.DurationVar(&o.halfLife, "fair-share-half-life", 0, "decay of a queue's usage: a GPU-hour used this long ago counts half (0: no decay)")
 	f.BoolVar(&o.sleep, "sleep", true, "let idle power-managed nodes sleep (every node by default; sleeps: false in a --cluster file keeps one on) "+
 		"and wake them for jobs, which wait for the wake-up (docs/ENERGY.md); --sleep=false keeps every node on")
 	return cmd

@@ -59,7 +59,7 @@ func simQueues(o *simOptions, jobs []model.JobSpec) (*quota.Config, error) {
 		return nil, badInput("--queue-from %q: want queue, vc or user", o.queueFrom)
 	}
 	if cfg == nil && o.queueFrom == "" {
-		if o.given("fair-share") {
+		if o.given("fair-share") || o.given("fair-share-half-life") {
 			return nil, badInput("--fair-share: the run has no queues; give --queues, queues in --config, or --queue-from")
 		}
 		return nil, nil
@@ -73,6 +73,12 @@ func simQueues(o *simOptions, jobs []model.JobSpec) (*quota.Config, error) {
 			return nil, badInput("--fair-share %q: want type-weighted, gpu-hours or none", o.fairShare)
 		}
 		cfg.Usage = u
+	}
+	if o.given("fair-share-half-life") {
+		if o.halfLife < 0 {
+			return nil, badInput("--fair-share-half-life %s: must not be negative", o.halfLife)
+		}
+		cfg.HalfLife = model.Time(o.halfLife.Milliseconds())
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, badInput("queues: %w", err)

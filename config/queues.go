@@ -5,7 +5,9 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/quota"
 )
 
@@ -23,6 +25,9 @@ type QueuesSpec struct {
 	// DefaultQueue is the queue of jobs that name none; it exists (weight
 	// 1, no quota) even when not declared. Empty: "default".
 	DefaultQueue string `json:"default_queue,omitempty"`
+	// FairShareHalfLife makes usage decay, as a duration ("6h"): a
+	// GPU-hour used that long ago counts half. Empty or "0": no decay.
+	FairShareHalfLife string `json:"fair_share_half_life,omitempty"`
 }
 
 // QueueSpec is one entry of the queues list.
@@ -55,7 +60,7 @@ func ParseQueuesFile(name string, data []byte) (*QueuesSpec, error) {
 
 // Declared reports whether the spec declares queues or queue settings.
 func (q *QueuesSpec) Declared() bool {
-	return len(q.Queues) > 0 || q.FairShare != "" || q.DefaultQueue != ""
+	return len(q.Queues) > 0 || q.FairShare != "" || q.DefaultQueue != "" || q.FairShareHalfLife != ""
 }
 
 // Quota returns the queue layer's configuration, checked; errors name the
@@ -67,6 +72,13 @@ func (q *QueuesSpec) Quota(name string) (quota.Config, error) {
 		return cfg, fieldError(name, "fair_share", "%q: want type-weighted or gpu-hours", q.FairShare)
 	}
 	cfg.Usage, cfg.Default = u, q.DefaultQueue
+	if q.FairShareHalfLife != "" {
+		d, err := time.ParseDuration(q.FairShareHalfLife)
+		if err != nil || d < 0 {
+			return cfg, fieldError(name, "fair_share_half_life", "%q: want a duration such as 6h, or 0 for no decay", q.FairShareHalfLife)
+		}
+		cfg.HalfLife = model.Time(d.Milliseconds())
+	}
 	if q.DefaultQueue != "" {
 		if err := quota.CheckName(q.DefaultQueue); err != nil {
 			return cfg, fieldError(name, "default_queue", "%v", err)

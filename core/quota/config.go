@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/gpusched/gpusched/core/model"
 )
 
 // DefaultQueue is the queue of jobs that name none (Config.Default's
@@ -76,6 +78,10 @@ type Config struct {
 	// means DefaultQueue. It is added, with weight 1 and neither quota nor
 	// limit, when Queues does not declare it.
 	Default string
+	// HalfLife, when positive, makes usage decay: a GPU-hour used HalfLife
+	// ago counts half (Slurm's PriorityDecayHalfLife). Zero: usage never
+	// decays.
+	HalfLife model.Time
 }
 
 // Validate reports the first problem of c, naming the queue and field.
@@ -110,6 +116,9 @@ func (c Config) Validate() error {
 				return fmt.Errorf("%s: limit %s: %d is below its quota of %d", where, t, l, q.Quota[t])
 			}
 		}
+	}
+	if c.HalfLife < 0 || c.HalfLife > model.Horizon {
+		return fmt.Errorf("fair-share half-life %ss: want 0 (no decay) or a positive duration", c.HalfLife.SecondsString())
 	}
 	if c.Default != "" {
 		if err := CheckName(c.Default); err != nil {

@@ -3,6 +3,7 @@ package quota
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/gpusched/gpusched/core/engine"
@@ -19,6 +20,7 @@ const ReasonReclaim = "reclaimed: its queue ran beyond its quota and another que
 type Policy struct {
 	inner    engine.QueuePolicy
 	measure  Usage
+	halfLife model.Time
 	queues   []Queue
 	index    map[string]int
 	def      int
@@ -72,7 +74,7 @@ func New(inner engine.QueuePolicy, cfg Config) (*Policy, error) {
 		return nil, err
 	}
 	qs, def := cfg.withDefault()
-	p := &Policy{inner: inner, measure: cfg.Usage, queues: qs, def: def, index: make(map[string]int, len(qs)),
+	p := &Policy{inner: inner, measure: cfg.Usage, halfLife: cfg.HalfLife, queues: qs, def: def, index: make(map[string]int, len(qs)),
 		usage: make([]float64, len(qs)), last: -1, lanes: make([][]int, len(qs)), run: make([][]*model.Job, len(qs)),
 		cands: map[*model.Job]bool{}, stop: map[*model.Job]bool{}, alloc: map[*model.Job][]model.GPU{},
 		taker: map[model.GPU]int{}, guar: map[*model.Job]bool{}, innerClaim: map[*model.Job]bool{},
@@ -183,12 +185,24 @@ func grid(n, m int) [][]int {
 	return g
 }
 
-// charge adds the GPUs held since the last round to the queues' usage.
+// charge adds the GPUs held since the last round to the queues' usage,
+// decayed by the half-life when there is one: usage shrinks by 2^(-dt/H)
+// and a constant rate r over dt adds r·H/ln 2·(1 - 2^(-dt/H)), the
+// integral of its decayed charges.
 func (p *Policy) charge(now model.Time) {
 	if p.last >= 0 && now > p.last {
 		dt := (now - p.last).Seconds()
+		keep, add := 1.0, dt
+		if p.halfLife > 0 {
+			h := p.halfLife.Seconds()
+			keep = math.Exp2(-dt / h)
+			add = h / math.Ln2 * (1 - keep)
+		}
+		for q := range p.usage {
+			p.usage[q] *= keep
+		}
 		for _, h := range p.held {
-			p.usage[h.q] += dt * h.rate
+			p.usage[h.q] += add * h.rate
 		}
 	}
 	p.last = now
