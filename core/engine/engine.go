@@ -69,6 +69,10 @@ func New(policy QueuePolicy, placer Placer, scaler Scaler) (*Engine, error) {
 	return e, nil
 }
 
+// Policy returns the engine's queue policy (the queue layer, package
+// quota, when queues are configured).
+func (e *Engine) Policy() QueuePolicy { return e.policy }
+
 // Names returns the names of the engine's policy, placer and scaler
 // ("none" when there is no scaler).
 func (e *Engine) Names() (policy, placer, scaler string) {

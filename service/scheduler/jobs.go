@@ -20,6 +20,9 @@ func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, erro
 	if err := spec.Validate(); err != nil {
 		return api.Job{}, err
 	}
+	if err := s.checkQueue(&spec); err != nil {
+		return api.Job{}, err
+	}
 	seq := s.nextSeq.Add(1)
 	id := "j" + strconv.FormatInt(seq, 10)
 	rec := newRecord(id, spec, s.now())

@@ -16,6 +16,7 @@ import (
 	"github.com/gpusched/gpusched/core/engine"
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/profile"
+	"github.com/gpusched/gpusched/core/quota"
 	"github.com/gpusched/gpusched/core/recipe"
 	"github.com/gpusched/gpusched/internal/assets"
 	"github.com/gpusched/gpusched/service/store"
@@ -75,6 +76,10 @@ type Scheduler struct {
 	// (profiles.go); power holds the nodes' power readings (power.go).
 	prof  *profileState
 	power map[string]*nodePower
+	// quota is the engine's queue layer, nil without queues (queues.go);
+	// usageSaved is when its usage was last written.
+	quota      *quota.Policy
+	usageSaved time.Time
 }
 
 // New builds a scheduler from cfg: it opens the store if cfg.Store is nil,
@@ -103,6 +108,7 @@ func New(cfg Config) (*Scheduler, error) {
 	for i, m := range matrix.Models {
 		s.models[m] = i
 	}
+	s.quota, _ = eng.Policy().(*quota.Policy)
 	if s.store == nil {
 		b, err := store.OpenBolt(StorePath(cfg.DataDir), store.BoltOptions{Logger: cfg.Logger})
 		if err != nil {
@@ -122,6 +128,10 @@ func New(cfg Config) (*Scheduler, error) {
 		s.closeStore()
 		return nil, err
 	}
+	if err := s.loadUsage(context.Background()); err != nil {
+		s.closeStore()
+		return nil, err
+	}
 	if err := s.load(context.Background()); err != nil {
 		s.closeStore()
 		return nil, err
@@ -135,6 +145,10 @@ func (s *Scheduler) Gatherer() prometheus.Gatherer { return s.cfg.Gatherer }
 
 // Logger returns the scheduler's logger.
 func (s *Scheduler) Logger() *slog.Logger { return s.log }
+
+// Store returns the scheduler's store (where a transport keeps what it
+// owns: tokens, the audit log).
+func (s *Scheduler) Store() store.Store { return s.store }
 
 // Done returns a channel closed when Run ends or Close is called: long
 // polls and log followers then return.
@@ -167,6 +181,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		case <-tick.C:
 			s.checkNodes()
 			s.flushProgress()
+			s.saveUsage(false)
 		case <-wake.C:
 		}
 		s.schedule()
@@ -222,6 +237,7 @@ func (s *Scheduler) Close() error {
 	}
 	s.flushProfiles()
 	s.flushPower()
+	s.saveUsage(true)
 	return s.closeStore()
 }
 
