@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gpusched/gpusched/service/auth"
 	"github.com/gpusched/gpusched/service/scheduler"
 )
 
@@ -17,6 +18,9 @@ const (
 	MaxPollTimeout = 5 * time.Minute
 )
 
+// DefaultBodyTimeout is Config.BodyTimeout's default.
+const DefaultBodyTimeout = 30 * time.Second
+
 // Config configures New: the job lifecycle (scheduler.Config, whose fields
 // it promotes) and the HTTP transport.
 type Config struct {
@@ -24,6 +28,19 @@ type Config struct {
 	// PollTimeout is the longest a work long-poll waits by default
 	// (DefaultPollTimeout when zero; at most MaxPollTimeout).
 	PollTimeout time.Duration
+	// Auth, when set, requires authentication (docs/SECURITY.md); nil
+	// serves everyone as an admin (gpusched dev on loopback).
+	Auth *AuthConfig
+	// BodyTimeout bounds the reading of a request's body (default
+	// DefaultBodyTimeout): a slower body is answered 408.
+	BodyTimeout time.Duration
+}
+
+// AuthConfig configures authentication.
+type AuthConfig struct {
+	// AdminTokenFile is where the bootstrap admin token is written on the
+	// first start (DATA/admin.token, mode 0600); empty writes none.
+	AdminTokenFile string
 }
 
 // Server is the HTTP transport of the scheduler service: the REST API
@@ -34,8 +51,16 @@ type Server struct {
 	sched       *scheduler.Scheduler
 	own         bool // Close closes sched
 	pollTimeout time.Duration
+	bodyTimeout time.Duration
 	log         *slog.Logger
 	handler     http.Handler
+	// tokens authenticates requests (nil: no authentication); audit
+	// records mutations.
+	tokens *auth.Tokens
+	audit  *auth.Audit
+	now    func() time.Time
+	// AdminTokenWritten says that New wrote a new bootstrap admin token.
+	AdminTokenWritten bool
 }
 
 // New builds a scheduler from cfg.Config (scheduler.New: it opens the
@@ -47,20 +72,48 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := Attach(sch, cfg.PollTimeout)
+	s := attach(sch, cfg)
 	s.own = true
+	if cfg.Auth != nil {
+		s.tokens = auth.NewTokens(sch.Store(), s.now)
+		if cfg.Auth.AdminTokenFile != "" {
+			if s.AdminTokenWritten, err = s.tokens.Bootstrap(context.Background(), cfg.Auth.AdminTokenFile); err != nil {
+				_ = sch.Close()
+				return nil, err
+			}
+		}
+	}
 	return s, nil
 }
+
+// Tokens returns the server's tokens (nil without authentication), for a
+// shell that mints a credential for an agent of its own (gpusched dev).
+func (s *Server) Tokens() *auth.Tokens { return s.tokens }
 
 // Attach returns the HTTP transport over a scheduler that the caller runs
 // and closes (Close leaves it open). pollTimeout is the work long-poll's
 // default wait (DefaultPollTimeout when zero; at most MaxPollTimeout).
 func Attach(sch *scheduler.Scheduler, pollTimeout time.Duration) *Server {
+	return attach(sch, Config{PollTimeout: pollTimeout})
+}
+
+// attach builds the transport over sch with cfg's transport settings.
+func attach(sch *scheduler.Scheduler, cfg Config) *Server {
+	pollTimeout := cfg.PollTimeout
 	if pollTimeout <= 0 {
 		pollTimeout = DefaultPollTimeout
 	}
-	s := &Server{sched: sch, pollTimeout: min(pollTimeout, MaxPollTimeout), log: sch.Logger()}
-	s.handler = s.newHandler()
+	body := cfg.BodyTimeout
+	if body <= 0 {
+		body = DefaultBodyTimeout
+	}
+	now := cfg.Clock
+	if now == nil {
+		now = time.Now
+	}
+	s := &Server{sched: sch, pollTimeout: min(pollTimeout, MaxPollTimeout), bodyTimeout: body, log: sch.Logger(), now: now,
+		audit: auth.NewAudit(sch.Store(), now)}
+	s.handler = s.secure(s.newHandler())
 	return s
 }
 
