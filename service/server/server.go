@@ -2,12 +2,14 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/gpusched/gpusched/service/auth"
 	"github.com/gpusched/gpusched/service/scheduler"
+	"github.com/gpusched/gpusched/service/store"
 )
 
 // Defaults and bounds of the work long-poll's wait.
@@ -61,6 +63,8 @@ type Server struct {
 	now    func() time.Time
 	// AdminTokenWritten says that New wrote a new bootstrap admin token.
 	AdminTokenWritten bool
+	// ownStore is the store New opened for the tokens (Close closes it).
+	ownStore store.Store
 }
 
 // New builds a scheduler from cfg.Config (scheduler.New: it opens the
@@ -68,22 +72,44 @@ type Server struct {
 // transport over it; Close closes both. An error caused by cfg wraps
 // scheduler.ErrConfig.
 func New(cfg Config) (*Server, error) {
+	var tokens *auth.Tokens
+	var own store.Store
+	if cfg.Auth != nil {
+		// The tokens live in the scheduler's store, and its replicas carry
+		// their jobs' tokens: open the store first.
+		if cfg.Store == nil {
+			if cfg.DataDir == "" {
+				return nil, fmt.Errorf("%w: server: a data directory is required", scheduler.ErrConfig)
+			}
+			b, err := store.OpenBolt(scheduler.StorePath(cfg.DataDir), store.BoltOptions{Logger: cfg.Logger})
+			if err != nil {
+				return nil, fmt.Errorf("server: %w", err)
+			}
+			cfg.Store, own = b, b
+		}
+		tokens = auth.NewTokens(cfg.Store, cfg.Clock)
+		cfg.JobToken = func(job string) (string, error) { return tokens.JobToken(context.Background(), job) }
+	}
 	sch, err := scheduler.New(cfg.Config)
 	if err != nil {
+		closeOwn(own)
 		return nil, err
 	}
 	s := attach(sch, cfg)
-	s.own = true
-	if cfg.Auth != nil {
-		s.tokens = auth.NewTokens(sch.Store(), s.now)
-		if cfg.Auth.AdminTokenFile != "" {
-			if s.AdminTokenWritten, err = s.tokens.Bootstrap(context.Background(), cfg.Auth.AdminTokenFile); err != nil {
-				_ = sch.Close()
-				return nil, err
-			}
+	s.own, s.ownStore, s.tokens = true, own, tokens
+	if cfg.Auth != nil && cfg.Auth.AdminTokenFile != "" {
+		if s.AdminTokenWritten, err = tokens.Bootstrap(context.Background(), cfg.Auth.AdminTokenFile); err != nil {
+			_ = s.Close()
+			return nil, err
 		}
 	}
 	return s, nil
+}
+
+func closeOwn(st store.Store) {
+	if st != nil {
+		_ = st.Close()
+	}
 }
 
 // Tokens returns the server's tokens (nil without authentication), for a
@@ -136,5 +162,11 @@ func (s *Server) Close() error {
 	if !s.own {
 		return nil
 	}
-	return s.sched.Close()
+	err := s.sched.Close()
+	if s.ownStore != nil {
+		if cerr := s.ownStore.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("server: close store: %w", cerr)
+		}
+	}
+	return err
 }
