@@ -194,8 +194,7 @@ func runServer(ctx context.Context, o *serverOptions, stderr io.Writer) error {
 // log followers), the HTTP server finishes its requests, and the server
 // and its store are closed. serve closes ln.
 func serve(ctx context.Context, srv *server.Server, ln net.Listener, logger *slog.Logger) error {
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	hs := server.NewHTTPServer(srv.Handler(), slog.NewLogLogger(logger.Handler(), slog.LevelWarn), server.Limits{})
 	runCtx, stopRun := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- srv.Run(runCtx) }()

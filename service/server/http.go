@@ -145,7 +145,7 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		writeError(w, http.StatusRequestEntityTooLarge, "", "request body larger than %d bytes", api.MaxBodyBytes)
 	} else if errors.Is(err, os.ErrDeadlineExceeded) {
-		writeError(w, http.StatusRequestTimeout, "", "request body not received in time: send it at once (the server waits at most %s)", DefaultBodyTimeout)
+		writeError(w, http.StatusRequestTimeout, "", "request body not received in time: a client must send its body at once")
 	} else {
 		writeError(w, http.StatusBadRequest, "", "read request body: %v", err)
 	}
