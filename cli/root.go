@@ -56,6 +56,8 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newServerCommand())
 	root.AddCommand(newDevCommand())
 	root.AddCommand(newShimCommand())
+	// Authentication, queues and the audit log (issue 18).
+	root.AddCommand(newLoginCommand(), newWhoamiCommand(), newTokenCommand(), newQueuesCommand(), newAuditCommand())
 	return root
 }
 

@@ -69,7 +69,7 @@ func newCluster(t testing.TB, extra []string, names ...string) *testCluster {
 	t.Helper()
 	addr := freeAddr(t)
 	c := &testCluster{url: "http://" + addr, data: t.TempDir(), agents: map[string]*proc{}}
-	c.serverArgs = append([]string{"server", "--listen", addr, "--data", filepath.Join(c.data, "server")}, extra...)
+	c.serverArgs = append([]string{"server", "--auth=false", "--listen", addr, "--data", filepath.Join(c.data, "server")}, extra...)
 	start(t, "server", c.serverArgs...)
 	waitHealthy(t, c.url)
 	for _, n := range names {
