@@ -189,7 +189,7 @@ func (t *Tokens) CreateNode(ctx context.Context, node, by string) (string, error
 // revoked or expired token is ErrUnauthenticated, with the reason.
 func (t *Tokens) Verify(ctx context.Context, tok string) (Identity, error) {
 	if tok == "" {
-		return Identity{}, fmt.Errorf("%w: no bearer token (Authorization: Bearer <token>)", ErrUnauthenticated)
+		return Identity{}, fmt.Errorf("%w: no bearer token", ErrUnauthenticated)
 	}
 	p, err := parse(tok)
 	if err != nil {

@@ -162,7 +162,7 @@ func (s *Server) deny(w http.ResponseWriter, r *http.Request, status int, err er
 	msg := err.Error()
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="gpusched"`)
-		msg += " (send Authorization: Bearer <token>; gpusched login stores one)"
+		msg += " (send the header Authorization: Bearer <token>; gpusched login keeps a token for the CLI)"
 	} else {
 		msg = "forbidden: " + msg
 	}
