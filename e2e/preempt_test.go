@@ -123,6 +123,7 @@ func submitCkpt(t testing.TB, url string, j ckptJob) string {
 	if j.min > 0 {
 		args = append(args, "--min-gpus", strconv.Itoa(j.min), "--max-gpus", strconv.Itoa(j.max))
 	}
+	args = append(args, j.extra...) // more submit flags
 	args = append(args, "--", ckptBinary(t), "--state", j.state, "--steps", strconv.Itoa(j.steps),
 		"--step-ms", strconv.Itoa(j.stepMS), "--ckpt-every", strconv.Itoa(j.ckptEvery),
 		"--ckpt-until", strconv.Itoa(j.until))
