@@ -1,6 +1,7 @@
 package config
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -115,4 +116,29 @@ func FuzzParseQueuesFile(f *testing.F) {
 			t.Fatalf("accepted an invalid configuration: %v", err)
 		}
 	})
+}
+
+// TestQueuesDocExamples parses the queue examples of docs/QUEUES.md and
+// docs/CONFIG.md.
+func TestQueuesDocExamples(t *testing.T) {
+	for _, c := range []struct{ file, after string }{{"../docs/QUEUES.md", "## Configuration"}, {"../docs/CONFIG.md", "The teams' queues"}} {
+		doc, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, section, ok := strings.Cut(string(doc), c.after)
+		_, rest, ok2 := strings.Cut(section, "```yaml\n")
+		example, _, ok3 := strings.Cut(rest, "```")
+		if !ok || !ok2 || !ok3 {
+			t.Fatalf("%s: no yaml example after %q", c.file, c.after)
+		}
+		f, err := ParseSchedFile(c.file, []byte(example))
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		cfg, err := f.Quota(c.file)
+		if err != nil || len(cfg.Queues) != 2 || cfg.Queues[0].Quota["k80"] != 32 || cfg.HalfLife != 168*3600*1000 {
+			t.Errorf("%s: %+v %v", c.file, cfg, err)
+		}
+	}
 }
