@@ -118,6 +118,7 @@ func runDev(ctx context.Context, o *devOptions, stdout, stderr io.Writer) error 
 		}
 		return err
 	}
+	url = publicURL(url)
 	printDevBanner(stdout, url, o.server.data, gpus)
 	if srv.Tokens() != nil {
 		login := "  gpusched login --server " + url + " --token \"$(cat " + filepath.Join(o.server.data, "admin.token") + ")\""

@@ -91,17 +91,30 @@ func devCredential(srv *server.Server, node, path string) (string, error) {
 // localURL turns a listen URL on an unspecified address (0.0.0.0, ::)
 // into one on loopback, which dev's own agent reaches and a self-signed
 // certificate covers.
-func localURL(raw string) string {
+func localURL(raw string) string { return withHost(raw, "127.0.0.1") }
+
+// publicURL turns a listen URL on an unspecified address into one on the
+// machine's host name, for other machines (the banner).
+func publicURL(raw string) string {
+	h, err := os.Hostname()
+	if err != nil {
+		return raw
+	}
+	return withHost(raw, h)
+}
+
+// withHost replaces an unspecified host of a URL with host.
+func withHost(raw, host string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return raw
 	}
-	host, port, err := net.SplitHostPort(u.Host)
+	h, port, err := net.SplitHostPort(u.Host)
 	if err != nil {
 		return raw
 	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		u.Host = net.JoinHostPort("127.0.0.1", port)
+	if ip := net.ParseIP(h); ip != nil && ip.IsUnspecified() {
+		u.Host = net.JoinHostPort(host, port)
 	}
 	return u.String()
 }
