@@ -40,7 +40,9 @@ var (
 	ErrNodeTaken = errors.New("node already has a credential")
 )
 
-// Identity is who a request's token stands for.
+// Identity is who a request's token stands for. Its zero value is the
+// anonymous caller of a server without authentication, who may do
+// everything.
 type Identity struct {
 	// Kind is KindUser, KindJoin, KindNode or KindJob; empty for the
 	// anonymous caller of a server without authentication, who may do
@@ -53,10 +55,6 @@ type Identity struct {
 	// TokenID is the token's ID (the job's ID for a job token).
 	TokenID string
 }
-
-// Anonymous is the identity of every request to a server without
-// authentication.
-var Anonymous = Identity{}
 
 // Admin reports whether id may do everything: an admin's token, or no
 // authentication at all.

@@ -59,13 +59,13 @@ type request struct {
 	target string
 }
 
-// caller returns the identity of r's caller (auth.Anonymous without
+// caller returns the identity of r's caller (the anonymous zero value without
 // authentication).
 func caller(r *http.Request) auth.Identity {
 	if rq, ok := r.Context().Value(identityKey{}).(*request); ok {
 		return rq.who
 	}
-	return auth.Anonymous
+	return auth.Identity{}
 }
 
 // setTarget names what r acted on, for the audit log.
@@ -80,7 +80,7 @@ func setTarget(r *http.Request, target string) {
 func (s *Server) secure(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		class, node := classify(r)
-		rq := &request{who: auth.Anonymous}
+		rq := &request{}
 		if s.tokens != nil && class != classPublic {
 			who, err := s.tokens.Verify(r.Context(), bearer(r))
 			if err != nil {
