@@ -261,6 +261,9 @@ func (e *Engine) own(v, owner *model.Job) {
 // released candidate as running until then, so that a job is never
 // admitted on the strength of a release that is taken back.
 func (e *Engine) consume(gpus []model.GPU) {
+	if len(e.owner) == 0 {
+		return // nothing released (or no Gate)
+	}
 	for _, g := range gpus {
 		if v := e.owner[g]; v != nil && !e.consumed[v] {
 			if e.consumed == nil {
@@ -278,6 +281,9 @@ func (e *Engine) consume(gpus []model.GPU) {
 func (e *Engine) admitOn(j *model.Job, n int, gpus []model.GPU) bool {
 	if e.gates == nil {
 		return true
+	}
+	if len(e.owner) == 0 {
+		return e.gates.Admit(j, n, 1<<uint(e.cluster.TypeOf(gpus[0])), e.claiming) != 0
 	}
 	var undo []*model.Job
 	for _, g := range gpus {
