@@ -33,22 +33,33 @@ func NewAudit(st store.Store, now func() time.Time) *Audit {
 
 // Record writes one entry durably; its Time is set when zero.
 func (a *Audit) Record(ctx context.Context, e api.AuditEntry) error {
+	op, err := a.Op(e)
+	if err != nil {
+		return err
+	}
+	if _, err := a.st.Txn(ctx, op); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	return nil
+}
+
+// Op returns the store write of entry e (its Time set when zero), for a
+// caller that writes it in the same transaction as the mutation it
+// records.
+func (a *Audit) Op(e api.AuditEntry) (store.Op, error) {
 	if e.Time.IsZero() {
 		e.Time = a.now().UTC()
 	}
 	var r [4]byte
 	if _, err := rand.Read(r[:]); err != nil {
-		return fmt.Errorf("audit: %w", err)
+		return store.Op{}, fmt.Errorf("audit: %w", err)
 	}
 	key := fmt.Sprintf("%s%020d-%s", auditPrefix, e.Time.UnixNano(), hex.EncodeToString(r[:]))
 	data, err := json.Marshal(e)
 	if err != nil {
-		return fmt.Errorf("audit: %w", err)
+		return store.Op{}, fmt.Errorf("audit: %w", err)
 	}
-	if _, err := a.st.Put(ctx, key, data); err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	return nil
+	return store.OpPut(key, data), nil
 }
 
 // List returns the latest limit entries (all when limit ≤ 0), oldest first.

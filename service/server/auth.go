@@ -57,6 +57,8 @@ type identityKey struct{}
 type request struct {
 	who    auth.Identity
 	target string
+	// recorded: the handler wrote the audit entry with its mutation.
+	recorded bool
 }
 
 // caller returns the identity of r's caller (the anonymous zero value without
@@ -189,7 +191,7 @@ func audited(r *http.Request, class routeClass) bool {
 func (s *Server) serveAudited(w http.ResponseWriter, r *http.Request, rq *request, next http.Handler) {
 	bw := &bufferedWriter{header: http.Header{}, status: http.StatusOK}
 	next.ServeHTTP(bw, r)
-	if bw.status < 400 {
+	if bw.status < 400 && !rq.recorded {
 		target := rq.target
 		if target == "" {
 			target = r.PathValue("id")

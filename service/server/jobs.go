@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/scheduler"
+	"github.com/gpusched/gpusched/service/store"
 )
 
 // handleSubmit is POST /v1/jobs: 201 and the job once it is durable.
@@ -18,7 +20,16 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	// The write must finish once started, even if the client goes away:
 	// a job in the store is a job the server runs.
-	j, err := s.sched.SubmitAs(context.WithoutCancel(r.Context()), caller(r), spec)
+	ctx := context.WithoutCancel(r.Context())
+	if rq, ok := r.Context().Value(identityKey{}).(*request); ok {
+		// The audit entry goes into the job's own transaction.
+		ctx = scheduler.WithSubmitOp(ctx, func(id string) (store.Op, error) {
+			rq.recorded = true
+			return s.audit.Op(api.AuditEntry{Who: rq.who.String(), Action: r.Method + " " + r.URL.Path, Target: id,
+				Status: http.StatusCreated})
+		})
+	}
+	j, err := s.sched.SubmitAs(ctx, caller(r), spec)
 	if err != nil {
 		s.writeErr(w, err)
 		return
