@@ -46,7 +46,7 @@ type Engine struct {
 	// owner maps the free GPUs of released candidates to them, and
 	// consumed holds the candidates a placement took GPUs of (with a Gate:
 	// own, consume).
-	owner    map[model.GPU]*model.Job
+	owner    owners
 	consumed map[*model.Job]bool
 	// none remembers, per (types, 0, class), the version of the set of
 	// unreleased candidates (setVersion) at which none of them could help
@@ -86,9 +86,13 @@ func (e *Engine) Names() (policy, placer, scaler string) {
 // Schedule computes one round's plan for state s at time now. It does not
 // change s.
 func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
-	if e.cluster != s.Cluster {
+	changed := e.cluster != s.Cluster
+	if changed {
 		e.pool, e.cluster = NewPool(s.Cluster), s.Cluster
 		e.remain = make([]int, len(s.Cluster.Types))
+	}
+	if e.gates != nil {
+		e.owner.reset(s.Cluster, changed)
 	}
 	e.pool.Reset(s)
 	e.now = now
@@ -101,7 +105,6 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 	e.released = 0
 	e.victims.reset(len(ord.Stop), len(s.Cluster.Types), ord.Stepwise)
 	clear(e.noFit)
-	clear(e.owner)
 	clear(e.consumed)
 	clear(e.none)
 	e.parted, e.pastClaims = false, false

@@ -243,16 +243,52 @@ func (e *Engine) own(v, owner *model.Job) {
 	if e.gates == nil {
 		return
 	}
-	if e.owner == nil {
-		e.owner = map[model.GPU]*model.Job{}
-	}
 	for _, g := range v.Alloc {
-		if owner == nil {
-			delete(e.owner, g)
-		} else {
-			e.owner[g] = owner
-		}
+		e.owner.set(g, owner)
 	}
+}
+
+// owners maps GPUs to the released candidates that hold them, by the GPU's
+// flat index in the cluster.
+type owners struct {
+	base []int // per node: the flat index of its GPU 0
+	of   []*model.Job
+	n    int // GPUs with an owner
+}
+
+// reset sizes the map for cluster c (when it changed) and empties it.
+func (o *owners) reset(c *model.Cluster, changed bool) {
+	if changed || o.base == nil {
+		o.base = make([]int, len(c.Nodes))
+		total := 0
+		for i, n := range c.Nodes {
+			o.base[i] = total
+			total += n.GPUs
+		}
+		o.of, o.n = make([]*model.Job, total), 0
+	}
+	if o.n > 0 {
+		clear(o.of)
+		o.n = 0
+	}
+}
+
+func (o *owners) get(g model.GPU) *model.Job {
+	if o.n == 0 {
+		return nil
+	}
+	return o.of[o.base[g.Node]+int(g.Index)]
+}
+
+func (o *owners) set(g model.GPU, v *model.Job) {
+	i := o.base[g.Node] + int(g.Index)
+	switch {
+	case o.of[i] == nil && v != nil:
+		o.n++
+	case o.of[i] != nil && v == nil:
+		o.n--
+	}
+	o.of[i] = v
 }
 
 // consume tells the gate, for every released candidate on whose GPUs a
@@ -261,11 +297,11 @@ func (e *Engine) own(v, owner *model.Job) {
 // released candidate as running until then, so that a job is never
 // admitted on the strength of a release that is taken back.
 func (e *Engine) consume(gpus []model.GPU) {
-	if len(e.owner) == 0 {
+	if e.owner.n == 0 {
 		return // nothing released (or no Gate)
 	}
 	for _, g := range gpus {
-		if v := e.owner[g]; v != nil && !e.consumed[v] {
+		if v := e.owner.get(g); v != nil && !e.consumed[v] {
 			if e.consumed == nil {
 				e.consumed = map[*model.Job]bool{}
 			}
@@ -282,12 +318,12 @@ func (e *Engine) admitOn(j *model.Job, n int, gpus []model.GPU) bool {
 	if e.gates == nil {
 		return true
 	}
-	if len(e.owner) == 0 {
+	if e.owner.n == 0 {
 		return e.gates.Admit(j, n, 1<<uint(e.cluster.TypeOf(gpus[0])), e.claiming) != 0
 	}
 	var undo []*model.Job
 	for _, g := range gpus {
-		if v := e.owner[g]; v != nil && !e.consumed[v] && !slices.Contains(undo, v) {
+		if v := e.owner.get(g); v != nil && !e.consumed[v] && !slices.Contains(undo, v) {
 			undo = append(undo, v)
 			e.took(v, v.Alloc, -len(v.Alloc))
 		}

@@ -32,7 +32,7 @@ func (p *Policy) Limit(j *model.Job, n int, ts engine.TypeSet) (engine.TypeSet, 
 // that is not guaranteed claims only its own queue's candidates (MayTake).
 func (p *Policy) Admit(j *model.Job, n int, ts engine.TypeSet, claim bool) engine.TypeSet {
 	q := p.queueOf(j)
-	claim = claim && p.guar[j]
+	claim = claim && p.marks(j).guar
 	if claim && p.preemptive {
 		claim = false // the tier counted it; the running jobs it left out may go
 	}
@@ -69,13 +69,14 @@ func (p *Policy) MayTake(c engine.Class, v *model.Job) bool {
 // the inner policy lets it claim; Types are the types on which it is
 // guaranteed (none for a job that is not).
 func (p *Policy) Class(j *model.Job) engine.Class {
+	m := p.marks(j)
 	c := 2 * p.queueOf(j)
-	if p.preemptive || p.innerClaim[j] {
+	if p.preemptive || m.claim {
 		c++
 	}
 	var ts engine.TypeSet
-	if p.guar[j] {
-		ts = p.gtypes[j]
+	if m.guar {
+		ts = m.gtypes
 	}
 	return engine.Class{Types: ts, N: c}
 }
@@ -92,7 +93,7 @@ func (p *Policy) Took(j *model.Job, t, n int) {
 func (p *Policy) Done(s *model.State, plan *engine.Plan, _ model.Time) {
 	clear(p.alloc)
 	for _, a := range plan.Start {
-		if !p.guar[a.Job] {
+		if !p.marks(a.Job).guar {
 			continue // only a guaranteed job reclaims
 		}
 		for _, g := range a.GPUs {
@@ -141,9 +142,7 @@ func (p *Policy) Done(s *model.State, plan *engine.Plan, _ model.Time) {
 	clear(p.cands)
 	clear(p.stop)
 	clear(p.alloc)
-	clear(p.guar)
-	clear(p.innerClaim)
-	clear(p.gtypes)
+	clear(p.fallback)
 }
 
 // renameTrace gives the preemptions of the reclaimed jobs (the stopped

@@ -16,14 +16,13 @@ func (p *Policy) Order(s *model.State, now model.Time, buf []*model.Job) engine.
 	p.charge(now)
 	p.baseline(s)
 	clear(p.cands)
-	clear(p.guar)
-	clear(p.innerClaim)
-	clear(p.gtypes)
+	p.round++
+	clear(p.fallback)
 	ord := p.inner.Order(s, now, buf)
 	p.in = append(p.in[:0], ord.Jobs...)
 	p.preemptive = ord.Preemptive
 	for _, j := range p.in[:min(ord.Claim, len(p.in))] {
-		p.innerClaim[j] = true
+		p.mark(j, false, true, 0)
 	}
 	for q := range p.lanes {
 		p.lanes[q] = p.lanes[q][:0]
@@ -43,7 +42,7 @@ func (p *Policy) Order(s *model.State, now model.Time, buf []*model.Job) engine.
 	next := p.guaranteed(s, ord.Preemptive, emit)
 	guaranteed := len(out)
 	for _, j := range out {
-		p.guar[j] = true
+		p.mark(j, true, false, 0)
 	}
 	if ord.Preemptive {
 		p.budgeted(next, emit)
@@ -119,7 +118,7 @@ func (p *Policy) entitled(s *model.State, q int, j *model.Job) bool {
 		return false
 	}
 	p.tent[q][t] += n
-	p.gtypes[j] = ok
+	p.mark(j, false, false, ok)
 	return true
 }
 

@@ -48,14 +48,15 @@ type Policy struct {
 	stop   map[*model.Job]bool
 	alloc  map[*model.Job][]model.GPU
 	taker  map[model.GPU]int // the queue of the job that starts on a GPU
-	// guar holds the round's guaranteed jobs; innerClaim the jobs the inner
-	// policy lets claim (its leading Order.Claim; all, when preemptive).
-	guar, innerClaim map[*model.Job]bool
-	preemptive       bool
-	// gtypes holds the GPU types on which each guaranteed waiting job fits
-	// in its queue's quota, as the guaranteed tier counted it.
-	gtypes map[*model.Job]engine.TypeSet
-	seqs   []seqQueue // queueOf's cache, by model.Job.Seq
+	// round counts the rounds; the jobs' marks (guaranteed, allowed to
+	// claim by the inner policy — its leading Order.Claim, all when
+	// preemptive —, and the GPU types on which a guaranteed job fits in its
+	// queue's quota as the tier counted it) are kept with the cache of
+	// queueOf, in fallback for jobs beyond it.
+	round      uint64
+	preemptive bool
+	fallback   map[*model.Job]roundMarks
+	seqs       []seqQueue // queueOf's cache, by model.Job.Seq
 }
 
 // held is one running job's charge: rate normalised GPU-seconds per second
@@ -77,8 +78,7 @@ func New(inner engine.QueuePolicy, cfg Config) (*Policy, error) {
 	p := &Policy{inner: inner, measure: cfg.Usage, halfLife: cfg.HalfLife, queues: qs, def: def, index: make(map[string]int, len(qs)),
 		usage: make([]float64, len(qs)), last: -1, lanes: make([][]int, len(qs)), run: make([][]*model.Job, len(qs)),
 		cands: map[*model.Job]bool{}, stop: map[*model.Job]bool{}, alloc: map[*model.Job][]model.GPU{},
-		taker: map[model.GPU]int{}, guar: map[*model.Job]bool{}, innerClaim: map[*model.Job]bool{},
-		gtypes: map[*model.Job]engine.TypeSet{}}
+		taker: map[model.GPU]int{}, fallback: map[*model.Job]roundMarks{}}
 	for i, q := range qs {
 		p.index[q.Name] = i
 	}
@@ -147,6 +147,54 @@ type seqQueue struct {
 	q    int32
 	t, n int32
 	rate float64
+	// The round's marks (valid while round is Policy.round): guaranteed,
+	// allowed to claim by the inner policy, and its guaranteed types.
+	round  uint64
+	guar   bool
+	claim  bool
+	gtypes engine.TypeSet
+}
+
+// roundMarks are a job's marks of the current round (seqQueue).
+type roundMarks struct {
+	guar, claim bool
+	gtypes      engine.TypeSet
+}
+
+// marks returns job j's marks of the round.
+func (p *Policy) marks(j *model.Job) roundMarks {
+	if c := p.cached(j); c != nil {
+		if c.round != p.round {
+			return roundMarks{}
+		}
+		return roundMarks{c.guar, c.claim, c.gtypes}
+	}
+	return p.fallback[j]
+}
+
+// mark sets job j's marks of the round: guar and claim are added to
+// those it has, gtypes replaces its types when not zero.
+func (p *Policy) mark(j *model.Job, guar, claim bool, gtypes engine.TypeSet) {
+	m := p.marks(j)
+	m.guar, m.claim = m.guar || guar, m.claim || claim
+	if gtypes != 0 {
+		m.gtypes = gtypes
+	}
+	if c := p.cached(j); c != nil {
+		c.round, c.guar, c.claim, c.gtypes = p.round, m.guar, m.claim, m.gtypes
+		return
+	}
+	p.fallback[j] = m
+}
+
+// cached returns job j's cache entry, or nil for a job whose arrival rank
+// is beyond the cache.
+func (p *Policy) cached(j *model.Job) *seqQueue {
+	p.queueOf(j)
+	if j.Seq >= 0 && j.Seq < len(p.seqs) && p.seqs[j.Seq].job == j {
+		return &p.seqs[j.Seq]
+	}
+	return nil
 }
 
 // setCluster resolves the quotas and limits by GPU type index.
