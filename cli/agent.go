@@ -23,12 +23,16 @@ type agentOptions struct {
 	redfish                        string
 	stopOnExit                     bool
 	verbose                        bool
+	joinToken, ca                  string
 }
+
+// envJoinToken holds the agent's join token when --join-token is not given.
+const envJoinToken = "GPUSCHED_JOIN_TOKEN"
 
 func newAgentCommand() *cobra.Command {
 	o := &agentOptions{}
 	cmd := &cobra.Command{
-		Use:   "agent --server URL [--name NODE] [--data DIR] [--gpus auto|TYPE=N,...] [--power-redfish URL]",
+		Use:   "agent --server URL [--join-token T] [--ca FILE] [--name NODE] [--data DIR] [--gpus auto|TYPE=N,...] [--power-redfish URL]",
 		Short: "Run this machine's node agent: offer its GPUs and run the replicas the server assigns",
 		Long: "agent registers this machine's GPUs with the scheduler service, runs the job\n" +
 			"replicas the server assigns to it (each in its own process group, output in\n" +
@@ -38,7 +42,8 @@ func newAgentCommand() *cobra.Command {
 			"On SIGINT or SIGTERM the agent exits and leaves its replicas running; an agent\n" +
 			"started later on the same --data adopts them. --stop-replicas-on-exit stops\n" +
 			"them first (SIGTERM, grace period, SIGKILL). docs/AGENT.md has the details.",
-		Example: "  gpusched agent --server http://head:7070\n" +
+		Example: "  gpusched agent --server https://head:7070 --join-token \"$(cat join.token)\" --ca ca.crt\n" +
+			"  gpusched agent --server http://head:7070\n" +
 			"  gpusched agent --server http://head:7070 --name gpu7 --gpus v100=8\n" +
 			"  GPUSCHED_SERVER=http://head:7070 gpusched agent --data /var/lib/gpusched",
 		Args: cobra.NoArgs,
@@ -56,6 +61,9 @@ func newAgentCommand() *cobra.Command {
 	f.StringVar(&o.redfish, "power-redfish", "", "the node BMC's Redfish Chassis Power URL, read for the node's power draw\n"+
 		"(basic auth from $"+agent.EnvRedfishUser+" and $"+agent.EnvRedfishPassword+"); GPU power comes from NVML when present")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log debug messages")
+	f.StringVar(&o.joinToken, "join-token", "", "join token for a server that requires authentication (default $"+envJoinToken+
+		"); the node's own credential is then kept in DIR/node.token")
+	f.StringVar(&o.ca, "ca", "", "CA certificate to trust for an https server, e.g. its DATA/tls/ca.crt (default $"+client.EnvCA+")")
 	return cmd
 }
 
@@ -80,7 +88,15 @@ func runAgent(ctx context.Context, o *agentOptions, stderr io.Writer) error {
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	ca := first(o.ca, os.Getenv(client.EnvCA))
+	hc, err := client.Options{CAFile: ca}.HTTPClient()
+	if err != nil {
+		return badInput("--ca: %w", err)
+	}
 	a, err := agent.New(agent.Config{
+		Client:        hc,
+		JoinToken:     first(o.joinToken, os.Getenv(envJoinToken)),
+		CAFile:        ca,
 		Server:        client.ServerURL(o.server, os.Getenv),
 		Name:          o.name,
 		Addr:          o.addr,

@@ -52,7 +52,10 @@ func newDevCommand() *cobra.Command {
 		},
 	}
 	o.server.addFlags(cmd)
+	o.server.addSecurityFlags(cmd, false)
+	o.server.devAuth = true
 	f := cmd.Flags()
+	f.Lookup("auth").Usage = "require a bearer token on every request (default: only when --listen is not loopback; the admin token is written to DATA/admin.token)"
 	f.Lookup("data").Usage = "data directory: the store, replica logs and the agent's files (default: <user cache dir>/gpusched/dev)"
 	f.StringVar(&o.gpus, "gpus", agent.AutoGPUs, "this machine's GPUs: auto (NVML, else "+devFallbackGPUs+") or TYPE=N, e.g. v100=4")
 	f.StringVar(&o.name, "name", "", "the local node's name (default: the host name)")
@@ -95,16 +98,18 @@ func runDev(ctx context.Context, o *devOptions, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", o.server.listen)
+	ln, url, err := o.server.listenSecure(srv.WroteAdminToken(), stderr)
 	if err != nil {
 		_ = srv.Close()
-		return fmt.Errorf("--listen %s: %w", o.server.listen, err)
+		return err
 	}
-	url := "http://" + ln.Addr().String()
-	alog := logger.With("component", "agent")
-	a, err := agent.New(agent.Config{Server: url, Name: o.name, DataDir: filepath.Join(o.server.data, "agent"),
-		GPUs: gpus, Logger: alog, StopOnExit: o.stopOnExit,
-		PowerSamplers: agent.PowerSamplers(gpus, "", os.Getenv, alog)})
+	acfg, err := o.localAgent(srv, localURL(url), gpus, logger.With("component", "agent"))
+	if err != nil {
+		_ = ln.Close()
+		_ = srv.Close()
+		return err
+	}
+	a, err := agent.New(acfg)
 	if err != nil {
 		_ = ln.Close()
 		_ = srv.Close()
@@ -113,7 +118,15 @@ func runDev(ctx context.Context, o *devOptions, stdout, stderr io.Writer) error 
 		}
 		return err
 	}
+	url = publicURL(url)
 	printDevBanner(stdout, url, o.server.data, gpus)
+	if srv.Tokens() != nil {
+		login := "  gpusched login --server " + url + " --token \"$(cat " + filepath.Join(o.server.data, "admin.token") + ")\""
+		if acfg.CAFile != "" {
+			login += " --ca " + acfg.CAFile
+		}
+		fmt.Fprintf(stdout, "authentication is on; first:\n%s\n", login)
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return runDevParts(ctx, srv, ln, a, logger)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -38,6 +39,10 @@ type serverOptions struct {
 	heartbeatTimeout            time.Duration
 	verbose                     bool
 	etcd                        etcdOptions
+	// sec holds authentication and TLS (serversec.go); dev sets devAuth:
+	// authentication follows the listen address unless --auth is given.
+	sec     securityOptions
+	devAuth bool
 	// given reports whether a flag was set on the command line.
 	given func(flag string) bool
 }
@@ -62,6 +67,7 @@ func newServerCommand() *cobra.Command {
 		},
 	}
 	o.addFlags(cmd)
+	o.addSecurityFlags(cmd, true)
 	return cmd
 }
 
@@ -115,6 +121,10 @@ func (o *serverOptions) serverConfig(logger *slog.Logger) (server.Config, error)
 		return server.Config{}, badInput("--heartbeat-timeout %s: must be positive", o.heartbeatTimeout)
 	}
 	names, opts := o.names, recipe.DefaultOptions()
+	var queues *config.QueuesSpec
+	if err := o.checkSecurity(o.authOn(o.devAuth)); err != nil {
+		return server.Config{}, err
+	}
 	if o.config != "" {
 		data, err := os.ReadFile(o.config)
 		if err != nil {
@@ -125,13 +135,19 @@ func (o *serverOptions) serverConfig(logger *slog.Logger) (server.Config, error)
 			return server.Config{}, usageError{err}
 		}
 		f.Apply(&names, &opts, o.given)
+		if f.QueuesSpec.Declared() {
+			queues = &f.QueuesSpec
+		}
 	}
 	dir, err := o.dataDir()
 	if err != nil {
 		return server.Config{}, err
 	}
-	cfg := server.Config{Config: scheduler.Config{DataDir: dir, Names: names, Options: &opts,
-		HeartbeatTimeout: o.heartbeatTimeout, Logger: logger}}
+	cfg := server.Config{Config: scheduler.Config{DataDir: dir, Names: names, Options: &opts, Queues: queues,
+		HeartbeatTimeout: o.heartbeatTimeout, Logger: logger}, BodyTimeout: o.sec.bodyTimeout}
+	if o.authOn(o.devAuth) {
+		cfg.Auth = &server.AuthConfig{AdminTokenFile: filepath.Join(dir, "admin.token")}
+	}
 	if d := scheduler.DefaultHeartbeatInterval; o.heartbeatTimeout <= d {
 		cfg.HeartbeatInterval = o.heartbeatTimeout / 3
 	}
@@ -186,14 +202,40 @@ func runServer(ctx context.Context, o *serverOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", o.listen)
+	ln, _, err := o.listenSecure(srv.WroteAdminToken(), stderr)
 	if err != nil {
 		_ = srv.Close()
-		return fmt.Errorf("--listen %s: %w", o.listen, err)
+		return err
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return serve(ctx, srv, ln, logger)
+}
+
+// listenSecure listens on --listen, with TLS when asked, tells stderr
+// where the bootstrap admin token was written, and returns the listener
+// and the server's base URL.
+func (o *serverOptions) listenSecure(wroteToken bool, stderr io.Writer) (net.Listener, string, error) {
+	dir, err := o.dataDir()
+	if err != nil {
+		return nil, "", err
+	}
+	tc, _, err := o.tlsConfig(dir, stderr)
+	if err != nil {
+		return nil, "", err
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return nil, "", fmt.Errorf("--listen %s: %w", o.listen, err)
+	}
+	if tc != nil {
+		ln = tls.NewListener(ln, tc)
+	}
+	if wroteToken {
+		fmt.Fprintf(stderr, "gpusched: wrote the bootstrap admin token to %s (mode 0600): gpusched login --token \"$(cat %s)\"\n",
+			filepath.Join(dir, "admin.token"), filepath.Join(dir, "admin.token"))
+	}
+	return ln, scheme(tc) + "://" + ln.Addr().String(), nil
 }
 
 // serve serves srv's API on ln and runs its scheduling loop until ctx
@@ -201,8 +243,7 @@ func runServer(ctx context.Context, o *serverOptions, stderr io.Writer) error {
 // log followers), the HTTP server finishes its requests, and the server
 // and its store are closed. serve closes ln.
 func serve(ctx context.Context, srv service, ln net.Listener, logger *slog.Logger) error {
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	hs := server.NewHTTPServer(srv.Handler(), slog.NewLogLogger(logger.Handler(), slog.LevelWarn), server.Limits{})
 	runCtx, stopRun := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- srv.Run(runCtx) }()

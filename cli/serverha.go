@@ -25,7 +25,13 @@ type service interface {
 	Handler() http.Handler
 	Run(ctx context.Context) error
 	Close() error
+	// WroteAdminToken says that the server wrote the bootstrap admin
+	// token (the first start of a single server, or of a cluster).
+	WroteAdminToken() bool
 }
+
+// WroteAdminToken implements service.
+func (h *haService) WroteAdminToken() bool { return h.HA.AdminTokenWritten }
 
 // etcdOptions are the flags of `gpusched server --store etcd://...`.
 type etcdOptions struct {
@@ -129,7 +135,12 @@ func (o *serverOptions) openHA(logger *slog.Logger) (service, error) {
 		return nil, err
 	}
 	logger.Info("one of several servers", "store", o.store, "prefix", o.etcd.prefix, "advertise", self, "leader_ttl_s", el.TTL())
-	return &haService{HA: server.NewHA(cfg, st, el), st: st}, nil
+	ha, err := server.NewHA(cfg, st, el)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	return &haService{HA: ha, st: st}, nil
 }
 
 // haService is a server.HA with its store, which Close closes.

@@ -50,7 +50,7 @@ func TestSchedFileFlagsWin(t *testing.T) {
 
 func TestParseSchedFileErrors(t *testing.T) {
 	tests := []struct{ name, yaml, want string }{
-		{"unknown top field", "polcy: fifo\n", `c.yaml: top level: unknown field "polcy" (known: allocation, backfill, elasticConfig`},
+		{"unknown top field", "polcy: fifo\n", `c.yaml: top level: unknown field "polcy" (known: allocation, backfill, default_queue, elasticConfig`},
 		{"unknown nested field", "elasticConfig:\n  expandTreshold: 0.3\n", `c.yaml: elasticConfig: unknown field "expandTreshold"`},
 		{"wrong kind", "hlas: {priority_threshold_ratio: high}\n", `c.yaml: hlas.priority_threshold_ratio: want a number, got "high"`},
 		{"negative ratio", "hlas: {starve_threshold_ratio: -1}\n", "c.yaml: hlas.starve_threshold_ratio: must be a positive number, got -1"},

@@ -134,7 +134,7 @@ func TestTwoNodeJob(t *testing.T) {
 	addr := freeAddr(t)
 	url := "http://" + addr
 	data := t.TempDir()
-	start(t, "server", "server", "--listen", addr, "--data", filepath.Join(data, "server"))
+	start(t, "server", "server", "--auth=false", "--listen", addr, "--data", filepath.Join(data, "server"))
 	waitHealthy(t, url)
 	for _, n := range []string{"alpha", "beta"} {
 		start(t, "agent "+n, "agent", "--server", url, "--name", n, "--gpus", "v100=2", "--data", filepath.Join(data, n))

@@ -13,6 +13,7 @@ import (
 	"github.com/gpusched/gpusched/core/network"
 	"github.com/gpusched/gpusched/core/placer"
 	"github.com/gpusched/gpusched/core/policy"
+	"github.com/gpusched/gpusched/core/quota"
 	"github.com/gpusched/gpusched/core/scaler"
 )
 
@@ -44,6 +45,9 @@ type Options struct {
 	// Alloc holds the allocation policies' settings (maxmin,
 	// maxthroughput, ftf, ftf-oracle; and fifo with Alloc.Gavel).
 	Alloc AllocOptions
+	// Queues, when set, wraps the policy with the queue layer (package
+	// quota: per-team queues, quotas, fair share).
+	Queues *quota.Config
 }
 
 // AllocOptions are the settings of the allocation-matrix policies.
@@ -117,6 +121,13 @@ func New(n Names, o Options) (*engine.Engine, error) {
 	q, err := queuePolicy(n.Policy, o)
 	if err != nil {
 		return nil, err
+	}
+	if o.Queues != nil {
+		wrapped, err := quota.New(q, *o.Queues)
+		if err != nil {
+			return nil, err
+		}
+		q = wrapped
 	}
 	var p engine.Placer
 	switch n.Placer {

@@ -64,6 +64,18 @@ type Config struct {
 	// result and output the server has is kept; it is pruned when the
 	// agent starts. Zero means DefaultRetention; negative keeps them all.
 	Retention time.Duration
+	// JoinToken registers the node with a server that requires
+	// authentication (docs/SECURITY.md): the server answers with the
+	// node's own credential, which the agent keeps in DataDir/node.token
+	// and uses from then on. Needed only until the node has a credential.
+	JoinToken string
+	// Credential is the node's credential when the caller has one (gpusched
+	// dev mints one for its own agent); otherwise DataDir/node.token.
+	Credential string
+	// CAFile is the CA certificate the replicas' clients trust (set as
+	// GPUSCHED_CA in their environment, for gpusched hostfile); the agent's
+	// own trust is in Client.
+	CAFile string
 }
 
 // DefaultDataDir is the data directory of the agent for node name when

@@ -100,7 +100,7 @@ func (a *Agent) stopAndReport() {
 func (a *Agent) register(ctx context.Context) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.t.callTimeout)
 	defer cancel()
-	reply, err := a.api.register(ctx, api.Register{
+	reply, err := a.registerAuth(ctx, api.Register{
 		Name: a.cfg.Name, Addr: a.cfg.Addr, GPUs: a.cfg.GPUs, Replicas: a.reps.statuses(),
 	})
 	if err != nil {

@@ -34,6 +34,10 @@ type Register struct {
 type RegisterReply struct {
 	// HeartbeatS is how often the agent must report, in seconds.
 	HeartbeatS float64 `json:"heartbeat_s"`
+	// Credential is the node's own credential, issued when it registered
+	// with a join token (docs/SECURITY.md): the agent keeps it and
+	// authenticates with it from then on. Empty otherwise.
+	Credential string `json:"credential,omitempty"`
 }
 
 // Status is an agent's periodic report, also its heartbeat.

@@ -27,6 +27,7 @@ type Job struct {
 	ID            string            `json:"id"`
 	Name          string            `json:"name"`
 	User          string            `json:"user,omitempty"`
+	Queue         string            `json:"queue,omitempty"`
 	State         State             `json:"state"`
 	GPUsRequested int               `json:"gpus_requested"`
 	MinGPUs       int               `json:"min_gpus"`

@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -291,6 +292,10 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte) (*htt
 	if err != nil {
 		if ctx.Err() == nil && unreachable(err) {
 			return nil, &UnreachableError{URL: c.where, Err: err}
+		}
+		if _, ok := errors.AsType[x509.UnknownAuthorityError](err); ok {
+			return nil, fmt.Errorf("%s %s%s: %w (give the server's CA certificate with --ca or $%s, e.g. its DATA/tls/ca.crt)",
+				method, c.base, path, err, EnvCA)
 		}
 		return nil, fmt.Errorf("%s %s%s: %w", method, c.base, path, err)
 	}

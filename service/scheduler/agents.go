@@ -30,6 +30,16 @@ func (s *Scheduler) Register(reg api.Register) (api.RegisterReply, error) {
 	return api.RegisterReply{HeartbeatS: s.cfg.HeartbeatInterval.Seconds()}, nil
 }
 
+// CheckRegister validates a registration without acting on it (a
+// transport checks it before it issues the node a credential).
+func (s *Scheduler) CheckRegister(reg api.Register) error {
+	_, ferr := checkRegister(&reg)
+	if ferr != nil {
+		return ferr
+	}
+	return nil
+}
+
 // register adds or refreshes a node. A node that comes back with other
 // GPUs first loses its old ones (their jobs fail: node lost).
 func (s *Scheduler) register(reg *api.Register, gpus []api.GPU) error {

@@ -20,6 +20,9 @@ func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, erro
 	if err := spec.Validate(); err != nil {
 		return api.Job{}, err
 	}
+	if err := s.checkQueue(&spec); err != nil {
+		return api.Job{}, err
+	}
 	seq := s.nextSeq.Add(1)
 	id := "j" + strconv.FormatInt(seq, 10)
 	rec := newRecord(id, spec, s.now())
@@ -27,7 +30,15 @@ func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, erro
 	if err != nil {
 		return api.Job{}, err
 	}
-	if err := s.commits.commit(s.store, s.stopped, store.IfAbsent(jobKey(id)), store.OpPut(jobKey(id), data)); err != nil {
+	ops := []store.Op{store.IfAbsent(jobKey(id)), store.OpPut(jobKey(id), data)}
+	if with, ok := ctx.Value(submitOpKey{}).(func(string) (store.Op, error)); ok {
+		op, err := with(id)
+		if err != nil {
+			return api.Job{}, err
+		}
+		ops = append(ops, op)
+	}
+	if err := s.commits.commit(s.store, s.stopped, ops...); err != nil {
 		return api.Job{}, fmt.Errorf("store job %s: %w", id, err)
 	}
 	j := &job{rec: rec, seq: int(seq)}
@@ -126,4 +137,14 @@ func (s *Scheduler) Hostfile(id string) (string, error) {
 		return "", conflict("job %s is %s: only a running job has hosts", id, j.rec.State)
 	}
 	return j.rec.membership().HostList(), nil
+}
+
+// submitOpKey is the context key of WithSubmitOp.
+type submitOpKey struct{}
+
+// WithSubmitOp returns a context with which Submit writes op(jobID) in the
+// same transaction as the new job's record (a transport's audit entry: one
+// durable write instead of two).
+func WithSubmitOp(ctx context.Context, op func(jobID string) (store.Op, error)) context.Context {
+	return context.WithValue(ctx, submitOpKey{}, op)
 }

@@ -169,7 +169,7 @@ func (r *record) replica(id string) int {
 // newRecord returns the record of a job just submitted.
 func newRecord(id string, spec api.JobSpec, now time.Time) record {
 	r := record{Job: api.Job{
-		ID: id, Name: spec.Name, User: spec.User, State: api.Queued,
+		ID: id, Name: spec.Name, User: spec.User, Queue: spec.Queue, State: api.Queued,
 		GPUsRequested: spec.GPUs, MinGPUs: spec.Min(), MaxGPUs: spec.Max(),
 		GPUType: strings.ToLower(spec.GPUType), Model: spec.Model, Priority: spec.Priority,
 		Command: spec.Command, Env: spec.Env, Workdir: spec.Workdir, GracePeriodS: spec.Grace(),

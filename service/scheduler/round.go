@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"strings"
 	"time"
 
 	"github.com/gpusched/gpusched/core/engine"
@@ -66,6 +67,9 @@ func (s *Scheduler) noteWaits(plan engine.Plan) {
 			j.waitReason = waitBlocked
 		case engine.Unschedulable:
 			j.waitReason = waitNeverFits
+			if strings.HasPrefix(d.Reason, "its queue") {
+				j.waitReason = d.Reason + "; stays queued" // the queue layer's limit
+			}
 		case engine.Paused:
 			j.waitReason = "held back by the placer: " + d.Reason
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/gpusched/gpusched/core/engine"
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/profile"
+	"github.com/gpusched/gpusched/core/quota"
 	"github.com/gpusched/gpusched/core/recipe"
 	"github.com/gpusched/gpusched/internal/assets"
 	"github.com/gpusched/gpusched/service/store"
@@ -79,6 +80,10 @@ type Scheduler struct {
 	// eta forecasts starts and finishes, keeps the forecasts' accuracy
 	// and the jobs' series (eta.go, etalearn.go, series.go).
 	eta *etaState
+	// quota is the engine's queue layer, nil without queues (queues.go);
+	// usageSaved is when its usage was last written.
+	quota      *quota.Policy
+	usageSaved time.Time
 }
 
 // New builds a scheduler from cfg: it opens the store if cfg.Store is nil,
@@ -107,6 +112,7 @@ func New(cfg Config) (*Scheduler, error) {
 	for i, m := range matrix.Models {
 		s.models[m] = i
 	}
+	s.quota, _ = eng.Policy().(*quota.Policy)
 	if s.store == nil {
 		b, err := store.OpenBolt(StorePath(cfg.DataDir), store.BoltOptions{Logger: cfg.Logger})
 		if err != nil {
@@ -127,6 +133,10 @@ func New(cfg Config) (*Scheduler, error) {
 		return nil, err
 	}
 	if err := s.loadETA(context.Background()); err != nil {
+		s.closeStore()
+		return nil, err
+	}
+	if err := s.loadUsage(context.Background()); err != nil {
 		s.closeStore()
 		return nil, err
 	}
@@ -180,6 +190,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			s.flushProgress()
 			s.checkLimits()
 			s.tickForecast()
+			s.saveUsage(false)
 		case <-wake.C:
 		}
 		if ctx.Err() != nil { // select picks among ready cases at random: an ended ctx wins
@@ -239,6 +250,7 @@ func (s *Scheduler) Close() error {
 	s.flushProfiles()
 	s.flushPower()
 	s.flushETA()
+	s.saveUsage(true)
 	return s.closeStore()
 }
 

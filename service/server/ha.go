@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/auth"
 	"github.com/gpusched/gpusched/service/leader"
 	"github.com/gpusched/gpusched/service/scheduler"
 	"github.com/gpusched/gpusched/service/store"
@@ -45,19 +46,37 @@ type HA struct {
 
 	mu  sync.RWMutex
 	cur *Server // the leader's transport during a term; nil otherwise
+
+	// tokens authenticate requests (nil without authentication); with
+	// them a follower serves no data and sends every API request to the
+	// leader, which checks who may see what.
+	tokens *auth.Tokens
+	// AdminTokenWritten says that NewHA wrote the cluster's bootstrap
+	// admin token (the first server of the cluster does).
+	AdminTokenWritten bool
 }
 
 // NewHA returns the transport of one of several servers on st, electing
 // with el. cfg.Store is ignored (each term uses st behind its fence);
 // cfg.Registerer and Gatherer too (each term registers its metrics afresh).
-func NewHA(cfg Config, st *store.Etcd, el *leader.Elector) *HA {
+func NewHA(cfg Config, st *store.Etcd, el *leader.Elector) (*HA, error) {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	h := &HA{cfg: cfg, st: st, el: el, log: log, reg: prometheus.NewRegistry()}
+	if cfg.Auth != nil {
+		h.tokens = auth.NewTokens(st, cfg.Clock)
+		if cfg.Auth.AdminTokenFile != "" {
+			wrote, err := h.tokens.BootstrapShared(context.Background(), cfg.Auth.AdminTokenFile)
+			if err != nil {
+				return nil, err
+			}
+			h.AdminTokenWritten = wrote
+		}
+	}
 	h.handler = http.HandlerFunc(h.serve)
-	return h
+	return h, nil
 }
 
 // Handler returns the HTTP handler: the leader's API during a term, the
@@ -85,14 +104,20 @@ func (h *HA) lead(ctx context.Context, t leader.Term) {
 	cfg.Store = store.Fence(h.st, t.Key, t.Rev)
 	cfg.Registerer, cfg.Gatherer = nil, nil
 	cfg.Logger = h.log.With("term", t.Rev)
+	var tokens *auth.Tokens
+	if h.tokens != nil { // the term's token changes go behind its fence too
+		tokens = auth.NewTokens(cfg.Store, cfg.Clock)
+		cfg.JobToken = func(job string) (string, error) { return tokens.JobToken(context.Background(), job) }
+	}
 	start := time.Now()
 	sch, err := scheduler.New(cfg)
 	if err != nil {
 		h.log.Error("cannot lead: loading the store failed; resigning", "err", err)
 		return
 	}
-	srv := Attach(sch, h.cfg.PollTimeout)
+	srv := attach(sch, h.cfg)
 	srv.leadership = h
+	srv.tokens = tokens
 	h.mu.Lock()
 	h.cur = srv
 	h.mu.Unlock()
@@ -117,9 +142,19 @@ func (h *HA) serve(w http.ResponseWriter, r *http.Request) {
 	h.follow(w, r)
 }
 
-// follow is a follower's answer.
+// follow is a follower's answer. With authentication on it serves no data
+// (the leader decides who may see which job): everything but the public
+// routes is sent to the leader.
 func (h *HA) follow(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	if h.tokens != nil {
+		if class, _ := classify(r); class == classPublic {
+			h.followPublic(w, r)
+		} else {
+			h.redirect(w, r)
+		}
+		return
+	}
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == "/v1/leader":
 		writeJSON(w, http.StatusOK, h.Leader())
@@ -140,6 +175,15 @@ func (h *HA) follow(w http.ResponseWriter, r *http.Request) {
 	default:
 		h.redirect(w, r)
 	}
+}
+
+// followPublic answers the public routes on a follower.
+func (h *HA) followPublic(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/openapi.yaml" {
+		handleOpenAPI(w, r)
+		return
+	}
+	handleHealth(w, r)
 }
 
 // parseStates reads the state query parameter (a comma-separated list),

@@ -50,9 +50,12 @@ func startHA(t testing.TB, c *etcdtest.Cluster, prefix string) *haNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.ha = NewHA(Config{Config: scheduler.Config{DataDir: t.TempDir(), Round: 20 * time.Millisecond,
+	n.ha, err = NewHA(Config{Config: scheduler.Config{DataDir: t.TempDir(), Round: 20 * time.Millisecond,
 		Coalesce: time.Millisecond, HeartbeatTimeout: 3 * time.Second, HeartbeatInterval: 500 * time.Millisecond},
 		PollTimeout: 2 * time.Second}, st, el)
+	if err != nil {
+		t.Fatal(err)
+	}
 	n.http = &httptest.Server{Listener: ln, Config: &http.Server{Handler: n.ha.Handler()}}
 	n.http.Start()
 	ctx, cancel := context.WithCancel(context.Background())

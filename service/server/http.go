@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -39,6 +40,13 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/v1/agents/{name}/status", s.handleStatus},
 		{http.MethodPost, "/v1/agents/{name}/logs", s.handleLogUpload},
 		{http.MethodGet, "/v1/leader", s.handleLeader},
+		// Authentication, queues and the audit log (issue 18).
+		{http.MethodGet, "/v1/whoami", s.handleWhoami},
+		{http.MethodPost, "/v1/tokens", s.handleTokenCreate},
+		{http.MethodGet, "/v1/tokens", s.handleTokenList},
+		{http.MethodDelete, "/v1/tokens/{id}", s.handleTokenRevoke},
+		{http.MethodGet, "/v1/audit", s.handleAudit},
+		{http.MethodGet, "/v1/queues", s.handleQueues},
 		{http.MethodGet, "/healthz", handleHealth},
 		{http.MethodGet, "/metrics", promhttp.HandlerFor(s.sched.Gatherer(), promhttp.HandlerOpts{}).ServeHTTP},
 		{http.MethodGet, "/openapi.yaml", handleOpenAPI},
@@ -106,6 +114,8 @@ func writeError(w http.ResponseWriter, status int, field, format string, a ...an
 // scheduler.ErrConflict, else writeFailure.
 func (s *Server) writeErr(w http.ResponseWriter, err error) {
 	switch {
+	case isForbidden(err):
+		writeForbidden(w, err)
 	case errors.Is(err, scheduler.ErrNotRegistered):
 		writeError(w, http.StatusNotFound, "", "%v (POST /v1/agents/register)", err)
 	case errors.Is(err, scheduler.ErrNotFound):
@@ -138,6 +148,8 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	}
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		writeError(w, http.StatusRequestEntityTooLarge, "", "request body larger than %d bytes", api.MaxBodyBytes)
+	} else if errors.Is(err, os.ErrDeadlineExceeded) {
+		writeError(w, http.StatusRequestTimeout, "", "request body not received in time: a client must send its body at once")
 	} else {
 		writeError(w, http.StatusBadRequest, "", "read request body: %v", err)
 	}
