@@ -142,6 +142,25 @@ func New(n Names, o Options) (*engine.Engine, error) {
 	return engine.New(q, p, sc)
 }
 
+// NewWithPlacer builds an engine from the policy and scaler names of n and
+// the placer p, for a shell that manages its placer itself: the scheduler
+// service's energy placer, whose inputs (learned thresholds, measured
+// distances) change while it runs. n.Placer must be p's name.
+func NewWithPlacer(n Names, o Options, p engine.Placer) (*engine.Engine, error) {
+	if p == nil || p.Name() != n.Placer {
+		return nil, fmt.Errorf("placer %q: the shell's placer does not match the name", n.Placer)
+	}
+	q, err := queuePolicy(n.Policy, o)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := newScaler(n.Scaler, o)
+	if err != nil {
+		return nil, err
+	}
+	return engine.New(q, p, sc)
+}
+
 // queuePolicy builds the named queue policy.
 func queuePolicy(name string, o Options) (engine.QueuePolicy, error) {
 	if a, ok := allocPolicy(name, o.Alloc); ok {
