@@ -19,6 +19,7 @@ func (s *Scheduler) apply(plan engine.Plan, now time.Time) {
 	s.noteWaits(plan)
 	pol, pla, sca := s.engine.Names()
 	a := &applier{s: s, b: s.newBatch(), now: now, policy: pol, placer: pla, scaler: sca}
+	s.notePauses(plan, a.b, now)
 	_ = engine.Apply(plan, a) // the applier's steps never fail: it skips what it cannot do
 	if err := a.b.run("apply plan"); err != nil {
 		for _, mj := range a.started {

@@ -69,6 +69,13 @@ type Config struct {
 	// Clock returns the current time; nil means time.Now. Scheduling uses
 	// it as model.Time in Unix milliseconds.
 	Clock func() time.Time
+	// PowerSampleEvery is the shortest time between two stored power
+	// samples of a node at the same load (a sample at a new load is
+	// always stored); 0 means DefaultPowerSampleEvery.
+	PowerSampleEvery time.Duration
+	// Live configures seed 002 on live machines: learned thresholds,
+	// measured distances, idle nodes (docs/ENERGY.md, "Live").
+	Live LiveConfig
 }
 
 // withDefaults returns c with every zero field set to its default and
@@ -88,6 +95,10 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Options == nil {
 		o := recipe.DefaultOptions()
 		c.Options = &o
+	}
+	c.PowerSampleEvery = orDur(c.PowerSampleEvery, DefaultPowerSampleEvery)
+	if err := c.Live.withDefaults(); err != nil {
+		return c, err
 	}
 	c.HeartbeatInterval = orDur(c.HeartbeatInterval, DefaultHeartbeatInterval)
 	c.HeartbeatTimeout = orDur(c.HeartbeatTimeout, DefaultHeartbeatTimeout)

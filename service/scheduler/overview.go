@@ -17,7 +17,7 @@ func (s *Scheduler) Cluster() api.ClusterView {
 		out.Jobs[st] = 0
 	}
 	for _, j := range s.jobs {
-		out.Jobs[j.rec.State]++
+		out.Jobs[s.viewState(j)]++
 	}
 	types := map[string]*api.TypeView{}
 	for _, name := range slicesSortedKeys(s.nodes) {

@@ -33,6 +33,7 @@ func (s *Scheduler) round(now time.Time) bool {
 	if s.dirty {
 		s.rebuild()
 	}
+	s.refreshEnergy()
 	if s.state == nil {
 		s.waitDefault = waitNoNodes
 		return false
@@ -68,6 +69,11 @@ func (s *Scheduler) noteWaits(plan engine.Plan) {
 			j.waitReason = waitNeverFits
 		case engine.Paused:
 			j.waitReason = "held back by the placer: " + d.Reason
+		}
+		if ep := j.rec.DataEndpoint; ep != "" && d.Status != engine.Placed {
+			if why := s.unreachableReason(ep); why != "" {
+				j.waitReason = why
+			}
 		}
 	}
 }

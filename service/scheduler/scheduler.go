@@ -16,7 +16,6 @@ import (
 	"github.com/gpusched/gpusched/core/engine"
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/profile"
-	"github.com/gpusched/gpusched/core/recipe"
 	"github.com/gpusched/gpusched/internal/assets"
 	"github.com/gpusched/gpusched/service/store"
 )
@@ -78,6 +77,8 @@ type Scheduler struct {
 	// eta forecasts starts and finishes, keeps the forecasts' accuracy
 	// and the jobs' series (eta.go, etalearn.go, series.go).
 	eta *etaState
+	// live is seed 002 on live machines (live.go).
+	live *liveState
 }
 
 // New builds a scheduler from cfg: it opens the store if cfg.Store is nil,
@@ -89,7 +90,11 @@ func New(cfg Config) (*Scheduler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	eng, err := recipe.New(cfg.Names, *cfg.Options)
+	live, err := newLiveState(cfg.Live)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	eng, err := newEngine(cfg, live)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -102,7 +107,7 @@ func New(cfg Config) (*Scheduler, error) {
 		models: map[string]int{}, kick: make(chan struct{}, 1), stopped: make(chan struct{}),
 		runDone: make(chan struct{}), jobs: map[string]*job{}, active: map[string]*job{}, nodes: map[string]*node{},
 		logs: newLogStore(filepath.Join(cfg.DataDir, "logs")), started: cfg.Clock(), wake: -1,
-		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes, unsaved: map[*job]bool{}}
+		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes, unsaved: map[*job]bool{}, live: live}
 	for i, m := range matrix.Models {
 		s.models[m] = i
 	}
@@ -126,6 +131,14 @@ func New(cfg Config) (*Scheduler, error) {
 		return nil, err
 	}
 	if err := s.loadETA(context.Background()); err != nil {
+		s.closeStore()
+		return nil, err
+	}
+	if err := s.loadLearned(context.Background()); err != nil {
+		s.closeStore()
+		return nil, err
+	}
+	if err := s.loadEnergy(context.Background()); err != nil {
 		s.closeStore()
 		return nil, err
 	}
@@ -176,6 +189,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			s.flushProgress()
 			s.checkLimits()
 			s.tickForecast()
+			s.tickLive()
 		case <-wake.C:
 		}
 		s.schedule()

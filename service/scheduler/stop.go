@@ -97,6 +97,7 @@ func (s *Scheduler) finalize(b *batch, j *job, now time.Time) {
 	default:
 		st = api.Preempted
 	}
+	s.noteRan(rec, now)
 	rec.State, rec.Stopping, rec.Alloc, rec.Replicas, rec.Port = st, "", []string{}, nil, 0
 	if st.Final() {
 		rec.FinishedAt = ptr(now.UTC())
@@ -137,6 +138,9 @@ func (s *Scheduler) release(j *job, st api.State, t model.Time) {
 	if st.Final() {
 		j.mj = nil
 		delete(s.active, j.rec.ID)
+		if j.rec.DataEndpoint != "" {
+			s.live.dirty = true // its endpoint may no longer be probed
+		}
 	}
 	s.notify()
 }
