@@ -106,7 +106,7 @@
     return j.min_gpus !== j.max_gpus ? j.gpus_requested + ' (' + j.min_gpus + '-' + j.max_gpus + ')' : String(j.gpus_requested);
   }
 
-  function active(j) { return j.state === 'queued' || j.state === 'running' || j.state === 'preempted'; }
+  function active(j) { return j.state === 'queued' || j.state === 'paused' || j.state === 'running' || j.state === 'preempted'; }
 
   // ---- routing ------------------------------------------------------------
 
