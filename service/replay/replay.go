@@ -243,4 +243,3 @@ func Command(dir, policy string) string {
 	return strings.Join([]string{"gpusched sim --trace", dir + "/trace.jsonl", "--cluster", dir + "/cluster.yaml",
 		"--policy", policy, "--placer pack --json"}, " ")
 }
-

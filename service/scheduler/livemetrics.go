@@ -104,4 +104,3 @@ func (c *liveCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- m
 	}
 }
-
