@@ -23,11 +23,18 @@ const (
 	outTable = "table"
 	outJSON  = "json"
 	outYAML  = "yaml"
+	// outWide is the table with more columns, where a command has them
+	// (nodes); elsewhere the table.
+	outWide = "wide"
 )
 
-// outputFormat is the -o/--output flag: table, json or yaml. A bad value is
-// a flag error (exit 2).
-type outputFormat struct{ v *string }
+// outputFormat is the -o/--output flag: table, json or yaml, and wide
+// where a command has a wide table (wide). A bad value is a flag error
+// (exit 2).
+type outputFormat struct {
+	v    *string
+	wide bool
+}
 
 func (f outputFormat) String() string {
 	if f.v == nil {
@@ -41,6 +48,14 @@ func (f outputFormat) Set(s string) error {
 	case outTable, outJSON, outYAML:
 		*f.v = s
 		return nil
+	case outWide:
+		if f.wide {
+			*f.v = s
+			return nil
+		}
+	}
+	if f.wide {
+		return fmt.Errorf("%q: want table, wide, json or yaml", s)
 	}
 	return fmt.Errorf("%q: want table, json or yaml", s)
 }

@@ -57,6 +57,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newDevCommand())
 	root.AddCommand(newShimCommand())
 	root.AddCommand(newETACommand())
+	root.AddCommand(newEnergyCommand())
 	return root
 }
 

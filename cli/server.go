@@ -37,6 +37,8 @@ type serverOptions struct {
 	names                       recipe.Names
 	heartbeatTimeout            time.Duration
 	verbose                     bool
+	// live are seed 002's live flags (serverlive.go).
+	live liveOptions
 	// given reports whether a flag was set on the command line.
 	given func(flag string) bool
 }
@@ -79,6 +81,7 @@ func (o *serverOptions) addFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.heartbeatTimeout, "heartbeat-timeout", scheduler.DefaultHeartbeatTimeout,
 		"mark a node down when its agent has not reported for this long: its replicas are lost, elastic jobs at or above min continue smaller, other jobs are re-queued")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log debug messages")
+	addLiveFlags(cmd, &o.live)
 }
 
 // servicePolicies are the policies the service accepts (srtf needs job
@@ -116,6 +119,7 @@ func (o *serverOptions) serverConfig(logger *slog.Logger) (server.Config, error)
 		return server.Config{}, badInput("--heartbeat-timeout %s: must be positive", o.heartbeatTimeout)
 	}
 	names, opts := o.names, recipe.DefaultOptions()
+	var sched *config.SchedFile
 	if o.config != "" {
 		data, err := os.ReadFile(o.config)
 		if err != nil {
@@ -126,13 +130,18 @@ func (o *serverOptions) serverConfig(logger *slog.Logger) (server.Config, error)
 			return server.Config{}, usageError{err}
 		}
 		f.Apply(&names, &opts, o.given)
+		sched = f
+	}
+	live, sampleEvery, err := o.live.liveConfig(sched, o.given)
+	if err != nil {
+		return server.Config{}, err
 	}
 	dir, err := o.dataDir()
 	if err != nil {
 		return server.Config{}, err
 	}
 	cfg := server.Config{Config: scheduler.Config{DataDir: dir, Names: names, Options: &opts,
-		HeartbeatTimeout: o.heartbeatTimeout, Logger: logger}}
+		HeartbeatTimeout: o.heartbeatTimeout, Logger: logger, Live: live, PowerSampleEvery: sampleEvery}}
 	if d := scheduler.DefaultHeartbeatInterval; o.heartbeatTimeout <= d {
 		cfg.HeartbeatInterval = o.heartbeatTimeout / 3
 	}

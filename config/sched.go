@@ -29,6 +29,8 @@ type SchedFile struct {
 	Allocation *AllocationSpec `json:"allocation,omitempty"`
 	// Simulator holds settings that only `gpusched sim` reads.
 	Simulator *SimulatorSpec `json:"simulator,omitempty"`
+	// EnergyBlock holds seed 002's live settings, read by server and dev.
+	EnergyBlock *EnergySpec `json:"energy,omitempty"`
 }
 
 // HLASSpec is the hlas block.
@@ -105,6 +107,9 @@ func (f *SchedFile) check(name string) error {
 	}
 	if p := e.ScalingPolicy; p != "" && p != "priority" {
 		return fieldError(name, "elasticConfig.scalingPolicy", "only %q is defined (seed 000), got %q", "priority", p)
+	}
+	if err := f.checkEnergy(name); err != nil {
+		return err
 	}
 	return f.checkDurations(name)
 }
