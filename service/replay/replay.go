@@ -124,8 +124,11 @@ func nodePower(p power.NodePower) map[string]any {
 	if c.Knee >= 1 || c.Slowdown <= 0 {
 		c = power.Contention{Knee: 1}
 	}
-	return map[string]any{"base_w": p.BaseW, "contention_knee": c.Knee, "contention_slowdown": c.Slowdown,
-		"sleeps": p.Sleeps, "sleep_w": p.SleepW, "sleep_after_s": p.SleepAfterS, "wake_s": p.WakeS}
+	out := map[string]any{"base_w": p.BaseW, "contention_knee": c.Knee, "contention_slowdown": c.Slowdown, "sleeps": p.Sleeps}
+	if p.Sleeps {
+		out["sleep_w"], out["sleep_after_s"], out["wake_s"] = p.SleepW, p.SleepAfterS, p.WakeS
+	}
+	return out
 }
 
 // traceFile writes the jobs that ran, by submission.

@@ -34,8 +34,9 @@ type nodeEnergy struct {
 	ModelledJ float64            `json:"modelled_j"`
 	StatesJ   map[string]float64 `json:"states_j"`
 	// modelAt is how far the model has been integrated (or the latest
-	// reading, while readings come).
-	modelAt time.Time
+	// reading, while readings come); readyAt when the node became ready
+	// (zero while it is down).
+	modelAt, readyAt time.Time
 	dirty   bool
 	savedAt time.Time
 }
@@ -134,33 +135,36 @@ func readingEnergy(prev, cur *api.PowerReading, sec float64) float64 {
 	return sum
 }
 
-// accountModelled integrates the power model of every ready node without
-// recent readings up to now, giving the jobs on it their share. Called
-// with s.mu held.
+// accountModelled integrates the power model of every ready node that has
+// had no reading for powerMaxGap (since its latest reading, or since it
+// became ready) up to now, from that reading or that time on, giving the
+// jobs on it their share. Called with s.mu held.
 func (s *Scheduler) accountModelled(now time.Time) {
 	for _, name := range slicesSortedKeys(s.nodes) {
 		n := s.nodes[name]
 		if !n.ready {
 			if ne := s.live.energy[name]; ne != nil {
-				ne.modelAt = time.Time{}
+				ne.modelAt, ne.readyAt = time.Time{}, time.Time{}
 			}
 			continue
 		}
 		ne := s.account(name, now)
-		var last time.Time
+		if ne.readyAt.IsZero() {
+			ne.readyAt = now
+		}
+		ref := ne.readyAt
 		if np := s.power[name]; np != nil && np.last != nil {
-			last = np.last.At
+			ref = later(np.last.At, ref)
 		}
-		if !last.IsZero() && now.Sub(last) <= powerMaxGap {
-			ne.modelAt = last // readings come: they account the node
+		if now.Sub(ref) <= powerMaxGap {
+			ne.modelAt = ref // readings come, or may still: the model waits
 			continue
 		}
-		from := later(ne.modelAt, last)
+		from := later(ne.modelAt, ref)
 		ne.modelAt = now
-		if from.IsZero() || !now.After(from) {
-			continue
+		if now.After(from) {
+			s.modelInterval(n, now.Sub(from).Seconds(), now)
 		}
-		s.modelInterval(n, now.Sub(from).Seconds(), now)
 	}
 }
 
@@ -223,6 +227,11 @@ func (s *Scheduler) tickLive() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
+	for _, d := range s.liveDevices() {
+		if first, ok := s.live.seen[d.name]; ok && now.Sub(first) < s.measureGrace()+2*s.cfg.Round {
+			s.live.dirty = true // its grace ends: the network changes
+		}
+	}
 	s.tickIdle(now)
 	s.accountModelled(now)
 	s.tickEnergy(now, false)

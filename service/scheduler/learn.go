@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -19,8 +20,14 @@ import (
 // jobs on its node when they all have one; the samples of a class and type,
 // averaged per load (calibrationRows), are calibrated with calibrate.Fit —
 // the algorithm of gpusched calibrate — whenever the class has collected
-// LiveConfig.MinNewSamples new samples of the type and its rows span the
-// load range (≤ spanLow to ≥ spanHigh), and on demand (Recalibrate). A
+// LiveConfig.MinNewSamples new samples of the type and those new samples
+// span the load range — from one busy GPU to all of them, at no fewer
+// distinct loads than calibrate needs and three quarters of the nodes'
+// GPUs (spans): a new ramp, up or down, that skipped few loads —; also
+// whenever a sample at a load the class had no sample of makes all its
+// samples span the range, so that a ramp seen in parts is fitted as soon
+// as it is complete, and again as it fills in. Every fit uses all the
+// class's samples of the type. And on demand (Recalibrate). A
 // successful fit replaces the thresholds in use; a failed one leaves them
 // and says why. The fits are stored under calibrationPrefix + class.
 const calibrationPrefix = "calibration/"
@@ -36,8 +43,15 @@ type learnState struct {
 	at  time.Time
 	// err is the latest attempt's failure (empty after a success).
 	err string
-	// fresh counts the samples collected since the latest attempt.
-	fresh int
+	// fresh counts the samples collected since the latest attempt, lo and
+	// hi their lowest and highest load doing work, loads their distinct
+	// loads doing work.
+	fresh  int
+	lo, hi float64
+	loads  map[float64]bool
+	// known are the loads doing work of all the class's samples of the
+	// type (nil until first needed).
+	known map[float64]bool
 }
 
 // learnedRecord is one fit as the store keeps it.
@@ -84,40 +98,69 @@ func (s *Scheduler) nodeFamily(n *node) string {
 	return f
 }
 
-// noteSample counts a new sample of node n for its class's learning and
-// calibrates the class when it has enough. Called with s.mu held.
-func (s *Scheduler) noteSample(n *node, family string, now time.Time) {
+// noteSample counts a new sample x of node n for its class's learning and
+// calibrates the class when its new samples are enough and span the load
+// range. Called with s.mu held.
+func (s *Scheduler) noteSample(n *node, x PowerSample, now time.Time) {
 	c := s.live.classOf(n)
-	if c == nil || family == "" {
+	if c == nil || x.Family == "" {
 		return
 	}
-	k := learnKey{c.name, family}
+	k := learnKey{c.name, x.Family}
 	ls := s.live.learned[k]
 	if ls == nil {
 		ls = &learnState{}
 		s.live.learned[k] = ls
 	}
-	ls.fresh++
-	if ls.fresh < s.cfg.Live.MinNewSamples {
-		return
+	if ls.fresh == 0 {
+		ls.lo, ls.hi, ls.loads = 2, -1, map[float64]bool{}
 	}
-	rows := s.classRows(c.name, family)
-	if !spans(rows) {
-		return
-	}
-	s.fit(k, ls, rows, now)
-}
-
-// spans reports whether the usable rows reach from spanLow to spanHigh
-// and are enough for a fit.
-func spans(rows []PowerSample) bool {
-	lo, hi, n := 2.0, -1.0, 0
-	for _, r := range rows {
-		if r.Load > 0 && r.Throughput > 0 {
-			lo, hi, n = min(lo, r.Load), max(hi, r.Load), n+1
+	if ls.known == nil {
+		ls.known = map[float64]bool{}
+		for _, r := range s.classRows(c.name, x.Family) {
+			if r.Load > 0 && r.Throughput > 0 {
+				ls.known[r.Load] = true
+			}
 		}
 	}
-	return n >= calibrate.MinSamples && lo <= spanLow && hi >= spanHigh
+	ls.fresh++
+	grown := false
+	if l := math.Round(x.Load*1e4) / 1e4; x.Load > 0 && x.Throughput > 0 {
+		ls.lo, ls.hi = min(ls.lo, x.Load), max(ls.hi, x.Load)
+		ls.loads[l] = true
+		if !ls.known[l] {
+			ls.known[l] = true
+			lo, hi := loadRange(ls.known)
+			grown = spans(lo, hi, len(ls.known), c.gpus)
+		}
+	}
+	ramp := ls.fresh >= s.cfg.Live.MinNewSamples && spans(ls.lo, ls.hi, len(ls.loads), c.gpus)
+	if !ramp && !grown {
+		return
+	}
+	_ = s.fit(k, ls, s.classRows(c.name, x.Family), now)
+	// The next ramp starts where this one ended (at full load, say, for
+	// one that goes down next).
+	ls.fresh, ls.lo, ls.hi, ls.loads = 1, x.Load, x.Load, map[float64]bool{math.Round(x.Load*1e4) / 1e4: true}
+}
+
+// loadRange returns the lowest and highest of a set of loads.
+func loadRange(loads map[float64]bool) (lo, hi float64) {
+	lo, hi = 2, -1
+	for l := range loads {
+		lo, hi = min(lo, l), max(hi, l)
+	}
+	return lo, hi
+}
+
+// spans reports whether new samples at n distinct loads from lo to hi span
+// the load range of a node of gpus GPUs: from one busy GPU to all of them,
+// as a ramp does (a ramp without its low loads cannot show the falling
+// region, one without its high loads the rising one), at no fewer loads
+// than calibrate.MinSamples and three quarters of the GPUs.
+func spans(lo, hi float64, n, gpus int) bool {
+	const eps = 1e-3
+	return lo <= 1/float64(gpus)+eps && hi >= 1-eps && n >= max(calibrate.MinSamples, (3*gpus+3)/4)
 }
 
 // classRows returns the calibration rows of a class and algorithm type: the

@@ -36,8 +36,10 @@ type liveState struct {
 	classes map[string]*nodeClass
 	// learned holds the learned thresholds (learn.go).
 	learned map[learnKey]*learnState
-	// rtt holds the probes of each node by address (probes.go).
-	rtt map[string]map[string]*rttRing
+	// rtt holds the probes of each node by address (probes.go); seen
+	// when each device was first probed for (its measuring grace).
+	rtt  map[string]map[string]*rttRing
+	seen map[string]time.Time
 	// energy holds each node's energy account (energy.go).
 	energy map[string]*nodeEnergy
 	// idle holds each node's idleness (suspend.go).
@@ -97,7 +99,7 @@ type nodeClass struct {
 // newLiveState reads the cluster file of cfg, if any.
 func newLiveState(cfg LiveConfig) (*liveState, error) {
 	l := &liveState{cfg: cfg, declared: map[string]*declaredNode{}, classes: map[string]*nodeClass{},
-		learned: map[learnKey]*learnState{}, rtt: map[string]map[string]*rttRing{},
+		learned: map[learnKey]*learnState{}, rtt: map[string]map[string]*rttRing{}, seen: map[string]time.Time{},
 		energy: map[string]*nodeEnergy{}, idle: map[string]*idleState{}, dirty: true}
 	f := cfg.Cluster
 	if f == nil {
@@ -243,7 +245,12 @@ func (s *Scheduler) noteRan(rec *record, now time.Time) {
 	}
 	rec.Ran.Seconds += max(now.Sub(*rec.StartedAt).Seconds(), 0)
 	rec.Ran.GPUs = len(rec.Alloc)
-	rec.Ran.Type = s.jobGPUType(rec)
+	for _, rr := range rec.Replicas {
+		if n := s.nodes[rr.Node]; n != nil && rr.member() {
+			rec.Ran.Type = n.typ
+			break
+		}
+	}
 }
 
 // nodeEnergyView returns node n's seed 002 view; nil without a class.

@@ -25,14 +25,6 @@ const (
 	DefaultHookTimeout = time.Minute
 )
 
-// The load range a class's samples must span before it is calibrated on
-// the fly: a ramp that misses the low loads cannot show the falling region,
-// one that misses the high loads the rising one.
-const (
-	spanLow  = 0.25
-	spanHigh = 0.9
-)
-
 // LiveConfig configures seed 002 on live machines (docs/ENERGY.md,
 // "Live"). The zero value learns thresholds with the defaults, measures
 // the data endpoints jobs name and powers nothing down.

@@ -157,14 +157,14 @@ func (s *Scheduler) recordPower(n *node, r *api.PowerReading) {
 	}
 	if (w > 0 || len(cur.GPUs) > 0) && (len(np.samples) == 0 || np.samples[len(np.samples)-1].Load != cur.Load ||
 		cur.At.Sub(np.samples[len(np.samples)-1].At) >= s.cfg.PowerSampleEvery) {
-		family := s.nodeFamily(n)
-		np.samples = append(np.samples, PowerSample{At: cur.At.UTC(), Load: cur.Load, PowerW: w,
-			Throughput: s.nodeThroughput(n, cur.Load), Family: family})
+		x := PowerSample{At: cur.At.UTC(), Load: cur.Load, PowerW: w, Throughput: s.nodeThroughput(n, cur.Load),
+			Family: s.nodeFamily(n)}
+		np.samples = append(np.samples, x)
 		if len(np.samples) > powerRingSize {
 			np.samples = slices.Delete(np.samples, 0, len(np.samples)-powerRingSize)
 		}
 		np.dirty = true
-		s.noteSample(n, family, now)
+		s.noteSample(n, x, now)
 	}
 }
 

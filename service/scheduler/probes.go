@@ -3,6 +3,7 @@ package scheduler
 import (
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/gpusched/gpusched/core/network"
 	"github.com/gpusched/gpusched/service/api"
@@ -17,7 +18,22 @@ import (
 // a device is the median of its latest LiveConfig.RTTWindow successful
 // probes (the lowest over the addresses it probes), its declared link's
 // latency until it has one, and the device is unreachable from it when the
-// latest probe of every address failed.
+// latest probe of every address failed. While a device is new
+// (measureGrace since the server first had it probed) a node that has not
+// probed it yet counts as unreachable too, so that a job waits for the
+// first measurements instead of being placed blind; after the grace such a
+// node has the declared link.
+
+// measureGrace is how long a new device waits for its first probes.
+func (s *Scheduler) measureGrace() time.Duration {
+	return 3*s.cfg.HeartbeatInterval + 2*time.Second
+}
+
+// measuring reports whether device d is new: within its grace.
+func (s *Scheduler) measuring(d liveDevice) bool {
+	first, ok := s.live.seen[d.name]
+	return ok && s.now().Sub(first) < s.measureGrace()
+}
 
 // rttRing is a node's probes of one address.
 type rttRing struct {
@@ -73,6 +89,11 @@ func (s *Scheduler) liveDevices() []liveDevice {
 		}
 		return 1
 	})
+	for _, d := range out {
+		if _, ok := s.live.seen[d.name]; !ok && len(d.endpoints) > 0 {
+			s.live.seen[d.name] = s.now()
+		}
+	}
 	return out
 }
 
@@ -195,7 +216,7 @@ func (s *Scheduler) link(name string, d liveDevice) network.Link {
 	if measured {
 		l.LatencyMs = best
 	}
-	l.Unreachable = probed > 0 && failed == probed
+	l.Unreachable = (probed > 0 && failed == probed) || (probed == 0 && s.measuring(d))
 	return l
 }
 
@@ -250,6 +271,9 @@ func (s *Scheduler) unreachableReason(ep string) string {
 		}
 	}
 	if !probed {
+		if s.measuring(d) {
+			return "waiting for the nodes' first measurements of data endpoint " + ep
+		}
 		return ""
 	}
 	return "data endpoint " + ep + " is unreachable from every node (" + why + ")"
