@@ -37,8 +37,8 @@ type nodeEnergy struct {
 	// reading, while readings come); readyAt when the node became ready
 	// (zero while it is down).
 	modelAt, readyAt time.Time
-	dirty   bool
-	savedAt time.Time
+	dirty            bool
+	savedAt          time.Time
 }
 
 // energyRecord is a node's account as the store keeps it.
