@@ -40,6 +40,10 @@ type liveState struct {
 	// when each device was first probed for (its measuring grace).
 	rtt  map[string]map[string]*rttRing
 	seen map[string]time.Time
+	// devs caches liveDevices until a job with a data endpoint comes or
+	// goes (devsStale).
+	devs      []liveDevice
+	devsStale bool
 	// energy holds each node's energy account (energy.go).
 	energy map[string]*nodeEnergy
 	// idle holds each node's idleness (suspend.go).
@@ -100,7 +104,7 @@ type nodeClass struct {
 func newLiveState(cfg LiveConfig) (*liveState, error) {
 	l := &liveState{cfg: cfg, declared: map[string]*declaredNode{}, classes: map[string]*nodeClass{},
 		learned: map[learnKey]*learnState{}, rtt: map[string]map[string]*rttRing{}, seen: map[string]time.Time{},
-		energy: map[string]*nodeEnergy{}, idle: map[string]*idleState{}, dirty: true}
+		energy: map[string]*nodeEnergy{}, idle: map[string]*idleState{}, dirty: true, devsStale: true}
 	f := cfg.Cluster
 	if f == nil {
 		return l, nil
@@ -228,7 +232,11 @@ func later(a, b time.Time) time.Time {
 // s.mu held.
 func (s *Scheduler) noteNewJob(j *job) {
 	t := s.live.in.table
-	if j.rec.DataEndpoint != "" || t == nil {
+	if j.rec.DataEndpoint != "" {
+		s.live.dirty, s.live.devsStale = true, true
+		return
+	}
+	if t == nil {
 		s.live.dirty = true
 		return
 	}

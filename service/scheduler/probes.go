@@ -68,8 +68,13 @@ type liveDevice struct {
 }
 
 // liveDevices returns the devices: the cluster file's, then the data
-// endpoints of active jobs that none of them has, sorted.
+// endpoints of active jobs that none of them has, sorted (cached until a
+// job with a data endpoint comes or goes).
 func (s *Scheduler) liveDevices() []liveDevice {
+	if !s.live.devsStale {
+		return s.live.devs
+	}
+	s.live.devsStale = false
 	var out []liveDevice
 	for i, d := range s.live.devices {
 		out = append(out, liveDevice{name: d.name, declared: i, endpoints: d.endpoints})
@@ -94,6 +99,7 @@ func (s *Scheduler) liveDevices() []liveDevice {
 			s.live.seen[d.name] = s.now()
 		}
 	}
+	s.live.devs = out
 	return out
 }
 

@@ -139,7 +139,7 @@ func (s *Scheduler) release(j *job, st api.State, t model.Time) {
 		j.mj = nil
 		delete(s.active, j.rec.ID)
 		if j.rec.DataEndpoint != "" {
-			s.live.dirty = true // its endpoint may no longer be probed
+			s.live.dirty, s.live.devsStale = true, true // its endpoint may no longer be probed
 		}
 	}
 	s.notify()
