@@ -24,6 +24,7 @@ func (s *Scheduler) Cluster() api.ClusterView {
 		n := s.nodes[name]
 		used := s.usedGPUs(name)
 		v := api.NodeView{Node: n.view(used)}
+		v.Energy = s.nodeEnergyView(n, used)
 		if len(n.gpus) > 0 && n.ready {
 			v.Load = float64(used) / float64(len(n.gpus))
 		}
