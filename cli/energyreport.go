@@ -101,6 +101,8 @@ func writeEnergyReport(w io.Writer, r api.EnergyReport, now time.Time) error {
 	case r.PackKWh != nil && r.Replay != nil:
 		fmt.Fprintf(w, "The same %d jobs under pack (%s policy, modelled, replayed through the simulator): %s — jobs %s, idle %s\n",
 			r.Replay.Jobs, r.Policy, kWhText(*r.PackKWh), kWhText(r.Replay.PackJobsKWh), kWhText(r.Replay.PackIdleKWh))
+		fmt.Fprintf(w, "The run as it went, under the same model and span: %s — placement by %s saved %s against pack\n",
+			kWhText(r.Replay.ModelKWh), r.Placer, kWhText(r.Replay.SavedKWh))
 		fmt.Fprintf(w, "  reproduce: %s\n", r.Replay.Command)
 	default:
 		fmt.Fprintf(w, "Under pack: not available (%s)\n", r.PackError)

@@ -164,8 +164,8 @@ func writeJobDetail(w io.Writer, j api.Job, now time.Time) error {
 // "12.346 kWh", "0.0123 kWh".
 func kWhText(kwh float64) string {
 	prec := 3
-	if kwh > 0 {
-		prec = min(max(3, 2-int(math.Floor(math.Log10(kwh)))), 9)
+	if a := math.Abs(kwh); a > 0 {
+		prec = min(max(3, 2-int(math.Floor(math.Log10(a)))), 9)
 	}
 	return strconv.FormatFloat(kwh, 'f', prec, 64) + " kWh"
 }

@@ -258,9 +258,12 @@ func rampDown(t *testing.T, c apiClient, truth map[string]curve) map[string]api.
 // checkLearned checks that the CLI shows the learned thresholds.
 func checkLearned(t *testing.T, url string, learned map[string]api.ClassThresholds) {
 	t.Helper()
-	if out := mustCLI(t, url, "nodes", "-o", "wide"); strings.Count(out, " learned ") != 3 {
+	out := mustCLI(t, url, "nodes", "-o", "wide")
+	t.Logf("gpusched nodes -o wide:\n%s", out)
+	if strings.Count(out, " learned ") != 3 {
 		t.Errorf("after learning, nodes -o wide:\n%s", out)
 	}
+	t.Logf("gpusched calibrate --from-server:\n%s", mustCLI(t, url, "calibrate", "--from-server"))
 	var cal api.Calibration
 	if err := json.Unmarshal([]byte(mustCLI(t, url, "calibrate", "--from-server", "--json")), &cal); err != nil {
 		t.Fatal(err)
@@ -338,7 +341,9 @@ func fillAndPause(t *testing.T, c apiClient, url string, th map[string]api.Class
 			t.Errorf("job %d (%s) on %s, want %s (sequence %v)", k, id, node, want[k], want)
 		}
 	}
-	if out := mustCLI(t, url, "jobs"); !strings.Contains(out, paused) || !strings.Contains(out, "paused") {
+	out := mustCLI(t, url, "jobs", "--state", "paused")
+	t.Logf("gpusched jobs --state paused:\n%s", out)
+	if !strings.Contains(out, paused) || !strings.Contains(out, "paused") {
 		t.Errorf("gpusched jobs does not show %s paused:\n%s", paused, out)
 	}
 	j := job(t, url, paused)
@@ -367,6 +372,7 @@ func fillAndPause(t *testing.T, c apiClient, url string, th map[string]api.Class
 func checkEnergyReport(t *testing.T, c apiClient, url, dir string) {
 	t.Helper()
 	out := mustCLI(t, url, "energy")
+	t.Logf("gpusched energy:\n%s", out)
 	for _, want := range []string{"Energy since", "under pack", "LOAD-STATE", "NODE", "JOB", "USER", "measured"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("gpusched energy lacks %q:\n%s", want, out)
@@ -405,8 +411,11 @@ func checkEnergyReport(t *testing.T, c apiClient, url, dir string) {
 	if err := json.Unmarshal([]byte(simOut), &sim); err != nil || sim.EnergyKWh == nil {
 		t.Fatalf("gpusched sim: %v\n%s", err, simOut)
 	}
-	t.Logf("energy: total %.5f kWh (jobs %.5f), pack %.5f kWh; gpusched sim on the replay: %.5f kWh, %d jobs",
-		rep.TotalKWh, rep.JobsKWh, *rep.PackKWh, *sim.EnergyKWh, sim.Jobs)
+	t.Logf("energy: total %.5f kWh (jobs %.5f), pack %.5f kWh; gpusched sim on the replay: %.5f kWh, %d jobs; the run under the model %.5f kWh, saved %.5f kWh",
+		rep.TotalKWh, rep.JobsKWh, *rep.PackKWh, *sim.EnergyKWh, sim.Jobs, rep.Replay.ModelKWh, rep.Replay.SavedKWh)
+	if rep.Replay.ModelKWh <= 0 || math.Abs(rep.Replay.SavedKWh-(*rep.PackKWh-rep.Replay.ModelKWh)) > 1e-12 {
+		t.Errorf("replay %+v", rep.Replay)
+	}
 	if sim.Jobs != rep.Replay.Jobs || math.Abs(*sim.EnergyKWh-*rep.PackKWh) > 0.01**rep.PackKWh {
 		t.Errorf("pack %v kWh for %d jobs; gpusched sim %v kWh for %d jobs: beyond 1 %%", *rep.PackKWh, rep.Replay.Jobs, *sim.EnergyKWh, sim.Jobs)
 	}

@@ -52,6 +52,13 @@ type ReplaySummary struct {
 	// PackJobsKWh and PackIdleKWh split PackKWh like JobsKWh and IdleKWh.
 	PackJobsKWh float64 `json:"pack_jobs_kwh"`
 	PackIdleKWh float64 `json:"pack_idle_kwh"`
+	// ModelKWh is the same power model's energy of the run as it went —
+	// the nodes' modelled draw at their actual busy GPUs, from the first
+	// submission to the latest end (or now) —, and SavedKWh is PackKWh −
+	// ModelKWh: what the placement saved against pack, model against
+	// model (negative: it cost more).
+	ModelKWh float64 `json:"model_kwh"`
+	SavedKWh float64 `json:"saved_kwh"`
 	// Command reproduces the figure from the files of GET
 	// /v1/energy/replay (`gpusched energy --replay DIR` writes them).
 	Command string `json:"command"`

@@ -195,6 +195,7 @@ func (s *Scheduler) modelInterval(n *node, sec float64, now time.Time) {
 // tickEnergy writes the accounts that changed, each at most every
 // powerSaveEvery (all with force). Called with s.mu held.
 func (s *Scheduler) tickEnergy(now time.Time, force bool) {
+	s.saveModel(now, force)
 	var ops []store.Op
 	var names []string
 	for _, name := range slicesSortedKeys(s.live.energy) {
@@ -234,5 +235,6 @@ func (s *Scheduler) tickLive() {
 	}
 	s.tickIdle(now)
 	s.accountModelled(now)
+	s.integrateModel(now)
 	s.tickEnergy(now, false)
 }

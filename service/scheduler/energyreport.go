@@ -23,6 +23,7 @@ func (s *Scheduler) Energy() api.EnergyReport {
 	s.mu.Lock()
 	rep := s.energyReport()
 	nodes, jobs := s.replayInputs()
+	model := s.modelledRun(s.now(), s.anyRunning())
 	s.mu.Unlock()
 	cluster, trace, err := replay.Files(nodes, jobs)
 	if err == nil {
@@ -31,7 +32,8 @@ func (s *Scheduler) Energy() api.EnergyReport {
 			rep.PackKWh = ptr(res.TotalKWh)
 			from, to := replayWindow(jobs, rep.At)
 			rep.Replay = &api.ReplaySummary{Jobs: ran(jobs), From: from, To: to, PackJobsKWh: res.JobsKWh,
-				PackIdleKWh: res.IdleKWh, Command: replay.Command(replayDir, s.cfg.Names.Policy)}
+				PackIdleKWh: res.IdleKWh, ModelKWh: model, SavedKWh: res.TotalKWh - model,
+				Command: replay.Command(replayDir, s.cfg.Names.Policy)}
 		}
 	}
 	if err != nil {
@@ -154,6 +156,16 @@ func (s *Scheduler) replayInputs() ([]replay.Node, []replay.Job) {
 		}
 	}
 	return nodes, jobs
+}
+
+// anyRunning reports whether a job runs. Called with s.mu held.
+func (s *Scheduler) anyRunning() bool {
+	for _, j := range s.active {
+		if j.rec.State == api.Running {
+			return true
+		}
+	}
+	return false
 }
 
 // ran counts the jobs a replay runs.

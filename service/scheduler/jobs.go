@@ -34,6 +34,7 @@ func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, erro
 	s.mu.Lock()
 	s.addJob(j)
 	s.noteNewJob(j)
+	s.noteModelSubmit(rec.SubmittedAt)
 	if s.state != nil {
 		s.state.Submit(j.mj)
 	}

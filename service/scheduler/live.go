@@ -56,6 +56,8 @@ type liveState struct {
 	dirty  bool
 	// hooks counts the suspend hook's runs (for tests and metrics).
 	hooks int
+	// model is the modelled energy of what ran (modelled.go).
+	model modelAccount
 }
 
 // declaredNode is a node of the cluster file.

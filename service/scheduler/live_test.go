@@ -257,6 +257,11 @@ func TestModelledEnergy(t *testing.T) {
 	if !slices.Contains(gather(t, h.s), `gpusched_energy_joules_total{job="",node="n1"} 114300`) {
 		t.Errorf("metrics lack the node's 114300 J")
 	}
+	// One node, one job: pack has no other choice, so the replay's figure
+	// is the run's own under the model, and nothing is saved.
+	if r := rep.Replay; r == nil || math.Abs(r.ModelKWh-wantNode) > 1e-9 || math.Abs(*rep.PackKWh-wantNode) > 1e-6 || math.Abs(r.SavedKWh) > 1e-6 {
+		t.Errorf("replay %+v, pack %v (%s): want the run's %v kWh both ways", r, rep.PackKWh, rep.PackError, wantNode)
+	}
 }
 
 // TestSuspendIdle: with SuspendIdle a node idle for SuspendAfter is a

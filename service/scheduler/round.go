@@ -30,6 +30,7 @@ func (s *Scheduler) schedule() {
 func (s *Scheduler) round(now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.integrateModel(now) // before the busy counts change
 	if s.dirty {
 		s.rebuild()
 	}

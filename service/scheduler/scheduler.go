@@ -142,6 +142,10 @@ func New(cfg Config) (*Scheduler, error) {
 		s.closeStore()
 		return nil, err
 	}
+	if err := s.loadModel(context.Background()); err != nil {
+		s.closeStore()
+		return nil, err
+	}
 	if err := s.load(context.Background()); err != nil {
 		s.closeStore()
 		return nil, err

@@ -98,6 +98,7 @@ func (s *Scheduler) finalize(b *batch, j *job, now time.Time) {
 		st = api.Preempted
 	}
 	s.noteRan(rec, now)
+	s.noteModelEnd(now)
 	rec.State, rec.Stopping, rec.Alloc, rec.Replicas, rec.Port = st, "", []string{}, nil, 0
 	if st.Final() {
 		rec.FinishedAt = ptr(now.UTC())
