@@ -32,8 +32,10 @@ type liveState struct {
 	// contention: the cluster file declares contention, so the power
 	// models keep theirs (as gpusched sim applies it).
 	contention bool
-	// classes are the node classes met so far, by name.
+	// classes are the node classes met so far, by name; byNode caches
+	// each node's.
 	classes map[string]*nodeClass
+	byNode  map[string]*nodeClass
 	// learned holds the learned thresholds (learn.go).
 	learned map[learnKey]*learnState
 	// rtt holds the probes of each node by address (probes.go); seen
@@ -87,6 +89,8 @@ type declaredDevice struct {
 // one set of thresholds.
 type nodeClass struct {
 	name string
+	// typ is its nodes' GPU type.
+	typ string
 	// source is where its default thresholds come from:
 	// api.ThresholdsClusterFile, api.ThresholdsCatalog or
 	// api.ThresholdsNone.
@@ -104,7 +108,7 @@ type nodeClass struct {
 
 // newLiveState reads the cluster file of cfg, if any.
 func newLiveState(cfg LiveConfig) (*liveState, error) {
-	l := &liveState{cfg: cfg, declared: map[string]*declaredNode{}, classes: map[string]*nodeClass{},
+	l := &liveState{cfg: cfg, declared: map[string]*declaredNode{}, classes: map[string]*nodeClass{}, byNode: map[string]*nodeClass{},
 		learned: map[learnKey]*learnState{}, rtt: map[string]map[string]*rttRing{}, seen: map[string]time.Time{},
 		energy: map[string]*nodeEnergy{}, idle: map[string]*idleState{}, dirty: true, devsStale: true}
 	f := cfg.Cluster
@@ -164,6 +168,16 @@ func (l *liveState) classOf(n *node) *nodeClass {
 	if n == nil || len(n.gpus) == 0 {
 		return nil
 	}
+	if c := l.byNode[n.name]; c != nil && c.typ == n.typ && c.gpus == len(n.gpus) {
+		return c
+	}
+	c := l.newClass(n)
+	l.byNode[n.name] = c
+	return c
+}
+
+// newClass returns the class of node n, creating it when it is new.
+func (l *liveState) newClass(n *node) *nodeClass {
 	name, src := fmt.Sprintf("%sx%d", n.typ, len(n.gpus)), api.ThresholdsCatalog
 	d := l.declared[n.name]
 	if d != nil && d.gpuType == n.typ && d.gpus == len(n.gpus) {
@@ -174,7 +188,7 @@ func (l *liveState) classOf(n *node) *nodeClass {
 	if c := l.classes[name]; c != nil {
 		return c
 	}
-	c := &nodeClass{name: name, source: src, gpus: len(n.gpus)}
+	c := &nodeClass{name: name, typ: n.typ, source: src, gpus: len(n.gpus)}
 	if d != nil {
 		c.node, c.gpu, c.hasPower = d.node, d.gpu, d.hasPower
 	} else {
