@@ -223,7 +223,7 @@
     const sec = h('section', {id: 'cluster'}, h('h2', null, 'Cluster'));
     if (!c) return append(sec, h('div', {class: 'empty', text: 'loading…'})), sec;
     const chips = h('div', {class: 'chips'});
-    ['queued', 'running', 'preempted', 'succeeded', 'failed', 'cancelled'].forEach(function (st) {
+    ['queued', 'paused', 'running', 'preempted', 'succeeded', 'failed', 'cancelled'].forEach(function (st) {
       chips.append(h('span', {class: 'chip'}, stateEl(st), ' ', String(c.jobs[st] || 0)));
     });
     chips.append(h('span', {class: 'chip', text: 'power ' + (c.power_w ? c.power_w.toFixed(0) + ' W' : 'n/a')}));
