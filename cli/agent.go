@@ -20,7 +20,7 @@ import (
 // agentOptions are the flags of `gpusched agent`.
 type agentOptions struct {
 	server, name, addr, data, gpus string
-	redfish                        string
+	power                          powerOptions
 	stopOnExit                     bool
 	verbose                        bool
 	joinToken, ca                  string
@@ -32,7 +32,7 @@ const envJoinToken = "GPUSCHED_JOIN_TOKEN"
 func newAgentCommand() *cobra.Command {
 	o := &agentOptions{}
 	cmd := &cobra.Command{
-		Use:   "agent --server URL [--join-token T] [--ca FILE] [--name NODE] [--data DIR] [--gpus auto|TYPE=N,...] [--power-redfish URL]",
+		Use:   "agent --server URL [--join-token T] [--ca FILE] [--name NODE] [--data DIR] [--gpus auto|TYPE=N,...] [--power-redfish URL | --power-file FILE | --power-http URL]",
 		Short: "Run this machine's node agent: offer its GPUs and run the replicas the server assigns",
 		Long: "agent registers this machine's GPUs with the scheduler service, runs the job\n" +
 			"replicas the server assigns to it (each in its own process group, output in\n" +
@@ -58,8 +58,7 @@ func newAgentCommand() *cobra.Command {
 	f.StringVar(&o.data, "data", "", "data directory for replica output and records (default: <user cache dir>/gpusched/agent-NAME)")
 	f.StringVar(&o.gpus, "gpus", agent.AutoGPUs, "the node's GPUs: auto (discover with NVML) or TYPE=N, e.g. v100=4")
 	f.BoolVar(&o.stopOnExit, "stop-replicas-on-exit", false, "stop every running replica before the agent exits")
-	f.StringVar(&o.redfish, "power-redfish", "", "the node BMC's Redfish Chassis Power URL, read for the node's power draw\n"+
-		"(basic auth from $"+agent.EnvRedfishUser+" and $"+agent.EnvRedfishPassword+"); GPU power comes from NVML when present")
+	addPowerFlags(cmd, &o.power, true)
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log debug messages")
 	f.StringVar(&o.joinToken, "join-token", "", "join token for a server that requires authentication (default $"+envJoinToken+
 		"); the node's own credential is then kept in DIR/node.token")
@@ -82,10 +81,14 @@ func runAgent(ctx context.Context, o *agentOptions, stderr io.Writer) error {
 	if o.verbose {
 		level = slog.LevelDebug
 	}
-	if o.redfish != "" {
-		if u, err := url.Parse(o.redfish); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return badInput("--power-redfish %q: want an http(s) URL such as https://bmc/redfish/v1/Chassis/1/Power", o.redfish)
+	for flag, v := range map[string]string{"power-redfish": o.power.redfish, "power-http": o.power.http} {
+		if u, err := url.Parse(v); v != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+			return badInput("--%s %q: want an http(s) URL such as https://bmc/redfish/v1/Chassis/1/Power", flag, v)
 		}
+	}
+	name := o.name
+	if name == "" {
+		name, _ = os.Hostname()
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	ca := first(o.ca, os.Getenv(client.EnvCA))
@@ -104,7 +107,9 @@ func runAgent(ctx context.Context, o *agentOptions, stderr io.Writer) error {
 		GPUs:          gpus,
 		Logger:        logger,
 		StopOnExit:    o.stopOnExit,
-		PowerSamplers: agent.PowerSamplers(gpus, o.redfish, os.Getenv, logger),
+		PowerSamplers: o.power.sources().Samplers(name, gpus, os.Getenv, logger),
+		PowerEvery:    o.power.powerEvery,
+		ProbeEvery:    o.power.probeEvery,
 	})
 	if errors.Is(err, agent.ErrInvalidConfig) {
 		return usageError{err}

@@ -31,7 +31,15 @@ func addClientFlags(cmd *cobra.Command, o *clientOptions) {
 	f := cmd.Flags()
 	f.StringVar(&o.server, "server", "", "scheduler service URL, or a comma-separated list of the servers sharing an etcd store (default $"+client.EnvServer+", else the config file's, else "+client.DefaultServer+")")
 	o.addCredentialFlags(cmd)
-	f.VarP(outputFormat{&o.output}, "output", "o", "output format: table, json or yaml")
+	f.VarP(outputFormat{v: &o.output}, "output", "o", "output format: table, json or yaml")
+}
+
+// allowWide lets cmd's -o flag (addClientFlags) take wide: the table with
+// more columns.
+func allowWide(cmd *cobra.Command, o *clientOptions) {
+	fl := cmd.Flags().Lookup("output")
+	fl.Value = outputFormat{v: &o.output, wide: true}
+	fl.Usage = "output format: table, wide (more columns), json or yaml"
 }
 
 // connect returns a client of the server that --server, $GPUSCHED_SERVER,

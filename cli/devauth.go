@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net"
 	"net/url"
 	"os"
@@ -16,13 +15,11 @@ import (
 	"github.com/gpusched/gpusched/service/server"
 )
 
-// localAgent configures dev's own agent for the server at url: with
-// authentication, the node's credential (minted by the server itself,
-// kept in the agent's data directory); with TLS, trust in the server's CA.
-func (o *devOptions) localAgent(srv *server.Server, url string, gpus []api.GPU, log *slog.Logger) (agent.Config, error) {
-	dataDir := filepath.Join(o.server.data, "agent")
-	cfg := agent.Config{Server: url, Name: o.name, DataDir: dataDir, GPUs: gpus, Logger: log, StopOnExit: o.stopOnExit,
-		PowerSamplers: agent.PowerSamplers(gpus, "", os.Getenv, log)}
+// secureAgent fits one of dev's agents to the server at url: with TLS,
+// a client that trusts the self-signed CA; with authentication, the
+// node's credential, minted by dev itself (it owns the server) and kept in
+// the agent's data directory as node.token.
+func (o *devOptions) secureAgent(srv *server.Server, url string, cfg *agent.Config) error {
 	if strings.HasPrefix(url, "https://") {
 		ca := ""
 		if o.server.sec.selfSigned {
@@ -30,26 +27,26 @@ func (o *devOptions) localAgent(srv *server.Server, url string, gpus []api.GPU, 
 		}
 		hc, err := client.Options{CAFile: ca}.HTTPClient()
 		if err != nil {
-			return cfg, err
+			return err
 		}
 		cfg.Client, cfg.CAFile = hc, ca
 	}
 	if srv.Tokens() == nil {
-		return cfg, nil
+		return nil
 	}
 	name := cfg.Name
 	if name == "" {
 		var err error
 		if name, err = os.Hostname(); err != nil {
-			return cfg, err
+			return err
 		}
 	}
-	cred, err := devCredential(srv, name, filepath.Join(dataDir, "node.token"))
+	cred, err := devCredential(srv, name, filepath.Join(cfg.DataDir, "node.token"))
 	if err != nil {
-		return cfg, err
+		return err
 	}
 	cfg.Credential = cred
-	return cfg, nil
+	return nil
 }
 
 // devCredential returns the credential of dev's node: the one its agent

@@ -60,6 +60,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newETACommand())
 	// Authentication, queues and the audit log (issue 18).
 	root.AddCommand(newLoginCommand(), newWhoamiCommand(), newTokenCommand(), newQueuesCommand(), newAuditCommand())
+	root.AddCommand(newEnergyCommand())
 	return root
 }
 

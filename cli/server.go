@@ -43,6 +43,8 @@ type serverOptions struct {
 	// authentication follows the listen address unless --auth is given.
 	sec     securityOptions
 	devAuth bool
+	// live are seed 002's live flags (serverlive.go).
+	live liveOptions
 	// given reports whether a flag was set on the command line.
 	given func(flag string) bool
 }
@@ -87,6 +89,7 @@ func (o *serverOptions) addFlags(cmd *cobra.Command) {
 		"mark a node down when its agent has not reported for this long: its replicas are lost, elastic jobs at or above min continue smaller, other jobs are re-queued")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log debug messages")
 	o.etcd.addFlags(cmd)
+	addLiveFlags(cmd, &o.live)
 }
 
 // servicePolicies are the policies the service accepts (srtf needs job
@@ -122,6 +125,7 @@ func (o *serverOptions) serverConfig(logger *slog.Logger) (server.Config, error)
 	}
 	names, opts := o.names, recipe.DefaultOptions()
 	var queues *config.QueuesSpec
+	var sched *config.SchedFile
 	if err := o.checkSecurity(o.authOn(o.devAuth)); err != nil {
 		return server.Config{}, err
 	}
@@ -138,13 +142,19 @@ func (o *serverOptions) serverConfig(logger *slog.Logger) (server.Config, error)
 		if f.QueuesSpec.Declared() {
 			queues = &f.QueuesSpec
 		}
+		sched = f
+	}
+	live, sampleEvery, err := o.live.liveConfig(sched, o.given)
+	if err != nil {
+		return server.Config{}, err
 	}
 	dir, err := o.dataDir()
 	if err != nil {
 		return server.Config{}, err
 	}
 	cfg := server.Config{Config: scheduler.Config{DataDir: dir, Names: names, Options: &opts, Queues: queues,
-		HeartbeatTimeout: o.heartbeatTimeout, Logger: logger}, BodyTimeout: o.sec.bodyTimeout}
+		HeartbeatTimeout: o.heartbeatTimeout, Logger: logger, Live: live, PowerSampleEvery: sampleEvery},
+		BodyTimeout: o.sec.bodyTimeout}
 	if o.authOn(o.devAuth) {
 		cfg.Auth = &server.AuthConfig{AdminTokenFile: filepath.Join(dir, "admin.token")}
 	}

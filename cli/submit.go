@@ -26,6 +26,9 @@ type submitOptions struct {
 	// forecast a length (docs/ETA.md).
 	timeLimit  string
 	totalSteps int64
+	// dataEndpoint (--data-endpoint) is where the job's data lives
+	// (docs/ENERGY.md, "Measured distance").
+	dataEndpoint string
 	// given reports whether a flag was set on the command line.
 	given func(flag string) bool
 }
@@ -63,6 +66,7 @@ func newSubmitCommand() *cobra.Command {
 	f.StringVar(&o.grace, "grace-period", "", "time between SIGTERM and SIGKILL when the job is stopped: seconds or a duration like 2m (default 30s)")
 	f.StringVar(&o.timeLimit, "time", "", "time limit, like Slurm's --time: 2h, 90m, or [D-]HH:MM:SS, MM:SS, MM (minutes); past it the job is stopped and fails")
 	f.Int64Var(&o.totalSteps, "total-steps", 0, "total training steps of the job: with its progress reports, its length for forecasts (gpusched eta)")
+	f.StringVar(&o.dataEndpoint, "data-endpoint", "", "where the job's data lives, host:port or an http(s) URL: agents measure their distance to it and the energy placer prefers the nearest nodes")
 	return cmd
 }
 
@@ -171,6 +175,7 @@ func (o *submitOptions) flagSpec(command []string) (api.JobSpec, error) {
 		s.TimeLimitS = limit
 	}
 	s.TotalSteps = o.totalSteps
+	s.DataEndpoint = o.dataEndpoint
 	if err := s.Validate(); err != nil {
 		return api.JobSpec{}, badInput("submit: %s", flagMessage(err))
 	}

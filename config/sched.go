@@ -32,6 +32,8 @@ type SchedFile struct {
 	// QueuesSpec holds the teams' queues (queues, fair_share,
 	// default_queue; docs/QUEUES.md).
 	QueuesSpec
+	// EnergyBlock holds seed 002's live settings, read by server and dev.
+	EnergyBlock *EnergySpec `json:"energy,omitempty"`
 }
 
 // HLASSpec is the hlas block.
@@ -110,6 +112,9 @@ func (f *SchedFile) check(name string) error {
 		return fieldError(name, "elasticConfig.scalingPolicy", "only %q is defined (seed 000), got %q", "priority", p)
 	}
 	if _, err := f.Quota(name); err != nil {
+		return err
+	}
+	if err := f.checkEnergy(name); err != nil {
 		return err
 	}
 	return f.checkDurations(name)

@@ -36,7 +36,7 @@ func TestEDL(t *testing.T) {
 	t.Setenv("EDL_CLIENT", client)
 	addr := freeAddr(t)
 	url := "http://" + addr
-	start(t, "server", "server", "--listen", addr, "--data", filepath.Join(data, "server"))
+	start(t, "server", "server", "--listen", addr, "--data", filepath.Join(data, "server"), "--auth=false")
 	waitHealthy(t, url)
 	for i := range 4 {
 		n := fmt.Sprintf("n%d", i)

@@ -43,7 +43,7 @@ func startHACluster(t *testing.T) *haCluster {
 		addr := freeAddr(t)
 		c.addrs = append(c.addrs, "http://"+addr)
 		c.args = append(c.args, []string{"server", "--listen", addr, "--data", filepath.Join(data, fmt.Sprintf("s%d", i)),
-			"--store", c.etcd.URL(), "--leader-ttl", "2s", "--heartbeat-timeout", "4s"})
+			"--store", c.etcd.URL(), "--leader-ttl", "2s", "--heartbeat-timeout", "4s", "--auth=false"})
 		c.servers = append(c.servers, start(t, fmt.Sprintf("server %d", i), c.args[i]...))
 	}
 	c.list = strings.Join(c.addrs, ",")

@@ -11,7 +11,7 @@ A job's processes share, through the gpusched servers (docs/EDL.md):
 A trainer in five lines::
 
     from gpusched_edl import Client
-    c = Client()                       # $GPUSCHED_SERVER, $GPUSCHED_JOB_ID, $GPUSCHED_REPLICA_ID
+    c = Client()                       # $GPUSCHED_SERVER, $GPUSCHED_JOB_ID, $GPUSCHED_REPLICA_ID, $GPUSCHED_TOKEN
     for task in c.tasks():             # leases, reports done (or failed on an exception)
         train_on(task["data"])
 
@@ -19,10 +19,17 @@ The server may be a comma-separated list of the servers sharing one etcd
 store: the client follows the followers' 307 redirects to the leader, tries
 the next server when one cannot be reached, and waits while no leader is
 elected (503 with Retry-After).
+
+Servers authenticate by default (docs/SECURITY.md): the client sends the
+bearer token it is given, else $GPUSCHED_TOKEN, which gpusched sets for
+every replica of a job (a job token may use its own job's EDL state); an
+https server's certificate is checked against the system's CAs, or the CA
+file given (else $GPUSCHED_CA).
 """
 
 import json
 import os
+import ssl
 import time
 import urllib.error
 import urllib.parse
@@ -53,10 +60,13 @@ class Client:
     servers: a URL or a comma-separated list (default $GPUSCHED_SERVER, then
     http://127.0.0.1:7070); job: the job ID (default $GPUSCHED_JOB_ID);
     holder: this process's name (default $GPUSCHED_REPLICA_ID, else host:pid);
-    patience: seconds to keep trying while no server answers or none leads.
+    patience: seconds to keep trying while no server answers or none leads;
+    token: the bearer token (default $GPUSCHED_TOKEN; none without one);
+    ca: a PEM file of the CA that signed the servers' certificates (default
+    $GPUSCHED_CA; else the system's CAs).
     """
 
-    def __init__(self, servers=None, job=None, holder=None, timeout=10.0, patience=15.0):
+    def __init__(self, servers=None, job=None, holder=None, timeout=10.0, patience=15.0, token=None, ca=None):
         servers = servers or os.environ.get("GPUSCHED_SERVER") or DEFAULT_SERVER
         self.servers = [s.strip().rstrip("/") for s in servers.split(",") if s.strip()]
         if not self.servers:
@@ -72,7 +82,12 @@ class Client:
         self.timeout = timeout
         self.patience = patience
         self._current = self.servers[0]
-        self._opener = urllib.request.build_opener(_NoRedirect)
+        self._token = token if token is not None else os.environ.get("GPUSCHED_TOKEN", "")
+        ca = ca or os.environ.get("GPUSCHED_CA")
+        handlers = [_NoRedirect]
+        if ca:
+            handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=ca)))
+        self._opener = urllib.request.build_opener(*handlers)
 
     # -- transport ----------------------------------------------------------
 
@@ -82,8 +97,10 @@ class Client:
         deadline = time.monotonic() + self.patience
         target, tried, last = self._current, 0, None
         while True:
-            req = urllib.request.Request(target + path, data=data, method=method,
-                                         headers={"Content-Type": "application/json", "Accept": "application/json"})
+            headers = {"Content-Type": "application/json", "Accept": "application/json"}
+            if self._token:
+                headers["Authorization"] = "Bearer " + self._token
+            req = urllib.request.Request(target + path, data=data, method=method, headers=headers)
             try:
                 with self._opener.open(req, timeout=self.timeout) as resp:
                     self._current = target

@@ -42,21 +42,26 @@ class ServerTest(unittest.TestCase):
         while True:
             try:
                 urllib.request.urlopen(cls.url + "/healthz", timeout=1).read()
+                with open(os.path.join(cls.dir, "admin.token")) as f:
+                    cls.token = f.read().strip()
                 break
             except OSError:
                 if time.time() > deadline:
                     raise
                 time.sleep(0.05)
+        os.environ["GPUSCHED_TOKEN"] = cls.token  # what a replica finds in its environment
 
     @classmethod
     def tearDownClass(cls):
+        os.environ.pop("GPUSCHED_TOKEN", None)
         cls.proc.terminate()
         cls.proc.wait(10)
         shutil.rmtree(cls.dir, ignore_errors=True)
 
     def submit(self):
         req = urllib.request.Request(self.url + "/v1/jobs", method="POST",
-                                     data=json.dumps({"command": ["train"], "gpus": 1}).encode())
+                                     data=json.dumps({"command": ["train"], "gpus": 1}).encode(),
+                                     headers={"Authorization": "Bearer " + self.token})
         return json.loads(urllib.request.urlopen(req).read())["id"]
 
     def test_five_line_trainer(self):
@@ -115,6 +120,17 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(c.master()["holder"], "")
         with self.assertRaises(gpusched_edl.Error):
             gpusched_edl.Client(dead, job=job, patience=1).master()
+
+    def test_authentication(self):
+        job = self.submit()
+        with self.assertRaises(gpusched_edl.Error) as e:
+            gpusched_edl.Client(self.url, job=job, token="").master()
+        self.assertEqual(e.exception.status, 401)
+        self.assertIn("Authorization: Bearer", e.exception.message)
+        with self.assertRaises(gpusched_edl.Error) as e:
+            gpusched_edl.Client(self.url, job=job, token="gps_bogus").master()
+        self.assertEqual(e.exception.status, 401)
+        self.assertEqual(gpusched_edl.Client(self.url, job=job, token=self.token).master()["holder"], "")
 
     def test_errors(self):
         with self.assertRaises(ValueError):

@@ -3,6 +3,8 @@ package recipe
 import (
 	"strings"
 	"testing"
+
+	"github.com/gpusched/gpusched/core/placer"
 )
 
 func TestNew(t *testing.T) {
@@ -31,5 +33,21 @@ func TestNew(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%v: error %v, want %q", tc.names, err, tc.err)
 		}
+	}
+}
+
+func TestNewWithPlacer(t *testing.T) {
+	e, err := NewWithPlacer(Names{"hlas", "pack", "none"}, DefaultOptions(), placer.Pack{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, pl, sc := e.Names(); p != "hlas" || pl != "pack" || sc != "none" {
+		t.Errorf("names %s %s %s", p, pl, sc)
+	}
+	if _, err := NewWithPlacer(Names{"fifo", "energy", "none"}, DefaultOptions(), placer.Pack{}); err == nil {
+		t.Error("a placer under another name is accepted")
+	}
+	if _, err := NewWithPlacer(Names{"lottery", "pack", "none"}, DefaultOptions(), placer.Pack{}); err == nil {
+		t.Error("an unknown policy is accepted")
 	}
 }

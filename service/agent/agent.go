@@ -29,6 +29,8 @@ type Agent struct {
 	detach chan struct{}
 	// power is the latest power reading (power.go).
 	power powerState
+	// probes are the data endpoints to probe and the results (probe.go).
+	probes *probeState
 }
 
 // timing holds the agent's intervals; tests shorten them.
@@ -80,6 +82,7 @@ func New(cfg Config) (*Agent, error) {
 		kick:   make(chan struct{}, 1),
 		boot:   bootID(),
 		detach: make(chan struct{}),
+		probes: newProbeState(),
 	}
 	return a, nil
 }

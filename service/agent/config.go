@@ -54,6 +54,15 @@ type Config struct {
 	// ones); none: no readings. The agent closes those that are
 	// io.Closers when Run returns.
 	PowerSamplers []PowerSampler
+	// PowerEvery is how often the samplers are read; 0 means
+	// DefaultPowerEvery.
+	PowerEvery time.Duration
+	// ProbeEvery is how often each data endpoint the server names is
+	// probed (with ±20 % jitter; docs/AGENT.md, "RTT probes"); 0 means
+	// DefaultProbeEvery.
+	ProbeEvery time.Duration
+	// ProbeTimeout bounds one probe; 0 means DefaultProbeTimeout.
+	ProbeTimeout time.Duration
 	// Shim is the command, with its first arguments, that runs a replica's
 	// shim (RunShim): the agent appends the shim's arguments. Default: this
 	// program's executable (os.Executable) and "shim", the hidden `gpusched
@@ -143,6 +152,19 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.Retention == 0 {
 		cfg.Retention = DefaultRetention
+	}
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{{"power interval", &cfg.PowerEvery, DefaultPowerEvery}, {"probe interval", &cfg.ProbeEvery, DefaultProbeEvery},
+		{"probe timeout", &cfg.ProbeTimeout, DefaultProbeTimeout}} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+		if *d.v < 10*time.Millisecond {
+			return cfg, fmt.Errorf("%s %s: want at least 10ms", d.name, *d.v)
+		}
 	}
 	return cfg, nil
 }

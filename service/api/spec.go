@@ -74,6 +74,11 @@ type JobSpec struct {
 	// throughput matrix for its model) it gives the job's length to the
 	// forecast (docs/ETA.md).
 	TotalSteps int64 `json:"total_steps,omitempty"`
+	// DataEndpoint is where the job's training data lives, as "host:port"
+	// or an http(s) URL (seed 002): agents measure their round-trip time
+	// to it and the energy placer prefers the nearest nodes
+	// (docs/ENERGY.md, "Measured distance"). Empty: none.
+	DataEndpoint string `json:"data_endpoint,omitempty"`
 }
 
 // Min returns the job's minimum GPU count.
@@ -148,6 +153,11 @@ func (s *JobSpec) Validate() error {
 	}
 	if s.TotalSteps < 0 {
 		return fieldErr("total_steps", "%d: want 0 (unknown) or more", s.TotalSteps)
+	}
+	if s.DataEndpoint != "" {
+		if err := CheckEndpoint(s.DataEndpoint); err != nil {
+			return fieldErr("data_endpoint", "%v", err)
+		}
 	}
 	return nil
 }

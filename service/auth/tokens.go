@@ -26,6 +26,9 @@ const (
 	tokenPrefix = "auth/tokens/"
 	nodePrefix  = "auth/nodes/"
 	secretKey   = "auth/secret"
+	// bootstrapKey is claimed by the server of several that wrote the
+	// bootstrap admin token (its value: that token file's path).
+	bootstrapKey = "auth/bootstrap"
 )
 
 // Errors of Verify, Revoke and CreateNode; test with errors.Is.
@@ -298,25 +301,31 @@ func (t *Tokens) Bootstrap(ctx context.Context, path string) (bool, error) {
 }
 
 // BootstrapShared is Bootstrap for several servers sharing one store
-// (docs/SERVER.md, "Several servers"): the cluster's first server writes
-// the bootstrap admin token to its path; a server that finds one in the
-// store already leaves it alone (so that the first server's file keeps
-// working) and reports false. A token file already at path is kept too.
+// (docs/SERVER.md, "Several servers"): exactly one server of the cluster —
+// the first to claim the store's bootstrap key, in one transaction with the
+// token — writes the bootstrap admin token to its path and reports true;
+// the others leave the token alone, so that the first server's file keeps
+// working. A token file already at path is kept too.
 func (t *Tokens) BootstrapShared(ctx context.Context, path string) (bool, error) {
 	if _, err := os.Stat(path); err == nil {
 		return false, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return false, fmt.Errorf("bootstrap token %s: %w", path, err)
 	}
-	kvs, _, err := t.st.List(ctx, tokenPrefix)
+	r := record{Kind: KindUser, User: "admin", Role: api.RoleAdmin, CreatedBy: "bootstrap", Bootstrap: true}
+	claim := []store.Op{store.IfAbsent(bootstrapKey), store.OpPut(bootstrapKey, []byte(path))}
+	tok, err := t.put(ctx, &r, claim...)
+	if errors.Is(err, store.ErrCompareFailed) {
+		return false, nil // another server of the cluster bootstrapped it
+	}
 	if err != nil {
-		return false, fmt.Errorf("list tokens: %w", err)
+		return false, err
 	}
-	for _, kv := range kvs {
-		var r record
-		if json.Unmarshal(kv.Value, &r) == nil && r.Bootstrap {
-			return false, nil
-		}
+	if err := writeSecret(path, []byte(tok+"\n")); err != nil {
+		_, _ = t.st.Txn(ctx, store.OpDelete(tokenPrefix+r.ID), store.OpDelete(bootstrapKey))
+		return false, fmt.Errorf("bootstrap token %s: %w", path, err)
 	}
-	return t.Bootstrap(ctx, path)
+	return true, nil
 }
 
 // writeSecret writes data to path with mode 0600, atomically and durably.

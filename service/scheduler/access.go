@@ -121,6 +121,14 @@ func (s *Scheduler) HostfileAs(who auth.Identity, id string) (string, error) {
 	return s.Hostfile(id)
 }
 
+// CheckEDL reports whether who may use job id's EDL state (its master
+// lock, task queue and pserver slots, docs/EDL.md): an admin, the job's
+// owner, or the job itself (its token) while it is active. what names the
+// action for the refusal's message.
+func (s *Scheduler) CheckEDL(who auth.Identity, id, what string) error {
+	return s.jobOrOwner(who, id, what)
+}
+
 // CheckLogs reports whether who may read job id's logs (those who may see
 // the job).
 func (s *Scheduler) CheckLogs(who auth.Identity, id string) error {

@@ -128,6 +128,7 @@ func (s *Scheduler) Work(ctx context.Context, name string, after int64, wait tim
 		}
 	}
 	work := n.snapshot()
+	work.Probes = s.probeList(n)
 	s.mu.Unlock()
 	return work, nil
 }
@@ -166,5 +167,8 @@ func (s *Scheduler) Status(name string, st api.Status) (api.Work, error) {
 	}
 	s.setAcked(n, acked)
 	s.recordPower(n, st.Power)
-	return n.snapshot(), nil
+	s.recordProbes(n, st.Probes)
+	w := n.snapshot()
+	w.Probes = s.probeList(n)
+	return w, nil
 }

@@ -28,6 +28,7 @@ func (s *Scheduler) apply(plan engine.Plan, now time.Time) {
 			a.reclaimed[d.Job] = true
 		}
 	}
+	s.notePauses(plan, a.b, now)
 	_ = engine.Apply(plan, a) // the applier's steps never fail: it skips what it cannot do
 	if err := a.b.run("apply plan"); err != nil {
 		for _, mj := range a.started {

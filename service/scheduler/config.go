@@ -79,6 +79,13 @@ type Config struct {
 	// GPUSCHED_TOKEN (docs/SECURITY.md: a job reports its progress and reads
 	// its host list with it).
 	JobToken func(job string) (string, error)
+	// PowerSampleEvery is the shortest time between two stored power
+	// samples of a node at the same load (a sample at a new load is
+	// always stored); 0 means DefaultPowerSampleEvery.
+	PowerSampleEvery time.Duration
+	// Live configures seed 002 on live machines: learned thresholds,
+	// measured distances, idle nodes (docs/ENERGY.md, "Live").
+	Live LiveConfig
 }
 
 // withDefaults returns c with every zero field set to its default and
@@ -107,6 +114,10 @@ func (c Config) withDefaults() (Config, error) {
 		o := *c.Options
 		o.Queues = &q
 		c.Options = &o
+	}
+	c.PowerSampleEvery = orDur(c.PowerSampleEvery, DefaultPowerSampleEvery)
+	if err := c.Live.withDefaults(); err != nil {
+		return c, err
 	}
 	c.HeartbeatInterval = orDur(c.HeartbeatInterval, DefaultHeartbeatInterval)
 	c.HeartbeatTimeout = orDur(c.HeartbeatTimeout, DefaultHeartbeatTimeout)

@@ -44,6 +44,8 @@ func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, erro
 	j := &job{rec: rec, seq: int(seq)}
 	s.mu.Lock()
 	s.addJob(j)
+	s.noteNewJob(j)
+	s.noteModelSubmit(rec.SubmittedAt)
 	if s.state != nil {
 		s.state.Submit(j.mj)
 	}
@@ -61,7 +63,7 @@ func (s *Scheduler) Jobs(states ...api.State) []api.Job {
 	defer s.mu.Unlock()
 	list := make([]*job, 0, len(s.jobs))
 	for _, j := range s.jobs {
-		if len(states) == 0 || slices.Contains(states, j.rec.State) {
+		if len(states) == 0 || slices.Contains(states, s.viewState(j)) {
 			list = append(list, j)
 		}
 	}

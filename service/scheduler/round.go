@@ -31,9 +31,11 @@ func (s *Scheduler) schedule() {
 func (s *Scheduler) round(now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.integrateModel(now) // before the busy counts change
 	if s.dirty {
 		s.rebuild()
 	}
+	s.refreshEnergy()
 	if s.state == nil {
 		s.waitDefault = waitNoNodes
 		return false
@@ -72,6 +74,11 @@ func (s *Scheduler) noteWaits(plan engine.Plan) {
 			}
 		case engine.Paused:
 			j.waitReason = "held back by the placer: " + d.Reason
+		}
+		if ep := j.rec.DataEndpoint; ep != "" && d.Status != engine.Placed {
+			if why := s.unreachableReason(ep); why != "" {
+				j.waitReason = why
+			}
 		}
 	}
 }

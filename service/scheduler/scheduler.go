@@ -17,7 +17,6 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/profile"
 	"github.com/gpusched/gpusched/core/quota"
-	"github.com/gpusched/gpusched/core/recipe"
 	"github.com/gpusched/gpusched/internal/assets"
 	"github.com/gpusched/gpusched/service/store"
 )
@@ -84,6 +83,8 @@ type Scheduler struct {
 	// usageSaved is when its usage was last written.
 	quota      *quota.Policy
 	usageSaved time.Time
+	// live is seed 002 on live machines (live.go).
+	live *liveState
 }
 
 // New builds a scheduler from cfg: it opens the store if cfg.Store is nil,
@@ -95,7 +96,11 @@ func New(cfg Config) (*Scheduler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	eng, err := recipe.New(cfg.Names, *cfg.Options)
+	live, err := newLiveState(cfg.Live)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	eng, err := newEngine(cfg, live)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -108,7 +113,7 @@ func New(cfg Config) (*Scheduler, error) {
 		models: map[string]int{}, kick: make(chan struct{}, 1), stopped: make(chan struct{}),
 		runDone: make(chan struct{}), jobs: map[string]*job{}, active: map[string]*job{}, nodes: map[string]*node{},
 		logs: newLogStore(filepath.Join(cfg.DataDir, "logs")), started: cfg.Clock(), wake: -1,
-		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes, unsaved: map[*job]bool{}}
+		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes, unsaved: map[*job]bool{}, live: live}
 	for i, m := range matrix.Models {
 		s.models[m] = i
 	}
@@ -137,6 +142,18 @@ func New(cfg Config) (*Scheduler, error) {
 		return nil, err
 	}
 	if err := s.loadUsage(context.Background()); err != nil {
+		s.closeStore()
+		return nil, err
+	}
+	if err := s.loadLearned(context.Background()); err != nil {
+		s.closeStore()
+		return nil, err
+	}
+	if err := s.loadEnergy(context.Background()); err != nil {
+		s.closeStore()
+		return nil, err
+	}
+	if err := s.loadModel(context.Background()); err != nil {
 		s.closeStore()
 		return nil, err
 	}
@@ -191,6 +208,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			s.checkLimits()
 			s.tickForecast()
 			s.saveUsage(false)
+			s.tickLive()
 		case <-wake.C:
 		}
 		if ctx.Err() != nil { // select picks among ready cases at random: an ended ctx wins

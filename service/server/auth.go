@@ -143,7 +143,7 @@ func allowed(class routeClass, node string, who auth.Identity, r *http.Request) 
 		case auth.KindUser:
 		case auth.KindJob:
 			if !jobRoute(r.URL.Path, who.Job) {
-				return errors.New("the token of job " + who.Job + " may only report its progress and read its host list")
+				return errors.New("the token of job " + who.Job + " may only report its progress, read its host list and use its EDL state (master, tasks, pservers)")
 			}
 		default:
 			return errors.New(who.String() + " may not use the user API: a user's token is required")
@@ -153,9 +153,23 @@ func allowed(class routeClass, node string, who auth.Identity, r *http.Request) 
 }
 
 // jobRoute reports whether path is one a job's token may use: its own
-// progress or host list, or whoami.
+// progress, host list and EDL state (master, tasks, pservers), or whoami.
 func jobRoute(path, job string) bool {
-	return path == "/v1/jobs/"+job+"/progress" || path == "/v1/jobs/"+job+"/hostfile" || path == "/v1/whoami"
+	if path == "/v1/whoami" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(path, "/v1/jobs/"+job+"/")
+	if !ok {
+		return false
+	}
+	first, _, _ := strings.Cut(rest, "/")
+	switch first {
+	case "progress", "hostfile":
+		return rest == first
+	case "master", "tasks", "pservers":
+		return true
+	}
+	return false
 }
 
 // deny answers 401 or 403 with an api.Error naming what was missing, and

@@ -267,6 +267,40 @@ func TestJobToken(t *testing.T) {
 	wantDenied(t, "job token for another job", code, data, http.StatusForbidden, "may only report its progress")
 	code, data, _ = h.doAs(tok, "GET", "/v1/jobs", nil)
 	wantDenied(t, "job token lists jobs", code, data, http.StatusForbidden, "may only report its progress")
+
+	// The job's token uses its own EDL state, not another job's.
+	h.callAs(tok, "POST", "/v1/jobs/"+job+"/tasks", `{"tasks":["a"]}`, http.StatusCreated, nil)
+	h.callAs(tok, "POST", "/v1/jobs/"+job+"/master", `{"holder":"r0","ttl_s":5}`, http.StatusOK, nil)
+	h.callAs(tok, "GET", "/v1/jobs/"+job+"/pservers", nil, http.StatusOK, nil)
+	code, data, _ = h.doAs(tok, "POST", "/v1/jobs/"+other+"/tasks/lease", `{"holder":"r0"}`)
+	wantDenied(t, "job token leases another job's task", code, data, http.StatusForbidden, "may only report its progress")
+}
+
+// TestEDLAccess: a job's EDL state is its owner's and admins'; another
+// user gets 403, an unknown job 404.
+func TestEDLAccess(t *testing.T) {
+	h := newHarness(t, withAuth)
+	admin := h.adminToken()
+	alice := h.newToken(admin, api.TokenRequest{User: "alice"})
+	bob := h.newToken(admin, api.TokenRequest{User: "bob"})
+	var j api.Job
+	h.callAs(alice.Token, "POST", "/v1/jobs", `{"command":["x"],"gpus":1}`, http.StatusCreated, &j)
+	h.callAs(alice.Token, "POST", "/v1/jobs/"+j.ID+"/tasks", `{"tasks":["a","b"]}`, http.StatusCreated, nil)
+	h.callAs(admin, "GET", "/v1/jobs/"+j.ID+"/tasks", nil, http.StatusOK, nil)
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/tasks", ""},
+		{"POST", "/tasks/lease", `{"holder":"b"}`},
+		{"POST", "/master", `{"holder":"b","ttl_s":5}`},
+		{"POST", "/pservers/claim", `{"holder":"b","desired":1}`},
+	} {
+		var body any
+		if c.body != "" {
+			body = c.body
+		}
+		code, data, _ := h.doAs(bob.Token, c.method, "/v1/jobs/"+j.ID+c.path, body)
+		wantDenied(t, "bob "+c.method+" "+c.path, code, data, http.StatusForbidden, "user bob may not")
+	}
+	h.callAs(alice.Token, "GET", "/v1/jobs/nosuchjob/tasks", nil, http.StatusNotFound, nil)
 }
 
 func jsonInt(v int64) string { b, _ := json.Marshal(v); return string(b) }

@@ -15,16 +15,29 @@ import (
 // edlRoutes lists the EDL endpoints.
 func (s *Server) edlRoutes() []route {
 	return []route{
-		{http.MethodGet, "/v1/jobs/{id}/master", s.handleGetMaster},
-		{http.MethodPost, "/v1/jobs/{id}/master", s.handleMaster},
-		{http.MethodPost, "/v1/jobs/{id}/tasks", s.handleRegisterTasks},
-		{http.MethodGet, "/v1/jobs/{id}/tasks", s.handleTasks},
-		{http.MethodPost, "/v1/jobs/{id}/tasks/lease", s.handleLease},
-		{http.MethodPost, "/v1/jobs/{id}/tasks/{index}/done", s.handleTaskDone},
-		{http.MethodPost, "/v1/jobs/{id}/tasks/{index}/failed", s.handleTaskFailed},
-		{http.MethodGet, "/v1/jobs/{id}/pservers", s.handlePServers},
-		{http.MethodPost, "/v1/jobs/{id}/pservers/claim", s.handleClaimPServer},
-		{http.MethodPost, "/v1/jobs/{id}/pservers/{index}/renew", s.handleRenewPServer},
+		{http.MethodGet, "/v1/jobs/{id}/master", s.edlAccess("read the master of", s.handleGetMaster)},
+		{http.MethodPost, "/v1/jobs/{id}/master", s.edlAccess("take the master lock of", s.handleMaster)},
+		{http.MethodPost, "/v1/jobs/{id}/tasks", s.edlAccess("register the tasks of", s.handleRegisterTasks)},
+		{http.MethodGet, "/v1/jobs/{id}/tasks", s.edlAccess("read the task queue of", s.handleTasks)},
+		{http.MethodPost, "/v1/jobs/{id}/tasks/lease", s.edlAccess("lease a task of", s.handleLease)},
+		{http.MethodPost, "/v1/jobs/{id}/tasks/{index}/done", s.edlAccess("report a task of", s.handleTaskDone)},
+		{http.MethodPost, "/v1/jobs/{id}/tasks/{index}/failed", s.edlAccess("report a task of", s.handleTaskFailed)},
+		{http.MethodGet, "/v1/jobs/{id}/pservers", s.edlAccess("read the pservers of", s.handlePServers)},
+		{http.MethodPost, "/v1/jobs/{id}/pservers/claim", s.edlAccess("claim a pserver slot of", s.handleClaimPServer)},
+		{http.MethodPost, "/v1/jobs/{id}/pservers/{index}/renew", s.edlAccess("renew a pserver slot of", s.handleRenewPServer)},
+	}
+}
+
+// edlAccess runs h when the caller may use the job's EDL state (its owner,
+// an admin, or the job's own token while it runs; scheduler.CheckEDL):
+// 404 for an unknown job, 403 otherwise.
+func (s *Server) edlAccess(what string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := s.sched.CheckEDL(caller(r), r.PathValue("id"), what); err != nil {
+			s.writeErr(w, err)
+			return
+		}
+		h(w, r)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,8 +36,9 @@ type haNode struct {
 }
 
 // startHA starts a server on the etcd cluster c under prefix; the test's
-// cleanup stops it (if stop was not called).
-func startHA(t testing.TB, c *etcdtest.Cluster, prefix string) *haNode {
+// cleanup stops it (if stop was not called). opts may change its
+// configuration.
+func startHA(t testing.TB, c *etcdtest.Cluster, prefix string, opts ...func(*Config)) *haNode {
 	t.Helper()
 	st, err := store.OpenEtcd(store.EtcdOptions{Endpoints: c.Endpoints(), Prefix: prefix})
 	if err != nil {
@@ -50,9 +53,13 @@ func startHA(t testing.TB, c *etcdtest.Cluster, prefix string) *haNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.ha, err = NewHA(Config{Config: scheduler.Config{DataDir: t.TempDir(), Round: 20 * time.Millisecond,
+	cfg := Config{Config: scheduler.Config{DataDir: t.TempDir(), Round: 20 * time.Millisecond,
 		Coalesce: time.Millisecond, HeartbeatTimeout: 3 * time.Second, HeartbeatInterval: 500 * time.Millisecond},
-		PollTimeout: 2 * time.Second}, st, el)
+		PollTimeout: 2 * time.Second}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	n.ha, err = NewHA(cfg, st, el)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,5 +360,72 @@ func benchLeases(b *testing.B, url string) {
 	getJSON(b, url+"/v1/jobs/"+j.ID+"/tasks", &q)
 	if q.DoneTotal != int64(b.N) {
 		b.Errorf("%d tasks done, want %d", q.DoneTotal, b.N)
+	}
+}
+
+// TestHAAuthentication: several servers with authentication on. Exactly
+// one writes the cluster's bootstrap admin token; a follower serves no
+// data (it sends every API request but the public ones to the leader);
+// the leader refuses an anonymous request and serves the admin, and a
+// client with the token and the server list follows the leader.
+func TestHAAuthentication(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	withAuth := func(cfg *Config) {
+		cfg.Auth = &AuthConfig{AdminTokenFile: filepath.Join(cfg.DataDir, "admin.token")}
+	}
+	a, b := startHA(t, c, "/auth/", withAuth), startHA(t, c, "/auth/", withAuth)
+	if a.ha.AdminTokenWritten == b.ha.AdminTokenWritten {
+		t.Fatalf("bootstrap tokens written: %v and %v, want exactly one", a.ha.AdminTokenWritten, b.ha.AdminTokenWritten)
+	}
+	writer := a
+	if b.ha.AdminTokenWritten {
+		writer = b
+	}
+	tok, err := os.ReadFile(filepath.Join(writer.ha.cfg.DataDir, "admin.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := strings.TrimSpace(string(tok))
+	lead := waitLeader(t, a, b)
+	follower := a
+	if lead == a {
+		follower = b
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(url, token string) int {
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, tc := range []struct {
+		url, token string
+		want       int
+	}{
+		{follower.url + "/v1/jobs", admin, http.StatusTemporaryRedirect},
+		{follower.url + "/v1/nodes", "", http.StatusTemporaryRedirect},
+		{follower.url + "/healthz", "", http.StatusOK},
+		{lead.url + "/v1/jobs", "", http.StatusUnauthorized},
+		{lead.url + "/v1/jobs", admin, http.StatusOK},
+	} {
+		if got := get(tc.url, tc.token); got != tc.want {
+			t.Errorf("GET %s (token %v): %d, want %d", tc.url, tc.token != "", got, tc.want)
+		}
+	}
+	cl, err := client.NewWithOptions(follower.url+","+lead.url, client.Options{Token: admin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Submit(t.Context(), api.JobSpec{Name: "authed", Command: []string{"x"}, GPUs: 1}); err != nil {
+		t.Fatalf("submit with the admin token through the follower: %v", err)
 	}
 }

@@ -57,6 +57,11 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/v1/eta/accuracy", s.handleAccuracy},
 		{http.MethodGet, "/v1/jobs/{id}/series", s.handleSeries},
 		{http.MethodGet, "/v1/cluster", s.handleCluster},
+		// Seed 002 on live machines (energy.go).
+		{http.MethodGet, "/v1/calibration", s.handleCalibration},
+		{http.MethodPost, "/v1/calibration", s.handleRecalibrate},
+		{http.MethodGet, "/v1/energy", s.handleEnergy},
+		{http.MethodGet, "/v1/energy/replay", s.handleEnergyReplay},
 	}, s.edlRoutes()...)
 }
 
