@@ -24,7 +24,9 @@ import (
 // under a new epoch, the restarted pserver reclaims a free index and finds
 // the checkpoint path of its predecessor, the killed trainers' tasks are
 // leased again after their TTL, and in the end every task is done exactly
-// once.
+// once. The server authenticates (the default): the trainers use the
+// token gpusched gives each replica ($GPUSCHED_TOKEN, a job token), which
+// the audit log shows.
 func TestEDL(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed (Debian python3)")
@@ -36,12 +38,16 @@ func TestEDL(t *testing.T) {
 	t.Setenv("EDL_CLIENT", client)
 	addr := freeAddr(t)
 	url := "http://" + addr
-	start(t, "server", "server", "--listen", addr, "--data", filepath.Join(data, "server"), "--auth=false")
+	start(t, "server", "server", "--listen", addr, "--data", filepath.Join(data, "server"))
 	waitHealthy(t, url)
+	admin := readToken(t, filepath.Join(data, "server", "admin.token"))
+	join := strings.TrimSpace(mustSecure(t, url, admin, "", "token", "create", "--join"))
 	for i := range 4 {
 		n := fmt.Sprintf("n%d", i)
-		start(t, "agent "+n, "agent", "--server", url, "--name", n, "--gpus", "v100=1", "--data", filepath.Join(data, n))
+		start(t, "agent "+n, "agent", "--server", url, "--name", n, "--gpus", "v100=1", "--data", filepath.Join(data, n),
+			"--join-token", join)
 	}
+	t.Setenv("GPUSCHED_TOKEN", admin) // the CLI's; the agents, started before, do not have it
 	id := submit(t, url, "edl", 4, "for i in 1 2 3 4 5; do python3 "+trainer+" && exit 0; done; exit 1")
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -53,15 +59,15 @@ func TestEDL(t *testing.T) {
 
 	var q api.TaskQueue
 	eventually(t, 60*time.Second, "200 tasks done", func() bool {
-		return getJSON(url+"/v1/jobs/"+id+"/tasks", &q) == nil && q.DoneTotal >= 200
+		return getJSONAs(url+"/v1/jobs/"+id+"/tasks", admin, &q) == nil && q.DoneTotal >= 200
 	})
 	var m api.Master
-	if err := getJSON(url+"/v1/jobs/"+id+"/master", &m); err != nil || m.Holder == "" {
+	if err := getJSONAs(url+"/v1/jobs/"+id+"/master", admin, &m); err != nil || m.Holder == "" {
 		t.Fatalf("master: %+v %v", m, err)
 	}
 	var ps api.PServerList
 	eventually(t, 10*time.Second, "2 pservers", func() bool {
-		return getJSON(url+"/v1/jobs/"+id+"/pservers", &ps) == nil && ps.Live == 2
+		return getJSONAs(url+"/v1/jobs/"+id+"/pservers", admin, &ps) == nil && ps.Live == 2
 	})
 	victim := ""
 	for _, p := range ps.PServers {
@@ -74,11 +80,24 @@ func TestEDL(t *testing.T) {
 	killHolding(t, edl, victim)
 	eventually(t, 20*time.Second, "the master role moves", func() bool {
 		var now api.Master
-		return getJSON(url+"/v1/jobs/"+id+"/master", &now) == nil && now.Holder != "" && now.Holder != m.Holder && now.Epoch > m.Epoch
+		return getJSONAs(url+"/v1/jobs/"+id+"/master", admin, &now) == nil && now.Holder != "" && now.Holder != m.Holder && now.Epoch > m.Epoch
 	})
 	waitState(t, url, id, 90*time.Second, api.Succeeded)
-	if err := getJSON(url+"/v1/jobs/"+id+"/tasks", &q); err != nil || q.DoneTotal != 1000 || q.Failed != 0 || !q.Finished {
+	if err := getJSONAs(url+"/v1/jobs/"+id+"/tasks", admin, &q); err != nil || q.DoneTotal != 1000 || q.Failed != 0 || !q.Finished {
 		t.Fatalf("queue at the end: %+v %v", q, err)
+	}
+	var audit api.AuditList
+	if err := getJSONAs(url+"/v1/audit?limit=10000", admin, &audit); err != nil {
+		t.Fatal(err)
+	}
+	byJob := 0
+	for _, e := range audit.Entries {
+		if e.Who == "job "+id && strings.HasPrefix(e.Action, "POST /v1/jobs/"+id+"/tasks/lease") {
+			byJob++
+		}
+	}
+	if byJob == 0 {
+		t.Errorf("no task lease in the audit log was made with the job's token")
 	}
 	checkEDLLogs(t, edl, m.Holder, victim)
 }
@@ -187,4 +206,17 @@ func checkEDLLogs(t *testing.T, dir, master, pserver string) {
 	if reclaimed == "" {
 		t.Error("no restarted pserver found its predecessor's checkpoint path")
 	}
+}
+
+// readToken waits for a token file the server writes (admin.token) and
+// returns its token.
+func readToken(t testing.TB, path string) string {
+	t.Helper()
+	var tok string
+	eventually(t, 20*time.Second, "the token in "+path, func() bool {
+		data, err := os.ReadFile(path)
+		tok = strings.TrimSpace(string(data))
+		return err == nil && tok != ""
+	})
+	return tok
 }

@@ -87,9 +87,19 @@ func (c *haCluster) waitLeader(skip int, timeout time.Duration) int {
 }
 
 // getJSON GETs url into out with a short timeout.
-func getJSON(url string, out any) error {
+func getJSON(url string, out any) error { return getJSONAs(url, "", out) }
+
+// getJSONAs is getJSON with a bearer token ("" for none).
+func getJSONAs(url, token string, out any) error {
 	hc := &http.Client{Timeout: 2 * time.Second}
-	resp, err := hc.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return err
 	}
