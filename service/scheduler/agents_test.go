@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpusched/gpusched/internal/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 )
 
@@ -63,7 +64,7 @@ func TestAgentRunsJobs(t *testing.T) {
 	if w := a.status(runningStatus(r)); len(w.Replicas) != 1 || len(w.Acked) != 0 {
 		t.Errorf("status while running: %+v", w)
 	}
-	w = a.status(exited(r, 0))
+	w = a.status(agenttest.Exited(r, 0))
 	if len(w.Acked) != 1 || w.Acked[0] != r.ID || len(w.Replicas) != 0 {
 		t.Fatalf("status after the exit: %+v", w)
 	}
@@ -72,7 +73,7 @@ func TestAgentRunsJobs(t *testing.T) {
 		t.Errorf("succeeded job: %+v", done)
 	}
 	// A second report of the same exit is acknowledged and changes nothing.
-	if w := a.status(exited(r, 1)); len(w.Acked) != 1 {
+	if w := a.status(agenttest.Exited(r, 1)); len(w.Acked) != 1 {
 		t.Errorf("repeated exit not acknowledged: %+v", w)
 	}
 	if again := h.job(j.ID); again.State != api.Succeeded || len(again.Events) != len(done.Events) {
@@ -80,7 +81,7 @@ func TestAgentRunsJobs(t *testing.T) {
 	}
 }
 
-func runningStatus(r api.Replica) api.ReplicaStatus { return running(r) }
+func runningStatus(r api.Replica) api.ReplicaStatus { return agenttest.Running(r) }
 
 func checkReplica(t *testing.T, r api.Replica, id string, env map[string]string) {
 	t.Helper()
@@ -102,8 +103,8 @@ func TestJobFailsWithExitCode(t *testing.T) {
 	a := h.agent("n1", "v100", 2)
 	a.register()
 	j := h.submit(`{"command":["false"],"gpus":1}`)
-	w := a.waitWork("with "+j.ID, hasReplica(j.ID))
-	w = a.status(exited(*findReplica(w, j.ID), 3))
+	w := a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID))
+	w = a.status(agenttest.Exited(*agenttest.FindReplica(w, j.ID), 3))
 	if len(w.Acked) != 1 {
 		t.Fatalf("exit not acknowledged: %+v", w)
 	}
@@ -113,8 +114,8 @@ func TestJobFailsWithExitCode(t *testing.T) {
 	}
 	// A replica that cannot start fails the job with its error.
 	j2 := h.submit(`{"command":["/nonexistent"],"gpus":1}`)
-	w = a.waitWork("with "+j2.ID, hasReplica(j2.ID))
-	st := exited(*findReplica(w, j2.ID), -1)
+	w = a.waitWork("with "+j2.ID, agenttest.HasReplica(j2.ID))
+	st := agenttest.Exited(*agenttest.FindReplica(w, j2.ID), -1)
 	st.Error = "exec: no such file"
 	a.status(st)
 	f2 := h.waitState(j2.ID, api.Failed)
@@ -129,9 +130,9 @@ func TestMultiNodeJob(t *testing.T) {
 	a.register()
 	b.register()
 	j := h.submit(`{"command":["torchrun","train.py"],"gpus":4}`)
-	wa := a.waitWork("with "+j.ID, hasReplica(j.ID))
-	wb := b.waitWork("with "+j.ID, hasReplica(j.ID))
-	ra, rb := *findReplica(wa, j.ID), *findReplica(wb, j.ID)
+	wa := a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID))
+	wb := b.waitWork("with "+j.ID, agenttest.HasReplica(j.ID))
+	ra, rb := *agenttest.FindReplica(wa, j.ID), *agenttest.FindReplica(wb, j.ID)
 	master := ra
 	if ra.Env["NODE_RANK"] != "0" {
 		master = rb
@@ -150,12 +151,12 @@ func TestMultiNodeJob(t *testing.T) {
 	if rb.ID == master.ID {
 		other, failing, otherAgent, failingAgent = rb, ra, b, a
 	}
-	failingAgent.status(exited(failing, 7))
-	otherAgent.waitWork("without "+j.ID, noReplica(j.ID))
+	failingAgent.status(agenttest.Exited(failing, 7))
+	otherAgent.waitWork("without "+j.ID, agenttest.NoReplica(j.ID))
 	if mid := h.job(j.ID); mid.State != api.Running || !strings.Contains(mid.Reason, "code 7") {
 		t.Fatalf("job while its other replica stops: %+v", mid)
 	}
-	st := exited(other, 143)
+	st := agenttest.Exited(other, 143)
 	st.Signal = "SIGTERM"
 	otherAgent.status(st)
 	f := h.waitState(j.ID, api.Failed)
@@ -169,13 +170,13 @@ func TestCancelRunningJob(t *testing.T) {
 	a := h.agent("n1", "v100", 2)
 	a.register()
 	j := h.submit(`{"command":["sleep","1000"],"gpus":2}`)
-	r := *findReplica(a.waitWork("with "+j.ID, hasReplica(j.ID)), j.ID)
-	a.status(running(r))
+	r := *agenttest.FindReplica(a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID)), j.ID)
+	a.status(agenttest.Running(r))
 	c := h.cancel(j.ID)
 	if c.State != api.Running || !strings.Contains(c.Reason, "cancel") {
 		t.Fatalf("cancel of a running job: %+v", c)
 	}
-	a.waitWork("without "+j.ID, noReplica(j.ID))
+	a.waitWork("without "+j.ID, agenttest.NoReplica(j.ID))
 	// The GPUs stay held until the replica is gone.
 	j2 := h.submit(`{"command":["true"],"gpus":1}`)
 	time.Sleep(100 * time.Millisecond)
@@ -183,11 +184,11 @@ func TestCancelRunningJob(t *testing.T) {
 		t.Fatalf("a job started on GPUs still held by a cancelled replica: %+v", q)
 	}
 	h.cancel(j.ID)
-	a.status(running(r)) // still stopping
+	a.status(agenttest.Running(r)) // still stopping
 	if q := h.job(j.ID); q.State != api.Running {
 		t.Fatalf("job cancelled while its replica still runs: %+v", q)
 	}
-	st := exited(r, -1)
+	st := agenttest.Exited(r, -1)
 	st.Signal = "SIGTERM"
 	a.status(st)
 	if c := h.waitState(j.ID, api.Cancelled); c.FinishedAt == nil || c.Reason != "cancelled by the user" {
@@ -201,11 +202,11 @@ func TestCancelBeforeTheReplicaStarted(t *testing.T) {
 	a := h.agent("n1", "v100", 1)
 	a.register()
 	j := h.submit(`{"command":["sleep","1000"],"gpus":1}`)
-	a.waitWork("with "+j.ID, hasReplica(j.ID))
+	a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID))
 	h.cancel(j.ID)
 	// The agent applies the work without the replica and never ran it: a
 	// report of that version that does not list it ends the job.
-	a.waitWork("without "+j.ID, noReplica(j.ID))
+	a.waitWork("without "+j.ID, agenttest.NoReplica(j.ID))
 	a.status()
 	h.waitState(j.ID, api.Cancelled)
 }
@@ -277,7 +278,7 @@ func TestNodeLost(t *testing.T) {
 	a := h.agent("n1", "v100", 2)
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":2}`)
-	a.waitWork("with "+j.ID, hasReplica(j.ID))
+	a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID))
 	p := h.waitState(j.ID, api.Preempted)
 	if !strings.Contains(p.Reason, "node n1 lost") || p.ExitCode != nil || p.FinishedAt != nil {
 		t.Errorf("job of the lost node: %+v", p)
@@ -289,9 +290,9 @@ func TestNodeLost(t *testing.T) {
 	wantKind(t, "status of a down node", err, ErrNotRegistered)
 	// It registers again, still running the replica of the first attempt:
 	// that replica is not in its work, so the agent stops it.
-	a.register(running(api.Replica{ID: "j1.1.0", Job: j.ID}))
+	a.register(agenttest.Running(api.Replica{ID: "j1.1.0", Job: j.ID}))
 	w := a.waitWork("attempt 2", func(w api.Work) bool {
-		r := findReplica(w, j.ID)
+		r := agenttest.FindReplica(w, j.ID)
 		return r != nil && r.ID == "j1.2.0"
 	})
 	if len(w.Replicas) != 1 || w.Replicas[0].Env["GPUSCHED_RESTART_COUNT"] != "1" {

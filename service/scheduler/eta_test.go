@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpusched/gpusched/internal/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/forecast"
 )
@@ -89,11 +90,13 @@ func TestETAScenario(t *testing.T) {
 	jb := h.submit(`{"command":["x"],"gpus":1,"time_limit_s":100}`)
 	jc := h.submit(`{"command":["x"],"gpus":1,"time_limit_s":30}`)
 	jd := h.submit(`{"command":["x"],"gpus":2,"time_limit_s":10}`)
-	w := a.waitWork("A and B", func(w api.Work) bool { return findReplica(w, ja.ID) != nil && findReplica(w, jb.ID) != nil })
-	ra := *findReplica(w, ja.ID)
-	a.status(running(ra), running(*findReplica(w, jb.ID)))
+	w := a.waitWork("A and B", func(w api.Work) bool {
+		return agenttest.FindReplica(w, ja.ID) != nil && agenttest.FindReplica(w, jb.ID) != nil
+	})
+	ra := *agenttest.FindReplica(w, ja.ID)
+	a.status(agenttest.Running(ra), agenttest.Running(*agenttest.FindReplica(w, jb.ID)))
 	clk.add(10 * time.Second)
-	a.status(running(ra), running(*findReplica(w, jb.ID)))
+	a.status(agenttest.Running(ra), agenttest.Running(*agenttest.FindReplica(w, jb.ID)))
 	h.waitRound()
 	want := map[string][2]time.Duration{ja.ID: {0, 60}, jb.ID: {0, 100}, jc.ID: {60, 90}, jd.ID: {100, 110}}
 	for id, w := range want {
@@ -112,7 +115,7 @@ func TestETAScenario(t *testing.T) {
 		t.Errorf("C's range %s–%s–%s is no range", at(c.StartP10), at(c.StartP50), at(c.StartP90))
 	}
 	clk.add(10 * time.Second)
-	a.status(exited(ra, 0), running(*findReplica(w, jb.ID)))
+	a.status(agenttest.Exited(ra, 0), agenttest.Running(*agenttest.FindReplica(w, jb.ID)))
 	h.waitState(ja.ID, api.Succeeded)
 	h.waitState(jc.ID, api.Running)
 	acc := h.s.ETAAccuracy()
@@ -144,8 +147,8 @@ func TestETAMeasuredSpeed(t *testing.T) {
 	a := h.agent("n1", "v100", 1)
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":1,"total_steps":100}`)
-	r := *findReplica(a.waitWork("the job", hasReplica(j.ID)), j.ID)
-	a.status(running(r))
+	r := *agenttest.FindReplica(a.waitWork("the job", agenttest.HasReplica(j.ID)), j.ID)
+	a.status(agenttest.Running(r))
 	if _, err := h.s.Progress(j.ID, api.Progress{Steps: 10}); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +159,7 @@ func TestETAMeasuredSpeed(t *testing.T) {
 	if _, err := h.s.Progress(j.ID, api.Progress{Steps: 30}); err != nil {
 		t.Fatal(err)
 	}
-	a.status(running(r))
+	a.status(agenttest.Running(r))
 	h.waitRound()
 	// 4 steps/s, 70 steps left: 17.5 s from 10:00:05.
 	e := h.eta(j.ID)
@@ -176,17 +179,17 @@ func TestTimeLimit(t *testing.T) {
 	a := h.agent("n1", "v100", 1)
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":1,"time_limit_s":30}`)
-	r := *findReplica(a.waitWork("the job", hasReplica(j.ID)), j.ID)
-	a.status(running(r))
+	r := *agenttest.FindReplica(a.waitWork("the job", agenttest.HasReplica(j.ID)), j.ID)
+	a.status(agenttest.Running(r))
 	clk.add(29 * time.Second)
-	a.status(running(r))
+	a.status(agenttest.Running(r))
 	h.waitRound()
 	if got := h.job(j.ID); got.State != api.Running || strings.Contains(got.Reason, "time limit") {
 		t.Fatalf("before its limit: %s %q", got.State, got.Reason)
 	}
 	clk.add(time.Second)
-	a.waitWork("without the job", noReplica(j.ID))
-	a.status(exited(r, 143))
+	a.waitWork("without the job", agenttest.NoReplica(j.ID))
+	a.status(agenttest.Exited(r, 143))
 	got := h.waitState(j.ID, api.Failed)
 	if !strings.Contains(got.Reason, "time limit of 30s reached") || got.ExitCode == nil || *got.ExitCode != -1 {
 		t.Errorf("failed job: reason %q, exit code %v", got.Reason, got.ExitCode)

@@ -243,30 +243,3 @@ func wantKind(t testing.TB, what string, err, kind error) {
 		t.Errorf("%s: error %v, want %v", what, err, kind)
 	}
 }
-
-func running(r api.Replica) api.ReplicaStatus {
-	return api.ReplicaStatus{ID: r.ID, Job: r.Job, Phase: api.ReplicaRunning, PID: 42, StartedAt: time.Now()}
-}
-
-func exited(r api.Replica, code int) api.ReplicaStatus {
-	now := time.Now()
-	return api.ReplicaStatus{ID: r.ID, Job: r.Job, Phase: api.ReplicaExited, ExitCode: code, StartedAt: now, FinishedAt: &now}
-}
-
-// hasReplica returns a predicate: the work holds a replica of job.
-func hasReplica(job string) func(api.Work) bool {
-	return func(w api.Work) bool { return findReplica(w, job) != nil }
-}
-
-func noReplica(job string) func(api.Work) bool {
-	return func(w api.Work) bool { return findReplica(w, job) == nil }
-}
-
-func findReplica(w api.Work, job string) *api.Replica {
-	for i := range w.Replicas {
-		if w.Replicas[i].Job == job {
-			return &w.Replicas[i]
-		}
-	}
-	return nil
-}

@@ -12,6 +12,7 @@ import (
 	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/core/calibrate"
 	"github.com/gpusched/gpusched/core/power"
+	"github.com/gpusched/gpusched/internal/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 )
 
@@ -52,7 +53,7 @@ func TestLearnThresholds(t *testing.T) {
 	a := h.agent("n1", "v100", 20)
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":20}`)
-	x := *findReplica(a.waitWork("the job", hasReplica(j.ID)), j.ID)
+	x := *agenttest.FindReplica(a.waitWork("the job", agenttest.HasReplica(j.ID)), j.ID)
 	def := classEntry(t, h.s.Calibration(), "v100x20", "default")
 	if def.Source != api.ThresholdsCatalog {
 		t.Fatalf("before any sample: %+v", def)
@@ -61,7 +62,7 @@ func TestLearnThresholds(t *testing.T) {
 	var rows []calibrate.Sample
 	for k := 20; k >= 1; k-- {
 		load := float64(k) / 20
-		a.statusPower(reading(t0.Add(time.Duration(20-k)*time.Second), load, rampWatts(load)), running(x))
+		a.statusPower(reading(t0.Add(time.Duration(20-k)*time.Second), load, rampWatts(load)), agenttest.Running(x))
 		rows = append(rows, calibrate.Sample{Load: math.Round(load*1e4) / 1e4, PowerW: rampWatts(load), Throughput: load * 20})
 		if k > 1 {
 			if e := classEntry(t, h.s.Calibration(), "v100x20", "default"); e.Source != api.ThresholdsCatalog {
@@ -103,8 +104,8 @@ func TestRecalibrateErrors(t *testing.T) {
 	a := h.agent("n1", "v100", 4)
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":4}`)
-	x := *findReplica(a.waitWork("the job", hasReplica(j.ID)), j.ID)
-	a.statusPower(reading(time.Now().Add(-time.Minute), 1, 1500), running(x))
+	x := *agenttest.FindReplica(a.waitWork("the job", agenttest.HasReplica(j.ID)), j.ID)
+	a.statusPower(reading(time.Now().Add(-time.Minute), 1, 1500), agenttest.Running(x))
 	e := classEntry(t, h.s.Recalibrate(), "v100x4", "default")
 	if e.Source != api.ThresholdsCatalog || !strings.Contains(e.Error, "too few samples") || e.Rows != 1 {
 		t.Errorf("recalibrated with one row: %+v", e)
@@ -171,9 +172,9 @@ func TestPausedJob(t *testing.T) {
 	if !slices.Contains(gather(t, h.s), `gpusched_jobs{state="paused"} 1`) {
 		t.Error("the jobs gauge has no paused job")
 	}
-	w := a.waitWork("the running jobs", hasReplica(ids[0]))
+	w := a.waitWork("the running jobs", agenttest.HasReplica(ids[0]))
 	h.cancel(ids[0])
-	a.status(exited(*findReplica(w, ids[0]), 143))
+	a.status(agenttest.Exited(*agenttest.FindReplica(w, ids[0]), 143))
 	h.waitState(paused, api.Running)
 }
 
@@ -235,7 +236,7 @@ func TestModelledEnergy(t *testing.T) {
 	a := h.agent("n1", "v100", 4)
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":1}`)
-	a.waitWork("the job", hasReplica(j.ID))
+	a.waitWork("the job", agenttest.HasReplica(j.ID))
 	h.s.tickLive() // the node's account opens
 	clock.add(3 * time.Minute)
 	h.s.tickLive()
@@ -296,7 +297,7 @@ func TestSuspendIdle(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	j := h.submit(`{"command":["x"],"gpus":1}`)
-	a.waitWork("the job", hasReplica(j.ID))
+	a.waitWork("the job", agenttest.HasReplica(j.ID))
 	h.s.tickLive()
 	if e := h.node("n1").Energy; e.PowerDownCandidate || e.IdleSince != nil {
 		t.Errorf("busy node: %+v", e)
@@ -313,12 +314,12 @@ func TestEnergyReplay(t *testing.T) {
 		t.Error("a replay without jobs")
 	}
 	j := h.submit(`{"command":["x"],"gpus":2,"user":"ann"}`)
-	x := *findReplica(a.waitWork("the job", hasReplica(j.ID)), j.ID)
-	a.statusPower(reading(time.Now().Add(-2*time.Second), 0.5, 900), running(x))
+	x := *agenttest.FindReplica(a.waitWork("the job", agenttest.HasReplica(j.ID)), j.ID)
+	a.statusPower(reading(time.Now().Add(-2*time.Second), 0.5, 900), agenttest.Running(x))
 	time.Sleep(50 * time.Millisecond)
-	a.statusPower(reading(time.Now(), 0.5, 900), running(x))
+	a.statusPower(reading(time.Now(), 0.5, 900), agenttest.Running(x))
 	h.cancel(j.ID)
-	a.status(exited(x, 143))
+	a.status(agenttest.Exited(x, 143))
 	h.waitState(j.ID, api.Cancelled)
 	rec, _ := h.stored(j.ID)
 	if rec.Ran.GPUs != 2 || rec.Ran.Type != "v100" || rec.Ran.Seconds <= 0 {

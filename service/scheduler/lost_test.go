@@ -5,13 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpusched/gpusched/internal/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 )
 
 // lostStatus is how an agent reports a replica whose exit status is
 // unknown (its shim died).
 func lostStatus(r api.Replica) api.ReplicaStatus {
-	st := exited(r, -1)
+	st := agenttest.Exited(r, -1)
 	st.Lost, st.Error = true, "lost: its shim is gone and recorded no exit status"
 	return st
 }
@@ -25,18 +26,18 @@ func TestReplicaLostRequeued(t *testing.T) {
 	a := h.agent("n1", "v100", 2)
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":2}`)
-	r := *findReplica(a.waitWork("with "+j.ID, hasReplica(j.ID)), j.ID)
-	rs := running(r)
+	r := *agenttest.FindReplica(a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID)), j.ID)
+	rs := agenttest.Running(r)
 	rs.Progress = &api.ReplicaProgress{Steps: 30, CheckpointSteps: 20, CheckpointAt: ptr(time.Now())}
 	a.status(rs)
 	if w := a.status(lostStatus(r)); !strings.Contains(strings.Join(w.Acked, ","), r.ID) {
 		t.Errorf("the lost replica is not acknowledged: %+v", w)
 	}
 	w := a.waitWork("attempt 2", func(w api.Work) bool {
-		x := findReplica(w, j.ID)
+		x := agenttest.FindReplica(w, j.ID)
 		return x != nil && x.ID == j.ID+".2.0"
 	})
-	x := findReplica(w, j.ID)
+	x := agenttest.FindReplica(w, j.ID)
 	if x.Env["GPUSCHED_RESTART_COUNT"] != "1" || x.Env["GPUSCHED_CHECKPOINT_STEPS"] != "20" {
 		t.Errorf("attempt 2 env: %v", x.Env)
 	}
@@ -65,8 +66,8 @@ func TestReplicaLostElasticShrinks(t *testing.T) {
 	a.register()
 	b.register()
 	j := h.submit(`{"command":["x"],"gpus":4,"min_gpus":2,"max_gpus":4}`)
-	a.waitWork("with "+j.ID, hasReplica(j.ID))
-	r2 := *findReplica(b.waitWork("with "+j.ID, hasReplica(j.ID)), j.ID)
+	a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID))
+	r2 := *agenttest.FindReplica(b.waitWork("with "+j.ID, agenttest.HasReplica(j.ID)), j.ID)
 	b.status(lostStatus(r2))
 	got := h.waitJob(j.ID, "resized", func(j api.Job) bool { return j.Generation == 2 })
 	if got.State != api.Running || strings.Join(got.Alloc, ",") != "n1/0,n1/1" || got.Attempt != 1 {

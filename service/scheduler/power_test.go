@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpusched/gpusched/internal/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 )
 
@@ -33,9 +34,11 @@ func TestPowerReadings(t *testing.T) {
 	a.register()
 	j1 := h.submit(`{"command":["x"],"gpus":1}`)
 	j2 := h.submit(`{"command":["x"],"gpus":2}`)
-	w := a.waitWork("both jobs", func(w api.Work) bool { return findReplica(w, j1.ID) != nil && findReplica(w, j2.ID) != nil })
-	x1, x2 := *findReplica(w, j1.ID), *findReplica(w, j2.ID)
-	reps := []api.ReplicaStatus{running(x1), running(x2)}
+	w := a.waitWork("both jobs", func(w api.Work) bool {
+		return agenttest.FindReplica(w, j1.ID) != nil && agenttest.FindReplica(w, j2.ID) != nil
+	})
+	x1, x2 := *agenttest.FindReplica(w, j1.ID), *agenttest.FindReplica(w, j2.ID)
+	reps := []api.ReplicaStatus{agenttest.Running(x1), agenttest.Running(x2)}
 	report := func(r *api.PowerReading) {
 		t.Helper()
 		a.statusPower(r, reps...)

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpusched/gpusched/internal/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 )
 
@@ -16,8 +17,10 @@ func TestOnlineProfiles(t *testing.T) {
 	a.register()
 	j1 := h.submit(`{"command":["x"],"gpus":2,"model":"A0-learned"}`)
 	j2 := h.submit(`{"command":["x"],"gpus":2,"model":"CycleGAN"}`)
-	w := a.waitWork("both jobs", func(w api.Work) bool { return findReplica(w, j1.ID) != nil && findReplica(w, j2.ID) != nil })
-	r1, r2 := running(*findReplica(w, j1.ID)), running(*findReplica(w, j2.ID))
+	w := a.waitWork("both jobs", func(w api.Work) bool {
+		return agenttest.FindReplica(w, j1.ID) != nil && agenttest.FindReplica(w, j2.ID) != nil
+	})
+	r1, r2 := agenttest.Running(*agenttest.FindReplica(w, j1.ID)), agenttest.Running(*agenttest.FindReplica(w, j2.ID))
 	s := h.s
 	s.mu.Lock()
 	oldCycle := s.active[j2.ID].mj.Model
@@ -82,7 +85,9 @@ func TestOnlineProfileSamples(t *testing.T) {
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":2,"model":"CycleGAN"}`)
 	plain := h.submit(`{"command":["x"],"gpus":1}`)
-	a.waitWork("both jobs", func(w api.Work) bool { return findReplica(w, j.ID) != nil && findReplica(w, plain.ID) != nil })
+	a.waitWork("both jobs", func(w api.Work) bool {
+		return agenttest.FindReplica(w, j.ID) != nil && agenttest.FindReplica(w, plain.ID) != nil
+	})
 	s := h.s
 	s.mu.Lock()
 	defer s.mu.Unlock()

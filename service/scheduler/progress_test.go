@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpusched/gpusched/core/engine"
 	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/internal/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 )
 
@@ -20,7 +21,7 @@ func TestProgress(t *testing.T) {
 	a := h.agent("n1", "v100", 2)
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":2}`)
-	r := *findReplica(a.waitWork("with "+j.ID, hasReplica(j.ID)), j.ID)
+	r := *agenttest.FindReplica(a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID)), j.ID)
 	_, err := h.s.Progress("j99", api.Progress{Steps: 1})
 	wantKind(t, "progress of an unknown job", err, ErrNotFound)
 	got, err := h.s.Progress(j.ID, api.Progress{Steps: 40, Checkpoint: true})
@@ -50,7 +51,7 @@ func TestProgress(t *testing.T) {
 	if rec, _ := h.stored(j.ID); rec.Steps != 55 || rec.CheckpointSteps != 40 {
 		t.Errorf("after the flush the store has steps %d, checkpoint %d", rec.Steps, rec.CheckpointSteps)
 	}
-	a.status(exited(r, 0))
+	a.status(agenttest.Exited(r, 0))
 	h.waitState(j.ID, api.Succeeded)
 	_, err = h.s.Progress(j.ID, api.Progress{Steps: 60})
 	wantKind(t, "progress of an ended job", err, ErrConflict)
@@ -63,12 +64,12 @@ func TestProgressFromAgentAndResume(t *testing.T) {
 	a := h.agent("n1", "v100", 2)
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":2}`)
-	r := *findReplica(a.waitWork("with "+j.ID, hasReplica(j.ID)), j.ID)
+	r := *agenttest.FindReplica(a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID)), j.ID)
 	if r.Env["GPUSCHED_CHECKPOINT_STEPS"] != "0" {
 		t.Errorf("first attempt: GPUSCHED_CHECKPOINT_STEPS=%q, want 0", r.Env["GPUSCHED_CHECKPOINT_STEPS"])
 	}
 	t0 := time.Now().Add(-time.Second)
-	rs := running(r)
+	rs := agenttest.Running(r)
 	rs.Progress = &api.ReplicaProgress{Steps: 12, At: t0, CheckpointSteps: 10, CheckpointAt: &t0}
 	a.status(rs)
 	got := h.job(j.ID)
@@ -91,16 +92,16 @@ func TestProgressFromAgentAndResume(t *testing.T) {
 	s.mu.Lock()
 	s.apply(engine.Plan{Migrate: []engine.Assignment{{Job: s.active[j.ID].mj}}, Wake: -1}, s.now())
 	s.mu.Unlock()
-	a.waitWork("without "+j.ID, noReplica(j.ID))
+	a.waitWork("without "+j.ID, agenttest.NoReplica(j.ID))
 	if got := h.job(j.ID); !strings.Contains(got.Reason, "moved") {
 		t.Errorf("job being moved: %+v", got)
 	}
-	a.status(exited(r, 0))
+	a.status(agenttest.Exited(r, 0))
 	w := a.waitWork("attempt 2", func(w api.Work) bool {
-		x := findReplica(w, j.ID)
+		x := agenttest.FindReplica(w, j.ID)
 		return x != nil && x.ID == "j1.2.0"
 	})
-	if x := findReplica(w, j.ID); x.Env["GPUSCHED_CHECKPOINT_STEPS"] != "20" || x.Env["GPUSCHED_RESTART_COUNT"] != "1" {
+	if x := agenttest.FindReplica(w, j.ID); x.Env["GPUSCHED_CHECKPOINT_STEPS"] != "20" || x.Env["GPUSCHED_RESTART_COUNT"] != "1" {
 		t.Errorf("second attempt env: %v", x.Env)
 	}
 	events := eventText(h.job(j.ID))
@@ -121,7 +122,7 @@ func TestNodeLostElasticContinues(t *testing.T) {
 	a.register()
 	b.register()
 	j := h.submit(`{"command":["x"],"gpus":4,"min_gpus":2,"max_gpus":4}`)
-	r := *findReplica(a.waitWork("with "+j.ID, hasReplica(j.ID)), j.ID)
+	r := *agenttest.FindReplica(a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID)), j.ID)
 	if r.HostFile != "n1:2\nn2:2\n" {
 		t.Fatalf("host file %q", r.HostFile)
 	}
@@ -132,17 +133,17 @@ func TestNodeLostElasticContinues(t *testing.T) {
 		t.Fatalf("job after losing n2: %+v", got)
 	}
 	w := a.waitWork("new host list", func(w api.Work) bool {
-		x := findReplica(w, j.ID)
+		x := agenttest.FindReplica(w, j.ID)
 		return x != nil && x.HostFile == "n1:2\n"
 	})
-	if x := findReplica(w, j.ID); x.ID != r.ID {
+	if x := agenttest.FindReplica(w, j.ID); x.ID != r.ID {
 		t.Errorf("replica %s replaced by %s: want the same replica kept", r.ID, x.ID)
 	}
 	if ev := eventText(got); !strings.Contains(ev, "replica-lost") || !strings.Contains(ev, "continues on 2 GPUs") {
 		t.Errorf("events: %s", ev)
 	}
 	stop()
-	a.status(exited(r, 0))
+	a.status(agenttest.Exited(r, 0))
 	if done := h.waitState(j.ID, api.Succeeded); *done.ExitCode != 0 {
 		t.Errorf("job: %+v", done)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gpusched/gpusched/core/recipe"
+	"github.com/gpusched/gpusched/internal/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 )
 
@@ -38,8 +39,8 @@ func TestLiveResize(t *testing.T) {
 	if strings.Join(got.Alloc, ",") != "n1/0,n1/1,n2/0,n2/1" || got.Generation != 1 {
 		t.Fatalf("elastic job started on %v, generation %d; want all 4 GPUs, generation 1", got.Alloc, got.Generation)
 	}
-	ra := *findReplica(a.waitWork("with "+e.ID, hasReplica(e.ID)), e.ID)
-	rb := *findReplica(b.waitWork("with "+e.ID, hasReplica(e.ID)), e.ID)
+	ra := *agenttest.FindReplica(a.waitWork("with "+e.ID, agenttest.HasReplica(e.ID)), e.ID)
+	rb := *agenttest.FindReplica(b.waitWork("with "+e.ID, agenttest.HasReplica(e.ID)), e.ID)
 	if ra.ID != "j1.1.0" || rb.ID != "j1.1.1" || ra.Env["WORLD_SIZE"] != "4" {
 		t.Fatalf("replicas %s %s, env %v", ra.ID, rb.ID, ra.Env)
 	}
@@ -56,36 +57,36 @@ func TestLiveResize(t *testing.T) {
 		t.Fatalf("after the shrink: %+v", got)
 	}
 	w := a.waitWork("n1's replica updated", func(w api.Work) bool {
-		x := findReplica(w, e.ID)
+		x := agenttest.FindReplica(w, e.ID)
 		return x != nil && x.Env["GPUSCHED_GENERATION"] == "2"
 	})
-	if x := findReplica(w, e.ID); x.ID != ra.ID || x.HostFile != "n1:2\n" || x.Env["WORLD_SIZE"] != "2" ||
+	if x := agenttest.FindReplica(w, e.ID); x.ID != ra.ID || x.HostFile != "n1:2\n" || x.Env["WORLD_SIZE"] != "2" ||
 		x.Env["NNODES"] != "1" || x.Env["NODE_RANK"] != "0" {
 		t.Errorf("n1's replica after the shrink: %s %q %v", x.ID, x.HostFile, x.Env)
 	}
-	b.waitWork("n2's replica taken out", noReplica(e.ID))
+	b.waitWork("n2's replica taken out", agenttest.NoReplica(e.ID))
 	if list, err := h.hostfile(e.ID); err != nil || list != "n1:2\n" {
 		t.Errorf("hostfile after the shrink: %v %q", err, list)
 	}
 	if j := h.job(r.ID); j.State != api.Queued {
 		t.Fatalf("the rigid job %s before n2's replica is gone: want it waiting for the GPUs", j.State)
 	}
-	st := exited(rb, 143)
+	st := agenttest.Exited(rb, 143)
 	st.Signal = "SIGTERM"
 	b.status(st)
 	h.waitState(r.ID, api.Running)
-	rr := *findReplica(b.waitWork("with "+r.ID, hasReplica(r.ID)), r.ID)
+	rr := *agenttest.FindReplica(b.waitWork("with "+r.ID, agenttest.HasReplica(r.ID)), r.ID)
 	if got = h.job(e.ID); got.State != api.Running || got.Reason != "" {
 		t.Fatalf("the elastic job after its removed replica exited: %+v", got)
 	}
 
 	// The rigid job ends: the elastic job grows back onto n2.
-	b.status(exited(rr, 0))
+	b.status(agenttest.Exited(rr, 0))
 	got = h.waitJob(e.ID, "grown", func(j api.Job) bool { return j.Generation == 3 })
 	if strings.Join(got.Alloc, ",") != "n1/0,n1/1,n2/0,n2/1" || got.Attempt != 1 {
 		t.Fatalf("after the grow: %+v", got)
 	}
-	nb := findReplica(b.waitWork("a new replica on n2", hasReplica(e.ID)), e.ID)
+	nb := agenttest.FindReplica(b.waitWork("a new replica on n2", agenttest.HasReplica(e.ID)), e.ID)
 	if nb.ID != "j1.1.2" || nb.Env["NODE_RANK"] != "1" || nb.Env["WORLD_SIZE"] != "4" || nb.HostFile != "n1:2\nn2:2\n" ||
 		nb.Env["MASTER_ADDR"] != "n1.example" {
 		t.Errorf("n2's new replica: %s %q %v", nb.ID, nb.HostFile, nb.Env)
@@ -100,10 +101,10 @@ func TestLiveResize(t *testing.T) {
 	}
 
 	// Both replicas exit 0: the job succeeds.
-	a.status(running(ra))
+	a.status(agenttest.Running(ra))
 	nbr := *nb
-	a.status(exited(ra, 0))
-	b.status(exited(nbr, 0))
+	a.status(agenttest.Exited(ra, 0))
+	b.status(agenttest.Exited(nbr, 0))
 	if done := h.waitState(e.ID, api.Succeeded); done.Attempt != 1 {
 		t.Errorf("done: %+v", done)
 	}
@@ -121,24 +122,24 @@ func TestRestartWhileDraining(t *testing.T) {
 	b.register()
 	e := h.submit(`{"command":["x"],"gpus":1,"min_gpus":1,"max_gpus":4}`)
 	h.waitState(e.ID, api.Running)
-	ra := *findReplica(a.waitWork("with "+e.ID, hasReplica(e.ID)), e.ID)
-	rb := *findReplica(b.waitWork("with "+e.ID, hasReplica(e.ID)), e.ID)
+	ra := *agenttest.FindReplica(a.waitWork("with "+e.ID, agenttest.HasReplica(e.ID)), e.ID)
+	rb := *agenttest.FindReplica(b.waitWork("with "+e.ID, agenttest.HasReplica(e.ID)), e.ID)
 	r := h.submit(`{"command":["y"],"gpus":2}`)
 	h.waitJob(e.ID, "shrunk", func(j api.Job) bool { return j.Generation == 2 })
-	b.waitWork("n2's replica taken out", noReplica(e.ID))
+	b.waitWork("n2's replica taken out", agenttest.NoReplica(e.ID))
 	h.restart()
-	a.register(running(ra))
-	b.register(running(rb))
-	if w := b.work(0, 0); findReplica(w, e.ID) != nil {
+	a.register(agenttest.Running(ra))
+	b.register(agenttest.Running(rb))
+	if w := b.work(0, 0); agenttest.FindReplica(w, e.ID) != nil {
 		t.Fatalf("n2's removed replica is back in the work after the restart: %+v", w)
 	}
-	if w := a.work(0, 0); findReplica(w, e.ID) == nil || findReplica(w, e.ID).Env["GPUSCHED_GENERATION"] != "2" {
+	if w := a.work(0, 0); agenttest.FindReplica(w, e.ID) == nil || agenttest.FindReplica(w, e.ID).Env["GPUSCHED_GENERATION"] != "2" {
 		t.Fatalf("n1's work after the restart: %+v", w)
 	}
 	if j := h.job(r.ID); j.State != api.Queued {
 		t.Fatalf("the rigid job is %s while n2's replica still runs", j.State)
 	}
-	b.status(exited(rb, 143))
+	b.status(agenttest.Exited(rb, 143))
 	h.waitState(r.ID, api.Running)
 	if j := h.job(e.ID); j.State != api.Running || j.Generation != 2 {
 		t.Errorf("elastic job: %+v", j)

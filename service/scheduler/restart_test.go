@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpusched/gpusched/core/engine"
 	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/internal/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 )
 
@@ -15,8 +16,8 @@ func TestRestartKeepsJobs(t *testing.T) {
 	a := h.agent("n1", "v100", 2)
 	a.register()
 	run := h.submit(`{"command":["train"],"gpus":2}`)
-	r := *findReplica(a.waitWork("with "+run.ID, hasReplica(run.ID)), run.ID)
-	a.status(running(r))
+	r := *agenttest.FindReplica(a.waitWork("with "+run.ID, agenttest.HasReplica(run.ID)), run.ID)
+	a.status(agenttest.Running(r))
 	queued := h.submit(`{"command":["next"],"gpus":2}`)
 	done := h.submit(`{"command":["x"],"gpus":1}`)
 	h.cancel(done.ID)
@@ -37,17 +38,17 @@ func TestRestartKeepsJobs(t *testing.T) {
 	}
 	// The agent registers again with the replica it runs: same ID in its
 	// work, nothing started twice.
-	a.register(running(r))
-	w := a.waitWork("with "+run.ID, hasReplica(run.ID))
-	if got := findReplica(w, run.ID); got.ID != r.ID || got.Env["MASTER_PORT"] != r.Env["MASTER_PORT"] {
+	a.register(agenttest.Running(r))
+	w := a.waitWork("with "+run.ID, agenttest.HasReplica(run.ID))
+	if got := agenttest.FindReplica(w, run.ID); got.ID != r.ID || got.Env["MASTER_PORT"] != r.Env["MASTER_PORT"] {
 		t.Errorf("replica after restart %+v, before %+v", got, r)
 	}
 	// The queued job waits for the held GPUs; the exit is recorded once.
 	if q := h.job(queued.ID); q.State != api.Queued {
 		t.Errorf("queued job: %+v", q)
 	}
-	a.status(exited(r, 0))
-	a.status(exited(r, 0))
+	a.status(agenttest.Exited(r, 0))
+	a.status(agenttest.Exited(r, 0))
 	s := h.waitState(run.ID, api.Succeeded)
 	n := 0
 	for _, e := range s.Events {
@@ -66,11 +67,11 @@ func TestRestartExitWhileDown(t *testing.T) {
 	a := h.agent("n1", "v100", 1)
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":1}`)
-	r := *findReplica(a.waitWork("with "+j.ID, hasReplica(j.ID)), j.ID)
+	r := *agenttest.FindReplica(a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID)), j.ID)
 	h.restart()
 	// The replica exited while the server was down: the agent reports it
 	// when it registers again; the result is recorded and acknowledged.
-	a.register(exited(r, 5))
+	a.register(agenttest.Exited(r, 5))
 	f := h.waitState(j.ID, api.Failed)
 	if f.ExitCode == nil || *f.ExitCode != 5 {
 		t.Errorf("job: %+v", f)
@@ -87,7 +88,7 @@ func TestRestartNodeNeverReturns(t *testing.T) {
 	a := h.agent("n1", "v100", 1)
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":1}`)
-	a.waitWork("with "+j.ID, hasReplica(j.ID))
+	a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID))
 	h.restart()
 	if got := h.job(j.ID); got.State != api.Running {
 		t.Fatalf("job right after restart: %+v", got)
@@ -106,21 +107,21 @@ func TestPreemptRequeues(t *testing.T) {
 	a := h.agent("n1", "v100", 2)
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":2}`)
-	r := *findReplica(a.waitWork("with "+j.ID, hasReplica(j.ID)), j.ID)
+	r := *agenttest.FindReplica(a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID)), j.ID)
 	s := h.s
 	s.mu.Lock()
 	s.apply(engine.Plan{Preempt: []*model.Job{s.active[j.ID].mj}, Wake: -1}, s.now())
 	s.mu.Unlock()
-	a.waitWork("without "+j.ID, noReplica(j.ID))
+	a.waitWork("without "+j.ID, agenttest.NoReplica(j.ID))
 	if got := h.job(j.ID); got.State != api.Running || !strings.Contains(got.Reason, "preempted") {
 		t.Fatalf("job being preempted: %+v", got)
 	}
-	a.status(exited(r, 0)) // a graceful stop: still a preemption
+	a.status(agenttest.Exited(r, 0)) // a graceful stop: still a preemption
 	w := a.waitWork("attempt 2", func(w api.Work) bool {
-		x := findReplica(w, j.ID)
+		x := agenttest.FindReplica(w, j.ID)
 		return x != nil && x.ID == "j1.2.0"
 	})
-	if x := findReplica(w, j.ID); x.Env["GPUSCHED_RESTART_COUNT"] != "1" || x.Env["GPUSCHED_GENERATION"] != "2" {
+	if x := agenttest.FindReplica(w, j.ID); x.Env["GPUSCHED_RESTART_COUNT"] != "1" || x.Env["GPUSCHED_GENERATION"] != "2" {
 		t.Errorf("second attempt env: %v", x.Env)
 	}
 	got := h.job(j.ID)
@@ -142,22 +143,22 @@ func TestRestartWhileCancelling(t *testing.T) {
 	a.register()
 	b.register()
 	j := h.submit(`{"command":["x"],"gpus":2}`)
-	ra := *findReplica(a.waitWork("with "+j.ID, hasReplica(j.ID)), j.ID)
-	b.waitWork("with "+j.ID, hasReplica(j.ID))
+	ra := *agenttest.FindReplica(a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID)), j.ID)
+	b.waitWork("with "+j.ID, agenttest.HasReplica(j.ID))
 	h.cancel(j.ID)
 	h.restart()
 	// a still runs its replica; b never started its own.
-	a.register(running(ra))
+	a.register(agenttest.Running(ra))
 	b.register()
 	time.Sleep(100 * time.Millisecond)
 	if got := h.job(j.ID); got.State != api.Running {
 		t.Fatalf("job after the registrations: %+v", got)
 	}
-	if w := a.waitWork("without "+j.ID, noReplica(j.ID)); len(w.Replicas) != 0 {
+	if w := a.waitWork("without "+j.ID, agenttest.NoReplica(j.ID)); len(w.Replicas) != 0 {
 		t.Fatalf("work of a: %+v", w)
 	}
-	b.waitWork("without "+j.ID, noReplica(j.ID))
+	b.waitWork("without "+j.ID, agenttest.NoReplica(j.ID))
 	b.status()
-	a.status(exited(ra, 143))
+	a.status(agenttest.Exited(ra, 143))
 	h.waitState(j.ID, api.Cancelled)
 }

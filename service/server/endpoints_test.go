@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/core/calibrate"
+	"github.com/gpusched/gpusched/internal/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 )
 
@@ -25,7 +26,7 @@ func TestProgressEndpoint(t *testing.T) {
 	a := h.agent("n1", "v100", 2)
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":2}`)
-	r := *findReplica(a.waitWork("with "+j.ID, hasReplica(j.ID)), j.ID)
+	r := *agenttest.FindReplica(a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID)), j.ID)
 	for _, c := range []struct{ body, field string }{
 		{`{}`, "steps"}, {`{"steps":-3}`, "steps"}, {`{"steps":1,"ckpt":true}`, "ckpt"}, {`nope`, ""},
 	} {
@@ -54,7 +55,7 @@ func TestProgressEndpoint(t *testing.T) {
 	if rec, _ := h.stored(j.ID); rec.Steps != 40 {
 		t.Errorf("plain progress written at once (steps %d in the store)", rec.Steps)
 	}
-	a.status(exited(r, 0))
+	a.status(agenttest.Exited(r, 0))
 	h.waitState(j.ID, api.Succeeded)
 	code, data := h.do("POST", "/v1/jobs/"+j.ID+"/progress", `{"steps":60}`)
 	if code != http.StatusConflict || !strings.Contains(string(data), "job j1 is already succeeded") {
@@ -110,8 +111,10 @@ func TestPowerEndpoints(t *testing.T) {
 	a.register()
 	j1 := h.submit(`{"command":["x"],"gpus":1}`)
 	j2 := h.submit(`{"command":["x"],"gpus":2}`)
-	w := a.waitWork("both jobs", func(w api.Work) bool { return findReplica(w, j1.ID) != nil && findReplica(w, j2.ID) != nil })
-	reps := []api.ReplicaStatus{running(*findReplica(w, j1.ID)), running(*findReplica(w, j2.ID))}
+	w := a.waitWork("both jobs", func(w api.Work) bool {
+		return agenttest.FindReplica(w, j1.ID) != nil && agenttest.FindReplica(w, j2.ID) != nil
+	})
+	reps := []api.ReplicaStatus{agenttest.Running(*agenttest.FindReplica(w, j1.ID)), agenttest.Running(*agenttest.FindReplica(w, j2.ID))}
 	report := func(r *api.PowerReading) {
 		t.Helper()
 		var got api.Work
@@ -170,7 +173,7 @@ func TestProfilesEndpoint(t *testing.T) {
 		t.Errorf("GET /v1/profiles before learning: %+v", list)
 	}
 	j := h.submit(`{"command":["x"],"gpus":2,"model":"A0-learned"}`)
-	rs := running(*findReplica(a.waitWork("with "+j.ID, hasReplica(j.ID)), j.ID))
+	rs := agenttest.Running(*agenttest.FindReplica(a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID)), j.ID))
 	now := time.Now()
 	rs.Progress = &api.ReplicaProgress{Steps: 100, At: now.Add(-40 * time.Second)}
 	a.status(rs)

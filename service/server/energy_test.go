@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpusched/gpusched/internal/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 )
 
@@ -44,12 +45,12 @@ func TestEnergyEndpoints(t *testing.T) {
 	if j.DataEndpoint != "nas:2049" {
 		t.Errorf("job %+v", j)
 	}
-	r := *findReplica(a.waitWork("the job", hasReplica(j.ID)), j.ID)
-	if w := a.status(running(r)); len(w.Probes) != 1 || w.Probes[0] != "nas:2049" {
+	r := *agenttest.FindReplica(a.waitWork("the job", agenttest.HasReplica(j.ID)), j.ID)
+	if w := a.status(agenttest.Running(r)); len(w.Probes) != 1 || w.Probes[0] != "nas:2049" {
 		t.Errorf("probes %v", w.Probes)
 	}
 	time.Sleep(20 * time.Millisecond) // a run the replay counts (it skips runs under 1 ms)
-	a.status(exited(r, 0))
+	a.status(agenttest.Exited(r, 0))
 	h.waitState(j.ID, api.Succeeded)
 	var files api.EnergyReplay
 	h.call("GET", "/v1/energy/replay", nil, http.StatusOK, &files)

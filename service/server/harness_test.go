@@ -264,30 +264,3 @@ func (a *testAgent) status(reps ...api.ReplicaStatus) api.Work {
 	a.h.call("POST", "/v1/agents/"+a.name+"/status", api.Status{Replicas: reps, Version: a.applied}, http.StatusOK, &w)
 	return w
 }
-
-func running(r api.Replica) api.ReplicaStatus {
-	return api.ReplicaStatus{ID: r.ID, Job: r.Job, Phase: api.ReplicaRunning, PID: 42, StartedAt: time.Now()}
-}
-
-func exited(r api.Replica, code int) api.ReplicaStatus {
-	now := time.Now()
-	return api.ReplicaStatus{ID: r.ID, Job: r.Job, Phase: api.ReplicaExited, ExitCode: code, StartedAt: now, FinishedAt: &now}
-}
-
-// hasReplica returns a predicate: the work holds a replica of job.
-func hasReplica(job string) func(api.Work) bool {
-	return func(w api.Work) bool { return findReplica(w, job) != nil }
-}
-
-func noReplica(job string) func(api.Work) bool {
-	return func(w api.Work) bool { return findReplica(w, job) == nil }
-}
-
-func findReplica(w api.Work, job string) *api.Replica {
-	for i := range w.Replicas {
-		if w.Replicas[i].Job == job {
-			return &w.Replicas[i]
-		}
-	}
-	return nil
-}

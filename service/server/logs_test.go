@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpusched/gpusched/internal/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 )
 
@@ -25,7 +26,7 @@ func TestLogUploadAndRead(t *testing.T) {
 	a := h.agent("n1", "v100", 1)
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":1}`)
-	r := *findReplica(a.waitWork("with "+j.ID, hasReplica(j.ID)), j.ID)
+	r := *agenttest.FindReplica(a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID)), j.ID)
 	for _, tc := range []struct {
 		off  int64
 		data string
@@ -72,8 +73,8 @@ func TestLogsOfSeveralReplicasArePrefixed(t *testing.T) {
 	a.register()
 	b.register()
 	j := h.submit(`{"command":["x"],"gpus":2}`)
-	ra := *findReplica(a.waitWork("with "+j.ID, hasReplica(j.ID)), j.ID)
-	rb := *findReplica(b.waitWork("with "+j.ID, hasReplica(j.ID)), j.ID)
+	ra := *agenttest.FindReplica(a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID)), j.ID)
+	rb := *agenttest.FindReplica(b.waitWork("with "+j.ID, agenttest.HasReplica(j.ID)), j.ID)
 	a.upload(ra.ID, 0, "one\ntwo\n")
 	b.upload(rb.ID, 0, "three\nfour")
 	_, body := h.do("GET", "/v1/jobs/"+j.ID+"/logs", nil)
@@ -93,8 +94,8 @@ func TestLogsFollow(t *testing.T) {
 	a := h.agent("n1", "v100", 1)
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":1}`)
-	w := a.waitWork("with "+j.ID, hasReplica(j.ID))
-	r := *findReplica(w, j.ID)
+	w := a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID))
+	r := *agenttest.FindReplica(w, j.ID)
 	a.upload(r.ID, 0, "first\n")
 	resp, err := http.Get(h.http.URL + "/v1/jobs/" + j.ID + "/logs?follow=true")
 	if err != nil {
@@ -111,7 +112,7 @@ func TestLogsFollow(t *testing.T) {
 	}
 	a.upload(r.ID, 6, "second\n")
 	a.applied = w.Version
-	a.status(exited(r, 0))
+	a.status(agenttest.Exited(r, 0))
 	a.upload(r.ID, 13, "last\n") // arrives after the job ended
 	start := time.Now()
 	rest, err := io.ReadAll(resp.Body)

@@ -1,0 +1,42 @@
+// Package agenttest holds what the tests of the scheduler and of its HTTP
+// transport need to play an agent by hand: replica statuses to report and
+// predicates over the work a node is given. It depends on package api
+// only, so that the in-package tests of service/scheduler can use it.
+package agenttest
+
+import (
+	"time"
+
+	"github.com/gpusched/gpusched/service/api"
+)
+
+// Running is the status of replica r running (as process 42, since now).
+func Running(r api.Replica) api.ReplicaStatus {
+	return api.ReplicaStatus{ID: r.ID, Job: r.Job, Phase: api.ReplicaRunning, PID: 42, StartedAt: time.Now()}
+}
+
+// Exited is the status of replica r having exited with code just now.
+func Exited(r api.Replica, code int) api.ReplicaStatus {
+	now := time.Now()
+	return api.ReplicaStatus{ID: r.ID, Job: r.Job, Phase: api.ReplicaExited, ExitCode: code, StartedAt: now, FinishedAt: &now}
+}
+
+// HasReplica returns a predicate: the work holds a replica of job.
+func HasReplica(job string) func(api.Work) bool {
+	return func(w api.Work) bool { return FindReplica(w, job) != nil }
+}
+
+// NoReplica returns a predicate: the work holds no replica of job.
+func NoReplica(job string) func(api.Work) bool {
+	return func(w api.Work) bool { return FindReplica(w, job) == nil }
+}
+
+// FindReplica returns the first replica of job in w, or nil.
+func FindReplica(w api.Work, job string) *api.Replica {
+	for i := range w.Replicas {
+		if w.Replicas[i].Job == job {
+			return &w.Replicas[i]
+		}
+	}
+	return nil
+}
