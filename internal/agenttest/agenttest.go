@@ -1,10 +1,11 @@
 // Package agenttest holds what the tests of the scheduler and of its HTTP
 // transport need to play an agent by hand: replica statuses to report and
-// predicates over the work a node is given. It depends on package api
+// predicates over the work a node is given; and a poll. It depends on package api
 // only, so that the in-package tests of service/scheduler can use it.
 package agenttest
 
 import (
+	"testing"
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
@@ -39,4 +40,22 @@ func FindReplica(w api.Work, job string) *api.Replica {
 		}
 	}
 	return nil
+}
+
+// Poll calls get every 10 ms until ok accepts its value, which it returns;
+// after timeout it fails the test naming what it waited for and the last
+// value.
+func Poll[T any](t testing.TB, timeout time.Duration, what string, get func() T, ok func(T) bool) T {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		v := get()
+		if ok(v) {
+			return v
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; got %+v", what, v)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpusched/gpusched/internal/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/scheduler"
 	"github.com/gpusched/gpusched/service/store"
@@ -153,17 +154,7 @@ func (h *harness) job(id string) api.Job {
 // waitJob waits until job id satisfies ok.
 func (h *harness) waitJob(id string, what string, ok func(api.Job) bool) api.Job {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		j := h.job(id)
-		if ok(j) {
-			return j
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("job %s: timed out waiting for %s; job: %+v", id, what, j)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	return agenttest.Poll(h.t, 10*time.Second, "job "+id+": "+what, func() api.Job { return h.job(id) }, ok)
 }
 
 // waitState waits until job id is in state st.
