@@ -22,11 +22,11 @@ func newEnergyCommand() *cobra.Command {
 	o := &energyOptions{}
 	cmd := &cobra.Command{
 		Use:   "energy [--server URL] [-o table|json|yaml] [--replay DIR]",
-		Short: "Report the energy the cluster drew, by node, job, user and load state, and what pack would have cost",
+		Short: "Report the energy the cluster drew, by node, job, user, queue and load state, and what pack would have cost",
 		Long: "energy prints the scheduler service's energy report (docs/ENERGY.md, \"What\n" +
 			"energy placement saved\"): the kWh the nodes drew since the server began to\n" +
 			"account them, measured from power readings where there are any and modelled\n" +
-			"otherwise (and marked which), by node, by job, by user and by load state; and\n" +
+			"otherwise (and marked which), by node, by job, by user, by queue and by load state; and\n" +
 			"the modelled kWh of the same jobs replayed through the simulator under the pack\n" +
 			"placer on the same cluster. --replay DIR also writes the replay's inputs,\n" +
 			"DIR/cluster.yaml and DIR/trace.jsonl, and prints the gpusched sim command that\n" +
@@ -92,7 +92,7 @@ func replayCommand(dir, policy string) string {
 }
 
 // writeEnergyReport prints the report: the totals, the pack comparison,
-// then the tables by load state, node, job and user.
+// then the tables by load state, node, job, user and queue.
 func writeEnergyReport(w io.Writer, r api.EnergyReport, now time.Time) error {
 	fmt.Fprintf(w, "Energy since %s (%s): %s — measured %s, modelled %s; jobs %s, idle %s\n",
 		r.Since.Local().Format(time.RFC3339), ago(r.Since, now), kWhText(r.TotalKWh), kWhText(r.MeasuredKWh),
@@ -119,15 +119,20 @@ func writeEnergyReport(w io.Writer, r api.EnergyReport, now time.Time) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", cell(n.Name), cell(n.Class), kWhText(n.KWh), sourceText(n.Measured, n.ModelledKWh))
 	}
 	fmt.Fprintln(tw, "\t")
-	fmt.Fprintln(tw, "JOB\tNAME\tUSER\tSTATE\tENERGY\tSOURCE")
+	fmt.Fprintln(tw, "JOB\tNAME\tUSER\tQUEUE\tSTATE\tENERGY\tSOURCE")
 	for _, j := range r.Jobs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cell(j.ID), cell(j.Name), cell(j.User), j.State, kWhText(j.KWh),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(j.ID), cell(j.Name), cell(j.User), cell(j.Queue), j.State, kWhText(j.KWh),
 			sourceText(j.Measured, j.ModelledKWh))
 	}
-	fmt.Fprintln(tw, "\t")
-	fmt.Fprintln(tw, "USER\tJOBS\tENERGY\tSOURCE")
-	for _, u := range r.Users {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", cell(u.Name), u.Jobs, kWhText(u.KWh), sourceText(u.Measured, u.ModelledKWh))
+	for _, g := range []struct {
+		title string
+		list  []api.GroupEnergyUse
+	}{{"USER", r.Users}, {"QUEUE", r.Queues}} {
+		fmt.Fprintln(tw, "\t")
+		fmt.Fprintln(tw, g.title+"\tJOBS\tENERGY\tSOURCE")
+		for _, u := range g.list {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", cell(u.Name), u.Jobs, kWhText(u.KWh), sourceText(u.Measured, u.ModelledKWh))
+		}
 	}
 	return tw.Flush()
 }

@@ -38,8 +38,10 @@ type EnergyReport struct {
 	Nodes  []NodeEnergyUse `json:"nodes"`
 	Jobs   []JobEnergyUse  `json:"jobs"`
 	// Users sums the jobs' energy by user (the job's owner; "" for jobs
-	// without one). Queues will be added the same way.
-	Users []GroupEnergyUse `json:"users"`
+	// without one), Queues by queue (the job's queue; the default queue
+	// for jobs that name none).
+	Users  []GroupEnergyUse `json:"users"`
+	Queues []GroupEnergyUse `json:"queues"`
 }
 
 // ReplaySummary describes the pack replay of an EnergyReport.
@@ -85,6 +87,7 @@ type JobEnergyUse struct {
 	ID          string  `json:"id"`
 	Name        string  `json:"name"`
 	User        string  `json:"user,omitempty"`
+	Queue       string  `json:"queue"`
 	State       State   `json:"state"`
 	KWh         float64 `json:"kwh"`
 	ModelledKWh float64 `json:"modelled_kwh,omitempty"`
@@ -92,7 +95,7 @@ type JobEnergyUse struct {
 	Measured bool `json:"measured"`
 }
 
-// GroupEnergyUse is the energy of a group of jobs (a user).
+// GroupEnergyUse is the energy of a group of jobs (a user or a queue).
 type GroupEnergyUse struct {
 	Name        string  `json:"name"`
 	Jobs        int     `json:"jobs"`

@@ -60,7 +60,8 @@ func (s *Scheduler) energyReport() api.EnergyReport {
 	now := s.now().UTC()
 	pol, pla, _ := s.engine.Names()
 	rep := api.EnergyReport{At: now, Since: now, Policy: pol, Placer: pla, States: []api.StateEnergy{},
-		Nodes: []api.NodeEnergyUse{}, Jobs: []api.JobEnergyUse{}, Users: []api.GroupEnergyUse{}}
+		Nodes: []api.NodeEnergyUse{}, Jobs: []api.JobEnergyUse{}, Users: []api.GroupEnergyUse{},
+		Queues: []api.GroupEnergyUse{}}
 	states := map[string]float64{}
 	for _, name := range slicesSortedKeys(s.live.energy) {
 		ne := s.live.energy[name]
@@ -89,7 +90,7 @@ func (s *Scheduler) energyReport() api.EnergyReport {
 }
 
 // jobEnergy adds the jobs with energy to rep, oldest first, and their sums
-// by user. Called with s.mu held.
+// by user and by queue. Called with s.mu held.
 func (s *Scheduler) jobEnergy(rep *api.EnergyReport) {
 	list := make([]*job, 0, len(s.jobs))
 	for _, j := range s.jobs {
@@ -98,28 +99,47 @@ func (s *Scheduler) jobEnergy(rep *api.EnergyReport) {
 		}
 	}
 	slices.SortFunc(list, func(a, b *job) int { return cmp.Compare(a.seq, b.seq) })
-	users := map[string]*api.GroupEnergyUse{}
+	users, queues := energyGroups{}, energyGroups{}
 	for _, j := range list {
 		r := &j.rec
 		mod := min(r.EnergyModelledKWh, r.EnergyKWh)
-		rep.Jobs = append(rep.Jobs, api.JobEnergyUse{ID: r.ID, Name: r.Name, User: r.User, State: s.viewState(j),
+		q := r.Queue
+		if q == "" {
+			q = s.defaultQueue()
+		}
+		rep.Jobs = append(rep.Jobs, api.JobEnergyUse{ID: r.ID, Name: r.Name, User: r.User, Queue: q, State: s.viewState(j),
 			KWh: r.EnergyKWh, ModelledKWh: mod, Measured: mod == 0})
 		rep.JobsKWh += r.EnergyKWh
-		// Grouped by owner; a queue field, once jobs have one, is grouped
-		// the same way.
-		u := users[r.User]
-		if u == nil {
-			u = &api.GroupEnergyUse{Name: r.User, Measured: true}
-			users[r.User] = u
-		}
-		u.Jobs++
-		u.KWh += r.EnergyKWh
-		u.ModelledKWh += mod
-		u.Measured = u.Measured && mod == 0
+		users.add(r.User, r.EnergyKWh, mod)
+		queues.add(q, r.EnergyKWh, mod)
 	}
-	for _, name := range slicesSortedKeys(users) {
-		rep.Users = append(rep.Users, *users[name])
+	rep.Users = append(rep.Users, users.sorted()...)
+	rep.Queues = append(rep.Queues, queues.sorted()...)
+}
+
+// energyGroups sums jobs' energy by a name (a user, a queue).
+type energyGroups map[string]*api.GroupEnergyUse
+
+// add counts a job of group name with kwh, mod of it modelled.
+func (g energyGroups) add(name string, kwh, mod float64) {
+	u := g[name]
+	if u == nil {
+		u = &api.GroupEnergyUse{Name: name, Measured: true}
+		g[name] = u
 	}
+	u.Jobs++
+	u.KWh += kwh
+	u.ModelledKWh += mod
+	u.Measured = u.Measured && mod == 0
+}
+
+// sorted returns the groups by name.
+func (g energyGroups) sorted() []api.GroupEnergyUse {
+	out := make([]api.GroupEnergyUse, 0, len(g))
+	for _, name := range slicesSortedKeys(g) {
+		out = append(out, *g[name])
+	}
+	return out
 }
 
 // replayInputs returns the ready nodes and the jobs that ran, for the

@@ -333,7 +333,8 @@ func TestEnergyReplay(t *testing.T) {
 		t.Errorf("replay files %+v", files)
 	}
 	rep := h.s.Energy()
-	if rep.PackKWh == nil || *rep.PackKWh <= 0 || rep.Replay.Jobs != 1 || rep.Users[0].Name != "ann" || !rep.Jobs[0].Measured {
+	if rep.PackKWh == nil || *rep.PackKWh <= 0 || rep.Replay.Jobs != 1 || rep.Users[0].Name != "ann" || !rep.Jobs[0].Measured ||
+		len(rep.Queues) != 1 || rep.Queues[0].Name != rep.Jobs[0].Queue || rep.Queues[0].Name == "" || rep.Queues[0].KWh != rep.Jobs[0].KWh {
 		t.Errorf("report %+v (pack error %q)", rep, rep.PackError)
 	}
 }
