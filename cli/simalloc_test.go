@@ -24,7 +24,7 @@ func TestSimAllocationPolicies(t *testing.T) {
 	}
 	var runs [][]string
 	for _, tr := range traces {
-		for _, p := range []string{"maxmin", "maxthroughput", "ftf", "ftf-oracle", "esrpt", "esrpt-oracle"} {
+		for _, p := range []string{"maxmin", "maxthroughput", "ftf", "ftf-oracle", "esrpt", "esrpt-oracle", "gittins"} {
 			runs = append(runs, append([]string{"--policy", p, "--round", "30m"}, tr...))
 		}
 		for _, p := range []string{"fifo", "maxmin", "maxthroughput", "ftf-oracle"} {

@@ -39,6 +39,16 @@ const (
 	// Kaplan–Meier estimate, see survival), or its true remaining time
 	// with Oracle. X is recomputed at every round.
 	EstSRPT
+	// Gittins is EstSRPT with the Gittins index of the learned size
+	// distribution in place of E[rem_j]^−Exponent: it maximises Σ_j Σ_k
+	// x_jk·(T_jk / T_j*)·G_j, G_j being the largest, over horizons Δ, of
+	// the chance that j finishes within Δ more service over the service it
+	// is expected to use until then — the index that minimises the mean
+	// response time of one server when sizes are unknown (Gittins; Aalto,
+	// Ayesta and Righter 2009). The distribution is the Kaplan–Meier
+	// estimate, smoothed (gittinsCurve). It reads no job length: there is
+	// no oracle variant (the oracle is EstSRPT's).
+	Gittins
 )
 
 // Alloc is an allocation-matrix policy (Gavel: Narayanan et al., OSDI 2020):
@@ -101,6 +111,7 @@ type Alloc struct {
 	fifoType  map[*model.Job]int // FIFOAlloc: each allocated job's type
 	finished  []float64          // finished jobs' work in seconds at their best speed
 	surv      survival           // the size distribution learned from them
+	curve     gittinsCurve       // Gittins: surv smoothed
 	entries   []allocEntry
 	remain    []int
 	cluster   *model.Cluster
@@ -115,7 +126,7 @@ type allocJob struct {
 	gpus     int       // the GPU count it is scheduled at (size)
 	picked   bool      // chosen to run this round (scratch)
 	ftf      ftfState  // FinishTime's history
-	weight   float64   // EstSRPT's weight at the last computation
+	weight   float64   // EstSRPT's and Gittins's weight at the last computation
 }
 
 type allocEntry struct {
@@ -129,7 +140,7 @@ type allocEntry struct {
 const DefaultExponent = 2
 
 // Name returns the policy name: maxmin, maxthroughput, ftf, ftf-oracle,
-// esrpt, esrpt-oracle, or fifo for FIFOAlloc.
+// esrpt, esrpt-oracle, gittins, or fifo for FIFOAlloc.
 func (a *Alloc) Name() string {
 	switch a.Objective {
 	case MaxThroughput:
@@ -146,6 +157,8 @@ func (a *Alloc) Name() string {
 			return "esrpt-oracle"
 		}
 		return "esrpt"
+	case Gittins:
+		return "gittins"
 	}
 	return "maxmin"
 }
@@ -162,7 +175,7 @@ func (a *Alloc) Next(now model.Time) model.Time {
 func (a *Alloc) Order(s *model.State, now model.Time, buf []*model.Job) engine.Order {
 	a.init(s.Cluster)
 	a.account(s, now)
-	if a.Objective == EstSRPT {
+	if a.Objective == EstSRPT || a.Objective == Gittins {
 		a.changed = true // its weights change as jobs progress
 	}
 	if a.changed && a.mayReset(now) {

@@ -101,7 +101,7 @@ func TestAllocOrders(t *testing.T) {
 		ids = append(ids, id)
 		speeds[id] = []float64{float64(3 + i%4), float64(1 + i%3), float64(i % 2)} // some cannot run on k80
 	}
-	for _, obj := range []policy.Objective{policy.MaxMin, policy.MaxThroughput, policy.FinishTime, policy.EstSRPT, policy.FIFOAlloc} {
+	for _, obj := range []policy.Objective{policy.MaxMin, policy.MaxThroughput, policy.FinishTime, policy.EstSRPT, policy.Gittins, policy.FIFOAlloc} {
 		for _, gavel := range []bool{false, true} {
 			mk := func() *policy.Alloc {
 				return &policy.Alloc{Objective: obj, Gavel: gavel, Round: 360 * model.Second, Realloc: 720 * model.Second}
@@ -196,5 +196,36 @@ func apply(t *testing.T, s *model.State, ord engine.Order, now model.Time) {
 		if err := s.End(j, model.Finished); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestGittinsPicksTheBetterIndex: one GPU; three jobs of 100, 400 and 1600
+// s finish, then x (nothing done) and y (400 s done) compete. Kaplan–Meier
+// over the finished sizes and the two active jobs (censored at 0 and 400)
+// gives S 1, 3/4, 1/2, 0; smoothed, S falls from 1 at 100 to 0 at 1600
+// linearly in log-size, and the Gittins indexes are G(0) = ln 16 / 1500 ≈
+// 0.00185 and G(400) = 0.5 / (1200/ln 16 − 200) ≈ 0.00215 (policy's
+// TestGittinsIndex): y runs. Least-attained-service would run x.
+func TestGittinsPicksTheBetterIndex(t *testing.T) {
+	one := []float64{1}
+	s := hetState(t, []string{"gpu"}, []float64{1}, []int{1},
+		typed{"f1": one, "f2": one, "f3": one, "x": one, "y": one}, "f1", "f2", "f3", "x", "y")
+	w := s.Waiting()
+	for i, work := range []float64{100, 400, 1600} {
+		w[i].Work = work
+	}
+	w[4].Done = 400
+	a := &policy.Alloc{Objective: policy.Gittins, Round: 360 * model.Second}
+	a.Order(s, 0, nil)
+	for _, j := range slices.Clone(w[:3]) {
+		if err := s.End(j, model.Finished); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := chosen(s, a.Order(s, 1, nil)); !slices.Equal(got, []string{"y:gpu"}) {
+		t.Errorf("chosen %v, want [y:gpu]", got)
+	}
+	if a.Name() != "gittins" {
+		t.Errorf("name %q", a.Name())
 	}
 }

@@ -8,10 +8,10 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 )
 
-// estSRPT sets X by EstSRPT (see the Objective): per job a weight of
-// E[rem]^−Exponent, E[rem] being its expected remaining time at its best
-// speed (true remaining with Oracle), and the program maximises the sum of
-// weighted normalised throughputs. The weight makes the jobs expected to
+// estSRPT sets X by EstSRPT or Gittins (see the Objectives): per job a
+// weight of E[rem]^−Exponent, E[rem] being its expected remaining time at
+// its best speed (true remaining with Oracle), or its Gittins index, and
+// the program maximises the sum of weighted normalised throughputs. The weight makes the jobs expected to
 // finish soonest go first, as SRPT would with known sizes; the program
 // gives them the types where they run best relative to the others, and
 // fills the rest of the cluster with the next ones.
@@ -31,6 +31,9 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	}
 	if !a.Oracle {
 		a.surv.fit(a.finished, done)
+	}
+	if a.Objective == Gittins {
+		a.curve.build(&a.surv)
 	}
 	exp := a.Exponent
 	if exp <= 0 {
@@ -53,6 +56,9 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 			rem = a.surv.remaining(done[i])
 		}
 		w := math.Pow(max(rem, minRemaining), -exp)
+		if a.Objective == Gittins {
+			w = a.gittins(done[i])
+		}
 		st.weight = w
 		for t, v := range st.speed {
 			p.Use[i*k+t] = v > 0
@@ -66,4 +72,14 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	for i, j := range a.tracked {
 		copy(a.jobs[j].x, sol.X[i*k:(i+1)*k])
 	}
+}
+
+// gittins returns the Gittins index of a job that has done a seconds at its
+// best speed; where the learned curve knows nothing (no job finished yet,
+// or a beyond every size seen) it falls back to 1/E[rem] (survival).
+func (a *Alloc) gittins(done float64) float64 {
+	if g, ok := a.curve.index(done); ok {
+		return max(g, 1/a.surv.remaining(done))
+	}
+	return 1 / a.surv.remaining(done)
 }

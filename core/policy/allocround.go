@@ -193,7 +193,7 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 				x = st.x[t]
 			}
 			second := st.deficit[t]
-			if a.Objective == EstSRPT {
+			if a.Objective == EstSRPT || a.Objective == Gittins {
 				second = st.weight // X is new every round: the weight orders the jobs without a share
 			}
 			a.entries = append(a.entries, allocEntry{prio: a.priority(st, t), deficit: second, x: x, job: j, t: t})

@@ -17,7 +17,7 @@ func (a *Alloc) compute(s *model.State, now model.Time) {
 		a.fifoAllocate(s)
 	case FinishTime:
 		a.finishTime(s, now)
-	case EstSRPT:
+	case EstSRPT, Gittins:
 		a.estSRPT(s, now)
 	default:
 		a.solveClasses(s)

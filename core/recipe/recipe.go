@@ -53,7 +53,8 @@ type Options struct {
 // AllocOptions are the settings of the allocation-matrix policies.
 type AllocOptions struct {
 	// Round is the round length in which they realise their allocation;
-	// 0 means each policy's default (DefaultRound; esrpt: EstSRPTRound).
+	// 0 means each policy's default (DefaultRound; esrpt, gittins:
+	// EstSRPTRound).
 	Round model.Time
 	// Realloc is the least time between two computations of the
 	// allocation (Gavel: 32 minutes); 0 recomputes whenever the active
@@ -100,7 +101,7 @@ func DefaultOptions() Options {
 
 // Policies returns the queue policy names.
 func Policies() []string {
-	return []string{"fifo", "srtf", "hlas", "las", "tiresias", "maxmin", "maxthroughput", "ftf", "ftf-oracle", "esrpt", "esrpt-oracle"}
+	return []string{"fifo", "srtf", "hlas", "las", "tiresias", "maxmin", "maxthroughput", "ftf", "ftf-oracle", "esrpt", "esrpt-oracle", "gittins"}
 }
 
 // Oracles returns the policy names that read what a real scheduler cannot
@@ -215,7 +216,7 @@ func allocPolicy(name string, o AllocOptions) (*policy.Alloc, bool) {
 	a := &policy.Alloc{Round: o.Round, Realloc: o.Realloc, Gavel: o.Gavel, Seed: o.Seed}
 	if a.Round == 0 {
 		a.Round = DefaultRound
-		if name == "esrpt" || name == "esrpt-oracle" {
+		if name == "esrpt" || name == "esrpt-oracle" || name == "gittins" {
 			a.Round = EstSRPTRound
 		}
 	}
@@ -228,6 +229,8 @@ func allocPolicy(name string, o AllocOptions) (*policy.Alloc, bool) {
 		a.Objective, a.Oracle = policy.FinishTime, name == "ftf-oracle"
 	case "esrpt", "esrpt-oracle":
 		a.Objective, a.Oracle, a.Exponent = policy.EstSRPT, name == "esrpt-oracle", o.Exponent
+	case "gittins":
+		a.Objective = policy.Gittins
 	case "fifo":
 		if !o.Gavel {
 			return nil, false

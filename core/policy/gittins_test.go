@@ -1,0 +1,74 @@
+package policy
+
+import (
+	"math"
+	"testing"
+)
+
+// TestGittinsIndex checks the smoothed curve's index against closed forms.
+// Finished sizes 100, 400, 1600 s and no active job: Kaplan–Meier S is 1,
+// 2/3, 1/3, 0 after them; with fewer events than GittinsKnotEvents the knots
+// are the first and last sizes, (100, 1) and (1600, 0), and S falls
+// linearly in log-size in between: S(x) = 1 − ln(x/100)/ln 16, hazard
+// 1/(x·ln(1600/x)). From the three ages below the index is reached at the
+// last size, G(a) = S(a) / ∫_a^1600 S (checked: at 0 the ratio is 0.00156
+// at 300 and 0.00165 at 588; from 400 and 1000 it starts at the hazard,
+// below the end's, and the hazard grows after 1600/e):
+//   - G(0) = 1 / (100 + ∫_100^1600 S) = 1 / (1500/ln 16) = ln 16 / 1500.
+//   - G(400): S(400) = 1/2, ∫_400^1600 S = 1200/ln 16 − 200, so
+//     G(400) = 0.5 / (1200/ln 16 − 200).
+//   - G(1000): S(1000) = 1 − ln 10/ln 16, ∫_1000^1600 S =
+//     (1000·ln 10 + 600)/ln 16 − 1000.
+//
+// From 50, by contrast, the best horizon ends inside the curve (the ratio
+// is 0.001949 at 300, above the end's 1/591): G(50) lies above 1/591.
+//   - at or beyond 1600, and before any job finished, the curve knows
+//     nothing (ok false).
+func TestGittinsIndex(t *testing.T) {
+	var sv survival
+	var g gittinsCurve
+	sv.fit(nil, []float64{0, 50})
+	g.build(&sv)
+	if _, ok := g.index(0); ok {
+		t.Error("an index before any job finished")
+	}
+	sv.fit([]float64{100, 400, 1600}, nil)
+	g.build(&sv)
+	ln16 := math.Log(16)
+	for _, c := range []struct{ a, want float64 }{
+		{0, ln16 / 1500},
+		{1000, (1 - math.Log(10)/ln16) / ((1000*math.Log(10)+600)/ln16 - 1000)},
+		{400, 0.5 / (1200/ln16 - 200)},
+	} {
+		got, ok := g.index(c.a)
+		if !ok || math.Abs(got/c.want-1) > 1e-3 {
+			t.Errorf("G(%v) = %v, %v; want %v", c.a, got, ok, c.want)
+		}
+	}
+	if got, _ := g.index(50); got < 0.001949 {
+		t.Errorf("G(50) = %v, want at least the ratio at 300, 0.001949", got)
+	}
+	for _, a := range []float64{1600, 5000} {
+		if got, ok := g.index(a); ok {
+			t.Errorf("G(%v) = %v beyond the last size, want none", a, got)
+		}
+	}
+}
+
+// TestGittinsCurveEqualSizes: equal finished sizes make one knot, not a
+// division by zero.
+func TestGittinsCurveEqualSizes(t *testing.T) {
+	var sv survival
+	var g gittinsCurve
+	sv.fit([]float64{100, 100, 100, 300}, nil)
+	g.build(&sv)
+	got, ok := g.index(0)
+	if !ok || math.IsNaN(got) || math.IsInf(got, 0) || got <= 0 {
+		t.Fatalf("G(0) = %v, %v", got, ok)
+	}
+	for i := 1; i < len(g.x); i++ {
+		if !(g.x[i] > g.x[i-1]) || math.IsNaN(g.s[i]) || math.IsNaN(g.in[i]) {
+			t.Fatalf("grid point %d: x %v after %v, S %v, ∫ %v", i, g.x[i], g.x[i-1], g.s[i], g.in[i])
+		}
+	}
+}
