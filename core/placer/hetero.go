@@ -137,7 +137,13 @@ func (h *Hetero) view(s *model.State, p *engine.Pool, j *model.Job, n int) *jobV
 	for t := range s.Cluster.Types {
 		v.speed = append(v.speed, s.Profile.Speed(j, t, n))
 	}
-	v.best = bestSpeed(s, j, n)
+	v.best = 0 // bestSpeed: BestSpeed over the feasible types
+	ts := engine.FeasibleSpeeds(s, j, n, v.speed)
+	for t, sp := range v.speed {
+		if ts.Has(t) && sp > v.best {
+			v.best = sp
+		}
+	}
 	return v
 }
 

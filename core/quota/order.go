@@ -118,8 +118,7 @@ func (p *Policy) entitled(s *model.State, q int, j *model.Job) bool {
 	if ok == 0 {
 		return false
 	}
-	ok &= engine.Feasible(s, j, n)
-	_, t := engine.BestSpeed(s, j, n, ok)
+	ok, _, t := engine.FeasibleBest(s, j, n, ok)
 	if t < 0 {
 		return false
 	}

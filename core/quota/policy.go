@@ -191,14 +191,20 @@ func (p *Policy) marks(j *model.Job) roundMarks {
 // mark sets job j's marks of the round: guar and claim are added to
 // those it has, gtypes replaces its types when not zero.
 func (p *Policy) mark(j *model.Job, guar, claim bool, gtypes engine.TypeSet) {
-	m := p.marks(j)
+	if c := p.cached(j); c != nil {
+		if c.round != p.round {
+			c.round, c.guar, c.claim, c.gtypes = p.round, false, false, 0
+		}
+		c.guar, c.claim = c.guar || guar, c.claim || claim
+		if gtypes != 0 {
+			c.gtypes = gtypes
+		}
+		return
+	}
+	m := p.fallback[j]
 	m.guar, m.claim = m.guar || guar, m.claim || claim
 	if gtypes != 0 {
 		m.gtypes = gtypes
-	}
-	if c := p.cached(j); c != nil {
-		c.round, c.guar, c.claim, c.gtypes = p.round, m.guar, m.claim, m.gtypes
-		return
 	}
 	p.fallback[j] = m
 }
