@@ -21,6 +21,7 @@ const maxGateKey = 1 << 20
 type candCache struct {
 	info    []candInfo
 	scratch []candInfo
+	helps   []bool // partition's answers, by candidate
 	memo    []keyMemo
 	gen     uint32
 }

@@ -386,22 +386,36 @@ func (e *Engine) partition(plan *Plan, j *model.Job, ts TypeSet) int {
 	info := e.infos(plan, e.released)[e.released:]
 	c := &e.cands
 	c.newClass()
-	// A stable partition in place: helpers move forward (never past an
-	// entry not yet read), the others wait in scratch for the tail.
-	c.scratch = c.scratch[:0]
-	k := 0
+	// Which candidates help, and whether a helper follows one that does
+	// not (otherwise the helpers are a prefix already: nothing moves).
+	c.helps = c.helps[:0]
+	k, inOrder := 0, true
 	for _, ci := range info {
-		if e.helpsInfo(class, ci, ts) {
-			rest[k], info[k] = ci.job, ci
+		h := e.helpsInfo(class, ci, ts)
+		c.helps = append(c.helps, h)
+		if h {
+			inOrder = inOrder && k == len(c.helps)-1
 			k++
-		} else {
-			c.scratch = append(c.scratch, ci)
 		}
 	}
 	end := e.released + k
-	for _, ci := range c.scratch {
-		rest[k], info[k] = ci.job, ci
-		k++
+	if !inOrder {
+		// A stable partition in place: helpers move forward (never past
+		// an entry not yet read), the others wait in scratch for the tail.
+		c.scratch = c.scratch[:0]
+		k = 0
+		for i, ci := range info {
+			if c.helps[i] {
+				rest[k], info[k] = ci.job, ci
+				k++
+			} else {
+				c.scratch = append(c.scratch, ci)
+			}
+		}
+		for _, ci := range c.scratch {
+			rest[k], info[k] = ci.job, ci
+			k++
+		}
 	}
 	if end == e.released {
 		if e.none == nil {
