@@ -35,6 +35,7 @@ type Hetero struct {
 	pairs [][]sized
 	best  map[*model.Job]float64
 	last  jobView
+	speed []float64 // refresh's scratch: a running job's speed by type
 }
 
 // sized is a bucket of the index and its GPU count.
@@ -228,8 +229,12 @@ func (h *Hetero) refresh(s *model.State, p *engine.Pool) {
 			best = bestSpeed(s, i, ni)
 			h.best[i] = best
 		}
-		feasible := engine.Feasible(s, i, ni)
-		here := m(s, i, from, ni, best)
+		h.speed = h.speed[:0]
+		for t := range s.Cluster.Types {
+			h.speed = append(h.speed, s.Profile.Speed(i, t, ni))
+		}
+		feasible := engine.FeasibleSpeeds(s, i, ni, h.speed)
+		here := norm(h.speed[from], best, ni)
 		for to := range s.Cluster.Types {
 			if to == from || !feasible.Has(to) {
 				continue
@@ -240,7 +245,7 @@ func (h *Hetero) refresh(s *model.State, p *engine.Pool) {
 				l = &swapList{}
 				h.index[key] = l
 			}
-			l.list = append(l.list, candidate{float64(ni) * (m(s, i, to, ni, best) - here), i})
+			l.list = append(l.list, candidate{float64(ni) * (norm(h.speed[to], best, ni) - here), i})
 		}
 	}
 	h.pairs = slices.Grow(h.pairs[:0], nt*nt)[:nt*nt]
@@ -265,16 +270,8 @@ func (h *Hetero) refresh(s *model.State, p *engine.Pool) {
 	}
 }
 
-// m is the per-GPU throughput of x on type t with n GPUs, normalised by its
-// throughput on its fastest type.
-func m(s *model.State, x *model.Job, t, n int, best float64) float64 {
-	if best <= 0 {
-		return 0
-	}
-	return norm(s.Profile.Speed(x, t, n), best, n)
-}
-
-// norm is m for a speed v already known.
+// norm is the per-GPU throughput of a job of speed v on n GPUs of a type,
+// normalised by its throughput on its fastest type (speed best): m_xk.
 func norm(v, best float64, n int) float64 {
 	if best <= 0 {
 		return 0
