@@ -53,6 +53,10 @@ type Engine struct {
 	// a claiming job of that class (partition).
 	none       map[noFitKey]int64
 	setVersion int64
+	// cands caches what partition asks of each stop candidate (cands.go).
+	cands candCache
+	// sizes are the lengths of the last round's plan (cands.go).
+	lastSizes planSizes
 	// pastClaims is set once the walk has left the leading Claim jobs of
 	// a Stepwise order (leaveClaims).
 	pastClaims bool
@@ -99,6 +103,7 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 	ord := e.policy.Order(s, now, e.order[:0])
 	e.order = ord.Jobs[:0]
 	plan := Plan{Updates: ord.Updates, Wake: -1}
+	e.lastSizes.presize(&plan)
 	if e.scaler != nil {
 		e.resizer.reset(s, e.pool)
 	}
@@ -136,6 +141,8 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 	if e.gates != nil {
 		e.gates.Done(s, &plan, now)
 	}
+	e.cands.reset()
+	e.lastSizes.record(&plan)
 	return plan
 }
 

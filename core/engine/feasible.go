@@ -12,20 +12,56 @@ import (
 // speed in the profile, and at least n GPUs of the type in the cluster.
 func Feasible(s *model.State, j *model.Job, n int) TypeSet {
 	var ts TypeSet
-	c := s.Cluster
-	for t, gt := range c.Types {
-		if j.Spec.GPUType != "" && j.Spec.GPUType != gt.Name {
+	for t := range s.Cluster.Types {
+		if usable(s.Cluster, j, t, n) && s.Profile.Speed(j, t, n) > 0 {
+			ts |= 1 << uint(t)
+		}
+	}
+	return ts
+}
+
+// usable reports whether type t passes Feasible's rules but the speed: j's
+// type constraint, its peak memory, and at least n GPUs of the type.
+func usable(c *model.Cluster, j *model.Job, t, n int) bool {
+	gt := &c.Types[t]
+	if j.Spec.GPUType != "" && j.Spec.GPUType != gt.Name {
+		return false
+	}
+	return j.Spec.PeakMemMiB <= gt.MemMiB && c.TypeGPUs(t) >= n
+}
+
+// FeasibleSpeeds is Feasible for a job whose speed on n GPUs of each type
+// is known: speed[t] is s.Profile.Speed(j, t, n).
+func FeasibleSpeeds(s *model.State, j *model.Job, n int, speed []float64) TypeSet {
+	var ts TypeSet
+	for t := range s.Cluster.Types {
+		if usable(s.Cluster, j, t, n) && speed[t] > 0 {
+			ts |= 1 << uint(t)
+		}
+	}
+	return ts
+}
+
+// FeasibleBest returns Feasible(s, j, n) & within and, over those types,
+// BestSpeed: the highest speed and its type (-1 when there is none), with
+// one speed lookup per type of within.
+func FeasibleBest(s *model.State, j *model.Job, n int, within TypeSet) (TypeSet, float64, int) {
+	var ts TypeSet
+	best, bt := 0.0, -1
+	for t := range s.Cluster.Types {
+		if !within.Has(t) || !usable(s.Cluster, j, t, n) {
 			continue
 		}
-		if j.Spec.PeakMemMiB > gt.MemMiB || c.TypeGPUs(t) < n {
-			continue
-		}
-		if s.Profile.Speed(j, t, n) <= 0 {
+		v := s.Profile.Speed(j, t, n)
+		if v <= 0 {
 			continue
 		}
 		ts |= 1 << uint(t)
+		if v > best {
+			best, bt = v, t
+		}
 	}
-	return ts
+	return ts, best, bt
 }
 
 // Unfit explains why job j cannot run with n GPUs on any GPU type of the

@@ -27,6 +27,11 @@ type Gate interface {
 	// reclaim those of queues beyond theirs; any job may take those of
 	// candidates of its own queue when the inner policy lets it claim).
 	MayTake(c Class, v *model.Job) bool
+	// Key returns a small number (0 up to a million) for stop candidate v
+	// such that, within a round, MayTake(c, v) depends only on c and the
+	// key (the queue layer: v's queue and GPU type), so that the engine
+	// asks MayTake once per key and class; -1 when it must ask for v.
+	Key(v *model.Job) int
 	// Took records that job j took n more GPUs of type t in this round (n
 	// negative: it gave them back).
 	Took(j *model.Job, t, n int)

@@ -383,22 +383,40 @@ func (e *Engine) partition(plan *Plan, j *model.Job, ts TypeSet) int {
 	}
 	e.parted, e.partTS, e.partClass = true, ts, class
 	rest := plan.Preempt[e.released:]
-	e.scratch = append(e.scratch[:0], rest...)
-	k := 0
-	for _, v := range e.scratch {
-		if e.helps(class, v, ts) {
-			rest[k] = v
+	info := e.infos(plan, e.released)[e.released:]
+	c := &e.cands
+	c.newClass()
+	// Which candidates help, and whether a helper follows one that does
+	// not (otherwise the helpers are a prefix already: nothing moves).
+	c.helps = c.helps[:0]
+	k, inOrder := 0, true
+	for _, ci := range info {
+		h := e.helpsInfo(class, ci, ts)
+		c.helps = append(c.helps, h)
+		if h {
+			inOrder = inOrder && k == len(c.helps)-1
 			k++
 		}
 	}
 	end := e.released + k
-	for _, v := range e.scratch {
-		if !e.helps(class, v, ts) {
-			rest[k] = v
+	if !inOrder {
+		// A stable partition in place: helpers move forward (never past
+		// an entry not yet read), the others wait in scratch for the tail.
+		c.scratch = c.scratch[:0]
+		k = 0
+		for i, ci := range info {
+			if c.helps[i] {
+				rest[k], info[k] = ci.job, ci
+				k++
+			} else {
+				c.scratch = append(c.scratch, ci)
+			}
+		}
+		for _, ci := range c.scratch {
+			rest[k], info[k] = ci.job, ci
 			k++
 		}
 	}
-	clear(e.scratch)
 	if end == e.released {
 		if e.none == nil {
 			e.none = map[noFitKey]int64{}
@@ -406,20 +424,6 @@ func (e *Engine) partition(plan *Plan, j *model.Job, ts TypeSet) int {
 		e.none[key] = e.setVersion
 	}
 	return end
-}
-
-// helps reports whether candidate v holds a GPU of a type in ts that a job
-// of class c may take (Gate.MayTake).
-func (e *Engine) helps(c Class, v *model.Job, ts TypeSet) bool {
-	if e.gates != nil && !e.gates.MayTake(c, v) {
-		return false
-	}
-	for _, g := range v.Alloc {
-		if ts.Has(e.cluster.TypeOf(g)) {
-			return true
-		}
-	}
-	return false
 }
 
 // noFitKey is a placement that failed on the free GPUs plus every usable

@@ -29,8 +29,41 @@ import (
 // O(types² × distinct GPU counts), not O(running jobs).
 type Hetero struct {
 	round int
-	index map[swapKey][]candidate
+	index map[swapKey]*swapList
+	// pairs holds, per (from, to) type pair (from·types + to), the
+	// index's buckets by ascending GPU count.
+	pairs [][]sized
 	best  map[*model.Job]float64
+	last  jobView
+	speed []float64 // refresh's scratch: a running job's speed by type
+}
+
+// sized is a bucket of the index and its GPU count.
+type sized struct {
+	gpus int
+	list *swapList
+}
+
+// jobView caches the speeds on n GPUs of each type, and the best speed
+// (bestSpeed), of the job last placed: the engine places a job several
+// times in a row (its requested size, its minimum, prefixes of stop
+// candidates). It is valid for the state and pool round it was computed in.
+type jobView struct {
+	state *model.State
+	pool  *engine.Pool
+	round int
+	job   *model.Job
+	n     int
+	speed []float64
+	best  float64
+}
+
+// swapList is one bucket of the index: its candidates by descending gain,
+// of which those before head were moved or preempted this round. Its
+// storage is kept from round to round.
+type swapList struct {
+	list []candidate
+	head int
 }
 
 type swapKey struct{ from, to, gpus int }
@@ -45,22 +78,30 @@ func (*Hetero) Name() string { return "hetero" }
 
 // Place implements engine.Placer.
 func (h *Hetero) Place(s *model.State, p *engine.Pool, j *model.Job, n int, types engine.TypeSet) engine.Placement {
-	k := fastestFree(s, p, j, n, types)
+	if !room(s, p, n, types) {
+		return engine.Placement{}
+	}
+	v := h.view(s, p, j, n)
+	k := fastestOf(v.speed, p, n, types)
 	if k < 0 {
 		return engine.Placement{}
 	}
 	chosen := Fewest(p, n, 1<<uint(k))
 	h.refresh(s, p)
-	bestS := bestSpeed(s, j, n)
+	bestS := v.best
 	var swap candidate
 	from, bestGain := -1, 0.0
-	for t := range s.Cluster.Types {
+	nt := len(s.Cluster.Types)
+	for t := range nt {
 		if t == k || !types.Has(t) {
 			continue
 		}
-		own := float64(n) * (m(s, j, t, n, bestS) - m(s, j, k, n, bestS))
-		for size := 1; size <= n; size++ {
-			c, ok := h.top(p, swapKey{t, k, size}, n-size)
+		own := float64(n) * (norm(v.speed[t], bestS, n) - norm(v.speed[k], bestS, n))
+		for _, b := range h.pairs[t*nt+k] {
+			if b.gpus > n {
+				break
+			}
+			c, ok := h.top(p, t, b.list, n-b.gpus)
 			if !ok {
 				continue
 			}
@@ -75,6 +116,38 @@ func (h *Hetero) Place(s *model.State, p *engine.Pool, j *model.Job, n int, type
 	return swapPlacement(p, swap.job, chosen, n, from)
 }
 
+// room reports whether some type in types has at least n free GPUs.
+func room(s *model.State, p *engine.Pool, n int, types engine.TypeSet) bool {
+	for t := range s.Cluster.Types {
+		if types.Has(t) && p.Free(t) >= n {
+			return true
+		}
+	}
+	return false
+}
+
+// view returns the speeds of j on n GPUs (jobView), computed again unless
+// they are those of the last call in this round.
+func (h *Hetero) view(s *model.State, p *engine.Pool, j *model.Job, n int) *jobView {
+	v := &h.last
+	if v.job == j && v.n == n && v.state == s && v.pool == p && v.round == p.Round() {
+		return v
+	}
+	v.state, v.pool, v.round, v.job, v.n = s, p, p.Round(), j, n
+	v.speed = v.speed[:0]
+	for t := range s.Cluster.Types {
+		v.speed = append(v.speed, s.Profile.Speed(j, t, n))
+	}
+	v.best = 0 // bestSpeed: BestSpeed over the feasible types
+	ts := engine.FeasibleSpeeds(s, j, n, v.speed)
+	for t, sp := range v.speed {
+		if ts.Has(t) && sp > v.best {
+			v.best = sp
+		}
+	}
+	return v
+}
+
 // fastestFree returns the feasible type with at least n free GPUs on which
 // j runs fastest (lowest index among equals), or -1.
 func fastestFree(s *model.State, p *engine.Pool, j *model.Job, n int, types engine.TypeSet) int {
@@ -84,6 +157,20 @@ func fastestFree(s *model.State, p *engine.Pool, j *model.Job, n int, types engi
 			continue
 		}
 		if v := s.Profile.Speed(j, t, n); v > best {
+			best, bt = v, t
+		}
+	}
+	return bt
+}
+
+// fastestOf is fastestFree for a job whose speed on each type is known.
+func fastestOf(speed []float64, p *engine.Pool, n int, types engine.TypeSet) int {
+	best, bt := 0.0, -1
+	for t, v := range speed {
+		if !types.Has(t) || p.Free(t) < n {
+			continue
+		}
+		if v > best {
 			best, bt = v, t
 		}
 	}
@@ -102,21 +189,19 @@ func swapPlacement(p *engine.Pool, i *model.Job, chosen []model.GPU, n, from int
 	return engine.Placement{GPUs: gpus, Moves: []engine.Assignment{{Job: i, GPUs: moved}}}
 }
 
-// top returns the best still-movable candidate of a bucket, provided that
-// type key.from has extra more free GPUs for the new job.
-func (h *Hetero) top(p *engine.Pool, key swapKey, extra int) (candidate, bool) {
-	if p.Free(key.from) < extra {
+// top returns the best still-movable candidate of bucket l of the index,
+// provided that type from has extra more free GPUs for the new job.
+func (h *Hetero) top(p *engine.Pool, from int, l *swapList, extra int) (candidate, bool) {
+	if p.Free(from) < extra {
 		return candidate{}, false
 	}
-	list := h.index[key]
-	for len(list) > 0 && !p.Settled(list[0].job) {
-		list = list[1:] // moved or preempted this round: gone for good
+	for l.head < len(l.list) && !p.Settled(l.list[l.head].job) {
+		l.head++ // moved or preempted this round: gone for good
 	}
-	h.index[key] = list
-	if len(list) == 0 {
+	if l.head == len(l.list) {
 		return candidate{}, false
 	}
-	return list[0], true
+	return l.list[l.head], true
 }
 
 // refresh rebuilds the index of running jobs at the first placement of a
@@ -126,7 +211,14 @@ func (h *Hetero) refresh(s *model.State, p *engine.Pool) {
 		return
 	}
 	h.round = p.Round()
-	h.index = map[swapKey][]candidate{}
+	nt := len(s.Cluster.Types)
+	if h.index == nil {
+		h.index = map[swapKey]*swapList{}
+	}
+	for _, l := range h.index {
+		clear(l.list)
+		l.list, l.head = l.list[:0], 0
+	}
 	if h.best == nil || len(h.best) > 2*len(s.Running())+1024 {
 		h.best = map[*model.Job]float64{}
 	}
@@ -137,33 +229,54 @@ func (h *Hetero) refresh(s *model.State, p *engine.Pool) {
 			best = bestSpeed(s, i, ni)
 			h.best[i] = best
 		}
-		feasible := engine.Feasible(s, i, ni)
-		here := m(s, i, from, ni, best)
+		h.speed = h.speed[:0]
+		for t := range s.Cluster.Types {
+			h.speed = append(h.speed, s.Profile.Speed(i, t, ni))
+		}
+		feasible := engine.FeasibleSpeeds(s, i, ni, h.speed)
+		here := norm(h.speed[from], best, ni)
 		for to := range s.Cluster.Types {
 			if to == from || !feasible.Has(to) {
 				continue
 			}
 			key := swapKey{from, to, ni}
-			h.index[key] = append(h.index[key], candidate{float64(ni) * (m(s, i, to, ni, best) - here), i})
+			l := h.index[key]
+			if l == nil {
+				l = &swapList{}
+				h.index[key] = l
+			}
+			l.list = append(l.list, candidate{float64(ni) * (norm(h.speed[to], best, ni) - here), i})
 		}
 	}
-	for _, list := range h.index {
-		slices.SortFunc(list, func(a, b candidate) int {
+	h.pairs = slices.Grow(h.pairs[:0], nt*nt)[:nt*nt]
+	for i := range h.pairs {
+		h.pairs[i] = h.pairs[i][:0]
+	}
+	for key, l := range h.index {
+		if len(l.list) == 0 {
+			continue
+		}
+		slices.SortFunc(l.list, func(a, b candidate) int {
 			if c := cmp.Compare(b.gain, a.gain); c != 0 {
 				return c
 			}
 			return a.job.Seq - b.job.Seq
 		})
+		pi := key.from*nt + key.to
+		h.pairs[pi] = append(h.pairs[pi], sized{key.gpus, l})
+	}
+	for _, bs := range h.pairs {
+		slices.SortFunc(bs, func(a, b sized) int { return a.gpus - b.gpus })
 	}
 }
 
-// m is the per-GPU throughput of x on type t with n GPUs, normalised by its
-// throughput on its fastest type.
-func m(s *model.State, x *model.Job, t, n int, best float64) float64 {
+// norm is the per-GPU throughput of a job of speed v on n GPUs of a type,
+// normalised by its throughput on its fastest type (speed best): m_xk.
+func norm(v, best float64, n int) float64 {
 	if best <= 0 {
 		return 0
 	}
-	return s.Profile.Speed(x, t, n) / best / float64(n)
+	return v / best / float64(n)
 }
 
 func bestSpeed(s *model.State, j *model.Job, n int) float64 {

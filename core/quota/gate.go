@@ -10,6 +10,9 @@ import (
 // Limit implements engine.Gate: the types of ts on which j's queue may ever
 // hold n GPUs.
 func (p *Policy) Limit(j *model.Job, n int, ts engine.TypeSet) (engine.TypeSet, string) {
+	if !p.anyLimit && ts != 0 {
+		return ts, "" // no queue has a limit
+	}
 	q := p.queueOf(j)
 	out := ts
 	for t := range p.cluster.Types {
@@ -31,6 +34,9 @@ func (p *Policy) Limit(j *model.Job, n int, ts engine.TypeSet) (engine.TypeSet, 
 // lose their place); otherwise counting everything its queue holds. A job
 // that is not guaranteed claims only its own queue's candidates (MayTake).
 func (p *Policy) Admit(j *model.Job, n int, ts engine.TypeSet, claim bool) engine.TypeSet {
+	if !claim && !p.anyLimit {
+		return ts // no queue has a limit, and only a claim is held to the quota
+	}
 	q := p.queueOf(j)
 	claim = claim && p.marks(j).guar
 	if claim && p.preemptive {
@@ -65,6 +71,12 @@ func (p *Policy) MayTake(c engine.Class, v *model.Job) bool {
 	return c.Types.Has(t) && p.over[qv][t]
 }
 
+// Key implements engine.Gate: MayTake depends on a candidate only through
+// its queue and the type of its GPUs.
+func (p *Policy) Key(v *model.Job) int {
+	return p.queueOf(v)*len(p.cluster.Types) + p.cluster.TypeOf(v.Alloc[0])
+}
+
 // Class implements engine.Gate: N is twice the job's queue, plus one when
 // the inner policy lets it claim; Types are the types on which it is
 // guaranteed (none for a job that is not).
@@ -96,8 +108,9 @@ func (p *Policy) Done(s *model.State, plan *engine.Plan, _ model.Time) {
 		if !p.marks(a.Job).guar {
 			continue // only a guaranteed job reclaims
 		}
+		q := int32(1 + p.queueOf(a.Job))
 		for _, g := range a.GPUs {
-			p.taker[g] = p.queueOf(a.Job)
+			p.taker[p.gpuBase[g.Node]+int(g.Index)] = q
 		}
 	}
 	clear(p.stop)
@@ -114,7 +127,11 @@ func (p *Policy) Done(s *model.State, plan *engine.Plan, _ model.Time) {
 	if reclaimed {
 		p.renameTrace(plan)
 	}
-	clear(p.taker)
+	for _, a := range plan.Start {
+		for _, g := range a.GPUs {
+			p.taker[p.gpuBase[g.Node]+int(g.Index)] = 0
+		}
+	}
 	for _, a := range plan.Migrate {
 		p.alloc[a.Job] = a.GPUs
 	}
@@ -167,7 +184,7 @@ func (p *Policy) renameTrace(plan *engine.Plan) {
 func (p *Policy) takenByOther(j *model.Job) bool {
 	q := p.queueOf(j)
 	for _, g := range j.Alloc {
-		if t, ok := p.taker[g]; ok && t != q {
+		if t := p.taker[p.gpuBase[g.Node]+int(g.Index)]; t != 0 && int(t)-1 != q {
 			return true
 		}
 	}

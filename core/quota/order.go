@@ -21,13 +21,13 @@ func (p *Policy) Order(s *model.State, now model.Time, buf []*model.Job) engine.
 	ord := p.inner.Order(s, now, buf)
 	p.in = append(p.in[:0], ord.Jobs...)
 	p.preemptive = ord.Preemptive
-	for _, j := range p.in[:min(ord.Claim, len(p.in))] {
-		p.mark(j, false, true, 0)
-	}
 	for q := range p.lanes {
 		p.lanes[q] = p.lanes[q][:0]
 	}
 	for i, j := range p.in {
+		if i < ord.Claim {
+			p.mark(j, false, true, 0)
+		}
 		q := p.queueOf(j)
 		p.lanes[q] = append(p.lanes[q], i)
 	}
@@ -118,8 +118,7 @@ func (p *Policy) entitled(s *model.State, q int, j *model.Job) bool {
 	if ok == 0 {
 		return false
 	}
-	ok &= engine.Feasible(s, j, n)
-	_, t := engine.BestSpeed(s, j, n, ok)
+	ok, _, t := engine.FeasibleBest(s, j, n, ok)
 	if t < 0 {
 		return false
 	}

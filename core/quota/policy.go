@@ -33,6 +33,7 @@ type Policy struct {
 	cluster      *model.Cluster
 	quota, limit [][]int
 	hasQuota     []bool
+	anyLimit     bool // some queue has a limit on some type of the cluster
 
 	// Per round.
 	used   [][]int      // what each queue holds, plus what the round gave it (Gate)
@@ -48,7 +49,11 @@ type Policy struct {
 	cands  map[*model.Job]bool
 	stop   map[*model.Job]bool
 	alloc  map[*model.Job][]model.GPU
-	taker  map[model.GPU]int // the queue of the job that starts on a GPU
+	// taker holds, per GPU (by gpuBase[node] + index), 1 + the queue of
+	// the guaranteed job that starts on it in the round (0: none); Done
+	// sets it and clears it again.
+	taker   []int32
+	gpuBase []int
 	// round counts the rounds; the jobs' marks (guaranteed, allowed to
 	// claim by the inner policy — its leading Order.Claim, all when
 	// preemptive —, and the GPU types on which a guaranteed job fits in its
@@ -79,7 +84,7 @@ func New(inner engine.QueuePolicy, cfg Config) (*Policy, error) {
 	p := &Policy{inner: inner, measure: cfg.Usage, halfLife: cfg.HalfLife, queues: qs, def: def, index: make(map[string]int, len(qs)),
 		usage: make([]float64, len(qs)), last: -1, lanes: make([][]int, len(qs)), run: make([][]*model.Job, len(qs)),
 		cands: map[*model.Job]bool{}, stop: map[*model.Job]bool{}, alloc: map[*model.Job][]model.GPU{},
-		taker: map[model.GPU]int{}, fallback: map[*model.Job]roundMarks{}}
+		fallback: map[*model.Job]roundMarks{}}
 	for i, q := range qs {
 		p.index[q.Name] = i
 	}
@@ -186,14 +191,20 @@ func (p *Policy) marks(j *model.Job) roundMarks {
 // mark sets job j's marks of the round: guar and claim are added to
 // those it has, gtypes replaces its types when not zero.
 func (p *Policy) mark(j *model.Job, guar, claim bool, gtypes engine.TypeSet) {
-	m := p.marks(j)
+	if c := p.cached(j); c != nil {
+		if c.round != p.round {
+			c.round, c.guar, c.claim, c.gtypes = p.round, false, false, 0
+		}
+		c.guar, c.claim = c.guar || guar, c.claim || claim
+		if gtypes != 0 {
+			c.gtypes = gtypes
+		}
+		return
+	}
+	m := p.fallback[j]
 	m.guar, m.claim = m.guar || guar, m.claim || claim
 	if gtypes != 0 {
 		m.gtypes = gtypes
-	}
-	if c := p.cached(j); c != nil {
-		c.round, c.guar, c.claim, c.gtypes = p.round, m.guar, m.claim, m.gtypes
-		return
 	}
 	p.fallback[j] = m
 }
@@ -223,7 +234,15 @@ func (p *Policy) setCluster(c *model.Cluster) {
 	for q := range p.over {
 		p.over[q] = make([]bool, nt)
 	}
+	p.gpuBase = make([]int, len(c.Nodes))
+	total := 0
+	for i, n := range c.Nodes {
+		p.gpuBase[i] = total
+		total += n.GPUs
+	}
+	p.taker = make([]int32, total)
 	p.hasQuota = make([]bool, len(p.queues))
+	p.anyLimit = false
 	for qi, q := range p.queues {
 		for t, gt := range c.Types {
 			p.quota[qi][t] = q.Quota[gt.Name]
@@ -231,6 +250,7 @@ func (p *Policy) setCluster(c *model.Cluster) {
 			p.limit[qi][t] = -1
 			if l, ok := q.Limit[gt.Name]; ok {
 				p.limit[qi][t] = l
+				p.anyLimit = p.anyLimit || l >= 0
 			}
 		}
 	}

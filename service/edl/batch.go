@@ -66,10 +66,12 @@ type batchReq struct {
 }
 
 // enqueue queues a change of job; call it under Service.mu, so that the
-// queue's order is the order of the changes, and wait outside it.
-func (b *batcher) enqueue(job string, ops []store.Op, keys []string) *batchReq {
+// queue's order is the order of the changes, and wait outside it. The
+// first own keys are the job's records; the others are puts of keys of
+// their own (WithPut: an audit entry), which no other change writes.
+func (b *batcher) enqueue(job string, ops []store.Op, keys []string, own int) *batchReq {
 	r := &batchReq{job: job, ops: ops, keys: keys, done: make(chan error, 1)}
-	for _, k := range keys {
+	for _, k := range keys[:own] {
 		if !strings.Contains(k, "/tasks/") {
 			r.barrier = true
 		}
@@ -105,7 +107,7 @@ func (b *batcher) dispatch() {
 // take removes from the front of the queue the changes one transaction
 // may carry now (none when the first one must wait); b.mu is held.
 func (b *batcher) take() []*batchReq {
-	limit := store.TxnLimit(b.st)
+	limit := store.TxnWriteLimit(b.st) // the ops are puts
 	n, puts := 0, 0
 	for _, r := range b.pending {
 		if r.epoch != b.epoch { // made before a failure: answered below

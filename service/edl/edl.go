@@ -161,13 +161,15 @@ func (c *change) put(key string, v any) {
 	c.keys = append(c.keys, key)
 }
 
-// queue queues job's change c for its transaction; s.mu is held. Nil
-// when c is empty.
-func (s *Service) queue(job string, c *change) *batchReq {
+// queue queues job's change c for its transaction, with ctx's put
+// (WithPut); s.mu is held. Nil when c is empty.
+func (s *Service) queue(ctx context.Context, job string, c *change) *batchReq {
 	if len(c.ops) == 0 {
 		return nil
 	}
-	return s.batch.enqueue(job, c.ops, c.keys)
+	own := len(c.keys)
+	extraPut(ctx, c)
+	return s.batch.enqueue(job, c.ops, c.keys, own)
 }
 
 // wait waits for a queued change (none: nil) and, on failure, forgets the

@@ -78,7 +78,7 @@ func (s *Service) AcquireMaster(ctx context.Context, job string, r api.MasterReq
 	v := next.view(now, !r.Release)
 	var c change
 	c.put(masterKey(job), next)
-	q := s.queue(job, &c)
+	q := s.queue(ctx, job, &c)
 	s.mu.Unlock()
 	if err := s.wait(job, q); err != nil {
 		return api.Master{}, err

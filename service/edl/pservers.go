@@ -81,7 +81,7 @@ func (s *Service) ClaimPServer(ctx context.Context, job string, r api.PServerCla
 		s.mu.Unlock()
 		return api.PServer{}, conflict("all %d pserver slots of job %s are held", r.Desired, job)
 	}
-	return s.holdPServer(job, js, pick, r, now)
+	return s.holdPServer(ctx, job, js, pick, r, now)
 }
 
 // RenewPServer renews (or with r.Release frees) slot index for r.Holder,
@@ -100,12 +100,12 @@ func (s *Service) RenewPServer(ctx context.Context, job string, index int, r api
 		s.mu.Unlock()
 		return api.PServer{}, conflict("pserver slot %d of job %s is not %s's", index, job, r.Holder)
 	}
-	return s.holdPServer(job, js, index, r, now)
+	return s.holdPServer(ctx, job, js, index, r, now)
 }
 
 // holdPServer writes slot i held by r.Holder (or freed); s.mu is held and
 // released.
-func (s *Service) holdPServer(job string, js *jobState, i int, r api.PServerClaim, now time.Time) (api.PServer, error) {
+func (s *Service) holdPServer(ctx context.Context, job string, js *jobState, i int, r api.PServerClaim, now time.Time) (api.PServer, error) {
 	old := js.ps[i]
 	p := &psRec{Index: i}
 	if old != nil {
@@ -125,7 +125,7 @@ func (s *Service) holdPServer(job string, js *jobState, i int, r api.PServerClai
 	v := p.view(now)
 	var c change
 	c.put(psKey(job, i), p)
-	w := s.queue(job, &c)
+	w := s.queue(ctx, job, &c)
 	s.mu.Unlock()
 	if err := s.wait(job, w); err != nil {
 		return api.PServer{}, err

@@ -153,7 +153,7 @@ func (s *Service) RegisterTasks(ctx context.Context, job string, spec api.TaskQu
 // other change touches its keys meanwhile: the queue is not in memory
 // until its last record is written.
 func (s *Service) writeChunks(c change) error {
-	size := store.TxnLimit(s.st)
+	size := store.TxnWriteLimit(s.st) // puts only
 	if size <= 0 {
 		size = 4096
 	}
@@ -213,7 +213,7 @@ func (s *Service) Lease(ctx context.Context, job string, r api.LeaseRequest) (ap
 	s.nextPass(job, q, &c)
 	out := s.grant(job, q, r, now, &c)
 	v := q.view()
-	w := s.queue(job, &c)
+	w := s.queue(ctx, job, &c)
 	s.mu.Unlock()
 	if err := s.wait(job, w); err != nil {
 		return api.Lease{}, err
@@ -326,7 +326,7 @@ func (s *Service) Report(ctx context.Context, job string, index int, lease strin
 	q := js.queue
 	s.nextPass(job, q, &c)
 	v := q.view()
-	w := s.queue(job, &c)
+	w := s.queue(ctx, job, &c)
 	s.mu.Unlock()
 	if err := s.wait(job, w); err != nil {
 		return api.TaskQueue{}, err

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -41,6 +42,29 @@ func (s *Server) edlAccess(what string, h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// edlContext returns r's context with which the EDL service writes r's
+// audit entry in the transaction of the change it makes (status 200, what
+// every EDL mutation but a registration answers), so that a task lease
+// costs one durable write, shared with other leases, not two. A call that
+// writes nothing (a lease answered "wait") leaves the entry to the audit
+// wrapper (serveAudited).
+func (s *Server) edlContext(r *http.Request) context.Context {
+	rq, ok := r.Context().Value(identityKey{}).(*request)
+	if !ok || s.audit == nil {
+		return r.Context()
+	}
+	return edl.WithPut(r.Context(), func() (string, []byte, bool) {
+		op, err := s.audit.Op(api.AuditEntry{Who: rq.who.String(), Action: r.Method + " " + r.URL.Path,
+			Target: r.PathValue("id"), Status: http.StatusOK})
+		if err != nil {
+			return "", nil, false // the wrapper tries again
+		}
+		key, value, isPut := op.Put()
+		rq.recorded = isPut
+		return key, value, isPut
+	})
+}
+
 // writeEDL answers an EDL call: v, or the error's status (404, 409, the
 // scheduler's kinds, else a failure).
 func (s *Server) writeEDL(w http.ResponseWriter, status int, v any, err error) {
@@ -66,7 +90,7 @@ func (s *Server) handleMaster(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	m, err := s.edl.AcquireMaster(r.Context(), r.PathValue("id"), req)
+	m, err := s.edl.AcquireMaster(s.edlContext(r), r.PathValue("id"), req)
 	s.writeEDL(w, http.StatusOK, m, err)
 }
 
@@ -89,7 +113,7 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	l, err := s.edl.Lease(r.Context(), r.PathValue("id"), req)
+	l, err := s.edl.Lease(s.edlContext(r), r.PathValue("id"), req)
 	s.writeEDL(w, http.StatusOK, l, err)
 }
 
@@ -106,7 +130,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, done bool) {
 	if !ok {
 		return
 	}
-	q, err := s.edl.Report(r.Context(), r.PathValue("id"), index, rep.Lease, done)
+	q, err := s.edl.Report(s.edlContext(r), r.PathValue("id"), index, rep.Lease, done)
 	s.writeEDL(w, http.StatusOK, q, err)
 }
 
@@ -120,7 +144,7 @@ func (s *Server) handleClaimPServer(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	p, err := s.edl.ClaimPServer(r.Context(), r.PathValue("id"), c)
+	p, err := s.edl.ClaimPServer(s.edlContext(r), r.PathValue("id"), c)
 	s.writeEDL(w, http.StatusOK, p, err)
 }
 
@@ -133,7 +157,7 @@ func (s *Server) handleRenewPServer(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	p, err := s.edl.RenewPServer(r.Context(), r.PathValue("id"), index, c)
+	p, err := s.edl.RenewPServer(s.edlContext(r), r.PathValue("id"), index, c)
 	s.writeEDL(w, http.StatusOK, p, err)
 }
 

@@ -88,6 +88,12 @@ func (f *Fenced) MaxTxnOps() int {
 	return 0
 }
 
+// MaxTxnWrites returns the underlying store's limit on puts and deletes
+// (0: none): the fence adds a compare to every transaction, not a write
+// (etcd bounds the compares and the writes of a transaction each by
+// --max-txn-ops).
+func (f *Fenced) MaxTxnWrites() int { return TxnWriteLimit(f.s) }
+
 // CountOps returns how many compares and how many writes ops hold.
 func CountOps(ops []Op) (compares, writes int) {
 	for _, op := range ops {
@@ -108,6 +114,17 @@ func TxnLimit(s Store) int {
 		return l.MaxTxnOps()
 	}
 	return 0
+}
+
+// TxnWriteLimit returns the most puts and deletes that one Txn of s may
+// hold, or 0 when s has no limit. It is TxnLimit except where a store
+// spends part of the compares on its own (Fenced: one compare, no write),
+// so that a batch of puts alone may be one larger.
+func TxnWriteLimit(s Store) int {
+	if l, ok := s.(interface{ MaxTxnWrites() int }); ok {
+		return l.MaxTxnWrites()
+	}
+	return TxnLimit(s)
 }
 
 // Get reads through.
