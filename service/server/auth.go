@@ -187,17 +187,40 @@ func (s *Server) deny(w http.ResponseWriter, r *http.Request, status int, err er
 }
 
 // audited reports whether r is a mutation the audit log records: every
-// POST and DELETE but the agents' periodic reports (status, log chunks)
-// and jobs' progress reports, which are telemetry (their effects — exits,
-// checkpoints — show in the jobs' histories).
+// POST and DELETE but the agents' periodic reports (status, log chunks),
+// jobs' progress reports and the EDL data plane — task leases and their
+// done/failed reports, pserver slot renewals —, which are telemetry
+// (thousands a second; their effects show in the jobs' histories and the
+// task queue's counters), as Kubernetes' audit policies leave out lease
+// renewals. Who took a job's master role, claimed a pserver slot or
+// registered its tasks is recorded.
 func audited(r *http.Request, class routeClass) bool {
 	if r.Method != http.MethodPost && r.Method != http.MethodDelete {
 		return false
 	}
-	if class == classNode || strings.HasSuffix(r.URL.Path, "/progress") {
+	if class == classNode || strings.HasSuffix(r.URL.Path, "/progress") || edlDataPlane(r.URL.Path) {
 		return false
 	}
 	return true
+}
+
+// edlDataPlane reports whether path is a task lease, a task report or a
+// pserver slot's renewal: /v1/jobs/{id}/tasks/lease,
+// .../tasks/{index}/done|failed, .../pservers/{index}/renew.
+func edlDataPlane(path string) bool {
+	rest, ok := strings.CutPrefix(path, "/v1/jobs/")
+	if !ok {
+		return false
+	}
+	parts := strings.Split(rest, "/")
+	switch {
+	case len(parts) == 3:
+		return parts[1] == "tasks" && parts[2] == "lease"
+	case len(parts) == 4:
+		return (parts[1] == "tasks" && (parts[3] == "done" || parts[3] == "failed")) ||
+			(parts[1] == "pservers" && parts[3] == "renew")
+	}
+	return false
 }
 
 // serveAudited runs a mutation with its answer held back until the audit

@@ -44,13 +44,14 @@ func (s *Server) edlAccess(what string, h http.HandlerFunc) http.HandlerFunc {
 
 // edlContext returns r's context with which the EDL service writes r's
 // audit entry in the transaction of the change it makes (status 200, what
-// every EDL mutation but a registration answers), so that a task lease
-// costs one durable write, shared with other leases, not two. A call that
-// writes nothing (a lease answered "wait") leaves the entry to the audit
-// wrapper (serveAudited).
+// every EDL mutation but a registration answers), so that taking the
+// master role or a pserver slot costs one durable write, not two. A call
+// that writes nothing leaves the entry to the audit wrapper
+// (serveAudited); the data plane (task leases and reports, renewals) is
+// not recorded (audited).
 func (s *Server) edlContext(r *http.Request) context.Context {
 	rq, ok := r.Context().Value(identityKey{}).(*request)
-	if !ok || s.audit == nil {
+	if !ok || s.audit == nil || !audited(r, classUser) {
 		return r.Context()
 	}
 	return edl.WithPut(r.Context(), func() (string, []byte, bool) {
