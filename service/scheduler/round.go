@@ -11,10 +11,10 @@ import (
 const (
 	waitNoNodes   = "no node is registered"
 	waitSettling  = "the server restarted: waiting for the nodes of its previous run to register again"
-	waitBehind    = "waiting behind jobs ahead in the queue"
-	waitBlocked   = "waiting for free GPUs"
-	waitHeld      = "placed; waiting for the GPUs of a job whose replicas are being stopped"
-	waitNeverFits = "does not fit on the cluster as it is now (GPU count, type or memory); stays queued until a fitting node registers"
+	waitBehind    = engine.WaitBehind
+	waitBlocked   = engine.WaitBlocked
+	waitHeld      = engine.WaitHeld
+	waitNeverFits = engine.WaitNeverFits
 )
 
 // schedule runs one scheduling round and records its latency.
@@ -67,7 +67,7 @@ func (s *Scheduler) noteWaits(plan engine.Plan) {
 		case engine.Unschedulable:
 			j.waitReason = waitNeverFits
 		case engine.Paused:
-			j.waitReason = "held back by the placer: " + d.Reason
+			j.waitReason = engine.WaitPausedPrefix + d.Reason
 		}
 	}
 }
