@@ -44,6 +44,10 @@ type Options struct {
 	// Alloc holds the allocation policies' settings (maxmin,
 	// maxthroughput, ftf, ftf-oracle; and fifo with Alloc.Gavel).
 	Alloc AllocOptions
+	// WrapPlacer, when set, wraps the named placer before the engine gets
+	// it: a shell's own rules on top of any placer (the Kubernetes mode
+	// keeps placements to whole pods on the nodes a job's pods may use).
+	WrapPlacer func(engine.Placer) engine.Placer
 }
 
 // AllocOptions are the settings of the allocation-matrix policies.
@@ -138,6 +142,9 @@ func New(n Names, o Options) (*engine.Engine, error) {
 	sc, err := newScaler(n.Scaler, o)
 	if err != nil {
 		return nil, err
+	}
+	if o.WrapPlacer != nil {
+		p = o.WrapPlacer(p)
 	}
 	return engine.New(q, p, sc)
 }
