@@ -57,6 +57,8 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newDevCommand())
 	root.AddCommand(newShimCommand())
 	root.AddCommand(newETACommand())
+	root.AddCommand(newKubeCommand())
+	root.AddCommand(newProgressCommand())
 	return root
 }
 

@@ -63,6 +63,11 @@ type podInfo struct {
 	// cond is the message of the pod's PodScheduled=False condition, ""
 	// when it has none.
 	cond string
+	// seen is when gpusched first saw the pod; want the wait reason last
+	// queued for its condition; evented the last reason it got an Event
+	// for; progressErr the last malformed progress annotation reported.
+	seen                       time.Time
+	want, evented, progressErr string
 }
 
 // newPodInfo reads a (stripped) pod of gpusched's.
