@@ -109,7 +109,7 @@ func (r *round) start(rj *rjob, gpus []model.GPU) {
 		mj.FirstStart = r.t
 	}
 	mj.LastStart, mj.Mark, mj.Resume = r.t, r.t, r.t
-	kj.running, kj.stopped, kj.reserve, kj.boundGPUs = true, false, nil, len(gpus)
+	kj.running, kj.stopped, kj.reserve, kj.boundGPUs, kj.size = true, false, nil, len(gpus), len(binds)
 	kj.gpuType = r.cluster.Types[r.cluster.TypeOf(gpus[0])].Name
 	kj.attempt++
 	rj.started = true
@@ -177,20 +177,30 @@ func nodeList(c *model.Cluster, gpus []model.GPU) string {
 	return strings.Join(names, ",")
 }
 
-// refill binds the pending pods of running jobs (pods their controller
-// created again, or beyond the size they started with) one by one on
-// free GPUs of the job's type, on nodes they may use, best fit first. It
-// runs after the plan, on the GPUs the plan left free. (A job's size does
-// not change: this is not an elastic resize.)
-func (r *round) refill() {
+// refill binds the pending pods of running jobs one by one on free GPUs
+// of the job's type, on nodes they may use, best fit first. Before the
+// engine's round it binds replacements only (pods that bring a job back
+// to the size it started with, which its controller created again after
+// a pod went): a running job keeps its place ahead of waiting ones. After
+// the plan it binds the pods beyond that size (a job started with its
+// minimum) on the GPUs the plan left free. A job's size never shrinks
+// here and this is not an elastic resize.
+func (r *round) refill(replace bool) {
 	for _, rj := range r.jobs {
-		mj := rj.kj.mj
-		if mj.State != model.Running || rj.kj.stopped || len(rj.pending) == 0 || rj.event || len(mj.Alloc) == 0 {
+		mj, kj := rj.kj.mj, rj.kj
+		if mj.State != model.Running || kj.stopped || len(rj.pending) == 0 || rj.event || len(mj.Alloc) == 0 {
 			continue
+		}
+		want := len(rj.pending)
+		if replace {
+			want = kj.size - len(mj.Alloc)/rj.pod
 		}
 		t := r.cluster.TypeOf(mj.Alloc[0])
 		elig := r.eligible(rj)
 		for _, p := range rj.pending {
+			if want <= 0 {
+				break
+			}
 			if r.w.assumed[p.uid] != "" {
 				continue
 			}
@@ -198,25 +208,36 @@ func (r *round) refill() {
 			if ni < 0 {
 				break
 			}
-			gpus := slices.Clone(mj.Alloc)
-			m := r.state.FreeMask(ni)
-			for range rj.pod {
-				g := bits.TrailingZeros64(m)
-				gpus = append(gpus, model.GPU{Node: int32(ni), Index: int32(g)})
-				m &^= 1 << uint(g)
-			}
-			mj.EndPeriod(r.t, r.cluster)
-			if err := r.state.Resize(mj, gpus); err != nil {
-				r.s.log.Error("replacement pod's GPUs are not free", "job", jobName(rj.kj.key), "err", err)
+			if !r.addPod(rj, p, ni) {
 				break
 			}
-			node := r.cluster.Nodes[ni].Name
-			r.w.assumed[p.uid] = node
-			rj.kj.boundGPUs += rj.pod
-			r.work.binds = append(r.work.binds, bindTask{job: rj.kj.key,
-				pods: []podBind{{uid: p.uid, ns: p.ns, name: p.name, node: node, seen: p.seen}}})
+			want--
 		}
 	}
+}
+
+// addPod binds pending pod p of running job rj on cluster node ni.
+func (r *round) addPod(rj *rjob, p *podInfo, ni int) bool {
+	mj, kj := rj.kj.mj, rj.kj
+	gpus := slices.Clone(mj.Alloc)
+	m := r.state.FreeMask(ni)
+	for range rj.pod {
+		g := bits.TrailingZeros64(m)
+		gpus = append(gpus, model.GPU{Node: int32(ni), Index: int32(g)})
+		m &^= 1 << uint(g)
+	}
+	mj.EndPeriod(r.t, r.cluster)
+	if err := r.state.Resize(mj, gpus); err != nil {
+		r.s.log.Error("a running job's new pod's GPUs are not free", "job", jobName(kj.key), "err", err)
+		return false
+	}
+	node := r.cluster.Nodes[ni].Name
+	r.w.assumed[p.uid] = node
+	kj.boundGPUs += rj.pod
+	kj.size = max(kj.size, len(gpus)/rj.pod)
+	r.work.binds = append(r.work.binds, bindTask{job: kj.key,
+		pods: []podBind{{uid: p.uid, ns: p.ns, name: p.name, node: node, seen: p.seen}}})
+	return true
 }
 
 // bestNode returns the cluster node of type t, allowed by elig, whose free

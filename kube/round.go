@@ -98,13 +98,14 @@ func (r *round) run() {
 			r.s.log.Error("reserved starts", "err", err)
 		}
 	}
+	r.refill(true)
 	r.s.shapes = r.shapes()
 	plan := r.s.engine.Schedule(r.state, r.t)
 	r.s.wake = plan.Wake
 	if err := engine.Apply(plan, a); err != nil {
 		r.s.log.Error("plan not carried out in full", "err", err)
 	}
-	r.refill()
+	r.refill(false)
 	r.reasons(&plan)
 }
 
@@ -341,7 +342,7 @@ func (r *round) track(rj *rjob) {
 			mj.FirstStart = r.t
 		}
 		mj.LastStart, mj.Mark, mj.Resume = r.t, r.t, r.t
-		kj.running, kj.stopped = true, false
+		kj.running, kj.stopped, kj.size = true, false, len(rj.bound)
 		kj.attempt++
 	case gpus > 0 && gpus != kj.boundGPUs && len(mj.Alloc) > 0 && r.s.prevCluster != nil:
 		mj.EndPeriod(r.t, r.s.prevCluster)
@@ -352,6 +353,7 @@ func (r *round) track(rj *rjob) {
 		kj.running, kj.stopped = false, false
 	}
 	kj.boundGPUs = gpus
+	kj.size = max(kj.size, len(rj.bound))
 	mj.Alloc = nil
 }
 

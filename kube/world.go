@@ -60,6 +60,9 @@ type kjob struct {
 	running   bool
 	boundGPUs int
 	gpuType   string
+	// size is how many pods the job runs with: those it started with, or
+	// bound when gpusched found it running (replacements refill it).
+	size int
 	// stopped: gpusched preempted or moved it since it last ran (its
 	// execution period is closed already).
 	stopped bool
