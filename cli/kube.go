@@ -131,6 +131,9 @@ func runKube(ctx context.Context, o *kubeOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.Check(); err != nil {
+		return usageError{err}
+	}
 	o.client.UserAgent = "gpusched/" + o.schedulerName
 	rc, from, err := kube.RESTConfig(o.client)
 	if err != nil {

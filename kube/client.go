@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"time"
 
@@ -35,7 +34,7 @@ func RESTConfig(o ClientOptions) (*rest.Config, string, error) {
 	switch {
 	case o.Kubeconfig != "":
 		if _, serr := os.Stat(o.Kubeconfig); serr != nil {
-			return nil, "", fmt.Errorf("%w: kubeconfig %s: %w", ErrConfig, o.Kubeconfig, serr)
+			return nil, "", configErrorf("kubeconfig %s: %w", o.Kubeconfig, serr)
 		}
 		from = "kubeconfig " + o.Kubeconfig
 		cfg, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
@@ -47,11 +46,11 @@ func RESTConfig(o ClientOptions) (*rest.Config, string, error) {
 		from = "the default kubeconfig ($KUBECONFIG or ~/.kube/config)"
 		cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
 		if clientcmd.IsEmptyConfig(err) {
-			return nil, "", fmt.Errorf("%w: no Kubernetes configuration: not in a pod, no --kubeconfig, and neither $KUBECONFIG nor ~/.kube/config holds one", ErrConfig)
+			return nil, "", configErrorf("no Kubernetes configuration: not in a pod, no --kubeconfig, and neither $KUBECONFIG nor ~/.kube/config holds one")
 		}
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %s: %w", ErrConfig, from, err)
+		return nil, "", configErrorf("%s: %w", from, err)
 	}
 	cfg.QPS, cfg.Burst = o.QPS, o.Burst
 	cfg.UserAgent = o.UserAgent
@@ -66,13 +65,13 @@ func RESTConfig(o ClientOptions) (*rest.Config, string, error) {
 func Connect(ctx context.Context, cfg *rest.Config, from string, timeout time.Duration) (kubernetes.Interface, error) {
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, from, err)
+		return nil, configErrorf("%s: %w", from, err)
 	}
 	probe := rest.CopyConfig(cfg)
 	probe.Timeout = timeout
 	pc, err := kubernetes.NewForConfig(probe)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, from, err)
+		return nil, configErrorf("%s: %w", from, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -90,7 +89,7 @@ func Connect(ctx context.Context, cfg *rest.Config, from string, timeout time.Du
 		if errors.Is(err, context.Canceled) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("%w: cannot reach the API server %s (from %s): %w", ErrConfig, cfg.Host, from, err)
+		return nil, configErrorf("cannot reach the API server %s (from %s): %w", cfg.Host, from, err)
 	}
 	return client, nil
 }

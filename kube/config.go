@@ -20,7 +20,31 @@ import (
 // ErrConfig is wrapped by the errors that a configuration causes: bad
 // settings, a missing or unreadable kubeconfig, an API server that cannot
 // be reached. The command line exits 2 on them.
-var ErrConfig = errors.New("configuration")
+var ErrConfig = errors.New("bad configuration")
+
+// configError is an error that a configuration causes (errors.Is
+// ErrConfig); its message is the cause's alone.
+type configError struct{ error }
+
+func (e configError) Is(target error) bool { return target == ErrConfig }
+func (e configError) Unwrap() error        { return e.error }
+
+// configErrorf formats a configuration error, like fmt.Errorf.
+func configErrorf(format string, a ...any) error { return configError{fmt.Errorf(format, a...)} }
+
+// Check reports what is wrong with the configuration (an ErrConfig),
+// without connecting to anything: the settings, and whether the engine's
+// stages can be built from Names and Options.
+func (c Config) Check() error {
+	c, err := c.withDefaults()
+	if err != nil {
+		return err
+	}
+	if _, err := recipe.New(c.Names, *c.Options); err != nil {
+		return configErrorf("%w", err)
+	}
+	return nil
+}
 
 // Config configures a Scheduler. The zero value of each field but Names
 // and Options means its default (withDefaults).
@@ -55,9 +79,9 @@ type Config struct {
 const (
 	DefaultSchedulerName = "gpusched"
 	DefaultLeaseName     = "gpusched"
-	DefaultLeaseDuration = 10 * time.Second
-	DefaultRenewDeadline = 7 * time.Second
-	DefaultRetryPeriod   = 2 * time.Second
+	DefaultLeaseDuration = 8 * time.Second
+	DefaultRenewDeadline = 6 * time.Second
+	DefaultRetryPeriod   = 1500 * time.Millisecond
 	DefaultBindWorkers   = 64
 )
 
@@ -74,10 +98,10 @@ func (c Config) withDefaults() (Config, error) {
 		c.Names = recipe.Defaults()
 	}
 	if c.Names.Scaler != "" && c.Names.Scaler != "none" {
-		return c, fmt.Errorf("%w: scaler %q: %w", ErrConfig, c.Names.Scaler, ErrResize)
+		return c, configErrorf("scaler %q: %w", c.Names.Scaler, ErrResize)
 	}
 	if c.Names.Policy == "srtf" {
-		return c, fmt.Errorf("%w: policy srtf needs job lengths, which Kubernetes jobs do not declare", ErrConfig)
+		return c, configErrorf("policy srtf needs job lengths, which Kubernetes jobs do not declare")
 	}
 	if c.LeaseName == "" {
 		c.LeaseName = DefaultLeaseName
@@ -92,8 +116,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.RenewDeadline = cmpOr(c.RenewDeadline, DefaultRenewDeadline)
 	c.RetryPeriod = cmpOr(c.RetryPeriod, DefaultRetryPeriod)
 	if c.LeaderElect && !(c.LeaseDuration > c.RenewDeadline && c.RenewDeadline > c.RetryPeriod*6/5) {
-		return c, fmt.Errorf("%w: leader election wants lease duration > renew deadline > 1.2 × retry period (got %s, %s, %s)",
-			ErrConfig, c.LeaseDuration, c.RenewDeadline, c.RetryPeriod)
+		return c, configErrorf("leader election wants lease duration > renew deadline > 1.2 × retry period (got %s, %s, %s)", c.LeaseDuration, c.RenewDeadline, c.RetryPeriod)
 	}
 	if c.BindWorkers <= 0 {
 		c.BindWorkers = DefaultBindWorkers

@@ -78,6 +78,8 @@ type rjob struct {
 	event   bool
 	inState bool
 	started bool
+	// invalid: its pods or annotations are malformed (reason says how).
+	invalid bool
 	sig     string
 }
 
@@ -210,6 +212,7 @@ func (r *round) formJob(kj *kjob) *rjob {
 		rj.inState = true
 	case err != nil:
 		rj.setReason(err.Error(), true)
+		rj.invalid = true
 	case len(rj.pending) < rj.min:
 		rj.setReason(fmt.Sprintf("waiting for the gang: %d of its %d pods (%s) exist", len(rj.pending), rj.min, AnnMinReplicas), true)
 	default:

@@ -80,7 +80,7 @@ func New(client kubernetes.Interface, cfg Config) (*Scheduler, error) {
 	opts := *cfg.Options
 	opts.WrapPlacer = func(p engine.Placer) engine.Placer { return &podPlacer{inner: p, shapes: &s.shapes} }
 	if s.engine, err = recipe.New(cfg.Names, opts); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, configErrorf("%w", err)
 	}
 	if s.matrix, err = profile.ParseMatrix("embedded throughput matrix", assets.Throughputs()); err != nil {
 		return nil, fmt.Errorf("kube: %w", err)
@@ -336,7 +336,7 @@ func (s *Scheduler) elect(ctx context.Context) error {
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("%w: leader election: %w", ErrConfig, err)
+		return configErrorf("leader election: %w", err)
 	}
 	s.log.Info("waiting for the leader lease", "lease", s.cfg.LeaseNamespace+"/"+s.cfg.LeaseName, "identity", s.cfg.Identity)
 	le.Run(ctx)

@@ -40,7 +40,9 @@ type nodeCount struct {
 
 // reservations decides, for every job with a reservation, whether it
 // starts on its GPUs this round (claim), keeps them from the round
-// (hold), or lets them go (its job runs, is gone, or waited long enough).
+// (hold: the job stays out of the engine's queue, as kube-scheduler's
+// nominated pods do not preempt again while their victims terminate), or
+// lets them go (its job runs, is gone, or waited long enough).
 func (r *round) reservations() {
 	byKey := make(map[string]*rjob, len(r.jobs))
 	for _, rj := range r.jobs {
@@ -57,7 +59,7 @@ func (r *round) reservations() {
 	})
 	for _, kj := range res {
 		rv, rj := kj.reserve, byKey[kj.key]
-		if rj != nil && (len(rj.bound) > 0 || !rj.inState) || r.expired(rv) {
+		if rj != nil && (len(rj.bound) > 0 || rj.invalid) || r.expired(rv) {
 			kj.reserve = nil
 			continue
 		}
@@ -76,6 +78,9 @@ func (r *round) reservations() {
 			}
 		}
 		if rj != nil {
+			// It waits for these GPUs, not for others: the engine must not
+			// place it (or stop more jobs for it) meanwhile.
+			rj.inState = false
 			rj.setReason(engine.WaitHeld, false)
 		}
 	}
