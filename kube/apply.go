@@ -195,6 +195,9 @@ func (r *round) refill(replace bool) {
 		if replace {
 			want = kj.size - len(mj.Alloc)/rj.pod
 		}
+		if want <= 0 || !slices.ContainsFunc(rj.pending, func(p *podInfo) bool { return r.w.assumed[p.uid] == "" }) {
+			continue
+		}
 		t := r.cluster.TypeOf(mj.Alloc[0])
 		elig := r.eligible(rj)
 		for _, p := range rj.pending {

@@ -55,6 +55,8 @@ type round struct {
 	jobs    []*rjob
 	byModel map[*model.Job]*rjob
 	claims  []engine.Assignment
+	// sigs caches node eligibility by constraint signature.
+	sigs map[string]*sigInfo
 	// victims are the pods deleted this round (reservations wait for them).
 	victims []types.UID
 	work    tasks
@@ -155,11 +157,9 @@ func (r *round) readNodes() {
 // formJobs reads every job: its pods, settings and gang, and whether it
 // runs, waits in the engine's queue, or waits for a reason of its own.
 func (r *round) formJobs() {
-	keys := slices.Collect(maps.Keys(r.w.jobs))
-	slices.Sort(keys)
-	r.byModel = map[*model.Job]*rjob{}
-	for _, key := range keys {
-		kj := r.w.jobs[key]
+	r.byModel = make(map[*model.Job]*rjob, len(r.w.jobs))
+	r.jobs = make([]*rjob, 0, len(r.w.jobs))
+	for _, kj := range r.w.jobs {
 		if len(kj.pods) == 0 {
 			r.forget(kj)
 			continue
@@ -201,7 +201,7 @@ func (r *round) formJob(kj *kjob) *rjob {
 	}
 	slices.SortFunc(rj.pending, podOrder)
 	slices.SortFunc(rj.bound, podOrder)
-	err := r.readSettings(rj)
+	err := r.settings(rj)
 	r.modelJob(rj)
 	r.track(rj)
 	switch {
@@ -230,6 +230,32 @@ func podOrder(a, b *podInfo) int {
 }
 
 func (rj *rjob) setReason(why string, event bool) { rj.reason, rj.event = why, event }
+
+// formed is what readSettings found of a job, kept while neither its pods
+// nor its owner change.
+type formed struct {
+	version, owner uint64
+	pod, min       int
+	sig            string
+	set            settings
+	err            error
+}
+
+// settings is readSettings, cached in the job.
+func (r *round) settings(rj *rjob) error {
+	kj := rj.kj
+	var ov uint64
+	if o := r.w.owners[kj.owner]; o != nil {
+		ov = o.version
+	}
+	if f := kj.formed; f != nil && f.version == kj.version && f.owner == ov {
+		rj.pod, rj.min, rj.sig, rj.set = f.pod, f.min, f.sig, f.set
+		return f.err
+	}
+	err := r.readSettings(rj)
+	kj.formed = &formed{version: kj.version, owner: ov, pod: rj.pod, min: rj.min, sig: rj.sig, set: rj.set, err: err}
+	return err
+}
 
 // readSettings reads the job's GPUs per pod, settings and gang size. The
 // pods must agree on their GPU request and settings; a job whose pods do
@@ -367,37 +393,93 @@ func (r *round) neverFits(rj *rjob) string {
 	if len(r.nodes) == 0 {
 		return ""
 	}
-	biggest, room, allowed := 0, 0, 0
-	for _, n := range r.nodes {
-		if rj.set.gpuType != "" && n.typ != rj.set.gpuType || !r.accepts(rj, n) {
-			continue
-		}
-		allowed++
-		biggest = max(biggest, n.gpus)
-		room += n.gpus / rj.pod
-	}
+	st := r.fitStats(rj)
 	switch {
-	case allowed == 0 && rj.set.gpuType != "":
+	case st.allowed == 0 && rj.set.gpuType != "":
 		return fmt.Sprintf("no Ready node with GPU type %s (%s) accepts its pods", rj.set.gpuType, AnnGPUType)
-	case allowed == 0:
+	case st.allowed == 0:
 		return "no Ready node with nvidia.com/gpu accepts its pods (node selector, node affinity or taints)"
-	case rj.pod > biggest:
-		return fmt.Sprintf("each of its pods asks for %d %s, and the largest node it may use has %d", rj.pod, ResourceGPU, biggest)
-	case room < rj.min:
-		return fmt.Sprintf("its gang of %d pods of %d GPUs does not fit the nodes it may use (room for %d such pods)", rj.min, rj.pod, room)
+	case rj.pod > st.biggest:
+		return fmt.Sprintf("each of its pods asks for %d %s, and the largest node it may use has %d", rj.pod, ResourceGPU, st.biggest)
+	case st.room < rj.min:
+		return fmt.Sprintf("its gang of %d pods of %d GPUs does not fit the nodes it may use (room for %d such pods)", rj.min, rj.pod, st.room)
 	}
 	return ""
 }
 
-// accepts reports whether node n accepts every pod of the job.
-func (r *round) accepts(rj *rjob, n *nodeInfo) bool {
+// sigInfo is what a round knows of the nodes that accept the pods of one
+// constraint signature.
+type sigInfo struct {
+	// usable and cluster say, per usable node and per cluster node,
+	// whether it accepts the pods; nil when every node does.
+	usable, cluster []bool
+	clusterDone     bool
+	stats           map[statKey]fitStat
+}
+
+type statKey struct {
+	typ string
+	pod int
+}
+
+// fitStat sums up the nodes a job may use: how many, the largest, and
+// how many of its pods they hold when empty.
+type fitStat struct{ allowed, biggest, room int }
+
+// sigOf returns the job's sigInfo: shared by the jobs of its signature
+// for the round, or its own when its pods' constraints differ.
+func (r *round) sigOf(rj *rjob) *sigInfo {
 	if rj.sig != "" {
-		return r.s.elig.accepts(r.w.nodesVersion, rj.sig, rj.pending0().obj, n)
-	}
-	for _, p := range append(slices.Clone(rj.bound), rj.pending...) {
-		if !r.s.elig.accepts(r.w.nodesVersion, p.sig, p.obj, n) {
-			return false
+		if si := r.sigs[rj.sig]; si != nil {
+			return si
 		}
 	}
-	return true
+	pods := append(slices.Clone(rj.bound), rj.pending...)
+	si := &sigInfo{stats: map[statKey]fitStat{}}
+	all := true
+	usable := make([]bool, len(r.nodes))
+	for i, n := range r.nodes {
+		usable[i] = true
+		for _, p := range pods {
+			if !r.s.elig.accepts(r.w.nodesVersion, p.sig, p.obj, n) {
+				usable[i] = false
+				break
+			}
+			if rj.sig != "" {
+				break // one pod speaks for all
+			}
+		}
+		all = all && usable[i]
+	}
+	if !all {
+		si.usable = usable
+	}
+	if rj.sig != "" {
+		if r.sigs == nil {
+			r.sigs = map[string]*sigInfo{}
+		}
+		r.sigs[rj.sig] = si
+	}
+	return si
+}
+
+// fitStats returns the job's fitStat over the usable nodes of its type
+// constraint that accept its pods.
+func (r *round) fitStats(rj *rjob) fitStat {
+	si := r.sigOf(rj)
+	key := statKey{rj.set.gpuType, rj.pod}
+	if st, ok := si.stats[key]; ok {
+		return st
+	}
+	var st fitStat
+	for i, n := range r.nodes {
+		if rj.set.gpuType != "" && n.typ != rj.set.gpuType || si.usable != nil && !si.usable[i] {
+			continue
+		}
+		st.allowed++
+		st.biggest = max(st.biggest, n.gpus)
+		st.room += n.gpus / rj.pod
+	}
+	si.stats[key] = st
+	return st
 }

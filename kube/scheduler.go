@@ -282,18 +282,31 @@ func (s *Scheduler) lead(ctx context.Context) {
 	tick := time.NewTicker(s.cfg.Tick)
 	defer tick.Stop()
 	for {
-		s.round(ctx)
+		took := s.round(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.kick:
 		case <-tick.C:
 		}
+		// Changes arriving while a round ran are taken by the next one;
+		// waiting as long as the round took keeps gpusched to at most half
+		// a core while pods stream in (the API server needs the rest),
+		// and batches more changes into each round.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(max(minRoundGap, took)):
+		}
 	}
 }
 
-// round runs one scheduling round and hands its API calls to the workers.
-func (s *Scheduler) round(ctx context.Context) {
+// minRoundGap is the least time between two rounds.
+const minRoundGap = 5 * time.Millisecond
+
+// round runs one scheduling round, hands its API calls to the workers,
+// and returns how long the round took.
+func (s *Scheduler) round(ctx context.Context) time.Duration {
 	t0 := time.Now()
 	s.w.mu.Lock()
 	s.tickProfiles(t0)
@@ -304,8 +317,10 @@ func (s *Scheduler) round(ctx context.Context) {
 	}
 	work := r.work
 	s.w.mu.Unlock()
-	s.metrics.round.Observe(time.Since(t0).Seconds())
+	took := time.Since(t0)
+	s.metrics.round.Observe(took.Seconds())
 	s.dispatch(ctx, work)
+	return took
 }
 
 // elect runs leader election and schedules while this process leads.

@@ -137,16 +137,20 @@ func (r *round) buildState() bool {
 			r.placeRunning(rj, next)
 		}
 	}
-	for _, rj := range r.jobs {
-		if rj.inState {
-			r.state.Submit(rj.kj.mj)
-		}
-	}
+	// Running jobs first, each submitted and started at once, then the
+	// waiting ones in queue order: the state's queues only grow at their
+	// ends.
 	for _, rj := range r.jobs {
 		if rj.inState && len(rj.alloc) > 0 {
+			r.state.Submit(rj.kj.mj)
 			if err := r.state.Start(rj.kj.mj, rj.alloc); err != nil {
 				r.s.log.Error("running job's GPUs are not free in the model", "job", jobName(rj.kj.key), "err", err)
 			}
+		}
+	}
+	for _, rj := range r.jobs {
+		if rj.inState && len(rj.alloc) == 0 {
+			r.state.Submit(rj.kj.mj)
 		}
 	}
 	r.claimGPUs()
@@ -276,21 +280,11 @@ func (s *Scheduler) table(c *model.Cluster) (*profile.Table, error) {
 // shapes returns the round's job shapes for the pod placer.
 func (r *round) shapes() shapes {
 	out := make(shapes, len(r.jobs))
-	bySig := map[string][]bool{}
 	for _, rj := range r.jobs {
 		if !rj.inState {
 			continue
 		}
-		var elig []bool
-		if e, ok := bySig[rj.sig]; ok && rj.sig != "" {
-			elig = e
-		} else {
-			elig = r.eligible(rj)
-			if rj.sig != "" {
-				bySig[rj.sig] = elig
-			}
-		}
-		if rj.pod != 1 || elig != nil {
+		if elig := r.eligible(rj); rj.pod != 1 || elig != nil {
 			out[rj.kj.mj] = shape{pod: rj.pod, elig: elig}
 		}
 	}
@@ -300,14 +294,13 @@ func (r *round) shapes() shapes {
 // eligible returns, per cluster node, whether it accepts the job's pods;
 // nil when every node does.
 func (r *round) eligible(rj *rjob) []bool {
-	elig := make([]bool, len(r.cluster.Nodes))
-	all := true
+	si := r.sigOf(rj)
+	if si.usable == nil || si.clusterDone {
+		return si.cluster
+	}
+	si.cluster, si.clusterDone = make([]bool, len(r.cluster.Nodes)), true
 	for i, n := range r.cluster.Nodes {
-		elig[i] = r.accepts(rj, r.nodes[r.nodeIdx[n.Name]])
-		all = all && elig[i]
+		si.cluster[i] = si.usable[r.nodeIdx[n.Name]]
 	}
-	if all {
-		return nil
-	}
-	return elig
+	return si.cluster
 }

@@ -198,7 +198,7 @@ func (s *Scheduler) deletePod(ctx context.Context, d deleteTask) {
 	}
 	uid := d.uid
 	err := s.client.CoreV1().Pods(d.ns).Delete(ctx, d.name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-	if err == nil || apierrors.IsNotFound(err) {
+	if err == nil || apierrors.IsNotFound(err) || ctx.Err() != nil {
 		return
 	}
 	s.log.Error("cannot delete pod", "pod", d.ns+"/"+d.name, "err", err)
@@ -310,7 +310,7 @@ func (s *Scheduler) writeStatus(ctx context.Context, t statusTask) {
 	patch := conditionPatch(t.rv, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse,
 		Reason: v1.PodReasonUnschedulable, Message: t.why, LastTransitionTime: metav1.Now()})
 	_, err := s.client.CoreV1().Pods(t.ns).Patch(ctx, t.name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
-	if err == nil {
+	if err == nil || ctx.Err() != nil {
 		return
 	}
 	if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {

@@ -72,6 +72,10 @@ type kjob struct {
 	reserve *reservation
 	// empty is when its last pod went; zero while it has pods.
 	empty time.Time
+	// version changes with every change of its pods that settings depend
+	// on; formed caches those settings.
+	version uint64
+	formed  *formed
 	// ckpt is the newest last-checkpoint of its pods, of ckptSteps steps.
 	ckpt      time.Time
 	ckptSteps int64
@@ -86,6 +90,8 @@ type ownerInfo struct {
 	parallelism, completions, succeeded int32
 	created                             time.Time
 	done                                bool
+	// version counts the owner's changes (jobs cache their settings by it).
+	version uint64
 }
 
 // job returns the job of key, creating it.
@@ -129,6 +135,9 @@ func (w *world) setPod(p *v1.Pod, now time.Time) (*kjob, bool) {
 	}
 	relevant := old == nil || old.node != pi.node || old.deleting != pi.deleting || old.gpus != pi.gpus ||
 		old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann)
+	if old == nil || old.gpus != pi.gpus || old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann) {
+		j.version++
+	}
 	return j, relevant
 }
 
@@ -162,6 +171,7 @@ func (w *world) dropFromJob(pi *podInfo, now time.Time) *kjob {
 		return nil
 	}
 	delete(j.pods, pi.uid)
+	j.version++
 	if len(j.pods) == 0 {
 		j.empty = now
 	}
@@ -214,6 +224,9 @@ func (w *world) setOwner(j *batchv1.Job) {
 		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == v1.ConditionTrue {
 			o.done = true
 		}
+	}
+	if old := w.owners[j.UID]; old != nil {
+		o.version = old.version + 1
 	}
 	w.owners[j.UID] = o
 }
