@@ -111,6 +111,24 @@ func (r *round) run() {
 	}
 	r.refill(false)
 	r.reasons(&plan)
+	for _, d := range plan.Trace {
+		if d.Status == engine.Blocked {
+			rj := r.byKey(d.Job)
+			sh := r.s.shapes.of(rj.kj.mj)
+			el := -1
+			if sh.elig != nil {
+				el = 0
+				for _, ok := range sh.elig {
+					if ok {
+						el++
+					}
+				}
+			}
+			r.s.log.Debug("blocked", "job", d.Job, "why", d.Reason, "pods", len(rj.pending), "bound", len(rj.bound), "min", rj.min, "gpus", rj.kj.mj.Spec.GPUs, "free", r.state.FreeGPUs(),
+				"pod", sh.pod, "elig", el, "nodes", len(r.cluster.Nodes), "types", len(r.cluster.Types), "waiting", len(r.state.Waiting()), "feasible", engine.Feasible(r.state, rj.kj.mj, 1), "gputype", rj.kj.mj.Spec.GPUType, "sig", rj.sig)
+			break
+		}
+	}
 }
 
 // readNodes lists the usable nodes and the GPUs free on each.
@@ -482,4 +500,13 @@ func (r *round) fitStats(rj *rjob) fitStat {
 	}
 	si.stats[key] = st
 	return st
+}
+
+func (r *round) byKey(k string) *rjob {
+	for _, rj := range r.jobs {
+		if rj.kj.key == k {
+			return rj
+		}
+	}
+	return nil
 }

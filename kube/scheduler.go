@@ -319,6 +319,10 @@ func (s *Scheduler) round(ctx context.Context) time.Duration {
 	s.w.mu.Unlock()
 	took := time.Since(t0)
 	s.metrics.round.Observe(took.Seconds())
+	if len(work.binds)+len(work.deletes) > 0 {
+		s.log.Debug("round", "took", took, "jobs", len(r.jobs), "binds", len(work.binds), "deletes", len(work.deletes),
+			"status", len(work.status), "inflight", s.inflight.Load())
+	}
 	s.dispatch(ctx, work)
 	return took
 }

@@ -46,6 +46,7 @@ type options struct {
 	creators                 int
 	settle                   time.Duration
 	gpuschedArgs             string
+	logFile                  string
 }
 
 func main() {
@@ -60,6 +61,7 @@ func main() {
 	flag.IntVar(&o.creators, "creators", 64, "concurrent pod creations")
 	flag.DurationVar(&o.settle, "settle", 20*time.Second, "stop waiting once no pod was bound for this long")
 	flag.StringVar(&o.gpuschedArgs, "args", "--kube-api-qps=5000 --kube-api-burst=10000", "extra gpusched kube flags")
+	flag.StringVar(&o.logFile, "log", "", "write gpusched's whole log into this file")
 	flag.Parse()
 	log.SetFlags(log.Ltime | log.Lmicroseconds)
 	os.Setenv("KUBE_FEATURE_WatchListClient", "false")
@@ -99,7 +101,7 @@ func run(o options) error {
 	if err := createNodes(ctx, cs, o); err != nil {
 		return err
 	}
-	log.Printf("%d nodes Ready in %.1f s", o.nodes, time.Since(t).Seconds())
+	log.Printf("%d nodes Ready and untainted in %.1f s", o.nodes, time.Since(t).Seconds())
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
@@ -158,7 +160,10 @@ func createNodes(ctx context.Context, cs kubernetes.Interface, o options) error 
 		ready := 0
 		for _, n := range list.Items {
 			for _, c := range n.Status.Conditions {
-				if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue {
+				// kube-controller-manager taints a new node
+				// node.kubernetes.io/not-ready:NoSchedule until it has
+				// seen it Ready: no scheduler may use it before.
+				if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue && len(n.Spec.Taints) == 0 {
 					ready++
 				}
 			}
@@ -167,7 +172,7 @@ func createNodes(ctx context.Context, cs kubernetes.Interface, o options) error 
 			return nil
 		}
 	}
-	return fmt.Errorf("the %d nodes were not Ready after 5 minutes", o.nodes)
+	return fmt.Errorf("the %d nodes were not Ready and untainted after 5 minutes", o.nodes)
 }
 
 // createPods creates the jobs' pods with o.creators concurrent calls: the
@@ -345,11 +350,20 @@ func startGpusched(bin string, bed *kubebed.Bed, o options) (*gpusched, error) {
 	}
 	g := &gpusched{cmd: cmd, done: make(chan struct{})}
 	watching := make(chan struct{})
+	var logw *os.File
+	if o.logFile != "" {
+		if logw, err = os.Create(o.logFile); err != nil {
+			return nil, err
+		}
+	}
 	go func() {
 		sc := bufio.NewScanner(out)
 		once := sync.Once{}
 		for sc.Scan() {
 			line := sc.Text()
+			if logw != nil {
+				fmt.Fprintln(logw, line)
+			}
 			if _, rest, ok := strings.Cut(line, `msg="serving metrics" addr=`); ok {
 				g.metrics.Store(strings.TrimSpace(rest))
 			}
