@@ -105,30 +105,11 @@ func (r *round) run() {
 	r.refill(true)
 	r.s.shapes = r.shapes()
 	plan := r.s.engine.Schedule(r.state, r.t)
-	r.s.wake = plan.Wake
 	if err := engine.Apply(plan, a); err != nil {
 		r.s.log.Error("plan not carried out in full", "err", err)
 	}
 	r.refill(false)
 	r.reasons(&plan)
-	for _, d := range plan.Trace {
-		if d.Status == engine.Blocked {
-			rj := r.byKey(d.Job)
-			sh := r.s.shapes.of(rj.kj.mj)
-			el := -1
-			if sh.elig != nil {
-				el = 0
-				for _, ok := range sh.elig {
-					if ok {
-						el++
-					}
-				}
-			}
-			r.s.log.Debug("blocked", "job", d.Job, "why", d.Reason, "pods", len(rj.pending), "bound", len(rj.bound), "min", rj.min, "gpus", rj.kj.mj.Spec.GPUs, "free", r.state.FreeGPUs(),
-				"pod", sh.pod, "elig", el, "nodes", len(r.cluster.Nodes), "types", len(r.cluster.Types), "waiting", len(r.state.Waiting()), "feasible", engine.Feasible(r.state, rj.kj.mj, 1), "gputype", rj.kj.mj.Spec.GPUType, "sig", rj.sig)
-			break
-		}
-	}
 }
 
 // readNodes lists the usable nodes and the GPUs free on each.
@@ -502,11 +483,3 @@ func (r *round) fitStats(rj *rjob) fitStat {
 	return st
 }
 
-func (r *round) byKey(k string) *rjob {
-	for _, rj := range r.jobs {
-		if rj.kj.key == k {
-			return rj
-		}
-	}
-	return nil
-}

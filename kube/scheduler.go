@@ -56,7 +56,6 @@ type Scheduler struct {
 	tab         *profile.Table
 	tabCluster  *model.Cluster
 	tabMatrix   *profile.Matrix
-	wake        model.Time
 	warned      map[string]bool
 	broadcaster record.EventBroadcaster
 	recorder    record.EventRecorder
@@ -76,7 +75,7 @@ func New(client kubernetes.Interface, cfg Config) (*Scheduler, error) {
 	}
 	s := &Scheduler{cfg: cfg, client: client, log: cfg.Logger, w: newWorld(), kick: make(chan struct{}, 1),
 		warned: map[string]bool{}, binds: make(chan bindTask, 1024), deletes: make(chan deleteTask, 1024),
-		status: newStatusQueue(), wake: -1}
+		status: newStatusQueue()}
 	opts := *cfg.Options
 	opts.WrapPlacer = func(p engine.Placer) engine.Placer { return &podPlacer{inner: p, shapes: &s.shapes} }
 	if s.engine, err = recipe.New(cfg.Names, opts); err != nil {
