@@ -482,4 +482,3 @@ func (r *round) fitStats(rj *rjob) fitStat {
 	si.stats[key] = st
 	return st
 }
-
