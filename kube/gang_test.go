@@ -24,7 +24,7 @@ func TestGang(t *testing.T) {
 	e := newEnv(t)
 	e.node(e.name+"-a", "Tesla-V100-SXM2-16GB", 8)
 	e.node(e.name+"-b", "Tesla-V100-SXM2-16GB", 8)
-	e.gpusched()
+	g := e.gpusched()
 
 	pair0 := e.podSpec("pair-0", 4)
 	pair0.Labels["gpusched.io/job"] = "pair"
@@ -74,6 +74,20 @@ func TestGang(t *testing.T) {
 		if p := e.pod(name); p.Spec.NodeName != "" {
 			t.Errorf("%s was bound to %s", name, p.Spec.NodeName)
 		}
+	}
+	// The server's metric families, and the Binding latency.
+	addr := g.metricsAddr(t)
+	for name, want := range map[string]float64{
+		`gpusched_gpus{type="v100"}`: 16, `gpusched_gpus_used{type="v100"}`: 8, `gpusched_jobs{state="running"}`: 1,
+		`gpusched_jobs{state="queued"}`: 2, `gpusched_nodes{state="ready"}`: 2, `gpusched_submissions_total`: 3,
+		`gpusched_queue_length{queue="0"}`: 2, `gpusched_bindings_total{result="bound"}`: 2, `gpusched_bind_latency_seconds_count`: 2,
+	} {
+		if got := metric(t, addr, name); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	if metric(t, addr, "gpusched_schedule_round_seconds_count") < 1 {
+		t.Error("no scheduling round counted")
 	}
 
 	// A gang the API server lets bind only in part.
