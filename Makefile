@@ -14,7 +14,8 @@ VOLCANO_FLAG  := $(if $(wildcard $(VOLCANO_SRC)),--volcano,)
 
 .PHONY: all build test vet fmt-check bench bench-core bench-philly fuzz experiments fidelity clean \
 	testbed testbed-down testbed-build bench-testbed bench-testbed-cold \
-	chromium vendor-web bench-eta bench-kube
+	chromium vendor-web bench-eta bench-kube \
+	etcd test-ha test-python
 
 all: build
 
@@ -25,8 +26,9 @@ build:
 ## fuzz-corpus, end-to-end and browser tests (the README's and CI's command). The
 ## Kubernetes bed's binaries are built first (once per machine: minutes),
 ## outside the tests' time limit.
-test: fmt-check vet testbed-build chromium
+test: fmt-check vet testbed-build chromium etcd
 	TESTBED_SHARED=$(abspath $(SHARED)) $(GO) test -count=1 ./...
+	$(MAKE) --no-print-directory test-python
 
 ## testbed: start the Kubernetes test bed in TESTBED_DIR (then
 ## `. $(TESTBED_DIR)/env; kubectl get nodes`); TESTBED_FLAGS=--volcano adds
@@ -82,6 +84,30 @@ chromium:
 ## from npm into internal/web/uplot (committed; only to update it).
 vendor-web:
 	./scripts/vendor-web.sh
+
+## test-python: the stdlib-only Python client of the EDL primitives
+## (clients/python), against the real binary.
+test-python: build
+	@command -v python3 >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 >/dev/null; } || \
+	  { echo "python3 is missing and cannot be installed here: skipping clients/python"; exit 0; }; \
+	GPUSCHED_BIN=$(CURDIR)/$(BIN) python3 -m unittest discover -s clients/python -p 'test_*.py' -v
+
+## test-ha: the failover test with the leader killed 20 times (make test
+## kills it 3 times), 3 etcd members, 3 servers, 2 agents, 8 CLI clients.
+test-ha: etcd
+	$(GO) test -count=1 -v -run 'TestHAFailover$$' ./e2e -ha.kills 20 -timeout 20m
+
+## etcd: Debian's etcd-server, which the tests of the etcd store and of
+## several servers start (a single member, a 3-member cluster on loopback).
+## Installed as root when missing; without it those tests skip, saying so.
+etcd:
+	@if command -v etcd >/dev/null 2>&1 || [ -x /usr/bin/etcd ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing etcd-server (Debian)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null \
+	    || echo "warning: could not install etcd-server; the etcd tests will skip"; \
+	else echo "warning: etcd-server is missing and cannot be installed here (needs root and apt-get); the etcd tests will skip"; fi
 
 vet:
 	$(GO) vet ./...

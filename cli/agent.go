@@ -20,15 +20,19 @@ import (
 // agentOptions are the flags of `gpusched agent`.
 type agentOptions struct {
 	server, name, addr, data, gpus string
-	redfish                        string
+	power                          powerOptions
 	stopOnExit                     bool
 	verbose                        bool
+	joinToken, ca                  string
 }
+
+// envJoinToken holds the agent's join token when --join-token is not given.
+const envJoinToken = "GPUSCHED_JOIN_TOKEN"
 
 func newAgentCommand() *cobra.Command {
 	o := &agentOptions{}
 	cmd := &cobra.Command{
-		Use:   "agent --server URL [--name NODE] [--data DIR] [--gpus auto|TYPE=N,...] [--power-redfish URL]",
+		Use:   "agent --server URL [--join-token T] [--ca FILE] [--name NODE] [--data DIR] [--gpus auto|TYPE=N,...] [--power-redfish URL | --power-file FILE | --power-http URL]",
 		Short: "Run this machine's node agent: offer its GPUs and run the replicas the server assigns",
 		Long: "agent registers this machine's GPUs with the scheduler service, runs the job\n" +
 			"replicas the server assigns to it (each in its own process group, output in\n" +
@@ -38,7 +42,8 @@ func newAgentCommand() *cobra.Command {
 			"On SIGINT or SIGTERM the agent exits and leaves its replicas running; an agent\n" +
 			"started later on the same --data adopts them. --stop-replicas-on-exit stops\n" +
 			"them first (SIGTERM, grace period, SIGKILL). docs/AGENT.md has the details.",
-		Example: "  gpusched agent --server http://head:7070\n" +
+		Example: "  gpusched agent --server https://head:7070 --join-token \"$(cat join.token)\" --ca ca.crt\n" +
+			"  gpusched agent --server http://head:7070\n" +
 			"  gpusched agent --server http://head:7070 --name gpu7 --gpus v100=8\n" +
 			"  GPUSCHED_SERVER=http://head:7070 gpusched agent --data /var/lib/gpusched",
 		Args: cobra.NoArgs,
@@ -47,15 +52,17 @@ func newAgentCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.server, "server", "", "scheduler service URL (default $"+client.EnvServer+", else "+client.DefaultServer+")")
+	f.StringVar(&o.server, "server", "", "scheduler service URL, or a comma-separated list of the servers sharing an etcd store (default $"+client.EnvServer+", else "+client.DefaultServer+")")
 	f.StringVar(&o.name, "name", "", "node name, unique in the cluster (default: the host name)")
 	f.StringVar(&o.addr, "addr", "", "host name or address other nodes reach this one by (default: --name)")
 	f.StringVar(&o.data, "data", "", "data directory for replica output and records (default: <user cache dir>/gpusched/agent-NAME)")
 	f.StringVar(&o.gpus, "gpus", agent.AutoGPUs, "the node's GPUs: auto (discover with NVML) or TYPE=N, e.g. v100=4")
 	f.BoolVar(&o.stopOnExit, "stop-replicas-on-exit", false, "stop every running replica before the agent exits")
-	f.StringVar(&o.redfish, "power-redfish", "", "the node BMC's Redfish Chassis Power URL, read for the node's power draw\n"+
-		"(basic auth from $"+agent.EnvRedfishUser+" and $"+agent.EnvRedfishPassword+"); GPU power comes from NVML when present")
+	addPowerFlags(cmd, &o.power, true)
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log debug messages")
+	f.StringVar(&o.joinToken, "join-token", "", "join token for a server that requires authentication (default $"+envJoinToken+
+		"); the node's own credential is then kept in DIR/node.token")
+	f.StringVar(&o.ca, "ca", "", "CA certificate to trust for an https server, e.g. its DATA/tls/ca.crt (default $"+client.EnvCA+")")
 	return cmd
 }
 
@@ -74,13 +81,25 @@ func runAgent(ctx context.Context, o *agentOptions, stderr io.Writer) error {
 	if o.verbose {
 		level = slog.LevelDebug
 	}
-	if o.redfish != "" {
-		if u, err := url.Parse(o.redfish); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return badInput("--power-redfish %q: want an http(s) URL such as https://bmc/redfish/v1/Chassis/1/Power", o.redfish)
+	for flag, v := range map[string]string{"power-redfish": o.power.redfish, "power-http": o.power.http} {
+		if u, err := url.Parse(v); v != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+			return badInput("--%s %q: want an http(s) URL such as https://bmc/redfish/v1/Chassis/1/Power", flag, v)
 		}
 	}
+	name := o.name
+	if name == "" {
+		name, _ = os.Hostname()
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	ca := first(o.ca, os.Getenv(client.EnvCA))
+	hc, err := client.Options{CAFile: ca}.HTTPClient()
+	if err != nil {
+		return badInput("--ca: %w", err)
+	}
 	a, err := agent.New(agent.Config{
+		Client:        hc,
+		JoinToken:     first(o.joinToken, os.Getenv(envJoinToken)),
+		CAFile:        ca,
 		Server:        client.ServerURL(o.server, os.Getenv),
 		Name:          o.name,
 		Addr:          o.addr,
@@ -88,7 +107,9 @@ func runAgent(ctx context.Context, o *agentOptions, stderr io.Writer) error {
 		GPUs:          gpus,
 		Logger:        logger,
 		StopOnExit:    o.stopOnExit,
-		PowerSamplers: agent.PowerSamplers(gpus, o.redfish, os.Getenv, logger),
+		PowerSamplers: o.power.sources().Samplers(name, gpus, os.Getenv, logger),
+		PowerEvery:    o.power.powerEvery,
+		ProbeEvery:    o.power.probeEvery,
 	})
 	if errors.Is(err, agent.ErrInvalidConfig) {
 		return usageError{err}

@@ -20,23 +20,34 @@ type calibrateOptions struct {
 	samples string
 	json    bool
 	opts    calibrate.Options
+	// fromServer asks the server at server to recalibrate from the power
+	// samples it keeps (calibrateserver.go).
+	fromServer bool
+	server     string
 }
 
 func newCalibrateCommand() *cobra.Command {
 	o := &calibrateOptions{}
 	cmd := &cobra.Command{
-		Use:   "calibrate --samples FILE.csv [--json]",
+		Use:   "calibrate (--samples FILE.csv | --from-server [--server URL]) [--json]",
 		Short: "Derive seed 002's load thresholds th1, th2 from power samples of a load ramp",
 		Long: "calibrate reads the samples of a load ramp (a CSV file with the columns load,\n" +
 			"power_w, throughput and optionally type) and prints, for every algorithm type,\n" +
 			"the thresholds of seed 002's load states: th1 where energy per unit of work\n" +
 			"stops falling, th2 where it starts rising (docs/ENERGY.md). Thresholds are\n" +
-			"rounded to two decimals.",
+			"rounded to two decimals.\n\n" +
+			"--from-server asks a running scheduler service to fit, now, every node class and\n" +
+			"algorithm type from the power samples it keeps, with the same algorithm, and\n" +
+			"prints the thresholds it uses afterwards (docs/ENERGY.md, \"Learned thresholds\").",
 		Example: "  gpusched calibrate --samples testdata/calibrate/ramp.csv\n" +
 			"  gpusched calibrate --samples ramp.csv --json\n" +
-			"  gpusched calibrate --samples noisy.csv --window 0.15",
+			"  gpusched calibrate --samples noisy.csv --window 0.15\n" +
+			"  gpusched calibrate --from-server --server http://head:7070",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.fromServer {
+				return runCalibrateFromServer(cmd, o)
+			}
 			return runCalibrate(o, cmd.OutOrStdout())
 		},
 	}
@@ -45,6 +56,8 @@ func newCalibrateCommand() *cobra.Command {
 	f.BoolVar(&o.json, "json", false, `print one JSON object keyed by type: {"default":{"th1":0.31,"th2":0.78}}`)
 	f.Float64Var(&o.opts.Window, "window", calibrate.DefaultWindow, "smoothing window, as a width in load units")
 	f.Float64Var(&o.opts.Tolerance, "tolerance", calibrate.DefaultTolerance, "slope below which the curve is stable, relative to its stable level per unit of load")
+	f.BoolVar(&o.fromServer, "from-server", false, "recalibrate on the scheduler service from the power samples it keeps, and print its thresholds")
+	f.StringVar(&o.server, "server", "", "with --from-server: the scheduler service URL (default $GPUSCHED_SERVER, else http://127.0.0.1:7070)")
 	return cmd
 }
 

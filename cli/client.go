@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,23 +21,44 @@ const requestTimeout = 30 * time.Second
 type clientOptions struct {
 	server string
 	output string
+	// token and ca are the credentials (clientcfg.go).
+	token, ca string
 }
 
-// addClientFlags adds --server and -o/--output to cmd.
+// addClientFlags adds --server, --token, --ca and -o/--output to cmd.
 func addClientFlags(cmd *cobra.Command, o *clientOptions) {
 	o.output = outTable
 	f := cmd.Flags()
-	f.StringVar(&o.server, "server", "", "scheduler service URL (default $"+client.EnvServer+", else "+client.DefaultServer+")")
-	f.VarP(outputFormat{&o.output}, "output", "o", "output format: table, json or yaml")
+	f.StringVar(&o.server, "server", "", "scheduler service URL, or a comma-separated list of the servers sharing an etcd store (default $"+client.EnvServer+", else the config file's, else "+client.DefaultServer+")")
+	o.addCredentialFlags(cmd)
+	f.VarP(outputFormat{v: &o.output}, "output", "o", "output format: table, json or yaml")
 }
 
-// connect returns a client of the server that --server, $GPUSCHED_SERVER
-// or the default names; a malformed URL is bad input.
+// allowWide lets cmd's -o flag (addClientFlags) take wide: the table with
+// more columns.
+func allowWide(cmd *cobra.Command, o *clientOptions) {
+	fl := cmd.Flags().Lookup("output")
+	fl.Value = outputFormat{v: &o.output, wide: true}
+	fl.Usage = "output format: table, wide (more columns), json or yaml"
+}
+
+// connect returns a client of the server that --server, $GPUSCHED_SERVER,
+// the config file or the default names, with the token and CA of the
+// flags, the environment or the config file (clientcfg.go); a malformed URL
+// or an unreadable CA file is bad input.
 func (o *clientOptions) connect() (*client.Client, error) {
-	url := client.ServerURL(o.server, os.Getenv)
-	c, err := client.New(url, nil)
+	cfg, err := loadClientConfig(os.Getenv)
 	if err != nil {
-		if o.server == "" && os.Getenv(client.EnvServer) != "" {
+		return nil, err
+	}
+	url := client.ServerURL(o.server, cfg.getenv(os.Getenv))
+	opts := o.credentials(cfg)
+	c, err := client.NewWithOptions(url, opts)
+	if err != nil {
+		switch {
+		case opts.CAFile != "" && !strings.Contains(err.Error(), "server URL"):
+			return nil, badInput("--ca: %w", err)
+		case o.server == "" && os.Getenv(client.EnvServer) != "":
 			return nil, badInput("$%s: %w", client.EnvServer, err)
 		}
 		return nil, badInput("--server: %w", err)

@@ -78,7 +78,7 @@ func call[T any](cmd *cobra.Command, o *clientOptions, id string,
 	if err != nil {
 		return clientError(err, id)
 	}
-	if o.output != outTable {
+	if o.output != outTable && o.output != outWide {
 		return writeValue(cmd.OutOrStdout(), o.output, v)
 	}
 	return table(cmd.OutOrStdout(), v)
@@ -179,17 +179,29 @@ func runLogs(cmd *cobra.Command, o *logsOptions, id string) error {
 func newNodesCommand() *cobra.Command {
 	o := &clientOptions{}
 	cmd := &cobra.Command{
-		Use:   "nodes [-o table|json|yaml]",
+		Use:   "nodes [-o table|wide|json|yaml]",
 		Short: "List the cluster's nodes: state, GPUs, GPUs in use, last heartbeat",
+		Long: "nodes lists the nodes the server knows. -o wide adds seed 002's view of each\n" +
+			"(docs/ENERGY.md, \"Live\"): its class, load state, the load thresholds in use for\n" +
+			"the default algorithm type with their source (learned, cluster-file, catalog),\n" +
+			"the samples and quality of a learned fit, its measured distances to data\n" +
+			"endpoints and the energy it drew.",
 		Example: "  gpusched nodes\n" +
+			"  gpusched nodes -o wide\n" +
 			"  gpusched nodes -o json | jq '[.[].gpus | length] | add'",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return call(cmd, o, "",
 				func(ctx context.Context, c *client.Client) ([]api.Node, error) { return c.Nodes(ctx) },
-				func(w io.Writer, nodes []api.Node) error { return writeNodesTable(w, nodes, time.Now()) })
+				func(w io.Writer, nodes []api.Node) error {
+					if o.output == outWide {
+						return writeNodesWide(w, nodes, time.Now())
+					}
+					return writeNodesTable(w, nodes, time.Now())
+				})
 		},
 	}
 	addClientFlags(cmd, o)
+	allowWide(cmd, o)
 	return cmd
 }

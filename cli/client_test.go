@@ -290,7 +290,7 @@ func TestJobsOutput(t *testing.T) {
 	if !slices.Contains(svc.Requests(), "GET /v1/jobs?state=running") {
 		t.Errorf("the state filter did not reach the server: %q", svc.Requests())
 	}
-	if code, _, errs := run(t, "jobs", "--server", url, "--state", "sleeping"); code != 2 || !strings.Contains(errs, "queued, running") {
+	if code, _, errs := run(t, "jobs", "--server", url, "--state", "sleeping"); code != 2 || !strings.Contains(errs, "queued, paused, running") {
 		t.Errorf("--state sleeping: exit %d, %s", code, errs)
 	}
 	if code, _, _ := run(t, "jobs", "--server", url, "-o", "wide"); code != 2 {

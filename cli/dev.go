@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -28,6 +29,8 @@ type devOptions struct {
 	server     serverOptions
 	gpus, name string
 	stopOnExit bool
+	// power are the local agents' power sources and probe interval.
+	power powerOptions
 }
 
 func newDevCommand() *cobra.Command {
@@ -42,21 +45,29 @@ func newDevCommand() *cobra.Command {
 			"can be tried on a machine without GPUs. It prints the URL and a submit example.\n\n" +
 			"On SIGINT or SIGTERM it stops the running jobs' processes (SIGTERM, grace\n" +
 			"period, SIGKILL) and exits; --stop-replicas-on-exit=false leaves them running,\n" +
-			"for the next dev on the same --data to adopt. Jobs stay in the store either way.",
+			"for the next dev on the same --data to adopt. Jobs stay in the store either way.\n\n" +
+			"With --cluster FILE, dev runs one agent for every node the cluster file declares\n" +
+			"(its name, GPU type and count; data in DATA/agents/NAME): a whole cluster on one\n" +
+			"machine, for trying the energy placer (docs/ENERGY.md, \"Live\").",
 		Example: "  gpusched dev\n" +
 			"  gpusched dev --gpus v100=8 --data /tmp/gpusched\n" +
-			"  gpusched dev --listen 127.0.0.1:0 --policy hlas --placer hetero",
+			"  gpusched dev --listen 127.0.0.1:0 --policy hlas --placer hetero\n" +
+			"  gpusched dev --cluster three.yaml --placer energy --power-http http://127.0.0.1:9100/power",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDev(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	o.server.addFlags(cmd)
+	o.server.addSecurityFlags(cmd, false)
+	o.server.devAuth = true
 	f := cmd.Flags()
+	f.Lookup("auth").Usage = "require a bearer token on every request (default: only when --listen is not loopback; the admin token is written to DATA/admin.token)"
 	f.Lookup("data").Usage = "data directory: the store, replica logs and the agent's files (default: <user cache dir>/gpusched/dev)"
 	f.StringVar(&o.gpus, "gpus", agent.AutoGPUs, "this machine's GPUs: auto (NVML, else "+devFallbackGPUs+") or TYPE=N, e.g. v100=4")
 	f.StringVar(&o.name, "name", "", "the local node's name (default: the host name)")
 	f.BoolVar(&o.stopOnExit, "stop-replicas-on-exit", true, "stop the running jobs' processes when dev exits")
+	addPowerFlags(cmd, &o.power, false)
 	return cmd
 }
 
@@ -80,10 +91,6 @@ func runDev(ctx context.Context, o *devOptions, stdout, stderr io.Writer) error 
 		ctx = context.Background()
 	}
 	logger := o.server.logger(stderr)
-	gpus, err := devGPUs(o.gpus, logger)
-	if err != nil {
-		return err
-	}
 	if o.server.data == "" {
 		dir, err := os.UserCacheDir()
 		if err != nil {
@@ -91,37 +98,67 @@ func runDev(ctx context.Context, o *devOptions, stdout, stderr io.Writer) error 
 		}
 		o.server.data = filepath.Join(dir, "gpusched", "dev")
 	}
+	nodes, err := o.nodes(logger)
+	if err != nil {
+		return err
+	}
 	srv, err := o.server.openServer(logger)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", o.server.listen)
+	ln, url, err := o.server.listenSecure(srv.WroteAdminToken(), stderr)
 	if err != nil {
 		_ = srv.Close()
-		return fmt.Errorf("--listen %s: %w", o.server.listen, err)
+		return err
 	}
-	url := "http://" + ln.Addr().String()
-	alog := logger.With("component", "agent")
-	a, err := agent.New(agent.Config{Server: url, Name: o.name, DataDir: filepath.Join(o.server.data, "agent"),
-		GPUs: gpus, Logger: alog, StopOnExit: o.stopOnExit,
-		PowerSamplers: agent.PowerSamplers(gpus, "", os.Getenv, alog)})
+	agents, err := newDevAgents(o, srv, nodes, localURL(url), logger)
 	if err != nil {
 		_ = ln.Close()
 		_ = srv.Close()
-		if errors.Is(err, agent.ErrInvalidConfig) {
-			return usageError{err}
-		}
 		return err
 	}
-	printDevBanner(stdout, url, o.server.data, gpus)
+	url = publicURL(url)
+	printDevBanner(stdout, url, o.server.data, nodes)
+	if srv.Tokens() != nil {
+		login := "  gpusched login --server " + url + " --token \"$(cat " + filepath.Join(o.server.data, "admin.token") + ")\""
+		if o.server.sec.selfSigned && strings.HasPrefix(url, "https://") {
+			login += " --ca " + filepath.Join(o.server.data, "tls", "ca.crt")
+		}
+		fmt.Fprintf(stdout, "authentication is on; first:\n%s\n", login)
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return runDevParts(ctx, srv, ln, a, logger)
+	return runDevParts(ctx, srv, ln, agents, logger)
+}
+
+// nodes returns the agents dev runs: one per node of the --cluster file,
+// else this machine with --gpus.
+func (o *devOptions) nodes(logger *slog.Logger) ([]devNode, error) {
+	if path := o.server.live.cluster; path != "" {
+		if o.server.given("gpus") || o.server.given("name") {
+			return nil, badInput("--cluster declares the nodes: give neither --gpus nor --name with it")
+		}
+		return clusterNodes(path, o.server.data)
+	}
+	gpus, err := devGPUs(o.gpus, logger)
+	if err != nil {
+		return nil, err
+	}
+	return []devNode{{gpus: gpus, dir: filepath.Join(o.server.data, "agent")}}, nil
 }
 
 // printDevBanner tells the user where the server is and how to use it.
-func printDevBanner(w io.Writer, url, data string, gpus []api.GPU) {
-	fmt.Fprintf(w, "gpusched dev: serving on %s (data in %s, %d %s GPUs)\n", url, data, len(gpus), gpus[0].Type)
+func printDevBanner(w io.Writer, url, data string, nodes []devNode) {
+	gpus := nodes[0].gpus
+	if len(nodes) == 1 {
+		fmt.Fprintf(w, "gpusched dev: serving on %s (data in %s, %d %s GPUs)\n", url, data, len(gpus), gpus[0].Type)
+	} else {
+		total := 0
+		for _, n := range nodes {
+			total += len(n.gpus)
+		}
+		fmt.Fprintf(w, "gpusched dev: serving on %s (data in %s, %d nodes, %d GPUs)\n", url, data, len(nodes), total)
+	}
 	fmt.Fprintf(w, "try:\n  export GPUSCHED_SERVER=%s\n", url)
 	fmt.Fprintf(w, "  gpusched submit --name hello --gpus 1 -- sh -c 'echo hello from GPU $CUDA_VISIBLE_DEVICES'\n")
 	fmt.Fprintf(w, "  gpusched jobs\n  gpusched logs j1\n")
@@ -130,7 +167,7 @@ func printDevBanner(w io.Writer, url, data string, gpus []api.GPU) {
 // runDevParts serves srv on ln and runs the agent until ctx ends or either
 // fails. The agent stops first, so that the replicas it stops are reported
 // to a server still running; then the server shuts down.
-func runDevParts(ctx context.Context, srv *server.Server, ln net.Listener, a *agent.Agent, logger *slog.Logger) error {
+func runDevParts(ctx context.Context, srv *server.Server, ln net.Listener, agents []*agent.Agent, logger *slog.Logger) error {
 	srvCtx, stopServer := context.WithCancel(context.Background())
 	defer stopServer()
 	served := make(chan error, 1)
@@ -138,17 +175,14 @@ func runDevParts(ctx context.Context, srv *server.Server, ln net.Listener, a *ag
 	agentCtx, stopAgent := context.WithCancel(ctx)
 	defer stopAgent()
 	ran := make(chan error, 1)
-	go func() { ran <- a.Run(agentCtx) }()
+	go func() { ran <- runAgents(agentCtx, agents) }()
 	var err error
 	select {
 	case err = <-ran:
-		if err != nil {
-			err = fmt.Errorf("agent: %w", err)
-		}
 	case err = <-served: // the server failed before we asked it to stop
 		stopAgent()
 		if aerr := <-ran; aerr != nil {
-			err = errors.Join(err, fmt.Errorf("agent: %w", aerr))
+			err = errors.Join(err, aerr)
 		}
 		return err
 	}

@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"math"
 	"os"
 	"slices"
 
 	"github.com/gpusched/gpusched/config"
-	"github.com/gpusched/gpusched/core/calibrate"
 	"github.com/gpusched/gpusched/core/engine"
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/network"
@@ -156,40 +153,8 @@ func energyTable(c *model.Cluster, pw *power.Cluster, jobs []model.JobSpec, work
 }
 
 // fitShape calibrates one node shape and workload on the power model's
-// ramp. A modelled curve without a stable region — strong contention makes
-// it a V, falling to its lowest energy per unit of work and rising at once —
-// gets th1 = th2 = the load of that lowest point: the node is in state 1 up
-// to its most efficient load and in state 3 beyond it, which is what the
-// seed's three regions become when the middle one shrinks to a point.
+// ramp (config.ModelThresholds).
 func fitShape(k shapeKey) (placer.LoadThresholds, error) {
-	ramp := power.Ramp(k.node, k.gpu, k.w, k.total, power.RampSteps)
-	samples := make([]calibrate.Sample, len(ramp))
-	for i, s := range ramp {
-		samples[i] = calibrate.Sample{Load: s.Load, PowerW: s.PowerW, Throughput: s.Throughput}
-	}
-	th, err := calibrate.Fit(samples, calibrate.Options{Tolerance: power.FitTolerance})
-	if errors.Is(err, calibrate.ErrNoStableRegion) {
-		best := lowestEnergyLoad(ramp)
-		return placer.LoadThresholds{Th1: best, Th2: best}, nil
-	}
-	if err != nil {
-		return placer.LoadThresholds{}, fmt.Errorf("calibrate: %w", err)
-	}
-	return placer.LoadThresholds{Th1: th.Th1, Th2: th.Th2}, nil
-}
-
-// lowestEnergyLoad returns the load of the ramp's sample with the lowest
-// energy per unit of work (power ÷ throughput), the first among equals; 1
-// when no sample does work.
-func lowestEnergyLoad(ramp []power.Sample) float64 {
-	best, load := math.Inf(1), 1.0
-	for _, s := range ramp {
-		if s.Throughput <= 0 {
-			continue
-		}
-		if e := s.PowerW / s.Throughput; e < best {
-			best, load = e, s.Load
-		}
-	}
-	return load
+	th, _, err := config.ModelThresholds(k.node, k.gpu, k.w, k.total)
+	return th, err
 }

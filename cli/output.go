@@ -23,11 +23,18 @@ const (
 	outTable = "table"
 	outJSON  = "json"
 	outYAML  = "yaml"
+	// outWide is the table with more columns, where a command has them
+	// (nodes); elsewhere the table.
+	outWide = "wide"
 )
 
-// outputFormat is the -o/--output flag: table, json or yaml. A bad value is
-// a flag error (exit 2).
-type outputFormat struct{ v *string }
+// outputFormat is the -o/--output flag: table, json or yaml, and wide
+// where a command has a wide table (wide). A bad value is a flag error
+// (exit 2).
+type outputFormat struct {
+	v    *string
+	wide bool
+}
 
 func (f outputFormat) String() string {
 	if f.v == nil {
@@ -41,6 +48,14 @@ func (f outputFormat) Set(s string) error {
 	case outTable, outJSON, outYAML:
 		*f.v = s
 		return nil
+	case outWide:
+		if f.wide {
+			*f.v = s
+			return nil
+		}
+	}
+	if f.wide {
+		return fmt.Errorf("%q: want table, wide, json or yaml", s)
 	}
 	return fmt.Errorf("%q: want table, json or yaml", s)
 }
@@ -149,8 +164,8 @@ func writeJobDetail(w io.Writer, j api.Job, now time.Time) error {
 // "12.346 kWh", "0.0123 kWh".
 func kWhText(kwh float64) string {
 	prec := 3
-	if kwh > 0 {
-		prec = min(max(3, 2-int(math.Floor(math.Log10(kwh)))), 9)
+	if a := math.Abs(kwh); a > 0 {
+		prec = min(max(3, 2-int(math.Floor(math.Log10(a)))), 9)
 	}
 	return strconv.FormatFloat(kwh, 'f', prec, 64) + " kWh"
 }

@@ -52,6 +52,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newNodesCommand())
 	root.AddCommand(newProfilesCommand())
 	root.AddCommand(newPowerSamplesCommand())
+	root.AddCommand(newTaskCommand())
 	root.AddCommand(newAgentCommand())
 	root.AddCommand(newServerCommand())
 	root.AddCommand(newDevCommand())
@@ -59,6 +60,9 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newETACommand())
 	root.AddCommand(newKubeCommand())
 	root.AddCommand(newProgressCommand())
+	// Authentication, queues and the audit log (issue 18).
+	root.AddCommand(newLoginCommand(), newWhoamiCommand(), newTokenCommand(), newQueuesCommand(), newAuditCommand())
+	root.AddCommand(newEnergyCommand())
 	return root
 }
 

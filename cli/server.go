@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +38,13 @@ type serverOptions struct {
 	names                       recipe.Names
 	heartbeatTimeout            time.Duration
 	verbose                     bool
+	etcd                        etcdOptions
+	// sec holds authentication and TLS (serversec.go); dev sets devAuth:
+	// authentication follows the listen address unless --auth is given.
+	sec     securityOptions
+	devAuth bool
+	// live are seed 002's live flags (serverlive.go).
+	live liveOptions
 	// given reports whether a flag was set on the command line.
 	given func(flag string) bool
 }
@@ -44,7 +52,7 @@ type serverOptions struct {
 func newServerCommand() *cobra.Command {
 	o := &serverOptions{}
 	cmd := &cobra.Command{
-		Use:   "server [--listen ADDR] [--data DIR] [--store bolt] [--policy P --placer P --scaler S | --config FILE]",
+		Use:   "server [--listen ADDR] [--data DIR] [--store bolt | etcd://HOST:PORT,...] [--policy P --placer P --scaler S | --config FILE]",
 		Short: "Run the scheduler service: REST API, durable job store and scheduling loop",
 		Long: "server runs the scheduler service: the REST API under /v1 (jobs, nodes, logs),\n" +
 			"the protocol its node agents speak, the durable job store (bbolt in DIR/store.db)\n" +
@@ -61,6 +69,7 @@ func newServerCommand() *cobra.Command {
 		},
 	}
 	o.addFlags(cmd)
+	o.addSecurityFlags(cmd, true)
 	return cmd
 }
 
@@ -71,7 +80,7 @@ func (o *serverOptions) addFlags(cmd *cobra.Command) {
 	o.given = func(name string) bool { return f.Changed(name) }
 	f.StringVar(&o.listen, "listen", defaultListen, "address to serve the API on (host:port)")
 	f.StringVar(&o.data, "data", "", "data directory: the store (store.db) and replica logs (default: <user cache dir>/gpusched/server)")
-	f.StringVar(&o.store, "store", "bolt", "job store: bolt (the embedded store in --data)")
+	f.StringVar(&o.store, "store", "bolt", "job store: bolt (the embedded store in --data), or etcd://HOST:PORT[,HOST:PORT...] (several servers may share it; one leads)")
 	f.StringVar(&o.config, "config", "", "scheduler configuration file (YAML, docs/CONFIG.md): policy, placer, scaler and their settings; flags win")
 	f.StringVar(&o.names.Policy, "policy", def.Policy, "queue policy: "+strings.Join(servicePolicies(), ", "))
 	f.StringVar(&o.names.Placer, "placer", def.Placer, "placer: "+strings.Join(recipe.Placers(), ", "))
@@ -79,6 +88,8 @@ func (o *serverOptions) addFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.heartbeatTimeout, "heartbeat-timeout", scheduler.DefaultHeartbeatTimeout,
 		"mark a node down when its agent has not reported for this long: its replicas are lost, elastic jobs at or above min continue smaller, other jobs are re-queued")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log debug messages")
+	o.etcd.addFlags(cmd)
+	addLiveFlags(cmd, &o.live)
 }
 
 // servicePolicies are the policies the service accepts (srtf needs job
@@ -106,16 +117,18 @@ func (o *serverOptions) logger(stderr io.Writer) *slog.Logger {
 // configuration; the store is left to server.New (bbolt in the data
 // directory).
 func (o *serverOptions) serverConfig(logger *slog.Logger) (server.Config, error) {
-	if o.store != "bolt" {
-		if strings.HasPrefix(o.store, "etcd://") {
-			return server.Config{}, badInput("--store %s: the etcd store is not implemented yet; use bolt", o.store)
-		}
-		return server.Config{}, badInput("--store %q: want bolt", o.store)
+	if o.store != "bolt" && !strings.HasPrefix(o.store, "etcd://") {
+		return server.Config{}, badInput("--store %q: want bolt or etcd://HOST:PORT[,HOST:PORT...]", o.store)
 	}
 	if o.heartbeatTimeout <= 0 {
 		return server.Config{}, badInput("--heartbeat-timeout %s: must be positive", o.heartbeatTimeout)
 	}
 	names, opts := o.names, recipe.DefaultOptions()
+	var queues *config.QueuesSpec
+	var sched *config.SchedFile
+	if err := o.checkSecurity(o.authOn(o.devAuth)); err != nil {
+		return server.Config{}, err
+	}
 	if o.config != "" {
 		data, err := os.ReadFile(o.config)
 		if err != nil {
@@ -126,13 +139,25 @@ func (o *serverOptions) serverConfig(logger *slog.Logger) (server.Config, error)
 			return server.Config{}, usageError{err}
 		}
 		f.Apply(&names, &opts, o.given)
+		if f.QueuesSpec.Declared() {
+			queues = &f.QueuesSpec
+		}
+		sched = f
+	}
+	live, sampleEvery, err := o.live.liveConfig(sched, o.given)
+	if err != nil {
+		return server.Config{}, err
 	}
 	dir, err := o.dataDir()
 	if err != nil {
 		return server.Config{}, err
 	}
-	cfg := server.Config{Config: scheduler.Config{DataDir: dir, Names: names, Options: &opts,
-		HeartbeatTimeout: o.heartbeatTimeout, Logger: logger}}
+	cfg := server.Config{Config: scheduler.Config{DataDir: dir, Names: names, Options: &opts, Queues: queues,
+		HeartbeatTimeout: o.heartbeatTimeout, Logger: logger, Live: live, PowerSampleEvery: sampleEvery},
+		BodyTimeout: o.sec.bodyTimeout}
+	if o.authOn(o.devAuth) {
+		cfg.Auth = &server.AuthConfig{AdminTokenFile: filepath.Join(dir, "admin.token")}
+	}
 	if d := scheduler.DefaultHeartbeatInterval; o.heartbeatTimeout <= d {
 		cfg.HeartbeatInterval = o.heartbeatTimeout / 3
 	}
@@ -175,27 +200,60 @@ func runServer(ctx context.Context, o *serverOptions, stderr io.Writer) error {
 		ctx = context.Background()
 	}
 	logger := o.logger(stderr)
-	srv, err := o.openServer(logger)
+	var (
+		srv service
+		err error
+	)
+	if strings.HasPrefix(o.store, "etcd://") {
+		srv, err = o.openHA(logger)
+	} else {
+		srv, err = o.openServer(logger)
+	}
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", o.listen)
+	ln, _, err := o.listenSecure(srv.WroteAdminToken(), stderr)
 	if err != nil {
 		_ = srv.Close()
-		return fmt.Errorf("--listen %s: %w", o.listen, err)
+		return err
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return serve(ctx, srv, ln, logger)
 }
 
+// listenSecure listens on --listen, with TLS when asked, tells stderr
+// where the bootstrap admin token was written, and returns the listener
+// and the server's base URL.
+func (o *serverOptions) listenSecure(wroteToken bool, stderr io.Writer) (net.Listener, string, error) {
+	dir, err := o.dataDir()
+	if err != nil {
+		return nil, "", err
+	}
+	tc, _, err := o.tlsConfig(dir, stderr)
+	if err != nil {
+		return nil, "", err
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return nil, "", fmt.Errorf("--listen %s: %w", o.listen, err)
+	}
+	if tc != nil {
+		ln = tls.NewListener(ln, tc)
+	}
+	if wroteToken {
+		fmt.Fprintf(stderr, "gpusched: wrote the bootstrap admin token to %s (mode 0600): gpusched login --token \"$(cat %s)\"\n",
+			filepath.Join(dir, "admin.token"), filepath.Join(dir, "admin.token"))
+	}
+	return ln, scheme(tc) + "://" + ln.Addr().String(), nil
+}
+
 // serve serves srv's API on ln and runs its scheduling loop until ctx
 // ends, then shuts down gracefully: the loop stops (waking long-polls and
 // log followers), the HTTP server finishes its requests, and the server
 // and its store are closed. serve closes ln.
-func serve(ctx context.Context, srv *server.Server, ln net.Listener, logger *slog.Logger) error {
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+func serve(ctx context.Context, srv service, ln net.Listener, logger *slog.Logger) error {
+	hs := server.NewHTTPServer(srv.Handler(), slog.NewLogLogger(logger.Handler(), slog.LevelWarn), server.Limits{})
 	runCtx, stopRun := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- srv.Run(runCtx) }()

@@ -43,6 +43,9 @@ type simOptions struct {
 	elasticMin             float64
 	scalerPeriod           time.Duration
 	contention, sleep      bool
+	queues, queueFrom      string
+	fairShare              string
+	halfLife               time.Duration
 	// given reports whether a flag was set on the command line.
 	given func(flag string) bool
 }
@@ -112,6 +115,12 @@ func addSimFlags(cmd *cobra.Command, o *simOptions) {
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when a terminal and the run is long), always, never")
 	f.BoolVar(&o.contention, "contention", false, "slow jobs on nodes near full load by the power model's contention factor (docs/ENERGY.md); "+
 		"default: on when the --cluster file declares contention_knee or contention_slowdown")
+	f.StringVar(&o.queues, "queues", "", "teams' queues (YAML, docs/QUEUES.md): quota and limit per GPU type, weight; wins over queues in --config")
+	f.StringVar(&o.queueFrom, "queue-from", "", "where a job's queue comes from: queue (the trace's queue field), vc (Philly's virtual cluster), user; "+
+		"without declared queues, one queue of weight 1 per name")
+	f.StringVar(&o.fairShare, "fair-share", "type-weighted", "how a queue's usage is measured: type-weighted (GPU-hours × the type's speed for the job) or gpu-hours; "+
+		"none measures the queues without the queue layer (a baseline)")
+	f.DurationVar(&o.halfLife, "fair-share-half-life", 0, "decay of a queue's usage: a GPU-hour used this long ago counts half (0: no decay)")
 	f.BoolVar(&o.sleep, "sleep", true, "let idle power-managed nodes sleep (every node by default; sleeps: false in a --cluster file keeps one on) "+
 		"and wake them for jobs, which wait for the wake-up (docs/ENERGY.md); --sleep=false keeps every node on")
 }
@@ -183,6 +192,7 @@ func simulate(o *simOptions, stderr io.Writer) (*simRun, error) {
 		r.sum = metrics.Summarize(in.cluster.TotalGPUs(), r.res.Records)
 		r.sum.Policy, r.sum.Placer, r.sum.Scaler = in.engine.Names()
 		setEnergy(&r.sum, r.res)
+		setQueues(&r.sum, r.res)
 		err = out.audit(r.sum)
 	}
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/gpusched/gpusched/core/network"
 	"github.com/gpusched/gpusched/core/power"
 	"github.com/gpusched/gpusched/core/profile"
+	"github.com/gpusched/gpusched/core/quota"
 	"github.com/gpusched/gpusched/internal/assets"
 	"github.com/gpusched/gpusched/sim"
 	"github.com/gpusched/gpusched/sim/trace"
@@ -36,6 +37,8 @@ type simInputs struct {
 	// contention applies node contention: --contention, or by default
 	// whether the cluster file declares it (simpower.go).
 	contention bool
+	// queues are the teams' queues (simqueues.go); nil without.
+	queues *quota.Config
 }
 
 func (in *simInputs) config(o *simOptions) sim.Config {
@@ -48,6 +51,7 @@ func (in *simInputs) config(o *simOptions) sim.Config {
 		Power:           in.power,
 		Energy:          len(in.noPower) == 0,
 		Contention:      in.contention,
+		Queues:          in.queues,
 	}
 }
 
@@ -110,6 +114,13 @@ func loadSimInputs(o *simOptions) (*simInputs, error) {
 		if _, _, err := in.table.Work(&in.jobs[i]); err != nil {
 			return nil, badInput("%s: %w", in.traceName, err)
 		}
+	}
+	if in.queues, err = simQueues(o, in.jobs); err != nil {
+		return nil, err
+	}
+	o.opts.Queues = in.queues
+	if o.fairShare == fairShareNone {
+		o.opts.Queues = nil // measured, not scheduled
 	}
 	f, err := clusterFile(o)
 	if err != nil {

@@ -78,6 +78,11 @@ func TestSimRegressions(t *testing.T) {
 		{1099511627490, [3]string{"fifo", "energy", "none"}, "energy placer: 998 1-GPU nodes, 2-GPU replicas (waited forever)"},
 		// Found when the allocation policies (issue 21) joined the test:
 		{293, [3]string{"maxthroughput", "hetero", "none"}, "a restart pause longer than the round: every job stopped before it progressed, for ever; an elastic job whose request fits no type never scheduled"},
+		// Found when the queue layer (issue 18) joined the allocation
+		// policies: the layer reordered the jobs but not the allocation's
+		// types, so jobs ran on other jobs' types (a gpu_type broken, the
+		// audit failed) or never ran (the run did not end).
+		{105, [3]string{"maxmin", "spread", "fulfillment"}, "queue layer over an allocation policy: types out of step with jobs"},
 		{64, [3]string{"ftf-oracle", "spread", "threshold"}, "a 5-year job time-sliced every 6 minutes: 839,356 preemptions (slow, not wrong; the generator now uses day-long rounds with such jobs)"},
 	} {
 		c := g.draw(r.seed, r.names)
@@ -113,11 +118,12 @@ func newPropGen(tb testing.TB) *propGen {
 
 // propCase is one drawn simulation: its input files and flags.
 type propCase struct {
-	name  string
-	trace string // jsonl
-	clust string // cluster YAML, or "" with --gpus in args
-	args  []string
-	jobs  int
+	name   string
+	trace  string // jsonl
+	clust  string // cluster YAML, or "" with --gpus in args
+	queues string // queues YAML (--queues), or ""
+	args   []string
+	jobs   int
 }
 
 // draw makes the case for seed under the named policy, placer and scaler.
@@ -137,7 +143,49 @@ func (g *propGen) draw(seed uint64, stages [3]string) propCase {
 	c.trace, c.jobs = g.traceFile(rng, types, huge, network)
 	c.args = append(c.args, g.flags(rng, names, huge)...)
 	c.name = fmt.Sprintf("seed %d %s", seed, strings.Join(names, "/"))
+	g.queues(rand.New(rand.NewPCG(seed, 18)), &c, types)
 	return c
+}
+
+// queues adds teams' queues (issue 18) to half the cases, from its own
+// random source so that the rest of a case stays what its seed drew
+// before: a queue field on most jobs, and a queues file with random quotas,
+// limits and weights (also a fair-share measure), or only --queue-from.
+func (g *propGen) queues(rng *rand.Rand, c *propCase, types []string) {
+	if rng.IntN(2) == 0 {
+		return
+	}
+	nq := 1 + rng.IntN(4)
+	lines := strings.Split(strings.TrimSuffix(c.trace, "\n"), "\n")
+	for i, l := range lines {
+		if rng.IntN(5) > 0 {
+			lines[i] = strings.TrimSuffix(l, "}") + fmt.Sprintf(`,"queue":"q%d"}`, rng.IntN(nq+1))
+		}
+	}
+	c.trace = strings.Join(lines, "\n") + "\n"
+	c.args = append(c.args, "--queue-from", "queue")
+	if rng.IntN(4) == 0 {
+		return // one queue per name, weight 1
+	}
+	var b strings.Builder
+	b.WriteString("queues:\n")
+	for q := range nq {
+		fmt.Fprintf(&b, "  - name: q%d\n    weight: %g\n    quota: {", q, 0.5+float64(rng.IntN(6))/2)
+		for i, t := range types {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s: %d", t, rng.IntN(9))
+		}
+		b.WriteString("}\n")
+		if rng.IntN(3) == 0 {
+			fmt.Fprintf(&b, "    limit: {%s: %d}\n", types[0], 8+rng.IntN(24))
+		}
+	}
+	if rng.IntN(2) == 0 {
+		b.WriteString("fair_share: gpu-hours\n")
+	}
+	c.queues = b.String()
 }
 
 // clusterTypes draws one to four GPU types: usually of the matrix's
@@ -316,6 +364,9 @@ func (c propCase) check(t *testing.T) {
 	if c.clust != "" {
 		args = append(args, "--cluster", write(t, dir, "cluster.yaml", c.clust))
 	}
+	if c.queues != "" {
+		args = append(args, "--queues", write(t, dir, "queues.yaml", c.queues))
+	}
 	out1, log1 := runProp(t, dir, "1", args)
 	out2, log2 := runProp(t, dir, "2", args)
 	if out1 != out2 || log1 != log2 {
@@ -328,9 +379,22 @@ func (c propCase) check(t *testing.T) {
 	if err := audit.Compare(res, []byte(out1)); err != nil {
 		t.Fatalf("%v\nargs: %q", err, args)
 	}
-	var sum struct{ Jobs, Completed, Rejected, Unfinished int }
+	var sum struct {
+		Jobs, Completed, Rejected, Unfinished int
+		Jain                                  *float64 `json:"jain_index"`
+		Queues                                []struct{ Jobs int }
+	}
 	if err := json.Unmarshal([]byte(out1), &sum); err != nil {
 		t.Fatal(err)
+	}
+	if len(sum.Queues) > 0 {
+		n := 0
+		for _, q := range sum.Queues {
+			n += q.Jobs
+		}
+		if n != c.jobs || (sum.Jain != nil && !(*sum.Jain > 0 && *sum.Jain <= 1+1e-9)) {
+			t.Fatalf("queues hold %d of %d jobs; Jain's index %v\nargs: %q", n, c.jobs, sum.Jain, args)
+		}
 	}
 	if sum.Jobs != c.jobs || sum.Completed+sum.Rejected+sum.Unfinished != c.jobs {
 		t.Fatalf("%d jobs: %d completed, %d rejected, %d unfinished\nargs: %q", c.jobs, sum.Completed, sum.Rejected, sum.Unfinished, args)

@@ -19,12 +19,16 @@ import (
 type submitOptions struct {
 	clientOptions
 	name, gpuType, model, user, workdir, grace string
+	queue                                      string
 	gpus, minGPUs, maxGPUs, priority           int
 	env                                        []string
 	// timeLimit (--time) and totalSteps (--total-steps) give the
 	// forecast a length (docs/ETA.md).
 	timeLimit  string
 	totalSteps int64
+	// dataEndpoint (--data-endpoint) is where the job's data lives
+	// (docs/ENERGY.md, "Measured distance").
+	dataEndpoint string
 	// given reports whether a flag was set on the command line.
 	given func(flag string) bool
 }
@@ -55,12 +59,14 @@ func newSubmitCommand() *cobra.Command {
 	f.IntVar(&o.priority, "priority", 0, "priority, higher is more important")
 	f.StringVar(&o.gpuType, "gpu-type", "", "run only on this GPU type, e.g. v100")
 	f.StringVar(&o.model, "model", "", "job type for throughput profiles, e.g. \"ResNet-50 (batch size 64)\"")
-	f.StringVar(&o.user, "user", "", "owner of the job")
+	f.StringVar(&o.user, "user", "", "owner of the job (with authentication: yourself, unless you are an admin)")
+	f.StringVar(&o.queue, "queue", "", "the team queue (docs/QUEUES.md; default: your first queue, else the default queue)")
 	f.StringArrayVar(&o.env, "env", nil, "environment variable K=V for every replica (repeatable)")
 	f.StringVar(&o.workdir, "workdir", "", "working directory of the replicas on their nodes")
 	f.StringVar(&o.grace, "grace-period", "", "time between SIGTERM and SIGKILL when the job is stopped: seconds or a duration like 2m (default 30s)")
 	f.StringVar(&o.timeLimit, "time", "", "time limit, like Slurm's --time: 2h, 90m, or [D-]HH:MM:SS, MM:SS, MM (minutes); past it the job is stopped and fails")
 	f.Int64Var(&o.totalSteps, "total-steps", 0, "total training steps of the job: with its progress reports, its length for forecasts (gpusched eta)")
+	f.StringVar(&o.dataEndpoint, "data-endpoint", "", "where the job's data lives, host:port or an http(s) URL: agents measure their distance to it and the energy placer prefers the nearest nodes")
 	return cmd
 }
 
@@ -92,7 +98,7 @@ func (o *submitOptions) spec(args []string, dash int, stdin io.Reader) (api.JobS
 	if dash < 0 {
 		// The flags that describe a job cannot be combined with a file.
 		for _, name := range []string{"name", "gpus", "min-gpus", "max-gpus", "priority", "gpu-type",
-			"model", "user", "env", "workdir", "grace-period", "time", "total-steps"} {
+			"model", "user", "queue", "env", "workdir", "grace-period", "time", "total-steps"} {
 			if o.given(name) {
 				return api.JobSpec{}, badInput("submit: --%s cannot be combined with a spec file; "+
 					"to run a command, put it after --: gpusched submit --gpus K -- COMMAND ARGS...", name)
@@ -139,7 +145,7 @@ func (o *submitOptions) flagSpec(command []string) (api.JobSpec, error) {
 		return api.JobSpec{}, badInput("submit: --gpus K is required with a command")
 	}
 	s := api.JobSpec{Name: o.name, Command: command, GPUs: o.gpus, GPUType: o.gpuType, Model: o.model,
-		Priority: o.priority, User: o.user, Workdir: o.workdir}
+		Priority: o.priority, User: o.user, Queue: o.queue, Workdir: o.workdir}
 	if s.Name == "" {
 		s.Name = filepath.Base(command[0])
 	}
@@ -169,6 +175,7 @@ func (o *submitOptions) flagSpec(command []string) (api.JobSpec, error) {
 		s.TimeLimitS = limit
 	}
 	s.TotalSteps = o.totalSteps
+	s.DataEndpoint = o.dataEndpoint
 	if err := s.Validate(); err != nil {
 		return api.JobSpec{}, badInput("submit: %s", flagMessage(err))
 	}

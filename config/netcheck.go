@@ -36,6 +36,9 @@ func (f *File) checkNetwork(file string) error {
 			if err := l.link().check(); err != nil {
 				return fieldError(file, lf+err.field, "%s", err.msg)
 			}
+			if err := checkEndpointField(l.Endpoint); err != nil {
+				return fieldError(file, lf+".endpoint", "%s", err)
+			}
 		}
 	}
 	return nil
@@ -91,7 +94,18 @@ func (s *StorageSpec) checkInterface(i int, in InterfaceSpec) *specError {
 	if msg := checkQuality(in.Quality); msg != "" {
 		return &specError{".quality", msg}
 	}
+	if err := checkEndpointField(in.Endpoint); err != nil {
+		return &specError{".endpoint", err.Error()}
+	}
 	return nil
+}
+
+// checkEndpointField checks an optional endpoint.
+func checkEndpointField(e string) error {
+	if e == "" {
+		return nil
+	}
+	return CheckEndpoint(e)
 }
 
 // checkUploads checks the network block's uploads.

@@ -31,6 +31,11 @@ type InterfaceSpec struct {
 	LatencyMs *float64 `json:"latency_ms"`
 	// Quality is its link quality in (0, 1]; nil means 1.
 	Quality *float64 `json:"quality,omitempty"`
+	// Endpoint is the address by which nodes reach the device through
+	// this interface, "host:port" or an http(s) URL: the scheduler
+	// service's agents measure their round-trip time to it, and a job
+	// whose data_endpoint is it has its data on this device. Optional.
+	Endpoint string `json:"endpoint,omitempty"`
 }
 
 // LinkSpec gives a link's latency and bandwidth; a field left out keeps the
@@ -51,6 +56,10 @@ type NodeLinkSpec struct {
 	LatencyMs *float64 `json:"latency_ms,omitempty"`
 	// BandwidthGbps is the bandwidth in Gbit/s, > 0.
 	BandwidthGbps *float64 `json:"bandwidth_gbps,omitempty"`
+	// Endpoint is the address by which these nodes reach the device, when
+	// it differs from its interfaces' endpoints (another path, a replica
+	// in their rack): their agents probe it instead. Optional.
+	Endpoint string `json:"endpoint,omitempty"`
 }
 
 // link returns the node link's figures as a LinkSpec.

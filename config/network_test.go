@@ -119,7 +119,7 @@ func TestNetworkErrors(t *testing.T) {
 		{"storage: [{name: s, interfaces: [{name: e, bandwidth_gbps: 1, latency_ms: 1}, {name: e, bandwidth_gbps: 1, latency_ms: 1}]}]\n" + node,
 			`cluster.yaml: storage[0].interfaces[1].name: interface "e" already declared by interfaces[0]`},
 		{"storage: [{name: s, interfaces: [{name: e, bandwidth: 1, latency_ms: 1}]}]\n" + node,
-			`cluster.yaml: storage[0].interfaces[0]: unknown field "bandwidth" (known: bandwidth_gbps, latency_ms, name, quality)`},
+			`cluster.yaml: storage[0].interfaces[0]: unknown field "bandwidth" (known: bandwidth_gbps, endpoint, latency_ms, name, quality)`},
 		{st + "network: {same_rack: {latency_ms: -2}}\n" + node, "cluster.yaml: network.same_rack.latency_ms: must be a latency in milliseconds ≥ 0, got -2"},
 		{st + "network: {cross_rack: {bandwidth_gbps: 0}}\n" + node, "cluster.yaml: network.cross_rack.bandwidth_gbps: must be a bandwidth in Gbit/s > 0, got 0"},
 		{st + "network: {uploads: [{address: x, interface: nas}]}\n" + node, `cluster.yaml: network.uploads[0].interface: "nas": want STORAGE/INTERFACE`},
@@ -140,7 +140,7 @@ func TestNetworkErrors(t *testing.T) {
 		{st + "nodes: [{name: a, gpu_type: v100, gpus: 8, links: [{storage: nas, bandwidth_gbps: -1}]}]",
 			"cluster.yaml: nodes[0].links[0].bandwidth_gbps: must be a bandwidth in Gbit/s > 0, got -1"},
 		{st + "nodes: [{name: a, gpu_type: v100, gpus: 8, links: [{storage: nas, ms: 1}]}]",
-			`cluster.yaml: nodes[0].links[0]: unknown field "ms" (known: bandwidth_gbps, latency_ms, storage)`},
+			`cluster.yaml: nodes[0].links[0]: unknown field "ms" (known: bandwidth_gbps, endpoint, latency_ms, storage)`},
 	}
 	for _, tc := range tests {
 		_, err := ParseClusterFile("cluster.yaml", []byte(tc.yaml))
@@ -167,5 +167,33 @@ func TestStorageDocExample(t *testing.T) {
 	want := "v100-r1-0:nas-1=0.05/25 v100-r1-0:nas-2=0.25/10"
 	if got := describeLinks(n, names); !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "k80-r2-3:nas-1=0.5/5 k80-r2-3:nas-2=0.25/10") {
 		t.Errorf("links %s", got)
+	}
+}
+
+func TestEndpoints(t *testing.T) {
+	ok := "storage:\n  - {name: nas, interfaces: [{name: eth0, bandwidth_gbps: 10, latency_ms: 1, endpoint: \"nas:2049\"}]}\n" +
+		"nodes: [{name: a, gpu_type: v100, gpus: 8, links: [{storage: nas, endpoint: \"http://10.0.0.9:9000/data\"}]}]"
+	if _, err := ParseClusterFile("c.yaml", []byte(ok)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ file, err string }{
+		{"storage:\n  - {name: nas, interfaces: [{name: eth0, bandwidth_gbps: 10, latency_ms: 1, endpoint: \"nas\"}]}\nnodes: [{name: a, gpu_type: v100, gpus: 8}]",
+			`c.yaml: storage[0].interfaces[0].endpoint: "nas": want host:port or an http(s) URL`},
+		{"storage:\n  - {name: nas, interfaces: [{name: eth0, bandwidth_gbps: 10, latency_ms: 1}]}\nnodes: [{name: a, gpu_type: v100, gpus: 8, links: [{storage: nas, endpoint: \"nas:0\"}]}]",
+			`c.yaml: nodes[0].links[0].endpoint: "nas:0": port "0" is not 1..65535`},
+	} {
+		if _, err := ParseClusterFile("c.yaml", []byte(tc.file)); err == nil || err.Error() != tc.err {
+			t.Errorf("error %v, want %q", err, tc.err)
+		}
+	}
+	for _, e := range []string{"h:1", "http://h", "https://h:8443/x?y=1", "[::1]:80"} {
+		if err := CheckEndpoint(e); err != nil {
+			t.Errorf("%q: %v", e, err)
+		}
+	}
+	for _, e := range []string{"", "h", ":80", "h:x", "http://", "h :1", strings.Repeat("a", 1100) + ":1"} {
+		if CheckEndpoint(e) == nil {
+			t.Errorf("%q accepted", e)
+		}
 	}
 }

@@ -29,6 +29,11 @@ type SchedFile struct {
 	Allocation *AllocationSpec `json:"allocation,omitempty"`
 	// Simulator holds settings that only `gpusched sim` reads.
 	Simulator *SimulatorSpec `json:"simulator,omitempty"`
+	// QueuesSpec holds the teams' queues (queues, fair_share,
+	// default_queue; docs/QUEUES.md).
+	QueuesSpec
+	// EnergyBlock holds seed 002's live settings, read by server and dev.
+	EnergyBlock *EnergySpec `json:"energy,omitempty"`
 }
 
 // HLASSpec is the hlas block.
@@ -106,6 +111,12 @@ func (f *SchedFile) check(name string) error {
 	if p := e.ScalingPolicy; p != "" && p != "priority" {
 		return fieldError(name, "elasticConfig.scalingPolicy", "only %q is defined (seed 000), got %q", "priority", p)
 	}
+	if _, err := f.Quota(name); err != nil {
+		return err
+	}
+	if err := f.checkEnergy(name); err != nil {
+		return err
+	}
 	return f.checkDurations(name)
 }
 
@@ -167,4 +178,11 @@ func (f *SchedFile) Apply(n *recipe.Names, o *recipe.Options, given func(flag st
 	}
 	num("max-load", f.fulfillment().MaxLoad, &o.MaxLoad)
 	f.applyAllocation(o, given)
+	if f.QueuesSpec.Declared() && !given("queues") {
+		q, _ := f.Quota("") // checked by ParseSchedFile
+		if given("fair-share") && o.Queues != nil {
+			q.Usage = o.Queues.Usage
+		}
+		o.Queues = &q
+	}
 }

@@ -50,7 +50,7 @@ func TestSchedFileFlagsWin(t *testing.T) {
 
 func TestParseSchedFileErrors(t *testing.T) {
 	tests := []struct{ name, yaml, want string }{
-		{"unknown top field", "polcy: fifo\n", `c.yaml: top level: unknown field "polcy" (known: allocation, backfill, elasticConfig`},
+		{"unknown top field", "polcy: fifo\n", `c.yaml: top level: unknown field "polcy" (known: allocation, backfill, default_queue, elasticConfig`},
 		{"unknown nested field", "elasticConfig:\n  expandTreshold: 0.3\n", `c.yaml: elasticConfig: unknown field "expandTreshold"`},
 		{"wrong kind", "hlas: {priority_threshold_ratio: high}\n", `c.yaml: hlas.priority_threshold_ratio: want a number, got "high"`},
 		{"negative ratio", "hlas: {starve_threshold_ratio: -1}\n", "c.yaml: hlas.starve_threshold_ratio: must be a positive number, got -1"},
@@ -132,5 +132,32 @@ func TestConfigDocExample(t *testing.T) {
 	f.Apply(&n, &o, func(string) bool { return false })
 	if o.Alloc.Round != 6*model.Minute || o.Alloc.Gavel || o.Alloc.Realloc != 0 {
 		t.Errorf("allocation settings %+v", o.Alloc)
+	}
+}
+
+func TestEnergyBlock(t *testing.T) {
+	f, err := ParseSchedFile("s.yaml", []byte("energy:\n  suspend_idle: true\n  suspend_after: 90s\n  suspend_hook: [ipmitool, power, soft]\n"+
+		"  calibrate_window: 0.15\n  calibrate_tolerance: 0.5\n  min_new_samples: 12\n  rtt_window: 7\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := f.Energy()
+	if !*e.SuspendIdle || *e.SuspendAfter != 90*time.Second || len(e.SuspendHook) != 3 || *e.CalibrateWindow != 0.15 ||
+		*e.CalibrateTolerance != 0.5 || *e.MinNewSamples != 12 || *e.RTTWindow != 7 {
+		t.Errorf("settings %+v", e)
+	}
+	if e := (&SchedFile{}).Energy(); e.SuspendIdle != nil || e.SuspendAfter != nil {
+		t.Errorf("no block: %+v", e)
+	}
+	for _, tc := range []struct{ yaml, err string }{
+		{"energy: {suspend_after: soon}", `s.yaml: energy.suspend_after: must be a positive duration such as 10m, got "soon"`},
+		{"energy: {suspend_hook: [\"\"]}", "s.yaml: energy.suspend_hook: the program (first element) is empty"},
+		{"energy: {calibrate_window: 2}", "s.yaml: energy.calibrate_window: must be in (0, 1], got 2"},
+		{"energy: {calibrate_tolerance: 0}", "s.yaml: energy.calibrate_tolerance: must be a positive number, got 0"},
+		{"energy: {rtt_window: 0}", "s.yaml: energy.rtt_window: must be 1..100000, got 0"},
+	} {
+		if _, err := ParseSchedFile("s.yaml", []byte(tc.yaml)); err == nil || err.Error() != tc.err {
+			t.Errorf("%s: error %v, want %q", tc.yaml, err, tc.err)
+		}
 	}
 }

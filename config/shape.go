@@ -43,6 +43,16 @@ func checkShape(v any, t reflect.Type, path string) error {
 				return err
 			}
 		}
+	case reflect.Map:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return shapeError(path, "want a mapping, got %s", describeJSON(v))
+		}
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if err := checkShape(m[k], t.Elem(), path+"."+k); err != nil {
+				return err
+			}
+		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return checkInt(v, path)
 	case reflect.Float32, reflect.Float64:
@@ -80,12 +90,7 @@ func checkInt(v any, path string) error {
 // checkStruct checks the fields of mapping m against struct type t.
 func checkStruct(m map[string]any, t reflect.Type, path string) error {
 	fields := map[string]reflect.Type{}
-	for f := range t.Fields() {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if f.IsExported() && name != "" && name != "-" {
-			fields[name] = f.Type
-		}
-	}
+	structFields(t, fields)
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		ft, ok := fields[k]
 		if !ok {
@@ -124,5 +129,21 @@ func describeJSON(v any) string {
 		return v.String()
 	default:
 		return fmt.Sprint(v)
+	}
+}
+
+// structFields adds the JSON fields of struct type t to fields, those of
+// embedded structs without a JSON name included (encoding/json promotes
+// them).
+func structFields(t reflect.Type, fields map[string]reflect.Type) {
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			structFields(f.Type, fields)
+			continue
+		}
+		if f.IsExported() && name != "" && name != "-" {
+			fields[name] = f.Type
+		}
 	}
 }

@@ -69,7 +69,7 @@ func newCluster(t testing.TB, extra []string, names ...string) *testCluster {
 	t.Helper()
 	addr := freeAddr(t)
 	c := &testCluster{url: "http://" + addr, data: t.TempDir(), agents: map[string]*proc{}}
-	c.serverArgs = append([]string{"server", "--listen", addr, "--data", filepath.Join(c.data, "server")}, extra...)
+	c.serverArgs = append([]string{"server", "--auth=false", "--listen", addr, "--data", filepath.Join(c.data, "server")}, extra...)
 	start(t, "server", c.serverArgs...)
 	waitHealthy(t, c.url)
 	for _, n := range names {
@@ -123,6 +123,7 @@ func submitCkpt(t testing.TB, url string, j ckptJob) string {
 	if j.min > 0 {
 		args = append(args, "--min-gpus", strconv.Itoa(j.min), "--max-gpus", strconv.Itoa(j.max))
 	}
+	args = append(args, j.extra...) // more submit flags
 	args = append(args, "--", ckptBinary(t), "--state", j.state, "--steps", strconv.Itoa(j.steps),
 		"--step-ms", strconv.Itoa(j.stepMS), "--ckpt-every", strconv.Itoa(j.ckptEvery),
 		"--ckpt-until", strconv.Itoa(j.until))

@@ -26,7 +26,7 @@ func TestServerKill9(t *testing.T) {
 	url := "http://" + addr
 	data := t.TempDir()
 	gates := t.TempDir()
-	serverArgs := []string{"server", "--listen", addr, "--data", filepath.Join(data, "server")}
+	serverArgs := []string{"server", "--auth=false", "--listen", addr, "--data", filepath.Join(data, "server")}
 	srv := start(t, "server", serverArgs...)
 	waitHealthy(t, url)
 	start(t, "agent", "agent", "--server", url, "--name", "node1", "--gpus", "v100=4", "--data", filepath.Join(data, "agent"))

@@ -134,7 +134,7 @@ func TestTwoNodeJob(t *testing.T) {
 	addr := freeAddr(t)
 	url := "http://" + addr
 	data := t.TempDir()
-	start(t, "server", "server", "--listen", addr, "--data", filepath.Join(data, "server"))
+	start(t, "server", "server", "--auth=false", "--listen", addr, "--data", filepath.Join(data, "server"))
 	waitHealthy(t, url)
 	for _, n := range []string{"alpha", "beta"} {
 		start(t, "agent "+n, "agent", "--server", url, "--name", n, "--gpus", "v100=2", "--data", filepath.Join(data, n))
@@ -148,9 +148,11 @@ func TestTwoNodeJob(t *testing.T) {
 		t.Fatalf("2-node job ended %s with alloc %v", j.State, j.Alloc)
 	}
 	var log string
+	// A replica's output may reach the server in more than one chunk: wait
+	// for both replicas' host files too, not only their first lines.
 	eventually(t, 10*time.Second, "logs of both replicas", func() bool {
 		log = mustCLI(t, url, "logs", id)
-		return strings.Count(log, "NNODES=") == 2
+		return strings.Count(log, "NNODES=") == 2 && strings.Count(log, "alpha:2") == 2 && strings.Count(log, "beta:2") == 2
 	})
 	var master []string
 	for rank := range 2 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpusched/gpusched/core/engine"
 	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/quota"
 	"github.com/gpusched/gpusched/sim/eventlog"
 	"github.com/gpusched/gpusched/sim/metrics"
 )
@@ -54,6 +55,7 @@ func (r *run) applyFinishes(t model.Time) bool {
 		if err := r.state.End(j, model.Finished); err != nil {
 			panic("sim: " + err.Error()) // the queue only holds running jobs
 		}
+		r.fair.hold(r, j)
 		r.meter.leave(e.job, t)
 		r.version[e.job]++
 		r.recs[e.job].Finish = t
@@ -72,6 +74,7 @@ func (r *run) applySubmits(t model.Time) bool {
 	for ; r.next < len(r.jobs) && r.jobs[r.next].Spec.Submit <= t; r.next++ {
 		j := r.jobs[r.next]
 		r.state.Submit(j)
+		r.fair.wait(j, 1)
 		s := &j.Spec
 		r.emit(eventlog.Event{T: t, Kind: eventlog.Submit, Job: s.ID, Request: &eventlog.Request{
 			GPUs: s.GPUs, MinGPUs: s.MinGPUs, MaxGPUs: s.MaxGPUs, Model: s.Model, Steps: s.Steps,
@@ -115,6 +118,7 @@ func (r *run) reject(j *model.Job, why string, t model.Time) error {
 	if err := r.state.End(j, model.Rejected); err != nil {
 		return fmt.Errorf("sim: reject at %ss: %w", t.SecondsString(), err)
 	}
+	r.fair.wait(j, -1)
 	rec := &r.recs[j.Seq]
 	rec.Rejected, rec.Reason = true, why
 	r.ended++
@@ -132,6 +136,7 @@ func (r *run) round(t model.Time) error {
 	if plan.Wake >= t && (r.nextRnd < 0 || plan.Wake < r.nextRnd) {
 		r.nextRnd = plan.Wake
 	}
+	r.reclaimed = r.fair.noteReclaims(plan)
 	if err := engine.Apply(plan, applier{r, t}); err != nil {
 		return fmt.Errorf("sim: apply plan at %ss: %w", t.SecondsString(), err)
 	}
@@ -163,9 +168,14 @@ func (r *run) preempt(j *model.Job, t model.Time) error {
 	if err := r.state.Stop(j); err != nil {
 		return err
 	}
+	r.fair.hold(r, j)
+	r.fair.wait(j, 1)
 	r.meter.leave(j.Seq, t)
 	j.Preemptions++
 	r.recs[j.Seq].Preemptions++
+	if r.reclaimed[j.Spec.ID] {
+		r.recs[j.Seq].Reclaimed++
+	}
 	r.version[j.Seq]++
 	r.emit(eventlog.Event{T: t, Kind: eventlog.Preempt, Job: j.Spec.ID})
 	return nil
@@ -177,6 +187,8 @@ func (r *run) start(a engine.Assignment, t model.Time) error {
 	if err := r.state.Start(j, a.GPUs); err != nil {
 		return err
 	}
+	r.fair.wait(j, -1)
+	r.fair.hold(r, j)
 	r.meter.join(j, t)
 	rec := &r.recs[j.Seq]
 	if !restart {
@@ -229,6 +241,7 @@ func (r *run) reallocate(a engine.Assignment, t model.Time) error {
 	if err := r.state.Resize(j, a.GPUs); err != nil {
 		return err
 	}
+	r.fair.hold(r, j)
 	r.meter.move(j, t)
 	r.setSpeed(j, t, true)
 	return nil
@@ -291,9 +304,16 @@ func (r *run) speed(j *model.Job) float64 {
 	return v
 }
 
-// holdUntil closes j's current execution period at t and adds its GPU time.
+// holdUntil closes j's current execution period at t and adds its GPU
+// time, plain and weighted by the GPU type's speed for the job
+// (quota.Weight).
 func (r *run) holdUntil(j *model.Job, t model.Time) {
-	r.recs[j.Seq].GPUTime += j.EndPeriod(t, r.cfg.Cluster)
+	c := r.cfg.Cluster
+	w := quota.Weight(c, r.cfg.Workload, j, c.TypeOf(j.Alloc[0]), len(j.Alloc))
+	held := j.EndPeriod(t, c)
+	rec := &r.recs[j.Seq]
+	rec.GPUTime += held
+	rec.Service += held.Seconds() * w
 }
 
 func (r *run) names(gpus []model.GPU) []string {

@@ -10,6 +10,7 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/network"
 	"github.com/gpusched/gpusched/core/power"
+	"github.com/gpusched/gpusched/core/quota"
 	"github.com/gpusched/gpusched/sim/eventlog"
 	"github.com/gpusched/gpusched/sim/metrics"
 )
@@ -70,6 +71,10 @@ type Config struct {
 	// From, when set, is the state the run resumes from instead of an
 	// empty cluster and a trace: Jobs is then ignored (resume.go).
 	From *Start
+	// Queues, when set, are the teams' queues the engine's queue layer
+	// uses (package quota); the run then measures how fairly it served
+	// them (Result.Fairness) and records each job's queue.
+	Queues *quota.Config
 }
 
 // Result is what a run produced.
@@ -83,6 +88,9 @@ type Result struct {
 	Rounds int
 	// Energy is the run's energy when Config.Energy is set, else nil.
 	Energy *Energy
+	// Fairness is how evenly the queues were served when Config.Queues
+	// is set, else nil.
+	Fairness *Fairness
 }
 
 // Run simulates cfg to the end: until every job has finished or been
@@ -99,7 +107,7 @@ func Run(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	energy := r.meter.result(r.recs)
-	return &Result{Records: r.recs, Samples: r.samples, Rounds: r.rounds, Energy: energy}, nil
+	return &Result{Records: r.recs, Samples: r.samples, Rounds: r.rounds, Energy: energy, Fairness: r.fair.result()}, nil
 }
 
 // run is the mutable state of one simulation.
@@ -119,10 +127,15 @@ type run struct {
 	meter   *meter // energy and contention (energy.go); nil without either
 	paused  []int  // per job: the last round that paused it (pause.go)
 	err     error  // the first error; the loop stops at it (fail)
+	// fair tracks the queues' shares (fair.go); nil without queues.
+	// reclaimed holds the jobs the current round's plan stops to reclaim
+	// quota.
+	fair      *fairness
+	reclaimed map[string]bool
 }
 
 func newRun(cfg Config) (*run, error) {
-	r := &run{cfg: cfg, state: model.NewState(cfg.Cluster, cfg.Workload), nextRnd: -1}
+	r := &run{cfg: cfg, state: model.NewState(cfg.Cluster, cfg.Workload), nextRnd: -1, fair: newFairness(cfg.Queues, len(cfg.Jobs))}
 	if cfg.From != nil {
 		return r, r.adopt(cfg.From)
 	}
@@ -143,7 +156,10 @@ func newRun(cfg Config) (*run, error) {
 			return nil, fmt.Errorf("sim: %w", err)
 		}
 		r.jobs[i] = model.NewJob(spec, i, mi, work)
-		r.recs[i] = metrics.JobRecord{ID: spec.ID, Submit: spec.Submit, Start: -1, Finish: -1}
+		r.recs[i] = metrics.JobRecord{ID: spec.ID, Submit: spec.Submit, Start: -1, Finish: -1, Queue: spec.Queue}
+		if r.fair != nil {
+			r.recs[i].Queue = r.fair.queues[r.fair.queue(r.jobs[i])].Name
+		}
 	}
 	var err error
 	if r.meter, err = newMeter(&r.cfg, r.jobs); err != nil {
@@ -170,6 +186,7 @@ func (r *run) loop() error {
 			return r.close(end)
 		}
 		end = t
+		r.fair.observe(t)
 		changed := r.applyFinishes(t)
 		changed = r.applySubmits(t) || changed
 		tick := r.nextRnd >= 0 && r.nextRnd <= t

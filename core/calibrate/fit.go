@@ -103,19 +103,47 @@ func (o Options) withDefaults() (Options, error) {
 // Fit returns the thresholds of one ramp of samples of one algorithm type
 // (seed 002, claims 4–5). The samples may come in any order.
 func Fit(samples []Sample, opts Options) (Thresholds, error) {
+	r, err := FitResult(samples, opts)
+	return r.Thresholds, err
+}
+
+// Result is a fit's thresholds with what tells how far to trust them.
+type Result struct {
+	Thresholds
+	// Samples is the number of usable samples the fit used (idle readings
+	// left out).
+	Samples int `json:"samples"`
+	// Noise is the estimated standard deviation of the energy per unit of
+	// work around the smoothed curve, relative to the curve (0.01: the
+	// readings scatter by about 1 %): the fit's quality, lower is better.
+	Noise float64 `json:"noise"`
+	// Level is the stable level of the curve: its lowest smoothed energy
+	// per unit of work, in joules per unit of work (the unit of the
+	// samples' throughput).
+	Level float64 `json:"level"`
+}
+
+// FitResult is Fit with the fit's quality: the number of samples used,
+// their scatter around the curve and the curve's stable level. On error
+// the Result is zero.
+func FitResult(samples []Sample, opts Options) (Result, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
-		return Thresholds{}, err
+		return Result{}, err
 	}
 	x, e, err := energyPerWork(samples)
 	if err != nil {
-		return Thresholds{}, err
+		return Result{}, err
 	}
 	c, err := smooth(x, e, opts.Window)
 	if err != nil {
-		return Thresholds{}, err
+		return Result{}, err
 	}
-	return c.thresholds(opts)
+	th, err := c.thresholds(opts)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Thresholds: th, Samples: len(x), Noise: c.noise, Level: c.s[argmin(c.s)]}, nil
 }
 
 // FitAll fits the ramp of every algorithm type; errors name the type. It

@@ -43,6 +43,17 @@
 //     (with a Donor scaler, all, as without checkpoints). A prefix released
 //     for one job stays released for the following ones.
 //
+// A queue policy that is also a Gate (the queue layer, package quota) is
+// consulted before every placement, claim and elastic growth: it narrows
+// the GPU types a job may take (its queue's limit; for a claim, its
+// queue's guaranteed quota), is told what the round gives out, and sees
+// the finished plan. Its order may give each job a lane (Order.Lanes: a
+// strict order blocks per lane) and ask for Stepwise release of stop
+// candidates even without checkpoints; the candidates that can help a
+// claiming job (those holding GPUs of its feasible types) are tried first,
+// and a shape that cannot be placed even with every candidate released is
+// not tried again in the round.
+//
 // The policy's own order is never overridden: a running job that a
 // preemptive order ranks high enough to keep its GPUs is never a candidate,
 // whatever its checkpoint.

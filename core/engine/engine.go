@@ -27,6 +27,35 @@ type Engine struct {
 	pause string
 	// victims orders the stop candidates by lost work (victims.go).
 	victims victimOrder
+	// gates is the policy's Gate (gate.go), or nil; claiming is set while a
+	// job is placed on the GPUs of stop candidates; blockedLanes marks the
+	// lanes of a strict order that a blocked job closed this round.
+	gates        Gate
+	claiming     bool
+	blockedLanes []bool
+	scratch      []*model.Job
+	// usable ends the stop candidates that can help the job being claimed
+	// for (partition); noFit holds the claims that cannot fit this round.
+	usable int
+	noFit  map[noFitKey]bool
+	// parted says that the unreleased candidates are partitioned for the
+	// types partTS (partition), which later claims for them reuse.
+	parted    bool
+	partTS    TypeSet
+	partClass Class
+	// owner maps the free GPUs of released candidates to them, and
+	// consumed holds the candidates a placement took GPUs of (with a Gate:
+	// own, consume).
+	owner    owners
+	consumed map[*model.Job]bool
+	// none remembers, per (types, 0, class), the version of the set of
+	// unreleased candidates (setVersion) at which none of them could help
+	// a claiming job of that class (partition).
+	none       map[noFitKey]int64
+	setVersion int64
+	// pastClaims is set once the walk has left the leading Claim jobs of
+	// a Stepwise order (leaveClaims).
+	pastClaims bool
 }
 
 // New assembles an engine from its stages; scaler may be nil (no resizing).
@@ -34,8 +63,15 @@ func New(policy QueuePolicy, placer Placer, scaler Scaler) (*Engine, error) {
 	if policy == nil || placer == nil {
 		return nil, errors.New("engine: a queue policy and a placer are required")
 	}
-	return &Engine{policy: policy, placer: placer, scaler: scaler, resizer: newResizer()}, nil
+	e := &Engine{policy: policy, placer: placer, scaler: scaler, resizer: newResizer()}
+	e.gates = e.gate()
+	e.resizer.gates = e.gates
+	return e, nil
 }
+
+// Policy returns the engine's queue policy (the queue layer, package
+// quota, when queues are configured).
+func (e *Engine) Policy() QueuePolicy { return e.policy }
 
 // Names returns the names of the engine's policy, placer and scaler
 // ("none" when there is no scaler).
@@ -50,9 +86,13 @@ func (e *Engine) Names() (policy, placer, scaler string) {
 // Schedule computes one round's plan for state s at time now. It does not
 // change s.
 func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
-	if e.cluster != s.Cluster {
+	changed := e.cluster != s.Cluster
+	if changed {
 		e.pool, e.cluster = NewPool(s.Cluster), s.Cluster
 		e.remain = make([]int, len(s.Cluster.Types))
+	}
+	if e.gates != nil {
+		e.owner.reset(s.Cluster, changed)
 	}
 	e.pool.Reset(s)
 	e.now = now
@@ -63,7 +103,12 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 		e.resizer.reset(s, e.pool)
 	}
 	e.released = 0
-	e.victims.reset(len(ord.Stop), len(s.Cluster.Types))
+	e.victims.reset(len(ord.Stop), len(s.Cluster.Types), ord.Stepwise)
+	clear(e.noFit)
+	clear(e.consumed)
+	clear(e.none)
+	e.parted, e.pastClaims = false, false
+	clear(e.blockedLanes)
 	if len(s.Waiting()) > 0 {
 		// A stop only makes room for a waiting job; with none, every stop
 		// would be cancelled, and the job stays free to be resized.
@@ -75,7 +120,7 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 	case ord.Types != nil:
 		e.assigned(s, ord, &plan)
 	case ord.Preemptive:
-		e.preemptive(s, ord.Jobs, &plan)
+		e.preemptive(s, ord.Jobs, ord.Claim, &plan)
 	default:
 		e.walk(s, ord, &plan)
 		e.cancelIdlePreemptions(&plan)
@@ -87,6 +132,9 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 		if next := w.Next(now); next >= 0 && (plan.Wake < 0 || next < plan.Wake) {
 			plan.Wake = next
 		}
+	}
+	if e.gates != nil {
+		e.gates.Done(s, &plan, now)
 	}
 	return plan
 }
@@ -106,22 +154,45 @@ func (e *Engine) scale(s *model.State, now model.Time, plan *Plan) {
 // job that does not fit.
 func (e *Engine) walk(s *model.State, ord Order, plan *Plan) {
 	for i, j := range ord.Jobs {
-		if j.State != model.Waiting {
+		if i == ord.Claim {
+			e.leaveClaims(plan)
+		}
+		if j.State != model.Waiting || e.laneBlocked(ord, i) {
 			continue
 		}
-		ts := Feasible(s, j, j.Spec.MinGPUs)
+		ts := e.feasible(s, j, plan)
 		if ts == 0 {
-			e.reject(s, j, plan)
 			continue
 		}
-		if e.place(s, j, ts, plan, i < ord.Claim) {
+		// With a Gate every job may claim; the gate says whose GPUs.
+		if e.place(s, j, ts, plan, i < ord.Claim || e.gates != nil) {
 			continue
 		}
 		e.blocked(j, plan, reasonNoFit)
-		if !ord.Backfill {
+		if !ord.Backfill && !e.blockLane(ord, i) {
 			return
 		}
 	}
+}
+
+// feasible returns the types on which waiting job j can ever run at its
+// minimum (Feasible, and its queue's limit when the policy is a Gate); when
+// there is none it rejects the job and returns 0.
+func (e *Engine) feasible(s *model.State, j *model.Job, plan *Plan) TypeSet {
+	ts := Feasible(s, j, j.Spec.MinGPUs)
+	if ts == 0 {
+		e.reject(s, j, plan)
+		return 0
+	}
+	if e.gates == nil {
+		return ts
+	}
+	lim, why := e.gates.Limit(j, j.Spec.MinGPUs, ts)
+	if lim == 0 {
+		plan.Reject = append(plan.Reject, Rejection{Job: j, Reason: why})
+		plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Unschedulable, why})
+	}
+	return lim
 }
 
 // stop makes running job j a candidate for preemption: it may no longer be
@@ -136,7 +207,12 @@ func (e *Engine) stop(j *model.Job, plan *Plan) {
 // then, with a donor scaler, it shrinks elastic jobs for j.
 func (e *Engine) place(s *model.State, j *model.Job, ts TypeSet, plan *Plan, claim bool) bool {
 	e.pause = ""
-	if e.tryPlace(s, j, ts, plan) {
+	// Under Order.Stepwise, released candidates' GPUs are free in the pool
+	// for the leading claiming jobs: only within their quota (Gate).
+	e.claiming = claim && e.victims.force && !e.pastClaims && e.released > 0
+	placed := e.tryPlace(s, j, ts, plan)
+	e.claiming = false
+	if placed {
 		return true
 	}
 	if claim && e.released < len(plan.Preempt) && e.claim(s, j, ts, plan) {
@@ -173,7 +249,7 @@ func (e *Engine) donate(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bo
 func (e *Engine) tryPlace(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
 	sizes, k := e.sizes(j)
 	for i := range k {
-		if fit := fitTypes(s, j, ts, sizes[i]); fit != 0 && e.placeOn(s, j, fit, plan, sizes[i], i == 1) {
+		if fit := e.admit(j, sizes[i], fitTypes(s, j, ts, sizes[i])); fit != 0 && e.placeOn(s, j, fit, plan, sizes[i], i == 1) {
 			return true
 		}
 	}
@@ -212,7 +288,11 @@ func (e *Engine) placeOn(s *model.State, j *model.Job, fit TypeSet, plan *Plan, 
 		}
 		return false
 	}
+	if !e.admitOn(j, n, pl.GPUs) {
+		return false
+	}
 	e.commit(pl, plan)
+	e.took(j, pl.GPUs, len(pl.GPUs))
 	plan.Start = append(plan.Start, Assignment{Job: j, GPUs: pl.GPUs})
 	if e.scaler != nil {
 		e.resizer.addStarted(plan.Start[len(plan.Start)-1])
@@ -240,14 +320,21 @@ func (e *Engine) blocked(j *model.Job, plan *Plan, reason string) {
 // commit applies a placement to the pool: moved jobs leave their GPUs and
 // take their new ones, then the placed job takes its own.
 func (e *Engine) commit(pl Placement, plan *Plan) {
-	for _, m := range pl.Moves {
-		e.pool.Release(m.Job)
+	if len(pl.Moves) > 0 {
+		clear(e.noFit)
 	}
 	for _, m := range pl.Moves {
+		e.pool.Release(m.Job)
+		e.took(m.Job, m.Job.Alloc, -len(m.Job.Alloc))
+	}
+	for _, m := range pl.Moves {
+		e.consume(m.GPUs)
 		e.pool.Take(m.GPUs)
+		e.took(m.Job, m.GPUs, len(m.GPUs))
 		plan.Migrate = append(plan.Migrate, m)
 		plan.Trace = append(plan.Trace, Decision{m.Job.Spec.ID, Migrated, reasonMigrated})
 	}
+	e.consume(pl.GPUs)
 	e.pool.Take(pl.GPUs)
 }
 

@@ -4,15 +4,19 @@ import "github.com/gpusched/gpusched/core/model"
 
 // preemptive selects jobs by GPU counts as if the cluster were empty, in
 // order; preempts running jobs that were not selected; places the selected
-// waiting jobs; and cancels preemptions whose GPUs no placement used.
-func (e *Engine) preemptive(s *model.State, jobs []*model.Job, plan *Plan) {
+// waiting jobs; and cancels preemptions whose GPUs no placement used. Every
+// selected job may claim the GPUs of the preempted ones (a Gate says whose);
+// under Stepwise, the candidates released for the first claims jobs of the
+// order and not used are taken back before the others are placed.
+func (e *Engine) preemptive(s *model.State, jobs []*model.Job, claims int, plan *Plan) {
 	for t := range e.remain {
 		e.remain[t] = s.Cluster.TypeGPUs(t)
 	}
 	c := s.Cluster
 	var selected []*model.Job
 	var sets []TypeSet
-	for _, j := range jobs {
+	var ranks []int
+	for i, j := range jobs {
 		if j.State == model.Running {
 			t, k := c.TypeOf(j.Alloc[0]), len(j.Alloc)
 			if e.remain[t] >= k {
@@ -22,18 +26,20 @@ func (e *Engine) preemptive(s *model.State, jobs []*model.Job, plan *Plan) {
 			e.stop(j, plan)
 			continue
 		}
-		ts := Feasible(s, j, j.Spec.MinGPUs)
+		ts := e.feasible(s, j, plan)
 		if ts == 0 {
-			e.reject(s, j, plan)
 			continue
 		}
 		if t := e.reserve(s, j, ts); t >= 0 {
-			selected, sets = append(selected, j), append(sets, ts)
+			selected, sets, ranks = append(selected, j), append(sets, ts), append(ranks, i)
 			continue
 		}
 		plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Blocked, reasonNoCapacity})
 	}
 	for i, j := range selected {
+		if ranks[i] >= claims {
+			e.leaveClaims(plan)
+		}
 		if !e.place(s, j, sets[i], plan, true) {
 			e.blocked(j, plan, reasonNoFit)
 		}

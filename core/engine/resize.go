@@ -40,6 +40,8 @@ type Resizer struct {
 	undo    []undoStep
 	txn     bool
 	buf     []model.GPU
+	// gates is the engine's Gate (a queue's limit bounds growth), or nil.
+	gates Gate
 }
 
 type undoStep struct {
@@ -125,10 +127,11 @@ func (r *Resizer) Grow(j *model.Job, k int) bool {
 		return false
 	}
 	t := r.pool.c.TypeOf(cur[0])
-	if r.pool.Free(t) < k || !r.runs(j, t, len(cur)+k) {
+	if r.pool.Free(t) < k || !r.runs(j, t, len(cur)+k) || !r.admit(j, t, k) {
 		return false
 	}
 	add := r.pick(cur, t, k)
+	r.took(j, t, k)
 	r.pool.Take(add)
 	next := append(slices.Clip(cur), add...)
 	r.record(undoStep{job: j, dir: r.dir[j], alloc: cur, taken: add})
@@ -173,6 +176,7 @@ func (r *Resizer) Shrink(j *model.Job, k int) bool {
 	}
 	keep, drop := cur[:len(cur)-k:len(cur)-k], cur[len(cur)-k:]
 	r.pool.Give(drop)
+	r.took(j, r.pool.c.TypeOf(cur[0]), -k)
 	r.record(undoStep{job: j, dir: r.dir[j], alloc: cur, given: drop})
 	r.alloc[j] = keep
 	r.surplus[r.pool.c.TypeOf(cur[0])] -= k
@@ -224,6 +228,7 @@ func (r *Resizer) rollback() {
 		u := r.undo[i]
 		r.pool.Give(u.taken)
 		r.pool.Take(u.given)
+		r.took(u.job, r.pool.c.TypeOf(u.alloc[0]), len(u.given)-len(u.taken))
 		r.surplus[r.pool.c.TypeOf(u.alloc[0])] += len(u.given) - len(u.taken)
 		r.alloc[u.job] = u.alloc
 		r.dir[u.job] = u.dir
@@ -245,5 +250,17 @@ func (r *Resizer) finish(plan *Plan) {
 		}
 		plan.Resize = append(plan.Resize, Assignment{Job: j, GPUs: r.alloc[j]})
 		plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Resized, reasonResized})
+	}
+}
+
+// admit reports whether the gate lets j take k more GPUs of type t.
+func (r *Resizer) admit(j *model.Job, t, k int) bool {
+	return r.gates == nil || r.gates.Admit(j, k, 1<<uint(t), false) != 0
+}
+
+// took tells the gate that j took k more GPUs of type t (k < 0: fewer).
+func (r *Resizer) took(j *model.Job, t, k int) {
+	if r.gates != nil {
+		r.gates.Took(j, t, k)
 	}
 }

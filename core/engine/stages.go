@@ -22,7 +22,10 @@ type Order struct {
 	Stop []*model.Job
 	// Claim is how many of the leading Jobs may take the GPUs of the Stop
 	// jobs; the jobs after them use free GPUs only (hlas: the Q1 jobs, so
-	// that a demoted job makes room only for a job of the higher queue).
+	// that a demoted job makes room only for a job of the higher queue). A
+	// preemptive order lets every job it selects claim the GPUs of the
+	// running jobs it left out. With a policy that is a Gate, every job may
+	// claim, and the gate says whose GPUs (Gate.MayTake).
 	Claim int
 	// Updates are queue changes the shell must record (demotions,
 	// promotions, history resets). They hold even when a stop is cancelled.
@@ -34,6 +37,20 @@ type Order struct {
 	// a job with no types does not run (assign.go). Preemptive, Backfill,
 	// Stop and Claim are ignored.
 	Types []TypeSet
+	// Lanes, when not nil, gives each of Jobs a lane (the queue layer: one
+	// lane per team queue). Without Backfill a job that does not fit then
+	// blocks only the later jobs of its own lane, not the whole order.
+	Lanes []int32
+	// Stepwise releases the stop candidates one at a time, in order (by
+	// lost work first when some have checkpoints), for each job that
+	// claims their GPUs, even when none has a checkpoint: a job stops only
+	// as many candidates as it needs (the queue layer's reclaim). A
+	// candidate released for one of the leading Claim jobs stays free for
+	// the next of them; once they have been placed, the released
+	// candidates no placement used are taken back, and from then on those
+	// a later job's claim releases and does not use are taken back at once,
+	// so that no other job takes their GPUs.
+	Stepwise bool
 }
 
 // Update changes a job's queue and may reset its attained-service history.

@@ -17,6 +17,7 @@ type victimOrder struct {
 	nStop    int   // the leading candidates that came from Order.Stop
 	decided  bool  // whether this round's candidates have been looked at
 	stepwise bool  // candidates are released one at a time, in order
+	force    bool  // Order.Stepwise: one at a time even without checkpoints
 	held     []int // stepwise: per GPU type, GPUs of the candidates not yet released
 	keys     []victimKey
 }
@@ -30,8 +31,8 @@ type victimKey struct {
 
 // reset starts a round on a cluster of types GPU types whose first nStop
 // candidates come from Order.Stop.
-func (v *victimOrder) reset(nStop, types int) {
-	v.nStop, v.decided, v.stepwise = nStop, false, false
+func (v *victimOrder) reset(nStop, types int, force bool) {
+	v.nStop, v.decided, v.stepwise, v.force = nStop, false, false, force
 	v.held = slices.Grow(v.held[:0], types)[:types]
 	clear(v.held)
 }
@@ -41,10 +42,13 @@ func (v *victimOrder) reset(nStop, types int) {
 // least one of them has a checkpoint (model.Job.Checkpoint >= 0), it sorts
 // cands in place by ascending lost work (model.Job.LostWork), ties by the
 // policy's order: the Order.Stop jobs in the order the policy gave them,
-// then the jobs a preemptive order left out, lowest-ranked first.
+// then the jobs a preemptive order left out, lowest-ranked first. Without a
+// checkpoint it is stepwise only when the order asks for it
+// (Order.Stepwise), in the policy's order alone.
 func (v *victimOrder) order(c *model.Cluster, all []*model.Job, first int, now model.Time) bool {
 	cands := all[first:]
-	if !slices.ContainsFunc(cands, func(j *model.Job) bool { return j.Checkpoint >= 0 }) {
+	ckpt := slices.ContainsFunc(cands, func(j *model.Job) bool { return j.Checkpoint >= 0 })
+	if !ckpt && !v.force {
 		return false
 	}
 	v.keys = v.keys[:0]
@@ -54,7 +58,11 @@ func (v *victimOrder) order(c *model.Cluster, all []*model.Job, first int, now m
 		if rank >= v.nStop {
 			rank = v.nStop + len(all) - 1 - rank // left out by a preemptive order: last ranked first
 		}
-		v.keys = append(v.keys, victimKey{lost: j.LostWork(now), rank: rank, job: j})
+		k := victimKey{rank: rank, job: j}
+		if ckpt {
+			k.lost = j.LostWork(now)
+		}
+		v.keys = append(v.keys, k)
 	}
 	slices.SortFunc(v.keys, func(a, b victimKey) int {
 		return cmp.Or(cmp.Compare(a.lost, b.lost), cmp.Compare(a.rank, b.rank))
@@ -83,6 +91,8 @@ func (e *Engine) claim(s *model.State, j *model.Job, ts TypeSet, plan *Plan) boo
 		v.decided = true
 		v.stepwise = v.order(e.cluster, plan.Preempt, e.released, e.now)
 	}
+	e.claiming = true
+	defer func() { e.claiming = false }()
 	if !v.stepwise {
 		e.releaseAll(plan)
 		return e.tryPlace(s, j, ts, plan)
@@ -101,6 +111,7 @@ func (e *Engine) claim(s *model.State, j *model.Job, ts TypeSet, plan *Plan) boo
 func (e *Engine) claimStepwise(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
 	sizes, k := e.sizes(j)
 	first := e.released
+	e.usable = e.partition(plan, j, ts)
 	for i := range k {
 		n := sizes[i]
 		fit := fitTypes(s, j, ts, n)
@@ -110,6 +121,9 @@ func (e *Engine) claimStepwise(s *model.State, j *model.Job, ts TypeSet, plan *P
 		if end := e.shortestPrefix(s, j, fit, plan, n); end > first {
 			e.releaseTo(plan, end)
 			if e.placeOn(s, j, fit, plan, n, i == 1) {
+				if e.pastClaims {
+					e.takeBackUnused(plan, first) // those this claim released
+				}
 				return true
 			}
 		}
@@ -133,21 +147,27 @@ func (e *Engine) claimStepwise(s *model.State, j *model.Job, ts TypeSet, plan *P
 func (e *Engine) shortestPrefix(s *model.State, j *model.Job, fit TypeSet, plan *Plan, n int) int {
 	first := e.released
 	defer e.releaseTo(plan, first)
-	if !e.room(fit, n, e.victims.held) {
+	key := noFitKey{fit, n, e.partClass}
+	if first >= e.usable || !e.room(fit, n, e.victims.held) || e.noFit[key] {
 		return first // too few GPUs even with every candidate's: release nothing
 	}
+	lo, hi, last := first, first+1, e.usable
 	fits := func(end int) bool {
 		e.releaseTo(plan, end)
 		if !e.room(fit, n, nil) {
 			return false
 		}
 		pl := e.placer.Place(s, e.pool, j, n, fit)
-		if pl.GPUs == nil && pl.Pause != "" {
-			e.pause = pl.Pause
+		if pl.GPUs == nil {
+			if pl.Pause != "" {
+				e.pause = pl.Pause
+			} else if end == last {
+				e.noteNoFit(key)
+			}
+			return false
 		}
-		return pl.GPUs != nil
+		return e.admitOn(j, n, pl.GPUs)
 	}
-	lo, hi, last := first, first+1, len(plan.Preempt)
 	for !fits(hi) { // j does not fit at lo
 		if hi == last {
 			return first
@@ -189,22 +209,255 @@ func (e *Engine) room(fit TypeSet, n int, extra []int) bool {
 // plan.Preempt[:end] are released. Taking back is safe because no placement
 // has used the GPUs of a candidate released since the last commit.
 func (e *Engine) releaseTo(plan *Plan, end int) {
+	if e.released != end {
+		e.setVersion++ // the unreleased candidates change
+	}
 	for ; e.released < end; e.released++ {
 		v := plan.Preempt[e.released]
 		e.pool.Give(v.Alloc)
+		e.own(v, v)
 		e.victims.count(e.cluster, v, -1)
 	}
 	for ; e.released > end; e.released-- {
 		v := plan.Preempt[e.released-1]
 		e.pool.Take(v.Alloc)
+		e.own(v, nil)
 		e.victims.count(e.cluster, v, 1)
 	}
 }
 
 // releaseAll releases the GPUs of every stop candidate not yet released.
 func (e *Engine) releaseAll(plan *Plan) {
+	e.setVersion++
 	for _, v := range plan.Preempt[e.released:] {
 		e.pool.Give(v.Alloc)
+		e.own(v, v)
 	}
 	e.released = len(plan.Preempt)
+}
+
+// own records (owner v) or forgets (nil) that the free GPUs of released
+// candidate v are v's, so that a placement on them stops v (consume). Only
+// with a Gate, which counts a candidate's GPUs as its queue's until then.
+func (e *Engine) own(v, owner *model.Job) {
+	if e.gates == nil {
+		return
+	}
+	for _, g := range v.Alloc {
+		e.owner.set(g, owner)
+	}
+}
+
+// owners maps GPUs to the released candidates that hold them, by the GPU's
+// flat index in the cluster.
+type owners struct {
+	base []int // per node: the flat index of its GPU 0
+	of   []*model.Job
+	n    int // GPUs with an owner
+}
+
+// reset sizes the map for cluster c (when it changed) and empties it.
+func (o *owners) reset(c *model.Cluster, changed bool) {
+	if changed || o.base == nil {
+		o.base = make([]int, len(c.Nodes))
+		total := 0
+		for i, n := range c.Nodes {
+			o.base[i] = total
+			total += n.GPUs
+		}
+		o.of, o.n = make([]*model.Job, total), 0
+	}
+	if o.n > 0 {
+		clear(o.of)
+		o.n = 0
+	}
+}
+
+func (o *owners) get(g model.GPU) *model.Job {
+	if o.n == 0 {
+		return nil
+	}
+	return o.of[o.base[g.Node]+int(g.Index)]
+}
+
+func (o *owners) set(g model.GPU, v *model.Job) {
+	i := o.base[g.Node] + int(g.Index)
+	switch {
+	case o.of[i] == nil && v != nil:
+		o.n++
+	case o.of[i] != nil && v == nil:
+		o.n--
+	}
+	o.of[i] = v
+}
+
+// consume tells the gate, for every released candidate on whose GPUs a
+// placement (gpus) lands and that it has not been told of, that the
+// candidate gives its GPUs back: it will be stopped. The gate counts a
+// released candidate as running until then, so that a job is never
+// admitted on the strength of a release that is taken back.
+func (e *Engine) consume(gpus []model.GPU) {
+	if e.owner.n == 0 {
+		return // nothing released (or no Gate)
+	}
+	for _, g := range gpus {
+		if v := e.owner.get(g); v != nil && !e.consumed[v] {
+			if e.consumed == nil {
+				e.consumed = map[*model.Job]bool{}
+			}
+			e.consumed[v] = true
+			e.took(v, v.Alloc, -len(v.Alloc))
+		}
+	}
+}
+
+// admitOn reports whether the gate admits j on placement gpus (n GPUs of
+// their type), counting the released candidates the placement would stop
+// as gone.
+func (e *Engine) admitOn(j *model.Job, n int, gpus []model.GPU) bool {
+	if e.gates == nil {
+		return true
+	}
+	if e.owner.n == 0 {
+		return e.gates.Admit(j, n, 1<<uint(e.cluster.TypeOf(gpus[0])), e.claiming) != 0
+	}
+	var undo []*model.Job
+	for _, g := range gpus {
+		if v := e.owner.get(g); v != nil && !e.consumed[v] && !slices.Contains(undo, v) {
+			undo = append(undo, v)
+			e.took(v, v.Alloc, -len(v.Alloc))
+		}
+	}
+	ok := e.gates.Admit(j, n, 1<<uint(e.cluster.TypeOf(gpus[0])), e.claiming) != 0
+	for _, v := range undo {
+		e.took(v, v.Alloc, len(v.Alloc))
+	}
+	return ok
+}
+
+// takeBackUnused takes back the released candidates from plan.Preempt[from]
+// on whose GPUs no placement took, so that they keep running unless a later claim needs
+// them. Under Order.Stepwise the engine does so once the walk leaves the
+// claiming jobs (a candidate released for one claim stays free for the
+// next claims, not for the jobs that may not claim), and after each later
+// claim for the candidates that claim released (from its first): those
+// come from the front of the claiming job's part of the candidates
+// (partition), which the unused ones rejoin in order. The used ones stay
+// released, in order, ahead of the others.
+func (e *Engine) takeBackUnused(plan *Plan, from int) {
+	rel := plan.Preempt[from:e.released]
+	e.scratch = append(e.scratch[:0], rel...)
+	k := 0
+	for _, v := range e.scratch {
+		if !e.pool.AllFree(v.Alloc) {
+			rel[k] = v
+			k++
+		}
+	}
+	used := from + k
+	for _, v := range e.scratch {
+		if e.pool.AllFree(v.Alloc) {
+			rel[k] = v
+			k++
+		}
+	}
+	clear(e.scratch)
+	e.releaseTo(plan, used)
+}
+
+// partition moves the candidates not yet released that hold GPUs of a type
+// in ts, and that job j may take (Gate), ahead of the others, keeping the
+// order within both groups, and returns the end of the first group: the
+// others cannot help j, so the prefix search skips them.
+func (e *Engine) partition(plan *Plan, j *model.Job, ts TypeSet) int {
+	var class Class
+	if e.gates != nil {
+		class = e.gates.Class(j)
+	}
+	if e.parted && e.partTS == ts && e.partClass == class && e.released <= e.usable {
+		return e.usable // still in order: releases since came from its front
+	}
+	key := noFitKey{ts, 0, class}
+	if v, ok := e.none[key]; ok && v == e.setVersion {
+		return e.released // none of the unreleased candidates helps, as before
+	}
+	e.parted, e.partTS, e.partClass = true, ts, class
+	rest := plan.Preempt[e.released:]
+	e.scratch = append(e.scratch[:0], rest...)
+	k := 0
+	for _, v := range e.scratch {
+		if e.helps(class, v, ts) {
+			rest[k] = v
+			k++
+		}
+	}
+	end := e.released + k
+	for _, v := range e.scratch {
+		if !e.helps(class, v, ts) {
+			rest[k] = v
+			k++
+		}
+	}
+	clear(e.scratch)
+	if end == e.released {
+		if e.none == nil {
+			e.none = map[noFitKey]int64{}
+		}
+		e.none[key] = e.setVersion
+	}
+	return end
+}
+
+// helps reports whether candidate v holds a GPU of a type in ts that a job
+// of class c may take (Gate.MayTake).
+func (e *Engine) helps(c Class, v *model.Job, ts TypeSet) bool {
+	if e.gates != nil && !e.gates.MayTake(c, v) {
+		return false
+	}
+	for _, g := range v.Alloc {
+		if ts.Has(e.cluster.TypeOf(g)) {
+			return true
+		}
+	}
+	return false
+}
+
+// noFitKey is a placement that failed on the free GPUs plus every usable
+// stop candidate's: n GPUs of a type in fit.
+type noFitKey struct {
+	fit   TypeSet
+	n     int
+	class Class // Gate.Class of the claiming job
+}
+
+// noteNoFit remembers, for the rest of the round, that n GPUs of a type in
+// fit cannot be placed even with every usable candidate released: the free
+// GPUs and the unreleased candidates' only shrink as the round goes on
+// (placements take GPUs, released candidates stay free), so a later claim
+// of the same shape cannot fit either and is not tried again. Placements
+// that move jobs (Placement.Moves) and donations can change the shape of
+// the free GPUs, so they forget what was noted (commit), and with a Donor
+// scaler nothing is noted.
+func (e *Engine) noteNoFit(k noFitKey) {
+	if _, donor := e.scaler.(Donor); donor {
+		return
+	}
+	if e.noFit == nil {
+		e.noFit = map[noFitKey]bool{}
+	}
+	e.noFit[k] = true
+}
+
+// leaveClaims marks that the walk leaves the leading Claim jobs of a
+// Stepwise order: the candidates released for them and not used are taken
+// back, so that later jobs take only what their own claims release.
+func (e *Engine) leaveClaims(plan *Plan) {
+	if !e.victims.force || e.pastClaims {
+		return
+	}
+	e.pastClaims = true
+	if e.released > 0 {
+		e.takeBackUnused(plan, 0)
+		e.parted = false // candidates of every class came back
+	}
 }

@@ -23,6 +23,13 @@ type JobSpec struct {
 	Priority int
 	// User owns the job; informational.
 	User string
+	// Queue names the team queue the job belongs to (package quota: quota,
+	// weight and fair share per queue); empty means the default queue. Not
+	// to be confused with Job.Queue, the level a queue policy keeps.
+	Queue string
+	// Group is the trace's grouping of the job, when it has one (Philly:
+	// the virtual cluster); a simulator may make it the job's Queue.
+	Group string
 	// PeakMemMiB is the job's peak memory per GPU; 0 means unknown.
 	PeakMemMiB int
 	// ReplicaGPUs is the number of GPUs of one replica (worker, trainer),

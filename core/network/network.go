@@ -35,6 +35,10 @@ type Link struct {
 	LatencyMs float64
 	// BandwidthGbps is the bandwidth between them in Gbit/s, > 0.
 	BandwidthGbps float64
+	// Unreachable says that the node cannot reach the device (its latest
+	// probes failed): the energy placer does not put a job whose data is
+	// there on the node.
+	Unreachable bool
 }
 
 // UploadLink is how an interface looks from one upload address: its
@@ -64,6 +68,8 @@ type Network struct {
 	nodes   int
 	links   []Link // node-major: links[node*len(Storage)+storage]
 	uploads map[string][]UploadLink
+	// direct: an upload address names its storage device (NewDirect).
+	direct map[string]int
 }
 
 // New checks its arguments and returns the network of a cluster of
@@ -95,6 +101,28 @@ func New(storage []Storage, links [][]Link, uploads []UploadLink) (*Network, err
 			return nil, fmt.Errorf("upload address %q: %w", u.Address, err)
 		}
 		n.uploads[u.Address] = append(n.uploads[u.Address], u)
+	}
+	return n, nil
+}
+
+// NewDirect returns a network in which a job's upload address is the name
+// of the storage device that already holds its data, as the scheduler
+// service uses it: a job names its data endpoint, and there is no upload
+// to route (seed 002, step 1, does not apply). Upload returns the named
+// device, or Storage -1 (no communication score) for an empty address or
+// one that names no device. Device names must be distinct. The arguments
+// are those of New, without upload links.
+func NewDirect(storage []Storage, links [][]Link) (*Network, error) {
+	n, err := New(storage, links, nil)
+	if err != nil {
+		return nil, err
+	}
+	n.direct = make(map[string]int, len(storage))
+	for s, st := range storage {
+		if _, dup := n.direct[st.Name]; dup {
+			return nil, fmt.Errorf("storage device %q is named twice", st.Name)
+		}
+		n.direct[st.Name] = s
 	}
 	return n, nil
 }
@@ -146,15 +174,28 @@ func (n *Network) Latency(node, s int) float64 {
 	return n.links[node*len(n.Storage)+s].LatencyMs
 }
 
+// Unreachable reports whether node cannot reach storage device s (false
+// when s is -1).
+func (n *Network) Unreachable(node, s int) bool {
+	return s >= 0 && n.links[node*len(n.Storage)+s].Unreachable
+}
+
 // Upload returns the interface an upload from address goes to (seed 002,
 // step 1): the one with the lowest effective latency, LatencyMs ÷ Quality
 // (the expected time when a share 1 − Quality of the attempts must be
 // repeated), so that both the best link quality and the lowest latency
 // count. Ties go to the higher bandwidth, then to the device and interface
 // declared first. An UploadLink for address replaces an interface's
-// latency and quality. Without storage devices it returns Storage -1.
+// latency and quality. Without storage devices it returns Storage -1. In a
+// network built with NewDirect the address names the device instead.
 func (n *Network) Upload(address string) Choice {
 	best := Choice{Storage: -1, Interface: -1}
+	if n.direct != nil {
+		if s, ok := n.direct[address]; ok && address != "" {
+			best = Choice{Storage: s, Interface: 0}
+		}
+		return best
+	}
 	var bestEff, bestBW float64
 	over := n.uploads[address]
 	for s, st := range n.Storage {

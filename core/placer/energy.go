@@ -19,7 +19,9 @@ import (
 //     GPUs, counting the GPUs this round's placements already took) and
 //     its communication score, its latency to that storage device;
 //  3. orders them into the orchestration sequence: state 1, then 2, then 3,
-//     each group by score, best (lowest latency) first, ties by node index;
+//     each group by score, best (lowest latency) first, ties by the node's
+//     energy per unit of work at its stable level when the table gives it
+//     (EnergyTable.Cost; the service's extension), then by node index;
 //     an idle power-managed node (EnergyTable.Sleeps) forms a group of its
 //     own between states 2 and 3 (below);
 //  4. lets the first node claim min(headroom, unclaimed demand), updates
@@ -62,6 +64,10 @@ import (
 // those in state 3: while a node can be woken, the platform is not wholly
 // in its high-energy region, so the job is not paused. Without
 // power-managed nodes the sequence is the seed's.
+//
+// A node that cannot reach the storage device of the job's data
+// (network.Link.Unreachable, from the service's probes) is left out of the
+// sequence.
 //
 // The placement is gang (all of the job's GPUs or none) and costs
 // O(nodes of the type + claims · log nodes): the sequence is a binary heap,
@@ -107,6 +113,7 @@ type seqNode struct {
 	state      int
 	asleep     bool // idle and power-managed: it sleeps, or soon will
 	latency    float64
+	cost       float64 // energy per unit of work at the stable level (0: none given)
 	node       int32
 	busy, free int
 	th         LoadThresholds
@@ -277,7 +284,7 @@ func (e *Energy) sequence(p *engine.Pool, k seqKey, n int) int {
 	r, col, storage := k.r, k.col, k.storage
 	for _, i := range e.byType[k.t] {
 		free := p.NodeFree(int(i))
-		if free < r {
+		if free < r || (storage >= 0 && e.net.Unreachable(int(i), storage)) {
 			continue
 		}
 		capacity += free / r * r
@@ -291,7 +298,7 @@ func (e *Energy) sequence(p *engine.Pool, k seqKey, n int) int {
 		// seed 002, step 3: the node's load state for the job's family;
 		// step 2: its communication score, the latency to the data.
 		e.seq = append(e.seq, seqNode{state: th.State(busy, total), asleep: busy == 0 && e.table.sleeps(int(i)),
-			latency: lat, node: i, busy: busy, free: free, th: th})
+			latency: lat, cost: e.table.cost(int(i), col), node: i, busy: busy, free: free, th: th})
 	}
 	if capacity < n {
 		return capacity
@@ -346,14 +353,17 @@ func headroom(h *seqNode, r int) int {
 	return max(room/r*r, r)
 }
 
-// less orders the sequence: group (load state), then latency, then node
-// index.
+// less orders the sequence: group (load state), then latency, then the
+// energy per unit of work at the stable level, then node index.
 func (a *seqNode) less(b *seqNode) bool {
 	if ga, gb := a.group(), b.group(); ga != gb {
 		return ga < gb
 	}
 	if a.latency != b.latency {
 		return a.latency < b.latency
+	}
+	if a.cost != b.cost {
+		return a.cost < b.cost
 	}
 	return a.node < b.node
 }

@@ -3,6 +3,7 @@ package placer
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/gpusched/gpusched/core/model"
@@ -73,6 +74,14 @@ type EnergyTable struct {
 	// and work placed on it must pay its whole static draw again (and
 	// wait for it to wake up). nil: every node stays on.
 	Sleeps []bool
+	// Cost, when set, holds per class (row) and family (column) the
+	// class's energy per unit of work at its stable level, ≥ 0 (the
+	// calibration's Level): within a group of the orchestration sequence,
+	// nodes with equal latency are ordered by it, lowest first, so that
+	// the node that does the most work per joule fills first. nil: ties
+	// go to the node index (the simulator's table; the service learns the
+	// levels).
+	Cost [][]float64
 }
 
 // Validate checks that t describes cluster c: one class per node, every
@@ -96,6 +105,9 @@ func (t *EnergyTable) Validate(c *model.Cluster) error {
 			return fmt.Errorf("energy table: node %s has class %d of %d", c.Nodes[i].Name, k, len(t.Th))
 		}
 	}
+	if err := t.validateCost(cols); err != nil {
+		return err
+	}
 	for k, row := range t.Th {
 		if len(row) < cols {
 			return fmt.Errorf("energy table: class %d has %d columns, want %d", k, len(row), cols)
@@ -107,6 +119,37 @@ func (t *EnergyTable) Validate(c *model.Cluster) error {
 		}
 	}
 	return nil
+}
+
+// validateCost checks Cost: nil, or a row per class with a column per
+// family, each a finite number ≥ 0.
+func (t *EnergyTable) validateCost(cols int) error {
+	if t.Cost == nil {
+		return nil
+	}
+	if len(t.Cost) != len(t.Th) {
+		return fmt.Errorf("energy table: costs for %d classes, thresholds for %d", len(t.Cost), len(t.Th))
+	}
+	for k, row := range t.Cost {
+		if len(row) < cols {
+			return fmt.Errorf("energy table: class %d has %d costs, want %d", k, len(row), cols)
+		}
+		for f, c := range row {
+			if !(c >= 0) || math.IsInf(c, 0) {
+				return fmt.Errorf("energy table: class %d, column %d: cost %v: want a finite number ≥ 0", k, f, c)
+			}
+		}
+	}
+	return nil
+}
+
+// cost returns node i's energy per unit of work for family column f, 0
+// without costs.
+func (t *EnergyTable) cost(i, f int) float64 {
+	if t.Cost == nil {
+		return 0
+	}
+	return t.Cost[t.Class[i]][f]
 }
 
 // sleeps reports whether node i is power-managed.

@@ -13,6 +13,7 @@ import (
 	"github.com/gpusched/gpusched/core/network"
 	"github.com/gpusched/gpusched/core/placer"
 	"github.com/gpusched/gpusched/core/policy"
+	"github.com/gpusched/gpusched/core/quota"
 	"github.com/gpusched/gpusched/core/scaler"
 )
 
@@ -48,6 +49,9 @@ type Options struct {
 	// it: a shell's own rules on top of any placer (the Kubernetes mode
 	// keeps placements to whole pods on the nodes a job's pods may use).
 	WrapPlacer func(engine.Placer) engine.Placer
+	// Queues, when set, wraps the policy with the queue layer (package
+	// quota: per-team queues, quotas, fair share).
+	Queues *quota.Config
 }
 
 // AllocOptions are the settings of the allocation-matrix policies.
@@ -118,7 +122,7 @@ func Defaults() Names { return Names{Policy: "fifo", Placer: "pack", Scaler: "no
 
 // New builds an engine from stage names.
 func New(n Names, o Options) (*engine.Engine, error) {
-	q, err := queuePolicy(n.Policy, o)
+	q, err := teamPolicy(n.Policy, o)
 	if err != nil {
 		return nil, err
 	}
@@ -147,6 +151,35 @@ func New(n Names, o Options) (*engine.Engine, error) {
 		p = o.WrapPlacer(p)
 	}
 	return engine.New(q, p, sc)
+}
+
+// NewWithPlacer builds an engine from the policy and scaler names of n and
+// the placer p, for a shell that manages its placer itself: the scheduler
+// service's energy placer, whose inputs (learned thresholds, measured
+// distances) change while it runs. n.Placer must be p's name.
+func NewWithPlacer(n Names, o Options, p engine.Placer) (*engine.Engine, error) {
+	if p == nil || p.Name() != n.Placer {
+		return nil, fmt.Errorf("placer %q: the shell's placer does not match the name", n.Placer)
+	}
+	q, err := teamPolicy(n.Policy, o)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := newScaler(n.Scaler, o)
+	if err != nil {
+		return nil, err
+	}
+	return engine.New(q, p, sc)
+}
+
+// teamPolicy builds the named queue policy, wrapped in the teams' queue
+// layer (package quota) when o has queues.
+func teamPolicy(name string, o Options) (engine.QueuePolicy, error) {
+	q, err := queuePolicy(name, o)
+	if err != nil || o.Queues == nil {
+		return q, err
+	}
+	return quota.New(q, *o.Queues)
 }
 
 // queuePolicy builds the named queue policy.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gpusched/gpusched/core/engine"
+	"github.com/gpusched/gpusched/core/placer"
 )
 
 func TestNew(t *testing.T) {
@@ -58,5 +59,21 @@ func TestWrapPlacer(t *testing.T) {
 	}
 	if _, pl, _ := e.Names(); got != "hetero" || pl != "wrapped hetero" {
 		t.Errorf("wrapper saw %q, engine's placer is %q", got, pl)
+	}
+}
+
+func TestNewWithPlacer(t *testing.T) {
+	e, err := NewWithPlacer(Names{"hlas", "pack", "none"}, DefaultOptions(), placer.Pack{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, pl, sc := e.Names(); p != "hlas" || pl != "pack" || sc != "none" {
+		t.Errorf("names %s %s %s", p, pl, sc)
+	}
+	if _, err := NewWithPlacer(Names{"fifo", "energy", "none"}, DefaultOptions(), placer.Pack{}); err == nil {
+		t.Error("a placer under another name is accepted")
+	}
+	if _, err := NewWithPlacer(Names{"lottery", "pack", "none"}, DefaultOptions(), placer.Pack{}); err == nil {
+		t.Error("an unknown policy is accepted")
 	}
 }

@@ -40,7 +40,7 @@ var policies = [][]string{
 func main() {
 	bin := flag.String("bin", "bin/gpusched", "gpusched binary")
 	shared := flag.String("shared", "../shared", "the shared folder with the full traces")
-	section := flag.String("section", "all", "which tables: seed003, elastic, energy or all")
+	section := flag.String("section", "all", "which tables: seed003, elastic, energy, queues or all")
 	flag.Parse()
 	var err error
 	switch *section {
@@ -50,6 +50,8 @@ func main() {
 		err = elastic(*bin, *shared)
 	case "energy":
 		err = energy(*bin, *shared)
+	case "queues":
+		err = queues(*bin, *shared)
 	case "all":
 		if err = seed003(*bin, *shared); err == nil {
 			err = elastic(*bin, *shared)
@@ -57,8 +59,11 @@ func main() {
 		if err == nil {
 			err = energy(*bin, *shared)
 		}
+		if err == nil {
+			err = queues(*bin, *shared)
+		}
 	default:
-		err = fmt.Errorf("-section %q: want seed003, elastic, energy or all", *section)
+		err = fmt.Errorf("-section %q: want seed003, elastic, energy, queues or all", *section)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "experiments:", err)
@@ -90,16 +95,25 @@ func seed003(bin, shared string) error {
 
 // run runs one simulation and decodes its summary.
 func run(bin string, args []string) (summary, error) {
-	args = append([]string{"sim", "--json"}, args...)
 	var s summary
-	out, err := exec.Command(bin, args...).Output()
+	out, err := runOut(bin, args)
 	if err != nil {
-		return s, fmt.Errorf("%s %s: %w", bin, strings.Join(args, " "), err)
+		return s, err
 	}
 	if err := json.Unmarshal(out, &s); err != nil {
 		return s, fmt.Errorf("%s: %w", strings.Join(args, " "), err)
 	}
 	return s, nil
+}
+
+// runOut runs `bin sim --json args` and returns its output.
+func runOut(bin string, args []string) ([]byte, error) {
+	args = append([]string{"sim", "--json"}, args...)
+	out, err := exec.Command(bin, args...).Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", bin, strings.Join(args, " "), err)
+	}
+	return out, nil
 }
 
 func table(bin string, w workload) error {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -28,6 +29,8 @@ type Agent struct {
 	detach chan struct{}
 	// power is the latest power reading (power.go).
 	power powerState
+	// probes are the data endpoints to probe and the results (probe.go).
+	probes *probeState
 }
 
 // timing holds the agent's intervals; tests shorten them.
@@ -73,12 +76,13 @@ func New(cfg Config) (*Agent, error) {
 	a := &Agent{
 		cfg:    cfg,
 		log:    cfg.Logger.With("node", cfg.Name),
-		api:    &client{base: cfg.Server, name: cfg.Name, http: cfg.Client},
+		api:    &client{base: strings.Split(cfg.Server, ",")[0], name: cfg.Name, http: cfg.Client},
 		reps:   newTable(),
 		t:      defaultTiming(),
 		kick:   make(chan struct{}, 1),
 		boot:   bootID(),
 		detach: make(chan struct{}),
+		probes: newProbeState(),
 	}
 	return a, nil
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 
 	"github.com/gpusched/gpusched/service/api"
 )
@@ -22,6 +23,22 @@ type client struct {
 	base string // server URL without a trailing slash
 	name string // node name
 	http *http.Client
+
+	mu    sync.Mutex
+	token string // the bearer token of every request ("" for none)
+}
+
+// setToken makes tok the bearer token of the requests that follow.
+func (c *client) setToken(tok string) {
+	c.mu.Lock()
+	c.token = tok
+	c.mu.Unlock()
+}
+
+func (c *client) bearer() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.token
 }
 
 // statusError is a non-2xx answer of the server.
@@ -97,6 +114,9 @@ func (c *client) do(ctx context.Context, method, path string, in, out any) error
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
+	if tok := c.bearer(); tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/gpusched/gpusched/service/api"
+	svcclient "github.com/gpusched/gpusched/service/client"
 )
 
 // DefaultRetention is how long the directory of a finished, acknowledged
@@ -21,7 +21,10 @@ const DefaultRetention = 7 * 24 * time.Hour
 
 // Config configures an Agent. Server and GPUs are required.
 type Config struct {
-	// Server is the scheduler's base URL, e.g. "http://head:7070".
+	// Server is the scheduler's base URL, e.g. "http://head:7070", or a
+	// comma-separated list of the servers that share an etcd store: the
+	// agent follows the leader's redirects and fails over to the next
+	// server on its own (client.Failover).
 	Server string
 	// Name is the node's name, unique in the cluster; default: the host
 	// name. It must not be empty or hold ':', ',', white space or control
@@ -51,6 +54,15 @@ type Config struct {
 	// ones); none: no readings. The agent closes those that are
 	// io.Closers when Run returns.
 	PowerSamplers []PowerSampler
+	// PowerEvery is how often the samplers are read; 0 means
+	// DefaultPowerEvery.
+	PowerEvery time.Duration
+	// ProbeEvery is how often each data endpoint the server names is
+	// probed (with ±20 % jitter; docs/AGENT.md, "RTT probes"); 0 means
+	// DefaultProbeEvery.
+	ProbeEvery time.Duration
+	// ProbeTimeout bounds one probe; 0 means DefaultProbeTimeout.
+	ProbeTimeout time.Duration
 	// Shim is the command, with its first arguments, that runs a replica's
 	// shim (RunShim): the agent appends the shim's arguments. Default: this
 	// program's executable (os.Executable) and "shim", the hidden `gpusched
@@ -61,6 +73,18 @@ type Config struct {
 	// result and output the server has is kept; it is pruned when the
 	// agent starts. Zero means DefaultRetention; negative keeps them all.
 	Retention time.Duration
+	// JoinToken registers the node with a server that requires
+	// authentication (docs/SECURITY.md): the server answers with the
+	// node's own credential, which the agent keeps in DataDir/node.token
+	// and uses from then on. Needed only until the node has a credential.
+	JoinToken string
+	// Credential is the node's credential when the caller has one (gpusched
+	// dev mints one for its own agent); otherwise DataDir/node.token.
+	Credential string
+	// CAFile is the CA certificate the replicas' clients trust (set as
+	// GPUSCHED_CA in their environment, for gpusched hostfile); the agent's
+	// own trust is in Client.
+	CAFile string
 }
 
 // DefaultDataDir is the data directory of the agent for node name when
@@ -79,11 +103,10 @@ func DefaultDataDir(name string) string {
 // withDefaults returns cfg with its defaults filled in, or an error naming
 // the first invalid field.
 func (cfg Config) withDefaults() (Config, error) {
-	u, err := url.Parse(cfg.Server)
-	if cfg.Server == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return cfg, fmt.Errorf("server URL %q: want http://HOST:PORT", cfg.Server)
+	servers, err := svcclient.ParseServers(cfg.Server)
+	if cfg.Server == "" || err != nil {
+		return cfg, fmt.Errorf("server URL %q: want http://HOST:PORT[,http://HOST:PORT...]", cfg.Server)
 	}
-	cfg.Server = strings.TrimRight(cfg.Server, "/")
 	if cfg.Name == "" {
 		if cfg.Name, err = os.Hostname(); err != nil {
 			return cfg, fmt.Errorf("node name: %w", err)
@@ -120,11 +143,28 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{}
 	}
+	if cfg.Client, err = failoverClient(cfg.Client, servers); err != nil {
+		return cfg, err
+	}
+	cfg.Server = strings.Join(servers, ",") // replicas get the whole list as $GPUSCHED_SERVER
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Retention == 0 {
 		cfg.Retention = DefaultRetention
+	}
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{{"power interval", &cfg.PowerEvery, DefaultPowerEvery}, {"probe interval", &cfg.ProbeEvery, DefaultProbeEvery},
+		{"probe timeout", &cfg.ProbeTimeout, DefaultProbeTimeout}} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+		if *d.v < 10*time.Millisecond {
+			return cfg, fmt.Errorf("%s %s: want at least 10ms", d.name, *d.v)
+		}
 	}
 	return cfg, nil
 }
@@ -142,4 +182,17 @@ func checkHostName(s string) error {
 		return fmt.Errorf("holds %q; use a plain host name or address", s[i:i+1])
 	}
 	return nil
+}
+
+// failoverClient returns a copy of hc whose transport goes through a
+// svcclient.Failover over servers (redirects followed there, not by hc).
+func failoverClient(hc *http.Client, servers []string) (*http.Client, error) {
+	f, err := svcclient.NewFailover(servers, hc.Transport)
+	if err != nil {
+		return nil, fmt.Errorf("server URL: %w", err)
+	}
+	c := *hc
+	c.Transport = f
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &c, nil
 }

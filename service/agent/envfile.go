@@ -35,6 +35,9 @@ func (a *Agent) replicaEnv(spec api.Replica, dir string) []string {
 	if _, ok := spec.Env["GPUSCHED_SERVER"]; !ok { // for `gpusched hostfile` and other clients
 		env = append(env, "GPUSCHED_SERVER="+a.cfg.Server)
 	}
+	if _, ok := spec.Env["GPUSCHED_CA"]; !ok && a.cfg.CAFile != "" {
+		env = append(env, "GPUSCHED_CA="+a.cfg.CAFile)
+	}
 	return append(env,
 		"GPUSCHED_NODE="+a.cfg.Name,
 		"GPUSCHED_REPLICA_ID="+spec.ID,

@@ -21,8 +21,9 @@ import (
 // /metrics, attributes the energy to the jobs and keeps samples for
 // gpusched calibrate.
 const (
-	// powerEvery is how often the samplers are read.
-	powerEvery = 2 * time.Second
+	// DefaultPowerEvery is how often the samplers are read unless
+	// Config.PowerEvery says otherwise.
+	DefaultPowerEvery = 2 * time.Second
 	// powerTimeout bounds one reading of one sampler.
 	powerTimeout = 5 * time.Second
 	// maxRedfishBytes bounds a Redfish answer.
@@ -44,7 +45,7 @@ type powerState struct {
 	failing []bool // per sampler: its last reading failed (logged once)
 }
 
-// powerLoop reads the samplers every powerEvery until ctx ends, then
+// powerLoop reads the samplers every Config.PowerEvery until ctx ends, then
 // closes those that are io.Closers. Without samplers it returns at once.
 func (a *Agent) powerLoop(ctx context.Context) {
 	if len(a.cfg.PowerSamplers) == 0 {
@@ -58,11 +59,13 @@ func (a *Agent) powerLoop(ctx context.Context) {
 		}
 	}()
 	a.samplePower(ctx, time.Now())
-	every(ctx, powerEvery, func() { a.samplePower(ctx, time.Now()) })
+	every(ctx, a.cfg.PowerEvery, func() { a.samplePower(ctx, time.Now()) })
 }
 
 // samplePower reads every sampler and keeps the reading for the next
-// status report; a sampler's failure is logged when it begins and when it
+// status report — at once when the load differs from the previous
+// reading's, so that the server gets a sample at every load the node
+// passes through; a sampler's failure is logged when it begins and when it
 // ends, not at every reading.
 func (a *Agent) samplePower(ctx context.Context, now time.Time) {
 	ps := &a.power
@@ -73,7 +76,14 @@ func (a *Agent) samplePower(ctx context.Context, now time.Time) {
 	got := false
 	for i, p := range a.cfg.PowerSamplers {
 		cctx, cancel := context.WithTimeout(ctx, powerTimeout)
-		gpus, w, err := p.Sample(cctx)
+		var gpus []api.GPUPower
+		var w float64
+		var err error
+		if lp, ok := p.(LoadPowerSampler); ok {
+			gpus, w, err = lp.SampleLoad(cctx, r.Load)
+		} else {
+			gpus, w, err = p.Sample(cctx)
+		}
 		cancel()
 		if err != nil {
 			if !ps.failing[i] && ctx.Err() == nil {
@@ -93,7 +103,10 @@ func (a *Agent) samplePower(ctx context.Context, now time.Time) {
 		got = got || len(gpus) > 0 || w > 0
 	}
 	if got {
-		ps.latest.Store(&r)
+		prev := ps.latest.Swap(&r)
+		if prev == nil || prev.Load != r.Load {
+			a.report()
+		}
 	}
 }
 
@@ -185,6 +198,28 @@ func (r *RedfishPower) Sample(ctx context.Context) ([]api.GPUPower, float64, err
 		return nil, 0, fmt.Errorf("redfish %s: PowerConsumedWatts %v", r.URL, w)
 	}
 	return nil, w, nil
+}
+
+// PowerSources names the node's power sources besides NVML (which is read
+// whenever it is present): its BMC's Redfish Power resource, a power file
+// and an HTTP power endpoint (FilePower, HTTPPower). Empty fields are
+// unused; NodePlaceholder in File and HTTP is replaced by the node's name.
+type PowerSources struct {
+	Redfish, File, HTTP string
+}
+
+// Samplers returns the samplers of node with gpus: PowerSamplers' (NVML
+// and Redfish), then the file's and the HTTP endpoint's. getenv and log
+// are as for PowerSamplers.
+func (src PowerSources) Samplers(node string, gpus []api.GPU, getenv func(string) string, log *slog.Logger) []PowerSampler {
+	out := PowerSamplers(gpus, src.Redfish, getenv, log)
+	if src.File != "" {
+		out = append(out, &FilePower{Path: ExpandNode(src.File, node)})
+	}
+	if src.HTTP != "" {
+		out = append(out, &HTTPPower{URL: ExpandNode(src.HTTP, node), Node: node, Client: &http.Client{Timeout: powerTimeout}})
+	}
+	return out
 }
 
 // errNoPower is wrapped by OpenNVMLPower when NVML cannot be used.

@@ -39,6 +39,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		wg.Go(func() { every(hk, a.t.sweepEvery, a.sweepZombies) })
 	}
 	wg.Go(func() { a.powerLoop(hk) })
+	wg.Go(func() { a.probeLoop(hk) })
 	a.log.Info("agent running", "server", a.cfg.Server, "gpus", len(a.cfg.GPUs), "data", a.cfg.DataDir)
 	a.serve(ctx)
 	if a.cfg.StopOnExit {
@@ -100,7 +101,7 @@ func (a *Agent) stopAndReport() {
 func (a *Agent) register(ctx context.Context) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.t.callTimeout)
 	defer cancel()
-	reply, err := a.api.register(ctx, api.Register{
+	reply, err := a.registerAuth(ctx, api.Register{
 		Name: a.cfg.Name, Addr: a.cfg.Addr, GPUs: a.cfg.GPUs, Replicas: a.reps.statuses(),
 	})
 	if err != nil {
@@ -148,6 +149,7 @@ func (a *Agent) pollLoop(ctx context.Context, end context.CancelCauseFunc, healt
 		case err == nil:
 			healthy.Store(true)
 			after = w.Version
+			a.probes.set(w.Probes)
 			a.reconcile(w)
 			applied.Store(w.Version)
 		case ctx.Err() != nil || ownTimeout:
@@ -167,13 +169,18 @@ func (a *Agent) statusLoop(ctx context.Context, end context.CancelCauseFunc, hb 
 	defer tick.Stop()
 	for {
 		cctx, cancel := context.WithTimeout(ctx, a.t.callTimeout)
-		w, err := a.api.status(cctx, api.Status{Replicas: a.reps.statuses(), Version: applied.Load(), Power: a.powerReading()})
+		probes, upTo := a.probes.take()
+		w, err := a.api.status(cctx, api.Status{Replicas: a.reps.statuses(), Version: applied.Load(), Power: a.powerReading(),
+			Probes: probes})
 		cancel()
 		switch {
 		case err == nil:
 			// The answer's acknowledgements are safe to apply whatever its
-			// version; its replicas wait for the work loop.
+			// version, and so are the endpoints to probe; its replicas wait
+			// for the work loop.
 			a.saveAll(a.reps.ack(w.Acked))
+			a.probes.done(upTo)
+			a.probes.set(w.Probes)
 		case ctx.Err() != nil:
 		case httpCode(err) == 404:
 			end(fmt.Errorf("%w: %v", errUnknownNode, err))

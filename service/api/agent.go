@@ -34,6 +34,10 @@ type Register struct {
 type RegisterReply struct {
 	// HeartbeatS is how often the agent must report, in seconds.
 	HeartbeatS float64 `json:"heartbeat_s"`
+	// Credential is the node's own credential, issued when it registered
+	// with a join token (docs/SECURITY.md): the agent keeps it and
+	// authenticates with it from then on. Empty otherwise.
+	Credential string `json:"credential,omitempty"`
 }
 
 // Status is an agent's periodic report, also its heartbeat.
@@ -48,6 +52,9 @@ type Status struct {
 	// Power is the node's latest power reading; nil when the agent has
 	// none (no NVML, no Redfish endpoint).
 	Power *PowerReading `json:"power,omitempty"`
+	// Probes are the round-trip times to data endpoints (Work.Probes)
+	// measured since the agent's previous report.
+	Probes []ProbeResult `json:"probes,omitempty"`
 }
 
 // ReplicaPhase is where a replica is on its node.
@@ -94,6 +101,11 @@ type Work struct {
 	// Acked lists exited replicas whose result the server has stored; the
 	// agent may forget them.
 	Acked []string `json:"acked,omitempty"`
+	// Probes lists the data endpoints whose round-trip time the agent
+	// measures, periodically and with jitter, and reports in
+	// Status.Probes ("host:port" or an http(s) URL; docs/AGENT.md, "RTT
+	// probes"). Status replies carry it too.
+	Probes []string `json:"probes,omitempty"`
 }
 
 // Replica is one process group to run on a node: the part of a job on that

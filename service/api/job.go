@@ -5,9 +5,16 @@ import "time"
 // State is a job's life-cycle state as users see it.
 type State string
 
-// Job states. queued, running and preempted are active; the rest final.
+// Job states. queued, paused, running and preempted are active; the rest
+// final.
 const (
-	Queued    State = "queued"
+	Queued State = "queued"
+	// Paused is a queued (or preempted) job that the energy placer holds
+	// back although it would fit: the best node for it is in load state 3
+	// (seed 002, claim 8). Its reason names the node; it is placed as
+	// soon as a node leaves state 3. The server shows it; a job record
+	// stays queued underneath.
+	Paused    State = "paused"
 	Running   State = "running"
 	Preempted State = "preempted"
 	Succeeded State = "succeeded"
@@ -19,7 +26,9 @@ const (
 func (s State) Final() bool { return s == Succeeded || s == Failed || s == Cancelled }
 
 // States lists every state in life-cycle order.
-func States() []State { return []State{Queued, Running, Preempted, Succeeded, Failed, Cancelled} }
+func States() []State {
+	return []State{Queued, Paused, Running, Preempted, Succeeded, Failed, Cancelled}
+}
 
 // Job is a submitted job as the server reports it: the spec's fields plus
 // its status. POST /v1/jobs answers with one; GET /v1/jobs with a list.
@@ -27,6 +36,7 @@ type Job struct {
 	ID            string            `json:"id"`
 	Name          string            `json:"name"`
 	User          string            `json:"user,omitempty"`
+	Queue         string            `json:"queue,omitempty"`
 	State         State             `json:"state"`
 	GPUsRequested int               `json:"gpus_requested"`
 	MinGPUs       int               `json:"min_gpus"`
@@ -69,8 +79,15 @@ type Job struct {
 	CheckpointSteps  int64      `json:"checkpoint_steps,omitempty"`
 	LastCheckpointAt *time.Time `json:"last_checkpoint_at,omitempty"`
 	// EnergyKWh is the energy attributed to the job so far from its nodes'
-	// power readings (docs/ENERGY.md, power readings); 0 without readings.
+	// power readings (docs/ENERGY.md, power readings) and, on nodes without
+	// readings, from their power model; 0 when neither is known.
 	EnergyKWh float64 `json:"energy_kwh,omitempty"`
+	// EnergyModelledKWh is the part of EnergyKWh that comes from the power
+	// model rather than from readings (docs/ENERGY.md, "What energy
+	// placement saved").
+	EnergyModelledKWh float64 `json:"energy_modelled_kwh,omitempty"`
+	// DataEndpoint is the spec's data endpoint.
+	DataEndpoint string `json:"data_endpoint,omitempty"`
 	// Events is the job's history, oldest first (only in GET /v1/jobs/{id}).
 	Events []JobEvent `json:"events,omitempty"`
 }

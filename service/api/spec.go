@@ -55,8 +55,12 @@ type JobSpec struct {
 	Model string `json:"model,omitempty"`
 	// Priority: higher is more important.
 	Priority int `json:"priority,omitempty"`
-	// User owns the job.
+	// User owns the job. With authentication the server sets it to the
+	// caller; only an admin may name another user.
 	User string `json:"user,omitempty"`
+	// Queue names the team queue the job belongs to (docs/QUEUES.md);
+	// empty: the user's first queue, else the default queue.
+	Queue string `json:"queue,omitempty"`
 	// GracePeriodS is the time between SIGTERM and SIGKILL when the job is
 	// stopped; nil means DefaultGracePeriodS.
 	GracePeriodS *int `json:"grace_period_s,omitempty"`
@@ -70,6 +74,11 @@ type JobSpec struct {
 	// throughput matrix for its model) it gives the job's length to the
 	// forecast (docs/ETA.md).
 	TotalSteps int64 `json:"total_steps,omitempty"`
+	// DataEndpoint is where the job's training data lives, as "host:port"
+	// or an http(s) URL (seed 002): agents measure their round-trip time
+	// to it and the energy placer prefers the nearest nodes
+	// (docs/ENERGY.md, "Measured distance"). Empty: none.
+	DataEndpoint string `json:"data_endpoint,omitempty"`
 }
 
 // Min returns the job's minimum GPU count.
@@ -126,6 +135,16 @@ func (s *JobSpec) Validate() error {
 	if strings.ContainsRune(s.Workdir, 0) {
 		return fieldErr("workdir", "contains a NUL byte")
 	}
+	if s.User != "" {
+		if err := CheckName(s.User); err != nil {
+			return fieldErr("user", "%s", err.(*FieldError).Message)
+		}
+	}
+	if s.Queue != "" {
+		if err := CheckName(s.Queue); err != nil || strings.Contains(s.Queue, "@") || len(s.Queue) > 63 {
+			return fieldErr("queue", "%q: want a queue name (letters, digits, '.', '_', '-')", s.Queue)
+		}
+	}
 	if g := s.GracePeriodS; g != nil && (*g < 0 || *g > MaxGracePeriod) {
 		return fieldErr("grace_period_s", "%d: want 0..%d", *g, MaxGracePeriod)
 	}
@@ -134,6 +153,11 @@ func (s *JobSpec) Validate() error {
 	}
 	if s.TotalSteps < 0 {
 		return fieldErr("total_steps", "%d: want 0 (unknown) or more", s.TotalSteps)
+	}
+	if s.DataEndpoint != "" {
+		if err := CheckEndpoint(s.DataEndpoint); err != nil {
+			return fieldErr("data_endpoint", "%v", err)
+		}
 	}
 	return nil
 }

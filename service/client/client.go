@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,6 +49,8 @@ func ServerURL(flag string, getenv func(string) string) string {
 type Client struct {
 	base string // scheme://host[/prefix], no trailing slash
 	hc   *http.Client
+	// where names the server(s) in errors: base, or the whole list.
+	where string
 }
 
 // New returns a client of the server at baseURL, an http or https URL such
@@ -62,7 +65,32 @@ func New(baseURL string, hc *http.Client) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	return &Client{base: base, hc: hc}, nil
+	return &Client{base: base, hc: hc, where: base}, nil
+}
+
+// NewList returns a client of a comma-separated list of servers (one URL,
+// or several servers sharing an etcd store): its requests go through a
+// Failover over base (nil: http.DefaultTransport), which follows the
+// leader's redirects and fails over to the next server on its own. A
+// single URL works as with New, redirects included.
+func NewList(list string, base http.RoundTripper) (*Client, error) {
+	servers, err := ParseServers(list)
+	if err != nil {
+		return nil, err
+	}
+	f, err := NewFailover(servers, base)
+	if err != nil {
+		return nil, err
+	}
+	hc := &http.Client{Transport: f, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse // Failover follows the servers' redirects
+	}}
+	c, err := New(servers[0], hc)
+	if err != nil {
+		return nil, err
+	}
+	c.where = strings.Join(servers, ",")
+	return c, nil
 }
 
 // parseBase checks a server URL and returns it without a trailing slash.
@@ -263,7 +291,11 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte) (*htt
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		if ctx.Err() == nil && unreachable(err) {
-			return nil, &UnreachableError{URL: c.base, Err: err}
+			return nil, &UnreachableError{URL: c.where, Err: err}
+		}
+		if _, ok := errors.AsType[x509.UnknownAuthorityError](err); ok {
+			return nil, fmt.Errorf("%s %s%s: %w (give the server's CA certificate with --ca or $%s, e.g. its DATA/tls/ca.crt)",
+				method, c.base, path, err, EnvCA)
 		}
 		return nil, fmt.Errorf("%s %s%s: %w", method, c.base, path, err)
 	}

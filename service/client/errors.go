@@ -41,6 +41,14 @@ func (e *Error) BadRequest() bool {
 	return e.Status == http.StatusBadRequest || e.Status == http.StatusRequestEntityTooLarge
 }
 
+// Unauthorized reports whether the server answered 401 (no token, or a bad,
+// revoked or expired one).
+func (e *Error) Unauthorized() bool { return e.Status == http.StatusUnauthorized }
+
+// Forbidden reports whether the server answered 403 (the token may not do
+// this).
+func (e *Error) Forbidden() bool { return e.Status == http.StatusForbidden }
+
 // Conflict reports whether the server answered 409 (e.g. cancelling a job
 // that has already ended).
 func (e *Error) Conflict() bool { return e.Status == http.StatusConflict }

@@ -30,6 +30,16 @@ func (s *Scheduler) Register(reg api.Register) (api.RegisterReply, error) {
 	return api.RegisterReply{HeartbeatS: s.cfg.HeartbeatInterval.Seconds()}, nil
 }
 
+// CheckRegister validates a registration without acting on it (a
+// transport checks it before it issues the node a credential).
+func (s *Scheduler) CheckRegister(reg api.Register) error {
+	_, ferr := checkRegister(&reg)
+	if ferr != nil {
+		return ferr
+	}
+	return nil
+}
+
 // register adds or refreshes a node. A node that comes back with other
 // GPUs first loses its old ones (their jobs fail: node lost).
 func (s *Scheduler) register(reg *api.Register, gpus []api.GPU) error {
@@ -118,6 +128,7 @@ func (s *Scheduler) Work(ctx context.Context, name string, after int64, wait tim
 		}
 	}
 	work := n.snapshot()
+	work.Probes = s.probeList(n)
 	s.mu.Unlock()
 	return work, nil
 }
@@ -156,5 +167,8 @@ func (s *Scheduler) Status(name string, st api.Status) (api.Work, error) {
 	}
 	s.setAcked(n, acked)
 	s.recordPower(n, st.Power)
-	return n.snapshot(), nil
+	s.recordProbes(n, st.Probes)
+	w := n.snapshot()
+	w.Probes = s.probeList(n)
+	return w, nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gpusched/gpusched/core/engine"
 	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/quota"
 	"github.com/gpusched/gpusched/service/api"
 )
 
@@ -19,6 +20,15 @@ func (s *Scheduler) apply(plan engine.Plan, now time.Time) {
 	s.noteWaits(plan)
 	pol, pla, sca := s.engine.Names()
 	a := &applier{s: s, b: s.newBatch(), now: now, policy: pol, placer: pla, scaler: sca}
+	for _, d := range plan.Trace {
+		if d.Status == engine.Preempted && d.Reason == quota.ReasonReclaim {
+			if a.reclaimed == nil {
+				a.reclaimed = map[string]bool{}
+			}
+			a.reclaimed[d.Job] = true
+		}
+	}
+	s.notePauses(plan, a.b, now)
 	_ = engine.Apply(plan, a) // the applier's steps never fail: it skips what it cannot do
 	if err := a.b.run("apply plan"); err != nil {
 		for _, mj := range a.started {
@@ -45,6 +55,9 @@ type applier struct {
 	// model's resizes.
 	started []*model.Job
 	undo    []func()
+	// reclaimed holds the jobs the plan stops to give another queue its
+	// guaranteed quota back (quota.ReasonReclaim).
+	reclaimed map[string]bool
 }
 
 // Update sets a waiting job's queue (and resets its attained service when
@@ -60,7 +73,11 @@ func (a *applier) Reject(engine.Rejection) error { return nil }
 
 // Preempt stops a running job to queue it again.
 func (a *applier) Preempt(mj *model.Job) error {
-	a.s.preempt(a.b, mj, "preempted by the "+a.policy+" policy", a.now)
+	why := "preempted by the " + a.policy + " policy"
+	if a.reclaimed[mj.Spec.ID] {
+		why = "reclaimed: its queue " + queueName(mj.Spec.Queue) + " ran beyond its quota and another queue needs its guaranteed GPUs"
+	}
+	a.s.preempt(a.b, mj, why, a.now)
 	return nil
 }
 

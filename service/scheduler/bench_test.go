@@ -84,6 +84,7 @@ func BenchmarkRound(b *testing.B) {
 		{Policy: "fifo", Placer: "pack", Scaler: "none"},
 		{Policy: "hlas", Placer: "hetero", Scaler: "none"},
 		{Policy: "tiresias", Placer: "pack", Scaler: "none"},
+		{Policy: "fifo", Placer: "energy", Scaler: "none"},
 	} {
 		label := names.Policy + "-" + names.Placer
 		b.Run(label+"/full", func(b *testing.B) { benchFull(b, names) })

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/core/recipe"
 	"github.com/gpusched/gpusched/service/store"
 )
@@ -42,6 +43,11 @@ type Config struct {
 	Names recipe.Names
 	// Options are the stage settings; nil means recipe.DefaultOptions().
 	Options *recipe.Options
+	// Queues are the teams' queues (docs/QUEUES.md): their quotas, weights
+	// and limits (the engine's queue layer, unless Options.Queues is set)
+	// and their users (who may submit to them and see their jobs). Nil: no
+	// queues.
+	Queues *config.QueuesSpec
 	// HeartbeatInterval is how often agents must report.
 	HeartbeatInterval time.Duration
 	// HeartbeatTimeout is how long a node may stay silent before it is
@@ -69,6 +75,17 @@ type Config struct {
 	// Clock returns the current time; nil means time.Now. Scheduling uses
 	// it as model.Time in Unix milliseconds.
 	Clock func() time.Time
+	// JobToken, when set, gives every replica the token of its job as
+	// GPUSCHED_TOKEN (docs/SECURITY.md: a job reports its progress and reads
+	// its host list with it).
+	JobToken func(job string) (string, error)
+	// PowerSampleEvery is the shortest time between two stored power
+	// samples of a node at the same load (a sample at a new load is
+	// always stored); 0 means DefaultPowerSampleEvery.
+	PowerSampleEvery time.Duration
+	// Live configures seed 002 on live machines: learned thresholds,
+	// measured distances, idle nodes (docs/ENERGY.md, "Live").
+	Live LiveConfig
 }
 
 // withDefaults returns c with every zero field set to its default and
@@ -88,6 +105,19 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Options == nil {
 		o := recipe.DefaultOptions()
 		c.Options = &o
+	}
+	if c.Queues != nil && c.Queues.Declared() && c.Options.Queues == nil {
+		q, err := c.Queues.Quota("queues")
+		if err != nil {
+			return c, err
+		}
+		o := *c.Options
+		o.Queues = &q
+		c.Options = &o
+	}
+	c.PowerSampleEvery = orDur(c.PowerSampleEvery, DefaultPowerSampleEvery)
+	if err := c.Live.withDefaults(); err != nil {
+		return c, err
 	}
 	c.HeartbeatInterval = orDur(c.HeartbeatInterval, DefaultHeartbeatInterval)
 	c.HeartbeatTimeout = orDur(c.HeartbeatTimeout, DefaultHeartbeatTimeout)

@@ -39,7 +39,9 @@
 //
 // # Durability
 //
-// State lives in two places. The store (package store, bbolt on disk)
+// State lives in two places. The store (package store: bbolt on disk, or
+// etcd shared by several servers, of which the leader runs a scheduler on
+// the store behind its fence and the others read it: read.go)
 // holds every job under "jobs/<id>" and every node under "nodes/<name>" as
 // JSON; memory holds the same jobs plus a model.State of the active ones
 // and the work list of every node. One mutex guards memory; every change

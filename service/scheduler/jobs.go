@@ -13,11 +13,14 @@ import (
 
 // Submit stores a new job durably, queues it and wakes the scheduling loop;
 // the job it returns is durable. An invalid spec (api.JobSpec.Validate) is
-// an *api.FieldError and stores nothing. Give it a context that is not
-// cancelled while the write runs (context.WithoutCancel): a job in the
-// store is a job the scheduler runs.
+// an *api.FieldError and stores nothing. Concurrent submissions share
+// store transactions (groupcommit.go); once started, the write runs to its
+// end whatever ctx does: a job in the store is a job the scheduler runs.
 func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, error) {
 	if err := spec.Validate(); err != nil {
+		return api.Job{}, err
+	}
+	if err := s.checkQueue(&spec); err != nil {
 		return api.Job{}, err
 	}
 	seq := s.nextSeq.Add(1)
@@ -27,12 +30,22 @@ func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, erro
 	if err != nil {
 		return api.Job{}, err
 	}
-	if _, err := s.store.Txn(ctx, store.IfAbsent(jobKey(id)), store.OpPut(jobKey(id), data)); err != nil {
+	ops := []store.Op{store.IfAbsent(jobKey(id)), store.OpPut(jobKey(id), data)}
+	if with, ok := ctx.Value(submitOpKey{}).(func(string) (store.Op, error)); ok {
+		op, err := with(id)
+		if err != nil {
+			return api.Job{}, err
+		}
+		ops = append(ops, op)
+	}
+	if err := s.commits.commit(s.store, s.stopped, ops...); err != nil {
 		return api.Job{}, fmt.Errorf("store job %s: %w", id, err)
 	}
 	j := &job{rec: rec, seq: int(seq)}
 	s.mu.Lock()
 	s.addJob(j)
+	s.noteNewJob(j)
+	s.noteModelSubmit(rec.SubmittedAt)
 	if s.state != nil {
 		s.state.Submit(j.mj)
 	}
@@ -50,7 +63,7 @@ func (s *Scheduler) Jobs(states ...api.State) []api.Job {
 	defer s.mu.Unlock()
 	list := make([]*job, 0, len(s.jobs))
 	for _, j := range s.jobs {
-		if len(states) == 0 || slices.Contains(states, j.rec.State) {
+		if len(states) == 0 || slices.Contains(states, s.viewState(j)) {
 			list = append(list, j)
 		}
 	}
@@ -126,4 +139,14 @@ func (s *Scheduler) Hostfile(id string) (string, error) {
 		return "", conflict("job %s is %s: only a running job has hosts", id, j.rec.State)
 	}
 	return j.rec.membership().HostList(), nil
+}
+
+// submitOpKey is the context key of WithSubmitOp.
+type submitOpKey struct{}
+
+// WithSubmitOp returns a context with which Submit writes op(jobID) in the
+// same transaction as the new job's record (a transport's audit entry: one
+// durable write instead of two).
+func WithSubmitOp(ctx context.Context, op func(jobID string) (store.Op, error)) context.Context {
+	return context.WithValue(ctx, submitOpKey{}, op)
 }

@@ -146,6 +146,13 @@ func (s *Scheduler) replicas(rec *record) ([]api.Replica, error) {
 		full["GPUSCHED_RESTART_COUNT"] = strconv.Itoa(rec.Attempt - 1)
 		full["GPUSCHED_CHECKPOINT_STEPS"] = strconv.FormatInt(rec.ResumeSteps, 10)
 		full["GPUSCHED_REPLICA_ID"] = rr.ID
+		if s.cfg.JobToken != nil {
+			tok, err := s.cfg.JobToken(rec.ID)
+			if err != nil {
+				return nil, fmt.Errorf("job %s: token: %w", rec.ID, err)
+			}
+			full["GPUSCHED_TOKEN"] = tok
+		}
 		out = append(out, api.Replica{ID: rr.ID, Job: rec.ID, Command: rec.Command, Env: full, Workdir: rec.Workdir,
 			GPUs: rr.GPUs, HostFile: hostFile, GracePeriodS: rec.GracePeriodS})
 	}

@@ -27,7 +27,7 @@ func newMetrics(s *Scheduler, reg prometheus.Registerer) (*metricSet, error) {
 			// 100 µs .. ~3.3 s
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
 	}
-	for _, c := range []prometheus.Collector{m.submissions, m.round, &stateCollector{s: s}, &powerCollector{s: s}} {
+	for _, c := range []prometheus.Collector{m.submissions, m.round, &stateCollector{s: s}, &powerCollector{s: s}, &liveCollector{s: s}} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("server: register metrics: %w", err)
 		}
@@ -63,7 +63,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	byState := map[api.State]int{}
 	queues := map[int]int{}
 	for _, j := range s.jobs {
-		byState[j.rec.State]++
+		byState[s.viewState(j)]++
 		if j.mj != nil && j.rec.State != api.Running {
 			queues[j.mj.Queue]++
 		}

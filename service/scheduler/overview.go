@@ -17,13 +17,14 @@ func (s *Scheduler) Cluster() api.ClusterView {
 		out.Jobs[st] = 0
 	}
 	for _, j := range s.jobs {
-		out.Jobs[j.rec.State]++
+		out.Jobs[s.viewState(j)]++
 	}
 	types := map[string]*api.TypeView{}
 	for _, name := range slicesSortedKeys(s.nodes) {
 		n := s.nodes[name]
 		used := s.usedGPUs(name)
 		v := api.NodeView{Node: n.view(used)}
+		v.Energy = s.nodeEnergyView(n, used)
 		if len(n.gpus) > 0 && n.ready {
 			v.Load = float64(used) / float64(len(n.gpus))
 		}

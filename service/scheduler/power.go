@@ -25,9 +25,10 @@ const (
 	powerPrefix = "power/"
 	// powerRingSize bounds a node's stored samples (the oldest go first).
 	powerRingSize = 1024
-	// PowerSampleEvery is the shortest time between two stored samples of
-	// a node: 1024 samples cover almost three hours.
-	PowerSampleEvery = 10 * time.Second
+	// DefaultPowerSampleEvery is the shortest time between two stored
+	// samples of a node at the same load unless Config.PowerSampleEvery
+	// says otherwise: 1024 samples cover almost three hours.
+	DefaultPowerSampleEvery = 10 * time.Second
 	// powerSaveEvery bounds how often a node's samples are written.
 	powerSaveEvery = 30 * time.Second
 	// powerMaxGap is the longest interval between two readings that is
@@ -48,6 +49,10 @@ type PowerSample struct {
 	Load       float64   `json:"load"`
 	PowerW     float64   `json:"power_w"`
 	Throughput float64   `json:"throughput"`
+	// Family is the algorithm type of the jobs on the node when they all
+	// have the same, "" otherwise: the samples thresholds are learned
+	// from (learn.go).
+	Family string `json:"family,omitempty"`
 }
 
 // powerRecord is a node's samples as the store keeps them.
@@ -139,6 +144,8 @@ func (s *Scheduler) recordPower(n *node, r *api.PowerReading) {
 		}
 		if d <= powerMaxGap {
 			s.attributeEnergy(n, np.last, &cur, d)
+			busy := int(math.Round(cur.Load * float64(len(n.gpus))))
+			s.addEnergy(n, readingEnergy(np.last, &cur, d.Seconds()), true, busy, now)
 		}
 	}
 	np.last = &cur
@@ -148,14 +155,16 @@ func (s *Scheduler) recordPower(n *node, r *api.PowerReading) {
 			w += g.Watts
 		}
 	}
-	if (w > 0 || len(cur.GPUs) > 0) &&
-		(len(np.samples) == 0 || cur.At.Sub(np.samples[len(np.samples)-1].At) >= PowerSampleEvery) {
-		np.samples = append(np.samples, PowerSample{At: cur.At.UTC(), Load: cur.Load, PowerW: w,
-			Throughput: s.nodeThroughput(n, cur.Load)})
+	if (w > 0 || len(cur.GPUs) > 0) && (len(np.samples) == 0 || np.samples[len(np.samples)-1].Load != cur.Load ||
+		cur.At.Sub(np.samples[len(np.samples)-1].At) >= s.cfg.PowerSampleEvery) {
+		x := PowerSample{At: cur.At.UTC(), Load: cur.Load, PowerW: w, Throughput: s.nodeThroughput(n, cur.Load),
+			Family: s.nodeFamily(n)}
+		np.samples = append(np.samples, x)
 		if len(np.samples) > powerRingSize {
 			np.samples = slices.Delete(np.samples, 0, len(np.samples)-powerRingSize)
 		}
 		np.dirty = true
+		s.noteSample(n, x, now)
 	}
 }
 
@@ -275,11 +284,13 @@ func (s *Scheduler) tickPower(now time.Time, force bool) {
 	}
 }
 
-// flushPower writes every node's samples not yet in the store (on Close).
+// flushPower writes every node's samples and energy account not yet in
+// the store (on Close).
 func (s *Scheduler) flushPower() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tickPower(s.now(), true)
+	s.tickEnergy(s.now(), true)
 }
 
 // calibrationRows turns a node's samples into the rows gpusched calibrate

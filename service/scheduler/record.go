@@ -43,6 +43,17 @@ type record struct {
 	// ResumeSteps is the checkpoint's steps when the current attempt
 	// started (its GPUSCHED_CHECKPOINT_STEPS).
 	ResumeSteps int64 `json:"resume_steps,omitempty"`
+	// Ran is what the job's ended attempts ran: the energy report's
+	// replay (energyreport.go).
+	Ran ranRecord `json:"ran,omitzero"`
+}
+
+// ranRecord sums a job's ended attempts: their running time, and the GPU
+// count and type of the latest.
+type ranRecord struct {
+	Seconds float64 `json:"seconds,omitempty"`
+	GPUs    int     `json:"gpus,omitempty"`
+	Type    string  `json:"type,omitempty"`
 }
 
 // replicaRec is one replica of a job's current attempt.
@@ -78,6 +89,9 @@ type job struct {
 	// applies (Scheduler.waitDefault).
 	waitReason string
 	waitRound  int64
+	// pauseRound is the latest round in which the placer paused the job
+	// (pause.go).
+	pauseRound int64
 	// progressSaved is when the record with the job's progress was last
 	// written; plain progress newer than that is in rec only (not
 	// persisted yet) while the job is in Scheduler.unsaved.
@@ -169,11 +183,12 @@ func (r *record) replica(id string) int {
 // newRecord returns the record of a job just submitted.
 func newRecord(id string, spec api.JobSpec, now time.Time) record {
 	r := record{Job: api.Job{
-		ID: id, Name: spec.Name, User: spec.User, State: api.Queued,
+		ID: id, Name: spec.Name, User: spec.User, Queue: spec.Queue, State: api.Queued,
 		GPUsRequested: spec.GPUs, MinGPUs: spec.Min(), MaxGPUs: spec.Max(),
 		GPUType: strings.ToLower(spec.GPUType), Model: spec.Model, Priority: spec.Priority,
 		Command: spec.Command, Env: spec.Env, Workdir: spec.Workdir, GracePeriodS: spec.Grace(),
 		Alloc: []string{}, SubmittedAt: now.UTC(), TimeLimitS: spec.TimeLimitS, TotalSteps: spec.TotalSteps,
+		DataEndpoint: spec.DataEndpoint,
 	}}
 	if r.Name == "" {
 		r.Name = id
@@ -225,11 +240,12 @@ func (s *Scheduler) view(j *job, events bool) api.Job {
 	if !events {
 		out.Events = nil
 	}
+	out.State = s.viewState(j)
 	w := s.waitDefault
 	if j.waitRound == s.rounds && j.waitReason != "" {
 		w = j.waitReason
 	}
-	if w != "" && (out.State == api.Queued || out.State == api.Preempted) {
+	if w != "" && (out.State == api.Queued || out.State == api.Preempted || out.State == api.Paused) {
 		if out.Reason == "" {
 			out.Reason = w
 		} else {

@@ -153,7 +153,10 @@ func (s *Scheduler) Nodes() []api.Node {
 	defer s.mu.Unlock()
 	out := make([]api.Node, 0, len(s.nodes))
 	for _, name := range slicesSortedKeys(s.nodes) {
-		out = append(out, s.nodes[name].view(s.usedGPUs(name)))
+		n, used := s.nodes[name], s.usedGPUs(name)
+		v := n.view(used)
+		v.Energy = s.nodeEnergyView(n, used)
+		out = append(out, v)
 	}
 	return out
 }

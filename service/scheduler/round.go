@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"strings"
 	"time"
 
 	"github.com/gpusched/gpusched/core/engine"
@@ -30,9 +31,11 @@ func (s *Scheduler) schedule() {
 func (s *Scheduler) round(now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.integrateModel(now) // before the busy counts change
 	if s.dirty {
 		s.rebuild()
 	}
+	s.refreshEnergy()
 	if s.state == nil {
 		s.waitDefault = waitNoNodes
 		return false
@@ -66,8 +69,16 @@ func (s *Scheduler) noteWaits(plan engine.Plan) {
 			j.waitReason = waitBlocked
 		case engine.Unschedulable:
 			j.waitReason = waitNeverFits
+			if strings.HasPrefix(d.Reason, "its queue") {
+				j.waitReason = d.Reason + "; stays queued" // the queue layer's limit
+			}
 		case engine.Paused:
 			j.waitReason = engine.WaitPausedPrefix + d.Reason
+		}
+		if ep := j.rec.DataEndpoint; ep != "" && d.Status != engine.Placed {
+			if why := s.unreachableReason(ep); why != "" {
+				j.waitReason = why
+			}
 		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/gpusched/gpusched/core/engine"
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/profile"
-	"github.com/gpusched/gpusched/core/recipe"
+	"github.com/gpusched/gpusched/core/quota"
 	"github.com/gpusched/gpusched/internal/assets"
 	"github.com/gpusched/gpusched/service/store"
 )
@@ -43,6 +43,7 @@ type Scheduler struct {
 	started  time.Time
 
 	nextSeq atomic.Int64
+	commits groupCommit // submissions share transactions
 	kick    chan struct{}
 	// stopped is closed when Run ends or Close is called; long-polls and log
 	// followers return (Done).
@@ -78,6 +79,12 @@ type Scheduler struct {
 	// eta forecasts starts and finishes, keeps the forecasts' accuracy
 	// and the jobs' series (eta.go, etalearn.go, series.go).
 	eta *etaState
+	// quota is the engine's queue layer, nil without queues (queues.go);
+	// usageSaved is when its usage was last written.
+	quota      *quota.Policy
+	usageSaved time.Time
+	// live is seed 002 on live machines (live.go).
+	live *liveState
 }
 
 // New builds a scheduler from cfg: it opens the store if cfg.Store is nil,
@@ -89,7 +96,11 @@ func New(cfg Config) (*Scheduler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	eng, err := recipe.New(cfg.Names, *cfg.Options)
+	live, err := newLiveState(cfg.Live)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	eng, err := newEngine(cfg, live)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -102,10 +113,11 @@ func New(cfg Config) (*Scheduler, error) {
 		models: map[string]int{}, kick: make(chan struct{}, 1), stopped: make(chan struct{}),
 		runDone: make(chan struct{}), jobs: map[string]*job{}, active: map[string]*job{}, nodes: map[string]*node{},
 		logs: newLogStore(filepath.Join(cfg.DataDir, "logs")), started: cfg.Clock(), wake: -1,
-		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes, unsaved: map[*job]bool{}}
+		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes, unsaved: map[*job]bool{}, live: live}
 	for i, m := range matrix.Models {
 		s.models[m] = i
 	}
+	s.quota, _ = eng.Policy().(*quota.Policy)
 	if s.store == nil {
 		b, err := store.OpenBolt(StorePath(cfg.DataDir), store.BoltOptions{Logger: cfg.Logger})
 		if err != nil {
@@ -126,6 +138,22 @@ func New(cfg Config) (*Scheduler, error) {
 		return nil, err
 	}
 	if err := s.loadETA(context.Background()); err != nil {
+		s.closeStore()
+		return nil, err
+	}
+	if err := s.loadUsage(context.Background()); err != nil {
+		s.closeStore()
+		return nil, err
+	}
+	if err := s.loadLearned(context.Background()); err != nil {
+		s.closeStore()
+		return nil, err
+	}
+	if err := s.loadEnergy(context.Background()); err != nil {
+		s.closeStore()
+		return nil, err
+	}
+	if err := s.loadModel(context.Background()); err != nil {
 		s.closeStore()
 		return nil, err
 	}
@@ -172,11 +200,19 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				return nil
 			}
 		case <-tick.C:
+			if ctx.Err() != nil {
+				return nil
+			}
 			s.checkNodes()
 			s.flushProgress()
 			s.checkLimits()
 			s.tickForecast()
+			s.saveUsage(false)
+			s.tickLive()
 		case <-wake.C:
+		}
+		if ctx.Err() != nil { // select picks among ready cases at random: an ended ctx wins
+			return nil
 		}
 		s.schedule()
 		wake.Reset(s.untilWake())
@@ -232,6 +268,7 @@ func (s *Scheduler) Close() error {
 	s.flushProfiles()
 	s.flushPower()
 	s.flushETA()
+	s.saveUsage(true)
 	return s.closeStore()
 }
 

@@ -97,6 +97,8 @@ func (s *Scheduler) finalize(b *batch, j *job, now time.Time) {
 	default:
 		st = api.Preempted
 	}
+	s.noteRan(rec, now)
+	s.noteModelEnd(now)
 	rec.State, rec.Stopping, rec.Alloc, rec.Replicas, rec.Port = st, "", []string{}, nil, 0
 	if st.Final() {
 		rec.FinishedAt = ptr(now.UTC())
@@ -137,6 +139,9 @@ func (s *Scheduler) release(j *job, st api.State, t model.Time) {
 	if st.Final() {
 		j.mj = nil
 		delete(s.active, j.rec.ID)
+		if j.rec.DataEndpoint != "" {
+			s.live.dirty, s.live.devsStale = true, true // its endpoint may no longer be probed
+		}
 	}
 	s.notify()
 }

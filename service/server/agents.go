@@ -1,28 +1,65 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/auth"
 )
 
 // The agent protocol over HTTP (docs/AGENT.md); its semantics are the
 // scheduler's (Register, Work, Status, AppendLog).
 
 // handleRegister is POST /v1/agents/register.
+// With authentication, a node's credential registers its own node again; a
+// join token registers a new node and gets it a credential of its own, in
+// the answer (docs/SECURITY.md), unless the name already has one.
 func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	var reg api.Register
 	if !readJSON(w, r, &reg) {
 		return
 	}
+	setTarget(r, reg.Name)
+	who := caller(r)
+	var cred, credID string
+	switch who.Kind {
+	case auth.KindNode:
+		if reg.Name != who.Node {
+			writeError(w, http.StatusForbidden, "name", "forbidden: the credential of node %s may not register node %q", who.Node, reg.Name)
+			return
+		}
+	case auth.KindJoin:
+		if err := s.sched.CheckRegister(reg); err != nil {
+			s.writeErr(w, err)
+			return
+		}
+		var err error
+		if cred, err = s.tokens.CreateNode(r.Context(), reg.Name, who.String()); err != nil {
+			if errors.Is(err, auth.ErrNodeTaken) {
+				writeError(w, http.StatusForbidden, "name", "forbidden: node %q already has a credential: its agent must present it "+
+					"(it keeps it in its data directory, node.token), or an admin revokes it (gpusched token list; gpusched token revoke ID)", reg.Name)
+				return
+			}
+			s.writeFailure(w, err)
+			return
+		}
+		if v, err := s.tokens.Verify(r.Context(), cred); err == nil {
+			credID = v.TokenID
+		}
+	}
 	reply, err := s.sched.Register(reg)
 	if err != nil {
+		if credID != "" {
+			_, _ = s.tokens.Revoke(context.WithoutCancel(r.Context()), credID) // nothing half-made
+		}
 		s.writeErr(w, err)
 		return
 	}
+	reply.Credential = cred
 	writeJSON(w, http.StatusOK, reply)
 }
 

@@ -20,5 +20,14 @@
 // transports over the same lifecycle). Middleware (authentication, say)
 // wraps Handler.
 //
+// NewHA is the transport of one of several servers sharing an etcd store
+// (ha.go): the servers elect a leader (package leader); the leader builds
+// a scheduler per term on the store behind the fence of its election key
+// and serves the whole API with a Server attached to it; a follower
+// answers reads of jobs and nodes from the store and redirects everything
+// else to the leader (307), or answers 503 with Retry-After while no
+// leader is known. GET /v1/leader names the leader in both modes. The EDL
+// endpoints of a job (edl.go, package edl) are served by the leader.
+//
 // See docs/SERVER.md for the endpoints and their answers.
 package server

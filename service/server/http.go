@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/scheduler"
-	"github.com/gpusched/gpusched/service/store"
 )
 
 // route is one endpoint of the API.
@@ -24,7 +24,7 @@ type route struct {
 // routes lists every endpoint the server serves (docs/SERVER.md and
 // api/openapi.yaml describe them).
 func (s *Server) routes() []route {
-	return []route{
+	return append([]route{
 		{http.MethodPost, "/v1/jobs", s.handleSubmit},
 		{http.MethodGet, "/v1/jobs", s.handleList},
 		{http.MethodGet, "/v1/jobs/{id}", s.handleGet},
@@ -39,6 +39,14 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/v1/agents/{name}/work", s.handleWork},
 		{http.MethodPost, "/v1/agents/{name}/status", s.handleStatus},
 		{http.MethodPost, "/v1/agents/{name}/logs", s.handleLogUpload},
+		{http.MethodGet, "/v1/leader", s.handleLeader},
+		// Authentication, queues and the audit log (issue 18).
+		{http.MethodGet, "/v1/whoami", s.handleWhoami},
+		{http.MethodPost, "/v1/tokens", s.handleTokenCreate},
+		{http.MethodGet, "/v1/tokens", s.handleTokenList},
+		{http.MethodDelete, "/v1/tokens/{id}", s.handleTokenRevoke},
+		{http.MethodGet, "/v1/audit", s.handleAudit},
+		{http.MethodGet, "/v1/queues", s.handleQueues},
 		{http.MethodGet, "/healthz", handleHealth},
 		{http.MethodGet, "/metrics", promhttp.HandlerFor(s.sched.Gatherer(), promhttp.HandlerOpts{}).ServeHTTP},
 		{http.MethodGet, "/openapi.yaml", handleOpenAPI},
@@ -49,7 +57,12 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/v1/eta/accuracy", s.handleAccuracy},
 		{http.MethodGet, "/v1/jobs/{id}/series", s.handleSeries},
 		{http.MethodGet, "/v1/cluster", s.handleCluster},
-	}
+		// Seed 002 on live machines (energy.go).
+		{http.MethodGet, "/v1/calibration", s.handleCalibration},
+		{http.MethodPost, "/v1/calibration", s.handleRecalibrate},
+		{http.MethodGet, "/v1/energy", s.handleEnergy},
+		{http.MethodGet, "/v1/energy/replay", s.handleEnergyReplay},
+	}, s.edlRoutes()...)
 }
 
 // newHandler registers the routes on a ServeMux; a known path with another
@@ -106,6 +119,8 @@ func writeError(w http.ResponseWriter, status int, field, format string, a ...an
 // scheduler.ErrConflict, else writeFailure.
 func (s *Server) writeErr(w http.ResponseWriter, err error) {
 	switch {
+	case isForbidden(err):
+		writeForbidden(w, err)
 	case errors.Is(err, scheduler.ErrNotRegistered):
 		writeError(w, http.StatusNotFound, "", "%v (POST /v1/agents/register)", err)
 	case errors.Is(err, scheduler.ErrNotFound):
@@ -122,14 +137,11 @@ func (s *Server) writeErr(w http.ResponseWriter, err error) {
 }
 
 // writeFailure answers an internal error: 503 when the store is closed
-// (shutting down), 500 otherwise.
+// (shutting down) or unavailable (etcd without quorum), or the write was
+// fenced (this server no longer leads), 500 otherwise
+// (writeStoreFailure).
 func (s *Server) writeFailure(w http.ResponseWriter, err error) {
-	status := http.StatusInternalServerError
-	if errors.Is(err, store.ErrClosed) {
-		status = http.StatusServiceUnavailable
-	}
-	s.log.Error("request failed", "err", err)
-	writeError(w, status, "", "%v", err)
+	writeStoreFailure(w, s.log, err)
 }
 
 // readBody reads a request body of at most api.MaxBodyBytes; a larger one
@@ -141,6 +153,8 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	}
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		writeError(w, http.StatusRequestEntityTooLarge, "", "request body larger than %d bytes", api.MaxBodyBytes)
+	} else if errors.Is(err, os.ErrDeadlineExceeded) {
+		writeError(w, http.StatusRequestTimeout, "", "request body not received in time: a client must send its body at once")
 	} else {
 		writeError(w, http.StatusBadRequest, "", "read request body: %v", err)
 	}

@@ -3,11 +3,11 @@ package server
 import (
 	"context"
 	"net/http"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/scheduler"
+	"github.com/gpusched/gpusched/service/store"
 )
 
 // handleSubmit is POST /v1/jobs: 201 and the job once it is durable.
@@ -18,33 +18,37 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	// The write must finish once started, even if the client goes away:
 	// a job in the store is a job the server runs.
-	j, err := s.sched.Submit(context.WithoutCancel(r.Context()), spec)
+	ctx := context.WithoutCancel(r.Context())
+	if rq, ok := r.Context().Value(identityKey{}).(*request); ok {
+		// The audit entry goes into the job's own transaction.
+		ctx = scheduler.WithSubmitOp(ctx, func(id string) (store.Op, error) {
+			rq.recorded = true
+			return s.audit.Op(api.AuditEntry{Who: rq.who.String(), Action: r.Method + " " + r.URL.Path, Target: id,
+				Status: http.StatusCreated})
+		})
+	}
+	j, err := s.sched.SubmitAs(ctx, caller(r), spec)
 	if err != nil {
 		s.writeErr(w, err)
 		return
 	}
+	setTarget(r, j.ID)
 	w.Header().Set("Location", "/v1/jobs/"+j.ID)
 	writeJSON(w, http.StatusCreated, j)
 }
 
 // handleList is GET /v1/jobs[?state=S[,S...]].
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
-	var want []api.State
-	if q := r.URL.Query().Get("state"); q != "" {
-		for _, st := range strings.Split(q, ",") {
-			if !slices.Contains(api.States(), api.State(st)) {
-				writeError(w, http.StatusBadRequest, "state", "unknown state %q (known: queued, running, preempted, succeeded, failed, cancelled)", st)
-				return
-			}
-			want = append(want, api.State(st))
-		}
+	want, ok := parseStates(w, r)
+	if !ok {
+		return
 	}
-	writeJSON(w, http.StatusOK, api.JobList{Jobs: s.sched.Jobs(want...)})
+	writeJSON(w, http.StatusOK, api.JobList{Jobs: s.sched.JobsAs(caller(r), want...)})
 }
 
 // handleGet is GET /v1/jobs/{id}, with the job's history.
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
-	v, err := s.sched.Job(r.PathValue("id"))
+	v, err := s.sched.JobAs(caller(r), r.PathValue("id"))
 	s.writeJob(w, v, err)
 }
 
@@ -52,7 +56,7 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 // job stays running (Reason says it is being cancelled) until its
 // processes are gone, then it is cancelled.
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
-	v, err := s.sched.Cancel(r.PathValue("id"))
+	v, err := s.sched.CancelAs(caller(r), r.PathValue("id"))
 	s.writeJob(w, v, err)
 }
 
@@ -63,7 +67,7 @@ func (s *Server) handleProgress(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	v, err := s.sched.Progress(r.PathValue("id"), p)
+	v, err := s.sched.ProgressAs(caller(r), r.PathValue("id"), p)
 	s.writeJob(w, v, err)
 }
 
@@ -82,7 +86,7 @@ func (s *Server) writeJob(w http.ResponseWriter, v api.Job, err error) {
 // order (what a horovodrun --host-discovery-script prints); 404 for an
 // unknown job, 409 for one that is not running.
 func (s *Server) handleHostfile(w http.ResponseWriter, r *http.Request) {
-	list, err := s.sched.Hostfile(r.PathValue("id"))
+	list, err := s.sched.HostfileAs(caller(r), r.PathValue("id"))
 	if err != nil {
 		s.writeErr(w, err)
 		return

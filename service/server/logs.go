@@ -29,7 +29,7 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, _, err := s.sched.LogStatus(id); err != nil {
+	if err := s.sched.CheckLogs(caller(r), id); err != nil {
 		s.writeErr(w, err)
 		return
 	}

@@ -72,7 +72,7 @@ func TestBoltReopen(t *testing.T) {
 	if err != nil {
 		t.Fatalf("watch from the revision at open: %v", err)
 	}
-	if got := evString(next(t, ch)); got != "put jobs/a=5 @5/1" {
+	if got := evString(0, next(t, ch)); got != "put jobs/a=5 @5/1" {
 		t.Fatalf("replayed %q", got)
 	}
 }
@@ -126,7 +126,7 @@ func TestBoltGroupCommit(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	checkRevisions(t, revs, writers*perWriter)
+	checkRevisions(t, revs, 0, writers*perWriter)
 	st := s.Stats()
 	t.Logf("%d puts in %d commits", st.Requests, st.Commits)
 	if st.Requests != writers*perWriter || st.Commits >= st.Requests {

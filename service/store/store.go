@@ -152,6 +152,11 @@ func IfAbsent(key string) Op {
 	return IfModRev(key, 0)
 }
 
+// Put returns the key and value of a put; ok is false for other ops.
+func (o Op) Put() (key string, value []byte, ok bool) {
+	return o.key, o.value, o.typ == opPut
+}
+
 // String describes the op for errors and logs (values are not printed).
 func (o Op) String() string {
 	switch o.typ {

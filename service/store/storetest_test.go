@@ -9,12 +9,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gpusched/gpusched/internal/etcdtest"
 )
 
-// Compile-time checks that both implementations satisfy Store.
+// Compile-time checks that every implementation satisfies Store.
 var (
 	_ Store = (*Mem)(nil)
 	_ Store = (*Bolt)(nil)
+	_ Store = (*Etcd)(nil)
 )
 
 // suiteOptions are the knobs the conformance suite needs from a factory.
@@ -44,6 +47,22 @@ func newBoltFactory(t *testing.T, o suiteOptions) Store {
 func TestMemConformance(t *testing.T)  { runConformance(t, newMemFactory) }
 func TestBoltConformance(t *testing.T) { runConformance(t, newBoltFactory) }
 
+// TestEtcdConformance runs the suite on a real single-member etcd (Debian's
+// etcd-server), each case under a prefix of its own.
+func TestEtcdConformance(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	n := 0
+	runConformance(t, func(t *testing.T, o suiteOptions) Store {
+		n++
+		s, err := OpenEtcd(EtcdOptions{Endpoints: c.Endpoints(), Prefix: fmt.Sprintf("/suite/%d/", n),
+			WatchBuffer: o.watchBuffer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
 // runConformance runs every behaviour that all Store implementations share.
 func runConformance(t *testing.T, open factory) {
 	cases := []struct {
@@ -65,6 +84,7 @@ func runConformance(t *testing.T, open factory) {
 		{"WatchSlowWatcherDropped", testWatchSlowWatcherDropped},
 		{"WatchContextEnds", testWatchContextEnds},
 		{"Closed", testClosed},
+		{"Fence", testFence},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, open) })
@@ -115,6 +135,7 @@ func currentRev(t *testing.T, s Store) int64 {
 
 func testPutGet(t *testing.T, open factory) {
 	s := openSuite(t, open, suiteOptions{})
+	base := currentRev(t, s)
 	if _, ok, err := s.Get(t.Context(), "jobs/none"); ok || err != nil {
 		t.Fatalf("get missing: ok=%v err=%v", ok, err)
 	}
@@ -128,18 +149,19 @@ func testPutGet(t *testing.T, open factory) {
 		{"jobs/c", "", 4, 4},
 	}
 	for _, w := range want {
-		if rev := mustPut(t, s, w.key, w.value); rev != w.rev {
-			t.Fatalf("put %s: rev %d, want %d", w.key, rev, w.rev)
+		if rev := mustPut(t, s, w.key, w.value); rev != base+w.rev {
+			t.Fatalf("put %s: rev %d, want %d", w.key, rev, base+w.rev)
 		}
 		got := mustGet(t, s, w.key)
-		if string(got.Value) != w.value || got.Value == nil || got.CreateRev != w.createRev || got.ModRev != w.rev {
-			t.Fatalf("get %s = %+v, want value %q create %d mod %d", w.key, got, w.value, w.createRev, w.rev)
+		if string(got.Value) != w.value || got.Value == nil || got.CreateRev != base+w.createRev || got.ModRev != base+w.rev {
+			t.Fatalf("get %s = %+v, want value %q create %d mod %d (+%d)", w.key, got, w.value, w.createRev, w.rev, base)
 		}
 	}
 }
 
 func testList(t *testing.T, open factory) {
 	s := openSuite(t, open, suiteOptions{})
+	base := currentRev(t, s)
 	for _, k := range []string{"nodes/n1", "jobs/b", "jobs/a", "jobsx", "jobs/c/1"} {
 		mustPut(t, s, k, "v-"+k)
 	}
@@ -165,34 +187,36 @@ func testList(t *testing.T, open factory) {
 				t.Errorf("list %q: %s = %q", c.prefix, kv.Key, kv.Value)
 			}
 		}
-		if !slices.Equal(keys, c.want) || rev != 5 {
-			t.Errorf("list %q = %v at %d, want %v at 5", c.prefix, keys, rev, c.want)
+		if !slices.Equal(keys, c.want) || rev != base+5 {
+			t.Errorf("list %q = %v at %d, want %v at %d", c.prefix, keys, rev, c.want, base+5)
 		}
 	}
 }
 
 func testDelete(t *testing.T, open factory) {
 	s := openSuite(t, open, suiteOptions{})
+	base := currentRev(t, s)
 	mustPut(t, s, "k", "v")
 	rev, err := s.Delete(t.Context(), "k")
-	if err != nil || rev != 2 {
+	if err != nil || rev != base+2 {
 		t.Fatalf("delete: rev %d err %v, want 2", rev, err)
 	}
 	if _, ok, _ := s.Get(t.Context(), "k"); ok {
 		t.Fatal("key still there after delete")
 	}
 	rev, err = s.Delete(t.Context(), "k")
-	if err != nil || rev != 2 {
-		t.Fatalf("delete missing: rev %d err %v, want 2 (unchanged)", rev, err)
+	if err != nil || rev != base+2 {
+		t.Fatalf("delete missing: rev %d err %v, want %d (unchanged)", rev, err, base+2)
 	}
 	mustPut(t, s, "k", "again")
-	if kv := mustGet(t, s, "k"); kv.CreateRev != 3 || kv.ModRev != 3 {
+	if kv := mustGet(t, s, "k"); kv.CreateRev != base+3 || kv.ModRev != base+3 {
 		t.Fatalf("re-created key = %+v, want create 3 mod 3", kv)
 	}
 }
 
 func testTxn(t *testing.T, open factory) {
 	s := openSuite(t, open, suiteOptions{})
+	base := currentRev(t, s)
 	a := mustPut(t, s, "a", "1") // rev 1
 	mustPut(t, s, "b", "2")      // rev 2
 	cases := []struct {
@@ -215,7 +239,7 @@ func testTxn(t *testing.T, open factory) {
 	}
 	for _, c := range cases {
 		rev, err := s.Txn(t.Context(), c.ops...)
-		if !errors.Is(err, c.wantErr) || (c.wantErr == nil && err != nil) || rev != c.wantRev {
+		if !errors.Is(err, c.wantErr) || (c.wantErr == nil && err != nil) || rev != base+c.wantRev {
 			t.Fatalf("%s: rev %d err %v, want %d %v", c.name, rev, err, c.wantRev, c.wantErr)
 		}
 		kvs, _, _ := s.List(t.Context(), "")
@@ -227,8 +251,8 @@ func testTxn(t *testing.T, open factory) {
 			t.Fatalf("%s: contents %v, want %v", c.name, got, c.want)
 		}
 	}
-	for key, create := range map[string]int64{"a": 1, "c": 3} {
-		if kv := mustGet(t, s, key); kv.ModRev != 3 || kv.CreateRev != create {
+	for key, create := range map[string]int64{"a": base + 1, "c": base + 3} {
+		if kv := mustGet(t, s, key); kv.ModRev != base+3 || kv.CreateRev != create {
 			t.Errorf("%s = %+v, want mod 3 create %d", key, kv, create)
 		}
 	}
@@ -239,6 +263,7 @@ func put(key, value string) Op { return OpPut(key, []byte(value)) }
 
 func testInvalid(t *testing.T, open factory) {
 	s := openSuite(t, open, suiteOptions{})
+	base := currentRev(t, s)
 	long := strings.Repeat("k", MaxKeySize+1)
 	cases := []struct {
 		name string
@@ -266,8 +291,8 @@ func testInvalid(t *testing.T, open factory) {
 			t.Errorf("%s: err %v, want ErrInvalid", c.name, err)
 		}
 	}
-	if rev := currentRev(t, s); rev != 0 {
-		t.Errorf("revision %d after invalid requests, want 0", rev)
+	if rev := currentRev(t, s); rev != base {
+		t.Errorf("revision %d after invalid requests, want %d", rev, base)
 	}
 	mustPut(t, s, strings.Repeat("k", MaxKeySize), strings.Repeat("v", 1024))
 }
@@ -311,6 +336,7 @@ func testCancelledContext(t *testing.T, open factory) {
 func testConcurrent(t *testing.T, open factory) {
 	const writers, perWriter = 32, 40
 	s := openSuite(t, open, suiteOptions{})
+	base := currentRev(t, s)
 	revs := make([][]int64, writers)
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -326,16 +352,16 @@ func testConcurrent(t *testing.T, open factory) {
 		})
 	}
 	wg.Wait()
-	checkRevisions(t, revs, writers*perWriter)
+	checkRevisions(t, revs, base, writers*perWriter)
 	kvs, rev, err := s.List(t.Context(), "jobs/")
-	if err != nil || len(kvs) != writers*perWriter || rev != writers*perWriter {
-		t.Fatalf("list: %d keys at %d (err %v), want %d", len(kvs), rev, err, writers*perWriter)
+	if err != nil || len(kvs) != writers*perWriter || rev != base+writers*perWriter {
+		t.Fatalf("list: %d keys at %d (err %v), want %d at %d", len(kvs), rev, err, writers*perWriter, base+writers*perWriter)
 	}
 }
 
 // checkRevisions checks that each writer's revisions increase and that all
-// of them together are exactly 1..n.
-func checkRevisions(t *testing.T, revs [][]int64, n int) {
+// of them together are exactly base+1..base+n.
+func checkRevisions(t *testing.T, revs [][]int64, base int64, n int) {
 	t.Helper()
 	var all []int64
 	for w, rs := range revs {
@@ -346,8 +372,8 @@ func checkRevisions(t *testing.T, revs [][]int64, n int) {
 	}
 	slices.Sort(all)
 	for i, r := range all {
-		if r != int64(i+1) {
-			t.Fatalf("revisions are not 1..%d: position %d holds %d", n, i, r)
+		if r != base+int64(i+1) {
+			t.Fatalf("revisions are not %d+1..%d: position %d holds %d", base, n, i, r)
 		}
 	}
 	if len(all) != n {
@@ -361,6 +387,7 @@ func checkRevisions(t *testing.T, revs [][]int64, n int) {
 func testContendedCompare(t *testing.T, open factory) {
 	const writers = 32
 	s := openSuite(t, open, suiteOptions{})
+	base := currentRev(t, s)
 	var (
 		wg     sync.WaitGroup
 		mu     sync.Mutex
@@ -392,7 +419,49 @@ func testContendedCompare(t *testing.T, open factory) {
 	if kv := mustGet(t, s, "leader"); string(kv.Value) != fmt.Sprint(winner[0]) {
 		t.Fatalf("leader = %q, winner %d", kv.Value, winner[0])
 	}
-	if kvs, rev, _ := s.List(t.Context(), "plain/"); len(kvs) != writers || rev != writers+1 {
-		t.Fatalf("plain puts: %d at rev %d, want %d at %d", len(kvs), rev, writers, writers+1)
+	if kvs, rev, _ := s.List(t.Context(), "plain/"); len(kvs) != writers || rev != base+writers+1 {
+		t.Fatalf("plain puts: %d at rev %d, want %d at %d", len(kvs), rev, writers, base+writers+1)
+	}
+}
+
+// testFence: writes through a Fenced store apply while the fence key keeps
+// its revision and fail with ErrFenced (writing nothing) once it changed
+// or is gone; reads pass through.
+func testFence(t *testing.T, open factory) {
+	s := openSuite(t, open, suiteOptions{})
+	rev := mustPut(t, s, "leader/a", "me")
+	f := Fence(s, "leader/a", rev)
+	if _, err := f.Put(t.Context(), "jobs/1", []byte("x")); err != nil {
+		t.Fatalf("fenced put: %v", err)
+	}
+	if _, err := f.Txn(t.Context(), IfAbsent("jobs/2"), put("jobs/2", "y"), OpDelete("jobs/1")); err != nil {
+		t.Fatalf("fenced txn: %v", err)
+	}
+	_, err := f.Txn(t.Context(), IfAbsent("jobs/2"), put("jobs/2", "z"))
+	if !errors.Is(err, ErrCompareFailed) || errors.Is(err, ErrFenced) {
+		t.Fatalf("fenced txn with a failing compare of its own: %v, want ErrCompareFailed only", err)
+	}
+	for name, depose := range map[string]func(){
+		"replaced": func() { mustPut(t, s, "leader/a", "someone else") },
+		"deleted":  func() { _, _ = s.Delete(t.Context(), "leader/a") },
+	} {
+		depose()
+		before := currentRev(t, s)
+		calls := map[string]func() error{
+			"put":    func() error { _, err := f.Put(t.Context(), "jobs/3", []byte("v")); return err },
+			"delete": func() error { _, err := f.Delete(t.Context(), "jobs/2"); return err },
+			"txn":    func() error { _, err := f.Txn(t.Context(), put("jobs/4", "v")); return err },
+		}
+		for call, do := range calls {
+			if err := do(); !errors.Is(err, ErrFenced) {
+				t.Errorf("%s fence, %s: %v, want ErrFenced", name, call, err)
+			}
+		}
+		if rev := currentRev(t, s); rev != before {
+			t.Errorf("%s fence: revision moved from %d to %d", name, before, rev)
+		}
+	}
+	if kv := mustGet(t, f, "jobs/2"); string(kv.Value) != "y" {
+		t.Fatalf("read through the fence: %q", kv.Value)
 	}
 }

@@ -28,6 +28,15 @@ type JobRecord struct {
 	// EnergyKWh is the energy attributed to the job (docs/ENERGY.md), in
 	// kWh; 0 when the run accounted no energy.
 	EnergyKWh float64
+	// Queue is the job's team queue (package quota), "" when the run has
+	// none.
+	Queue string
+	// Service is the GPU-seconds the job held weighted by each GPU type's
+	// speed for it (quota.Weight: 1 on its fastest type).
+	Service float64
+	// Reclaimed counts the job's preemptions that gave another queue its
+	// guaranteed quota back.
+	Reclaimed int
 }
 
 // Completed reports whether the job finished.
@@ -80,6 +89,72 @@ type Summary struct {
 	// JSON summary.
 	RejectedReasons   map[string]int `json:"rejected_reasons,omitempty"`
 	UnfinishedReasons map[string]int `json:"unfinished_reasons,omitempty"`
+	// Reclaims, JainIndex and Queues describe the teams' queues of a run
+	// that has them (docs/QUEUES.md); nil or empty, and left out of the
+	// JSON summary, otherwise. Reclaims counts the preemptions that gave a
+	// queue its guaranteed quota back; JainIndex is the time-averaged
+	// Jain's fairness index over the backlogged queues' normalised shares
+	// (nil when two queues were never backlogged at once).
+	Reclaims  *int           `json:"reclaims,omitempty"`
+	JainIndex *float64       `json:"jain_index,omitempty"`
+	Queues    []QueueSummary `json:"queues,omitempty"`
+}
+
+// QueueSummary is one queue's part of a run.
+type QueueSummary struct {
+	Name      string  `json:"name"`
+	Weight    float64 `json:"weight"`
+	Jobs      int     `json:"jobs"`
+	Completed int     `json:"completed"`
+	// AvgJCT is the mean JCT of the queue's completed jobs, in seconds.
+	AvgJCT float64 `json:"avg_jct_s"`
+	// GPUHours are the GPU-hours its jobs held; NormGPUHours the same
+	// weighted by each GPU type's speed for the job (JobRecord.Service).
+	GPUHours     float64 `json:"gpu_hours"`
+	NormGPUHours float64 `json:"norm_gpu_hours"`
+	// Share is its part of all queues' normalised GPU-hours.
+	Share float64 `json:"share"`
+	// Reclaimed counts its jobs' preemptions for other queues' quota.
+	Reclaimed int `json:"reclaimed"`
+}
+
+// SummarizeQueues summarises recs per queue; names and weights give the
+// queues in order (a record whose queue is not among them is left out).
+func SummarizeQueues(recs []JobRecord, names []string, weights []float64) []QueueSummary {
+	out := make([]QueueSummary, len(names))
+	idx := map[string]int{}
+	for i, n := range names {
+		out[i] = QueueSummary{Name: n, Weight: weights[i]}
+		idx[n] = i
+	}
+	jct := make([]float64, len(names))
+	var total float64
+	for i := range recs {
+		r := &recs[i]
+		q, ok := idx[r.Queue]
+		if !ok {
+			continue
+		}
+		s := &out[q]
+		s.Jobs++
+		s.GPUHours += r.GPUTime.Seconds() / 3600
+		s.NormGPUHours += r.Service / 3600
+		total += r.Service / 3600
+		s.Reclaimed += r.Reclaimed
+		if r.Completed() {
+			s.Completed++
+			jct[q] += r.JCT().Seconds()
+		}
+	}
+	for i := range out {
+		if out[i].Completed > 0 {
+			out[i].AvgJCT = jct[i] / float64(out[i].Completed)
+		}
+		if total > 0 {
+			out[i].Share = out[i].NormGPUHours / total
+		}
+	}
+	return out
 }
 
 // Summarize computes the summary of recs on a cluster of totalGPUs GPUs.

@@ -31,7 +31,7 @@ func (f field) empty() bool {
 	switch f.val.Kind() {
 	case reflect.Pointer:
 		return f.val.IsNil()
-	case reflect.Map:
+	case reflect.Map, reflect.Slice:
 		return f.val.Len() == 0
 	}
 	return false

@@ -32,7 +32,7 @@ func Table(w io.Writer, s metrics.Summary) error {
 	}
 	var sb strings.Builder
 	for _, f := range fields {
-		if f.val.Kind() == reflect.Map {
+		if f.val.Kind() == reflect.Map || f.val.Kind() == reflect.Slice || (f.empty() && f.key != "energy_kwh") {
 			continue
 		}
 		fmt.Fprintf(&sb, "%-*s  %s\n", width, label(f.key), tableValue(f.key, f.val))
@@ -40,10 +40,42 @@ func Table(w io.Writer, s metrics.Summary) error {
 			writeCounts(&sb, m)
 		}
 	}
+	writeQueues(&sb, s.Queues)
 	if _, err := io.WriteString(w, sb.String()); err != nil {
 		return fmt.Errorf("report: write summary table: %w", err)
 	}
 	return nil
+}
+
+// writeQueues writes the per-queue figures as a table of their own; none
+// writes nothing.
+func writeQueues(sb *strings.Builder, qs []metrics.QueueSummary) {
+	if len(qs) == 0 {
+		return
+	}
+	rows := [][]string{{"QUEUE", "WEIGHT", "JOBS", "DONE", "AVG JCT", "GPU-HOURS", "NORM GPU-HOURS", "SHARE", "RECLAIMED"}}
+	for _, q := range qs {
+		rows = append(rows, []string{q.Name, formatFixed(q.Weight, 3), group(strconv.Itoa(q.Jobs)), group(strconv.Itoa(q.Completed)),
+			seconds(q.AvgJCT), group(formatFixed(q.GPUHours, 1)), group(formatFixed(q.NormGPUHours, 1)),
+			strconv.FormatFloat(100*q.Share, 'f', 1, 64) + "%", group(strconv.Itoa(q.Reclaimed))})
+	}
+	width := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	sb.WriteString("queues\n")
+	for _, r := range rows {
+		line := "  "
+		for i, c := range r {
+			if i > 0 {
+				line += "  "
+			}
+			line += c + strings.Repeat(" ", width[i]-len([]rune(c)))
+		}
+		sb.WriteString(strings.TrimRight(line, " ") + "\n")
+	}
 }
 
 // writeCounts writes a map of reasons to counts as one indented line per

@@ -26,6 +26,7 @@ type jsonJob struct {
 	Duration   *float64
 	GPUType    string
 	User       string
+	Queue      string
 	Priority   int
 	PeakMemMiB int
 	// ReplicaGPUs is nil when absent.
@@ -66,6 +67,8 @@ func (j *jsonJob) field(key string) any {
 		return &j.GPUType
 	case "user":
 		return &j.User
+	case "queue":
+		return &j.Queue
 	case "priority":
 		return &j.Priority
 	case "peak_mem_mib":
@@ -182,6 +185,7 @@ func (j *jsonJob) spec() (model.JobSpec, error) {
 		return s, errors.New("missing gpus")
 	}
 	s.ID, s.Model, s.GPUType, s.User, s.Priority = *j.ID, j.Model, j.GPUType, j.User, j.Priority
+	s.Queue = j.Queue
 	if msg := checkRange("submit_s", *j.Submit, 0, maxSeconds); msg != "" {
 		return s, errors.New(msg)
 	}

@@ -22,6 +22,22 @@ type lines struct {
 	n int
 	// text is the current line without its end-of-line bytes.
 	text []byte
+	// strs interns repeated column values (intern).
+	strs map[string]string
+}
+
+// intern returns b as a string, one copy per distinct value (a trace's
+// few virtual clusters over many lines).
+func (l *lines) intern(b []byte) string {
+	if s, ok := l.strs[string(b)]; ok {
+		return s
+	}
+	if l.strs == nil {
+		l.strs = map[string]string{}
+	}
+	s := string(b)
+	l.strs[s] = s
+	return s
 }
 
 // newLines returns a line reader over r; name is the file name for errors.

@@ -29,6 +29,7 @@ type phillyRow struct {
 	submit, duration model.Time
 	gpus             int
 	index, line      int
+	vc               string // the virtual cluster (the cluster column)
 }
 
 // readPhilly reads a Philly CSV (header phillyHeader). Submit times are made
@@ -71,6 +72,7 @@ func phillySpecs(rows []phillyRow) ([]model.JobSpec, []int) {
 			MinGPUs:  row.gpus,
 			MaxGPUs:  row.gpus,
 			Duration: row.duration,
+			Group:    row.vc,
 		}
 		lines[i] = row.line
 	}
@@ -79,7 +81,8 @@ func phillySpecs(rows []phillyRow) ([]model.JobSpec, []int) {
 
 // phillyLine converts the columns of one Philly line; submit is the absolute
 // timestamp (milliseconds since the Unix epoch) until phillySpecs rebases it.
-// gpu_time is checked but not used; cluster is free text.
+// gpu_time is checked but not used; cluster is free text, the job's
+// virtual cluster (model.JobSpec.Group).
 func phillyLine(l *lines, cols [][]byte) (phillyRow, error) {
 	var row phillyRow
 	var err error
@@ -94,6 +97,7 @@ func phillyLine(l *lines, cols [][]byte) (phillyRow, error) {
 		return row, err
 	}
 	_, err = l.number("gpu_time", cols[phillyGPUTime], 0, maxSeconds*maxGPUs)
+	row.vc = l.intern(bytes.TrimSpace(cols[phillyCluster]))
 	return row, err
 }
 

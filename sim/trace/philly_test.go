@@ -9,9 +9,9 @@ import (
 )
 
 // phillyJobSpec is a Philly job as Read returns it.
-func phillyJobSpec(id string, submit model.Time, gpus int, dur model.Time) model.JobSpec {
+func phillyJobSpec(id string, submit model.Time, gpus int, dur model.Time, vc string) model.JobSpec {
 	s := rigid(id, submit, gpus)
-	s.Duration = dur
+	s.Duration, s.Group = dur, vc
 	return s
 }
 
@@ -23,20 +23,20 @@ func TestReadPhilly(t *testing.T) {
 				"2017-10-09 06:13:03,2951.0,2,5902.0,6214e9\n" +
 				"2017-10-09 07:01:55,1.5,8,12.0,6214e9\n",
 			want: []model.JobSpec{
-				phillyJobSpec("1", 0, 2, 2951*model.Second),
-				phillyJobSpec("0", 2932*model.Second, 1, 66*model.Second),
-				phillyJobSpec("2", 2932*model.Second, 8, 1500),
+				phillyJobSpec("1", 0, 2, 2951*model.Second, "6214e9"),
+				phillyJobSpec("0", 2932*model.Second, 1, 66*model.Second, "11cb48"),
+				phillyJobSpec("2", 2932*model.Second, 8, 1500, "6214e9"),
 			}},
 		{name: "across a month and a leap day",
 			in: h + "2016-02-29 23:59:59,10,1,10,a\n2016-03-01 00:00:00,10,1,10,a\n",
 			want: []model.JobSpec{
-				phillyJobSpec("0", 0, 1, 10*model.Second),
-				phillyJobSpec("1", 1*model.Second, 1, 10*model.Second),
+				phillyJobSpec("0", 0, 1, 10*model.Second, "a"),
+				phillyJobSpec("1", 1*model.Second, 1, 10*model.Second, "a"),
 			}},
 		{name: "zero duration becomes 1 ms", in: h + "2017-10-09 07:01:55,0.0,1,0.0,c\n2017-10-09 07:01:56,0.0001,1,0,c\n",
-			want: []model.JobSpec{phillyJobSpec("0", 0, 1, 1), phillyJobSpec("1", model.Second, 1, 1)}},
+			want: []model.JobSpec{phillyJobSpec("0", 0, 1, 1, "c"), phillyJobSpec("1", model.Second, 1, 1, "c")}},
 		{name: "blank lines and empty cluster", in: "\n" + h + "\n2017-10-09 07:01:55,5,1,5,\n\n",
-			want: []model.JobSpec{phillyJobSpec("0", 0, 1, 5*model.Second)}},
+			want: []model.JobSpec{phillyJobSpec("0", 0, 1, 5*model.Second, "")}},
 		{name: "missing header", in: "2017-10-09 07:01:55,66.0,1,66.0,11cb48\n",
 			err: `p.csv:1: missing header: want "timestamp,duration,num_gpus,gpu_time,cluster", got "2017-10-09`},
 		{name: "tiresias header", in: tiresiasHeader + "\n", err: "p.csv:1: missing header"},

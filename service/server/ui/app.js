@@ -106,7 +106,7 @@
     return j.min_gpus !== j.max_gpus ? j.gpus_requested + ' (' + j.min_gpus + '-' + j.max_gpus + ')' : String(j.gpus_requested);
   }
 
-  function active(j) { return j.state === 'queued' || j.state === 'running' || j.state === 'preempted'; }
+  function active(j) { return j.state === 'queued' || j.state === 'paused' || j.state === 'running' || j.state === 'preempted'; }
 
   // ---- routing ------------------------------------------------------------
 
@@ -223,7 +223,7 @@
     const sec = h('section', {id: 'cluster'}, h('h2', null, 'Cluster'));
     if (!c) return append(sec, h('div', {class: 'empty', text: 'loading…'})), sec;
     const chips = h('div', {class: 'chips'});
-    ['queued', 'running', 'preempted', 'succeeded', 'failed', 'cancelled'].forEach(function (st) {
+    ['queued', 'paused', 'running', 'preempted', 'succeeded', 'failed', 'cancelled'].forEach(function (st) {
       chips.append(h('span', {class: 'chip'}, stateEl(st), ' ', String(c.jobs[st] || 0)));
     });
     chips.append(h('span', {class: 'chip', text: 'power ' + (c.power_w ? c.power_w.toFixed(0) + ' W' : 'n/a')}));
@@ -254,10 +254,18 @@
     return h('div', {class: 'node' + (down ? ' down' : ''), 'data-node': n.name, 'data-state': n.state},
       h('div', {class: 'head'}, h('strong', {text: n.name}), stateEl(n.state)),
       h('div', {class: 'small muted'}, type + ' · ' + n.gpus_used + '/' + n.gpus.length + ' busy · ' +
-        (n.power_w !== undefined ? n.power_w.toFixed(0) + ' W' : 'no power reading')),
+        (n.power_w !== undefined ? n.power_w.toFixed(0) + ' W' : 'no power reading') + loadStateText(n.energy)),
       gpus,
       h('div', {class: 'load', title: 'load ' + Math.round(n.load * 100) + '%'}, h('div', {style: 'width:' + Math.round(n.load * 100) + '%'})),
       h('div', {class: 'small muted'}, 'heartbeat ' + ago(n.last_heartbeat)));
+  }
+
+  // loadStateText is seed 002's load state of a node and where its
+  // thresholds come from (docs/ENERGY.md, "Live"), "" without them.
+  function loadStateText(e) {
+    if (!e || !e.load_state || !e.thresholds || !e.thresholds.length) return '';
+    const t = e.thresholds[0];
+    return ' · load state ' + e.load_state + ' (th ' + t.th1.toFixed(2) + '/' + t.th2.toFixed(2) + ', ' + t.source + ')';
   }
 
   function etaCell(e, which) {

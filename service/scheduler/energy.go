@@ -1,0 +1,240 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/gpusched/gpusched/core/placer"
+	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/store"
+)
+
+// Energy accounting (docs/ENERGY.md, "What energy placement saved"): every
+// ready node's energy is integrated from its power readings (recordPower,
+// measured) and, while it has none — no reading for powerMaxGap — from
+// its class's power model at its busy GPUs (accountModelled, modelled),
+// each split by the node's load state at the time. The jobs on the node
+// get their share either way (attributeEnergy for readings; for the model
+// each busy GPU's own draw plus its share of the base power), and
+// record.EnergyModelledKWh keeps the modelled part. The nodes' accounts
+// are stored under energyPrefix+node with the power samples.
+const energyPrefix = "energy/nodes/"
+
+// The load states of the energy split ("idle" and the seed's 1, 2, 3).
+var energyStates = []string{"idle", "1", "2", "3"}
+
+// nodeEnergy is one node's energy account.
+type nodeEnergy struct {
+	Since     time.Time          `json:"since"`
+	MeasuredJ float64            `json:"measured_j"`
+	ModelledJ float64            `json:"modelled_j"`
+	StatesJ   map[string]float64 `json:"states_j"`
+	// modelAt is how far the model has been integrated (or the latest
+	// reading, while readings come); readyAt when the node became ready
+	// (zero while it is down).
+	modelAt, readyAt time.Time
+	dirty            bool
+	savedAt          time.Time
+}
+
+// energyRecord is a node's account as the store keeps it.
+type energyRecord struct {
+	Node string `json:"node"`
+	nodeEnergy
+}
+
+// loadEnergy reads the stored accounts.
+func (s *Scheduler) loadEnergy(ctx context.Context) error {
+	kvs, _, err := s.store.List(ctx, energyPrefix)
+	if err != nil {
+		return fmt.Errorf("server: load energy accounts: %w", err)
+	}
+	for _, kv := range kvs {
+		var r energyRecord
+		if err := json.Unmarshal(kv.Value, &r); err != nil || energyPrefix+r.Node != kv.Key {
+			s.log.Error("stored energy account is unreadable; dropped", "key", kv.Key, "err", err)
+			continue
+		}
+		ne := r.nodeEnergy
+		if ne.StatesJ == nil {
+			ne.StatesJ = map[string]float64{}
+		}
+		s.live.energy[r.Node] = &ne
+	}
+	return nil
+}
+
+// account returns node name's account, opening it at now.
+func (s *Scheduler) account(name string, now time.Time) *nodeEnergy {
+	ne := s.live.energy[name]
+	if ne == nil {
+		ne = &nodeEnergy{Since: now.UTC(), StatesJ: map[string]float64{}, savedAt: now}
+		s.live.energy[name] = ne
+	}
+	return ne
+}
+
+// addEnergy adds joules drawn by node n with busy GPUs busy to its
+// account.
+func (s *Scheduler) addEnergy(n *node, joules float64, measured bool, busy int, now time.Time) {
+	if !(joules > 0) || math.IsInf(joules, 0) {
+		return
+	}
+	ne := s.account(n.name, now)
+	if measured {
+		ne.MeasuredJ += joules
+	} else {
+		ne.ModelledJ += joules
+	}
+	ne.StatesJ[s.nodeStateName(n, busy)] += joules
+	ne.dirty = true
+}
+
+// nodeStateName is the load state of node n with busy GPUs busy, for the
+// energy split: "idle", or the state under the thresholds of its jobs'
+// algorithm type (the default type when they differ).
+func (s *Scheduler) nodeStateName(n *node, busy int) string {
+	if busy <= 0 {
+		return "idle"
+	}
+	i, ok := s.nodeIdx[n.name]
+	if !ok {
+		return "idle"
+	}
+	f := s.nodeFamily(n)
+	if f == "" {
+		f = placer.DefaultFamily
+	}
+	if st := s.loadState(i, busy, f); st > 0 {
+		return strconv.Itoa(st)
+	}
+	return "1"
+}
+
+// readingEnergy is a node's energy between two readings (trapezoid rule):
+// from its node readings when both have one, else from the GPU readings
+// both have.
+func readingEnergy(prev, cur *api.PowerReading, sec float64) float64 {
+	if prev.NodeW > 0 && cur.NodeW > 0 {
+		return (prev.NodeW + cur.NodeW) / 2 * sec
+	}
+	before := make(map[int]float64, len(prev.GPUs))
+	for _, g := range prev.GPUs {
+		before[g.Index] = g.Watts
+	}
+	sum := 0.0
+	for _, g := range cur.GPUs {
+		if w, ok := before[g.Index]; ok {
+			sum += (w + g.Watts) / 2 * sec
+		}
+	}
+	return sum
+}
+
+// accountModelled integrates the power model of every ready node that has
+// had no reading for powerMaxGap (since its latest reading, or since it
+// became ready) up to now, from that reading or that time on, giving the
+// jobs on it their share. Called with s.mu held.
+func (s *Scheduler) accountModelled(now time.Time) {
+	for _, name := range slicesSortedKeys(s.nodes) {
+		n := s.nodes[name]
+		if !n.ready {
+			if ne := s.live.energy[name]; ne != nil {
+				ne.modelAt, ne.readyAt = time.Time{}, time.Time{}
+			}
+			continue
+		}
+		ne := s.account(name, now)
+		if ne.readyAt.IsZero() {
+			ne.readyAt = now
+		}
+		ref := ne.readyAt
+		if np := s.power[name]; np != nil && np.last != nil {
+			ref = later(np.last.At, ref)
+		}
+		if now.Sub(ref) <= powerMaxGap {
+			ne.modelAt = ref // readings come, or may still: the model waits
+			continue
+		}
+		from := later(ne.modelAt, ref)
+		ne.modelAt = now
+		if now.After(from) {
+			s.modelInterval(n, now.Sub(from).Seconds(), now)
+		}
+	}
+}
+
+// modelInterval accounts sec seconds of node n's modelled draw at its
+// current busy GPUs.
+func (s *Scheduler) modelInterval(n *node, sec float64, now time.Time) {
+	c := s.live.classOf(n)
+	busy := s.usedGPUs(n.name)
+	w, ok := c.modelWatts(busy)
+	if !ok {
+		return
+	}
+	s.addEnergy(n, w*sec, false, busy, now)
+	perGPU := c.gpu.BusyWatts(1)
+	base := c.node.BaseW / float64(c.gpus)
+	for _, j := range s.active {
+		k := len(s.jobGPUsOn(&j.rec, n.name))
+		if k == 0 {
+			continue
+		}
+		kwh := float64(k) * (perGPU + base) * sec / joulesPerKWh
+		j.rec.EnergyKWh += kwh
+		j.rec.EnergyModelledKWh += kwh
+		s.unsaved[j] = true
+	}
+}
+
+// tickEnergy writes the accounts that changed, each at most every
+// powerSaveEvery (all with force). Called with s.mu held.
+func (s *Scheduler) tickEnergy(now time.Time, force bool) {
+	s.saveModel(now, force)
+	var ops []store.Op
+	var names []string
+	for _, name := range slicesSortedKeys(s.live.energy) {
+		ne := s.live.energy[name]
+		if !ne.dirty || (!force && now.Sub(ne.savedAt) < powerSaveEvery) {
+			continue
+		}
+		data, err := json.Marshal(energyRecord{Node: name, nodeEnergy: *ne})
+		if err != nil {
+			continue
+		}
+		ops = append(ops, store.OpPut(energyPrefix+name, data))
+		names = append(names, name)
+	}
+	if len(ops) == 0 {
+		return
+	}
+	if _, err := s.store.Txn(writeCtx(), ops...); err != nil {
+		s.log.Error("cannot store energy accounts", "err", err)
+		return
+	}
+	for _, name := range names {
+		s.live.energy[name].dirty, s.live.energy[name].savedAt = false, now
+	}
+}
+
+// tickLive runs the live seed 002 work of a periodic tick: idle nodes,
+// the modelled energy and the accounts' writes.
+func (s *Scheduler) tickLive() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	for _, d := range s.liveDevices() {
+		if first, ok := s.live.seen[d.name]; ok && now.Sub(first) < s.measureGrace()+2*s.cfg.Round {
+			s.live.dirty = true // its grace ends: the network changes
+		}
+	}
+	s.tickIdle(now)
+	s.accountModelled(now)
+	s.integrateModel(now)
+	s.tickEnergy(now, false)
+}

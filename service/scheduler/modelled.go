@@ -1,0 +1,118 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/gpusched/gpusched/service/store"
+)
+
+// The power model's energy of what actually ran (docs/ENERGY.md, "What
+// energy placement saved"): every ready node's modelled draw at its busy
+// GPUs, integrated from round to round (a busy count changes only in a
+// round, or by an end that triggers one) and at every tick. Its value at
+// the first submission and at the latest end of a job bound the window of
+// the pack replay, so that the report sets the same model's energy of the
+// run as it went beside the pack figure: same model, same jobs, same
+// span.
+const modelKey = "energy/model"
+
+// modelAccount is the cluster's modelled energy of what ran.
+type modelAccount struct {
+	// J is the energy integrated up to At.
+	J  float64   `json:"j"`
+	At time.Time `json:"at"`
+	// First is J at the first submission, Last at the latest end of a
+	// job, LastAt that end's time; nil before either.
+	First   *float64   `json:"first,omitempty"`
+	Last    *float64   `json:"last,omitempty"`
+	LastAt  *time.Time `json:"last_at,omitempty"`
+	dirty   bool
+	savedAt time.Time
+}
+
+// loadModel reads the stored account.
+func (s *Scheduler) loadModel(ctx context.Context) error {
+	kv, ok, err := s.store.Get(ctx, modelKey)
+	if err != nil {
+		return fmt.Errorf("server: load the modelled energy: %w", err)
+	}
+	if ok {
+		if err := json.Unmarshal(kv.Value, &s.live.model); err != nil {
+			s.log.Error("stored modelled energy is unreadable; dropped", "err", err)
+			s.live.model = modelAccount{}
+		}
+	}
+	s.live.model.At = time.Time{} // nothing ran while the server was down
+	return nil
+}
+
+// integrateModel adds the ready nodes' modelled draw since the last call
+// (nodes without power figures add nothing). Called with s.mu held.
+func (s *Scheduler) integrateModel(now time.Time) {
+	m := &s.live.model
+	if !m.At.IsZero() && now.After(m.At) {
+		sec := now.Sub(m.At).Seconds()
+		for name := range s.nodeIdx {
+			if w, ok := s.live.classOf(s.nodes[name]).modelWatts(s.usedGPUs(name)); ok {
+				m.J += w * sec
+				m.dirty = true
+			}
+		}
+	}
+	if m.At.IsZero() || now.After(m.At) {
+		m.At = now
+	}
+}
+
+// noteModelSubmit marks the first submission. Called with s.mu held.
+func (s *Scheduler) noteModelSubmit(now time.Time) {
+	if s.live.model.First == nil {
+		s.integrateModel(now)
+		s.live.model.First, s.live.model.dirty = ptr(s.live.model.J), true
+	}
+}
+
+// noteModelEnd marks the latest end of a job. Called with s.mu held.
+func (s *Scheduler) noteModelEnd(now time.Time) {
+	s.integrateModel(now)
+	m := &s.live.model
+	m.Last, m.LastAt, m.dirty = ptr(m.J), ptr(now.UTC()), true
+}
+
+// modelledRun returns the modelled energy of the run in kWh over the
+// replay's span: from the first submission to the latest end, or to now
+// while jobs run. Called with s.mu held.
+func (s *Scheduler) modelledRun(now time.Time, running bool) float64 {
+	s.integrateModel(now)
+	m := &s.live.model
+	if m.First == nil {
+		return 0
+	}
+	end := m.J
+	if !running && m.Last != nil {
+		end = *m.Last
+	}
+	return max(end-*m.First, 0) / joulesPerKWh
+}
+
+// saveModel writes the account when it changed, at most every
+// powerSaveEvery (at once with force; an error is logged).
+func (s *Scheduler) saveModel(now time.Time, force bool) {
+	m := &s.live.model
+	if !m.dirty || (!force && now.Sub(m.savedAt) < powerSaveEvery) {
+		return
+	}
+	m.savedAt = now
+	data, err := json.Marshal(m)
+	if err == nil {
+		_, err = s.store.Txn(writeCtx(), store.OpPut(modelKey, data))
+	}
+	if err != nil {
+		s.log.Error("cannot store the modelled energy", "err", err)
+		return
+	}
+	m.dirty = false
+}

@@ -1,0 +1,69 @@
+package scheduler
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"time"
+)
+
+// Idle nodes (docs/ENERGY.md, "Idle nodes"): with LiveConfig.SuspendIdle a
+// ready node that has held no job for LiveConfig.SuspendAfter is reported
+// as a candidate for power-down — logged, shown in its view and in
+// /metrics — and LiveConfig.SuspendHook, if any, runs once for it, e.g. a
+// BMC call. Nothing is powered down unless the hook does it; a node that
+// the hook turns off stops reporting and is marked down like any other.
+
+// idleState is a node's idleness.
+type idleState struct {
+	since     time.Time // when it became idle; zero while it runs work
+	candidate bool      // reported for this idle period
+}
+
+// tickIdle updates every ready node's idleness and reports the new
+// candidates. Called with s.mu held.
+func (s *Scheduler) tickIdle(now time.Time) {
+	for _, name := range slicesSortedKeys(s.nodes) {
+		n := s.nodes[name]
+		st := s.live.idle[name]
+		if st == nil {
+			st = &idleState{}
+			s.live.idle[name] = st
+		}
+		if !n.ready || s.usedGPUs(name) > 0 || len(n.work) > 0 {
+			*st = idleState{}
+			continue
+		}
+		if st.since.IsZero() {
+			st.since = now
+		}
+		if st.candidate || !s.cfg.Live.SuspendIdle || now.Sub(st.since) < s.cfg.Live.SuspendAfter {
+			continue
+		}
+		st.candidate = true
+		s.log.Info("node idle: a candidate for power-down", "node", name, "idle_for", now.Sub(st.since).Round(time.Second))
+		if len(s.cfg.Live.SuspendHook) > 0 {
+			s.live.hooks++
+			go s.runHook(name, n.masterAddr(), st.since)
+		}
+	}
+}
+
+// runHook runs the suspend hook for node name, logging how it ended.
+func (s *Scheduler) runHook(name, addr string, since time.Time) {
+	hook := s.cfg.Live.SuspendHook
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Live.HookTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, hook[0], hook[1:]...)
+	cmd.Env = append(os.Environ(), "GPUSCHED_NODE="+name, "GPUSCHED_NODE_ADDR="+addr,
+		"GPUSCHED_IDLE_SINCE="+since.UTC().Format(time.RFC3339))
+	out, err := cmd.CombinedOutput()
+	if len(out) > 4096 {
+		out = out[:4096]
+	}
+	if err != nil {
+		s.log.Warn("suspend hook failed", "node", name, "err", err, "output", string(out))
+		return
+	}
+	s.log.Info("suspend hook ran", "node", name, "output", string(out))
+}
