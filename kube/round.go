@@ -137,7 +137,9 @@ func (r *round) readNodes() {
 	for _, p := range w.pods {
 		node := p.node
 		if node == "" {
-			node = w.assumed[p.uid]
+			if node = w.assumed[p.uid]; node == "" {
+				continue // pending: on no node
+			}
 		}
 		i, ok := r.nodeIdx[node]
 		switch {
@@ -158,7 +160,7 @@ func (r *round) readNodes() {
 func (r *round) formJobs() {
 	r.byModel = make(map[*model.Job]*rjob, len(r.w.jobs))
 	r.jobs = make([]*rjob, 0, len(r.w.jobs))
-	for _, kj := range r.w.jobs {
+	for _, kj := range r.w.ordered() {
 		if len(kj.pods) == 0 {
 			r.forget(kj)
 			continue
@@ -167,9 +169,13 @@ func (r *round) formJobs() {
 			r.jobs = append(r.jobs, rj)
 		}
 	}
-	slices.SortFunc(r.jobs, func(a, b *rjob) int {
+	// By seq already: mostly in submission order too.
+	byQueue := func(a, b *rjob) int {
 		return cmp.Or(cmp.Compare(a.kj.mj.Spec.Submit, b.kj.mj.Spec.Submit), cmp.Compare(a.kj.seq, b.kj.seq))
-	})
+	}
+	if !slices.IsSortedFunc(r.jobs, byQueue) {
+		slices.SortFunc(r.jobs, byQueue)
+	}
 }
 
 // forget drops a job without pods once no live owner may create them
@@ -180,6 +186,7 @@ func (r *round) forget(kj *kjob) {
 	}
 	if r.now.Sub(kj.empty) >= emptyKeep {
 		delete(r.w.jobs, kj.key)
+		kj.forgotten = true
 	}
 }
 
@@ -188,7 +195,7 @@ func (r *round) formJob(kj *kjob) *rjob {
 	rj := &rjob{kj: kj}
 	for _, p := range kj.pods {
 		switch {
-		case p.deleting || r.w.deleted[p.uid]:
+		case p.deleting || len(r.w.deleted) > 0 && r.w.deleted[p.uid]:
 		case p.node != "" || r.w.assumed[p.uid] != "":
 			rj.bound = append(rj.bound, p)
 		default:

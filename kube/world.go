@@ -1,7 +1,9 @@
 package kube
 
 import (
+	"cmp"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -24,7 +26,11 @@ type world struct {
 	foreign      map[types.UID]foreignPod
 	pods         map[types.UID]*podInfo
 	jobs         map[string]*kjob
-	owners       map[types.UID]*ownerInfo
+	// order holds the jobs of jobs by seq (rounds walk it instead of the
+	// map: in queue order already, as jobs are mostly submitted in the
+	// order they are seen); a forgotten job leaves it at the next round.
+	order  []*kjob
+	owners map[types.UID]*ownerInfo
 	// assumed holds the pods gpusched is binding, or has bound and not
 	// yet seen bound, with their node.
 	assumed map[types.UID]string
@@ -80,6 +86,8 @@ type kjob struct {
 	ckpt      time.Time
 	ckptSteps int64
 	mark      progressMark
+	// forgotten: the job left jobs (its place in order goes next round).
+	forgotten bool
 }
 
 // ownerInfo is what gpusched reads of a batch/v1 Job that owns pods.
@@ -102,6 +110,7 @@ func (w *world) job(key string, now time.Time) *kjob {
 		w.newJobs++
 		j = &kjob{key: key, seq: w.nextSeq, pods: map[types.UID]*podInfo{}}
 		w.jobs[key] = j
+		w.order = append(w.order, j)
 	}
 	return j
 }
@@ -261,4 +270,21 @@ func stripJob(obj any) (any, error) {
 		}
 	}
 	return out, nil
+}
+
+// ordered returns the jobs by seq: order without the forgotten jobs,
+// rebuilt from the map if the two disagree.
+func (w *world) ordered() []*kjob {
+	live := w.order[:0]
+	for _, j := range w.order {
+		if !j.forgotten {
+			live = append(live, j)
+		}
+	}
+	clear(w.order[len(live):])
+	w.order = live
+	if len(live) != len(w.jobs) {
+		w.order = slices.SortedFunc(maps.Values(w.jobs), func(a, b *kjob) int { return cmp.Compare(a.seq, b.seq) })
+	}
+	return w.order
 }
