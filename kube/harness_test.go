@@ -90,8 +90,16 @@ func newEnv(t *testing.T) *kenv {
 	name := "e2e-" + strings.ToLower(regexp.MustCompile(`[^a-zA-Z0-9]+`).ReplaceAllString(strings.TrimPrefix(t.Name(), "Test"), "-"))
 	e := &kenv{t: t, bed: bed, cs: cs, name: name}
 	ctx := context.Background()
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	// With -count above 1, the previous run's namespace may still be
+	// terminating: wait for it to go.
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		_, err := cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		if err == nil {
+			break
+		}
+		if !apierrors.IsAlreadyExists(err) || time.Now().After(deadline) {
+			t.Fatal(err)
+		}
 	}
 	t.Cleanup(func() {
 		zero := int64(0)
@@ -126,10 +134,18 @@ func (e *kenv) node(name, product string, gpus int, mods ...func(*v1.Node)) {
 			e.t.Fatal(err)
 		}
 	}
-	e.eventually("node "+name+" Ready", 60*time.Second, func() string {
+	// The API server taints a new node node.kubernetes.io/not-ready until
+	// kube-controller-manager has seen it Ready: gpusched rightly keeps
+	// pods off it until then, so the test waits for both.
+	e.eventually("node "+name+" Ready and without the not-ready taint", 60*time.Second, func() string {
 		got, err := e.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err.Error()
+		}
+		for _, taint := range got.Spec.Taints {
+			if taint.Key == v1.TaintNodeNotReady || taint.Key == v1.TaintNodeUnreachable {
+				return "tainted " + taint.Key
+			}
 		}
 		for _, c := range got.Status.Conditions {
 			if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue {

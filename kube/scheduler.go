@@ -289,13 +289,14 @@ func (s *Scheduler) lead(ctx context.Context) {
 		case <-tick.C:
 		}
 		// Changes arriving while a round ran are taken by the next one;
-		// waiting as long as the round took keeps gpusched to at most half
-		// a core while pods stream in (the API server needs the rest),
-		// and batches more changes into each round.
+		// waiting twice as long as the round took keeps gpusched to at
+		// most a third of a core while pods stream in (the API server,
+		// often on the same machines, needs the rest: kubebench), and
+		// batches more changes into each round.
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(max(minRoundGap, took)):
+		case <-time.After(max(minRoundGap, 2*took)):
 		}
 	}
 }
