@@ -23,6 +23,8 @@
 // Preempted events. Progress and checkpoints come from pod annotations
 // (progress.go), feeding checkpoint-aware victims and online throughput
 // profiles as in the service. With leader election (a coordination.k8s.io
-// Lease) only the leader schedules. docs/KUBERNETES.md is the user's
-// documentation.
+// Lease) only the leader schedules. Authenticator guards /metrics served
+// beyond loopback with the API server's TokenReviews and
+// SubjectAccessReviews, as kube-scheduler does. docs/KUBERNETES.md is the
+// user's documentation.
 package kube
