@@ -14,7 +14,7 @@ VOLCANO_FLAG  := $(if $(wildcard $(VOLCANO_SRC)),--volcano,)
 
 .PHONY: all build test vet fmt-check bench bench-core bench-philly fuzz experiments fidelity clean \
 	testbed testbed-down testbed-build bench-testbed bench-testbed-cold \
-	chromium vendor-web bench-eta \
+	chromium vendor-web bench-eta bench-kube \
 	etcd test-ha test-python
 
 all: build
@@ -60,6 +60,14 @@ bench-testbed-cold:
 	@bash -c 'set -e; d=$$(mktemp -d); trap "GOMODCACHE=$$d/mod $(GO) clean -modcache; rm -rf $$d" EXIT; \
 	TIMEFORMAT="cold build $(VOLCANO_FLAG): %R s wall, %U s user, %S s sys"; \
 	time GOCACHE=$$d/gocache GOMODCACHE=$$d/mod TESTBED_CACHE=$$d/testbed $(TESTBED) build $(VOLCANO_FLAG)'
+
+## bench-kube: `gpusched kube` on the test bed (docs/BENCHMARKS.md): 1,000
+## kwok nodes of 8 GPUs, 10,000 single-pod jobs and 500 gangs of 8 created
+## at once (mode e2e), then the same pods created before gpusched starts
+## (mode backlog); a bed of its own for each. Minutes; not in make test.
+bench-kube: build testbed-build
+	TESTBED_SHARED=$(abspath $(SHARED)) $(GO) run ./scripts/kubebench -bin $(BIN) -mode e2e
+	TESTBED_SHARED=$(abspath $(SHARED)) $(GO) run ./scripts/kubebench -bin $(BIN) -mode backlog
 
 ## chromium: the headless browser of the browser tests (Debian's chromium,
 ## driven by chromedp), installed as root when missing. Without root or

@@ -58,6 +58,8 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newDevCommand())
 	root.AddCommand(newShimCommand())
 	root.AddCommand(newETACommand())
+	root.AddCommand(newKubeCommand())
+	root.AddCommand(newProgressCommand())
 	// Authentication, queues and the audit log (issue 18).
 	root.AddCommand(newLoginCommand(), newWhoamiCommand(), newTokenCommand(), newQueuesCommand(), newAuditCommand())
 	root.AddCommand(newEnergyCommand())

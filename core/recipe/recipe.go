@@ -45,6 +45,10 @@ type Options struct {
 	// Alloc holds the allocation policies' settings (maxmin,
 	// maxthroughput, ftf, ftf-oracle; and fifo with Alloc.Gavel).
 	Alloc AllocOptions
+	// WrapPlacer, when set, wraps the named placer before the engine gets
+	// it: a shell's own rules on top of any placer (the Kubernetes mode
+	// keeps placements to whole pods on the nodes a job's pods may use).
+	WrapPlacer func(engine.Placer) engine.Placer
 	// Queues, when set, wraps the policy with the queue layer (package
 	// quota: per-team queues, quotas, fair share).
 	Queues *quota.Config
@@ -143,6 +147,9 @@ func New(n Names, o Options) (*engine.Engine, error) {
 	sc, err := newScaler(n.Scaler, o)
 	if err != nil {
 		return nil, err
+	}
+	if o.WrapPlacer != nil {
+		p = o.WrapPlacer(p)
 	}
 	return engine.New(q, p, sc)
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpusched/gpusched/core/engine"
 	"github.com/gpusched/gpusched/core/placer"
 )
 
@@ -33,6 +34,31 @@ func TestNew(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%v: error %v, want %q", tc.names, err, tc.err)
 		}
+	}
+}
+
+// named wraps a placer and renames it, to see that the engine got the
+// wrapper.
+type named struct {
+	engine.Placer
+	inner string
+}
+
+func (n named) Name() string { return "wrapped " + n.inner }
+
+func TestWrapPlacer(t *testing.T) {
+	o := DefaultOptions()
+	var got string
+	o.WrapPlacer = func(p engine.Placer) engine.Placer {
+		got = p.Name()
+		return named{p, p.Name()}
+	}
+	e, err := New(Names{"fifo", "hetero", "none"}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, pl, _ := e.Names(); got != "hetero" || pl != "wrapped hetero" {
+		t.Errorf("wrapper saw %q, engine's placer is %q", got, pl)
 	}
 }
 

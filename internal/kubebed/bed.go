@@ -25,6 +25,12 @@ const UpTimeout = 30 * time.Minute
 // Options.Volcano is set and the Volcano source snapshot is absent.
 var ErrNoVolcanoSource = errors.New("Volcano source not found")
 
+// ErrCannotBuild is returned (wrapped, with the build's output) by Up when
+// the bed's binaries are not cached and cannot be built here (no Go module
+// proxy, no etcd and no root to install it, a failed build): the tests
+// that need a bed skip, saying why; `make test` builds them first.
+var ErrCannotBuild = errors.New("the Kubernetes test bed's binaries cannot be built on this machine")
+
 // Options chooses what the bed runs beyond the Kubernetes control plane
 // and kwok.
 type Options struct {
@@ -98,20 +104,28 @@ func Up(ctx context.Context, dir string, opts Options) (*Bed, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"up", dir, "--owner", strconv.Itoa(os.Getpid())}
+	var extra []string // what the bed runs beyond the control plane
 	if opts.Volcano || opts.VolcanoScheduler {
 		if src := VolcanoSource(root); !exists(src) {
 			return nil, fmt.Errorf("kubebed: %w: %s (see %s)", ErrNoVolcanoSource, src,
 				filepath.Join(filepath.Dir(src), "README.md"))
 		}
-		args = append(args, "--volcano")
+		extra = append(extra, "--volcano")
 	}
 	if opts.VolcanoScheduler {
-		args = append(args, "--volcano-scheduler")
+		extra = append(extra, "--volcano-scheduler")
 	}
+	args := append([]string{"up", dir, "--owner", strconv.Itoa(os.Getpid())}, extra...)
 	script := filepath.Join(root, "scripts", "testbed")
 	ctx, cancel := context.WithTimeout(ctx, UpTimeout)
 	defer cancel()
+	// Build first (at once when cached), so that a machine that cannot
+	// build the bed is told apart from a bed that does not start.
+	build := append([]string{"build"}, extra...)
+	if out, err := exec.CommandContext(ctx, script, build...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("kubebed: %w (scripts/testbed %s: %v; `make testbed-build` builds them):\n%s",
+			ErrCannotBuild, strings.Join(build, " "), err, out)
+	}
 	cmd := exec.CommandContext(ctx, script, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -218,13 +232,14 @@ func (b *Bed) Log(name string) string {
 }
 
 // Start starts a bed for t in a temporary directory and stops it when t
-// ends. It skips t in -short mode and when opts asks for Volcano and its
-// source is missing, and fails t when the bed does not start.
+// ends. It skips t in -short mode, when the bed's binaries cannot be built
+// (ErrCannotBuild) and when opts asks for Volcano and its source is
+// missing, and fails t when the bed does not start.
 func Start(t testing.TB, opts Options) *Bed {
 	t.Helper()
 	SkipIfShort(t)
 	bed, err := Up(context.Background(), t.TempDir(), opts)
-	if errors.Is(err, ErrNoVolcanoSource) {
+	if errors.Is(err, ErrNoVolcanoSource) || errors.Is(err, ErrCannotBuild) {
 		t.Skip(err)
 	}
 	if err != nil {
@@ -252,8 +267,9 @@ type Shared struct {
 func NewShared(opts Options) *Shared { return &Shared{opts: opts} }
 
 // Get returns the shared bed, starting it on the first call. Like Start,
-// it skips t in -short mode and when Volcano's source is missing, and
-// fails t when the bed did not start (for this and every later test).
+// it skips t in -short mode, when the binaries cannot be built and when
+// Volcano's source is missing, and fails t when the bed did not start (for
+// this and every later test).
 func (s *Shared) Get(t testing.TB) *Bed {
 	t.Helper()
 	SkipIfShort(t)
@@ -263,7 +279,7 @@ func (s *Shared) Get(t testing.TB) *Bed {
 			s.bed, s.err = Up(context.Background(), s.dir, s.opts)
 		}
 	})
-	if errors.Is(s.err, ErrNoVolcanoSource) {
+	if errors.Is(s.err, ErrNoVolcanoSource) || errors.Is(s.err, ErrCannotBuild) {
 		t.Skip(s.err)
 	}
 	if s.err != nil {

@@ -12,10 +12,10 @@ import (
 const (
 	waitNoNodes   = "no node is registered"
 	waitSettling  = "the server restarted: waiting for the nodes of its previous run to register again"
-	waitBehind    = "waiting behind jobs ahead in the queue"
-	waitBlocked   = "waiting for free GPUs"
-	waitHeld      = "placed; waiting for the GPUs of a job whose replicas are being stopped"
-	waitNeverFits = "does not fit on the cluster as it is now (GPU count, type or memory); stays queued until a fitting node registers"
+	waitBehind    = engine.WaitBehind
+	waitBlocked   = engine.WaitBlocked
+	waitHeld      = engine.WaitHeld
+	waitNeverFits = engine.WaitNeverFits
 )
 
 // schedule runs one scheduling round and records its latency.
@@ -73,7 +73,7 @@ func (s *Scheduler) noteWaits(plan engine.Plan) {
 				j.waitReason = d.Reason + "; stays queued" // the queue layer's limit
 			}
 		case engine.Paused:
-			j.waitReason = "held back by the placer: " + d.Reason
+			j.waitReason = engine.WaitPausedPrefix + d.Reason
 		}
 		if ep := j.rec.DataEndpoint; ep != "" && d.Status != engine.Placed {
 			if why := s.unreachableReason(ep); why != "" {

@@ -1,0 +1,73 @@
+package kube
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// benchWorld fills a scheduler's world with the benchmark's load
+// (docs/BENCHMARKS.md): nodes of 8 V100s, single-pod jobs and gangs of 8,
+// 1 GPU per pod, all pending.
+func benchWorld(b *testing.B, nodes, singles, gangs int) *Scheduler {
+	s := testSched(&testing.T{}, "fifo", "pack")
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
+	seen := t0.Add(-time.Minute)
+	for i := range nodes {
+		n, _ := stripNode(mkNode(fmt.Sprintf("gpu-%04d", i), "Tesla-V100-SXM2-16GB", 8))
+		s.w.setNode(n.(*v1.Node))
+	}
+	add := func(p *v1.Pod) {
+		sp, _ := stripPod(p)
+		s.w.setPod(sp.(*v1.Pod), seen)
+	}
+	for i := range singles {
+		add(mkPod(fmt.Sprintf("single-%05d", i), 1))
+	}
+	for g := range gangs {
+		for k := range 8 {
+			add(mkPod(fmt.Sprintf("gang-%03d-%d", g, k), 1, gang(fmt.Sprintf("gang-%03d", g), 8)))
+		}
+	}
+	return s
+}
+
+// BenchmarkRoundPlaceAll is gpusched's own decision time for the
+// benchmark's load: one round over 1,000 nodes of 8 GPUs and 14,000
+// pending pods (10,000 single-pod jobs, 500 gangs of 8) that places the
+// 8,000 that fit. The API calls are not made (they are the workers').
+func BenchmarkRoundPlaceAll(b *testing.B) {
+	for b.Loop() {
+		b.StopTimer()
+		s := benchWorld(b, 1000, 10000, 500)
+		b.StartTimer()
+		s.w.mu.Lock()
+		r := &round{s: s, w: s.w, now: t0, t: 0}
+		r.run()
+		s.w.mu.Unlock()
+		if n := len(s.w.assumed); n != 8000 {
+			b.Fatalf("%d pods placed, want 8000", n)
+		}
+	}
+}
+
+// BenchmarkRoundSteady is a round with nothing new to place: 8,000 pods
+// bound (being bound), 6,000 waiting; what every later round costs.
+func BenchmarkRoundSteady(b *testing.B) {
+	s := benchWorld(b, 1000, 10000, 500)
+	s.w.mu.Lock()
+	(&round{s: s, w: s.w, now: t0, t: 0}).run()
+	s.w.mu.Unlock()
+	for b.Loop() {
+		s.w.mu.Lock()
+		r := &round{s: s, w: s.w, now: t0.Add(time.Second), t: 1000}
+		r.run()
+		s.w.mu.Unlock()
+		if len(r.work.binds) != 0 {
+			b.Fatalf("%d binds in a steady round", len(r.work.binds))
+		}
+	}
+}

@@ -1,0 +1,30 @@
+// Package kube is gpusched's Kubernetes mode (`gpusched kube`): the pure
+// core scheduling the pods that name it (spec.schedulerName) on a real
+// API server, beside kube-scheduler.
+//
+// Informers (client-go, with field selectors and transforms that keep
+// only what scheduling needs) maintain the world: the nodes with
+// nvidia.com/gpu (GPU type from NVIDIA's nvidia.com/gpu.product label,
+// ProductType), gpusched's pending and bound pods, other schedulers'
+// bound pods (whose GPUs are not free) and batch/v1 Jobs. Pods form jobs
+// by job key: their owning batch/v1 Job, else the gpusched.io/job label,
+// else the pod alone; annotations (gpusched.io/min-replicas, model,
+// priority, gpu-type) set a job's gang size and settings.
+//
+// A round (round.go, state.go) builds the model cluster and state from the
+// world, runs engine.Schedule, and carries the plan out with engine.Apply
+// and this package's Applier (apply.go): Start binds a gang's pods through
+// the Binding subresource, all or none; Preempt deletes a job's pods with
+// their own grace period; Migrate preempts and reserves the new GPUs;
+// Resize is not supported yet (ErrResize). The API calls run in workers
+// after the round (work.go). Pending pods carry their wait reason — the
+// service's words, engine.Wait* — in the PodScheduled=False condition and
+// FailedScheduling events; bound and preempted pods get Scheduled and
+// Preempted events. Progress and checkpoints come from pod annotations
+// (progress.go), feeding checkpoint-aware victims and online throughput
+// profiles as in the service. With leader election (a coordination.k8s.io
+// Lease) only the leader schedules. Authenticator guards /metrics served
+// beyond loopback with the API server's TokenReviews and
+// SubjectAccessReviews, as kube-scheduler does. docs/KUBERNETES.md is the
+// user's documentation.
+package kube

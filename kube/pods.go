@@ -1,0 +1,250 @@
+package kube
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Names gpusched reads from pods (and their owners).
+const (
+	// LabelJob groups bare pods (no owning controller) into one job.
+	LabelJob = "gpusched.io/job"
+	// AnnMinReplicas is the gang size: the job starts only when this many
+	// of its pods exist and fit.
+	AnnMinReplicas = "gpusched.io/min-replicas"
+	// AnnModel is the job type in the throughput matrix.
+	AnnModel = "gpusched.io/model"
+	// AnnPriority is the job's priority (an integer, higher first).
+	AnnPriority = "gpusched.io/priority"
+	// AnnGPUType restricts the job to one GPU type.
+	AnnGPUType = "gpusched.io/gpu-type"
+	// AnnSteps, AnnCheckpointSteps and AnnLastCheckpoint are the progress
+	// a training container reports on its own pod (`gpusched progress`).
+	AnnSteps           = "gpusched.io/steps"
+	AnnCheckpointSteps = "gpusched.io/checkpoint-steps"
+	AnnLastCheckpoint  = "gpusched.io/last-checkpoint"
+	// annPrefix starts every annotation gpusched reads.
+	annPrefix = "gpusched.io/"
+	// annCompletionIndex is the index the Job controller gives a pod of an
+	// Indexed Job.
+	annCompletionIndex = "batch.kubernetes.io/job-completion-index"
+)
+
+// podInfo is what a round needs of a pod of gpusched's.
+type podInfo struct {
+	uid      types.UID
+	ns, name string
+	created  time.Time
+	// key is the job the pod belongs to; owner its owning controller when
+	// that forms jobs (ownerJob), else nil.
+	key   string
+	owner *metav1.OwnerReference
+	// gpus is the pod's nvidia.com/gpu request.
+	gpus int64
+	node string
+	// deleting: the pod has a deletion timestamp (it is terminating).
+	deleting bool
+	// index orders the pods of a job: the Indexed Job completion index,
+	// else -1 (then by name).
+	index int
+	// ann holds the pod's gpusched.io/ annotations.
+	ann map[string]string
+	// sig identifies the pod's node constraints (constraintSig); obj is the
+	// stripped pod they are matched with.
+	sig string
+	obj *v1.Pod
+	// cond is the message of the pod's PodScheduled=False condition, ""
+	// when it has none.
+	cond string
+	// seen is when gpusched first saw the pod; want the wait reason last
+	// queued for its condition; evented the last reason it got an Event
+	// for; progressErr the last malformed progress annotation reported.
+	seen                       time.Time
+	want, evented, progressErr string
+}
+
+// newPodInfo reads a (stripped) pod of gpusched's.
+func newPodInfo(p *v1.Pod) *podInfo {
+	pi := &podInfo{uid: p.UID, ns: p.Namespace, name: p.Name, created: p.CreationTimestamp.Time,
+		gpus: podGPUs(&p.Spec), node: p.Spec.NodeName, deleting: p.DeletionTimestamp != nil, index: -1,
+		ann: p.Annotations, sig: constraintSig(p), obj: p}
+	if s, ok := p.Annotations[annCompletionIndex]; ok {
+		if i, err := strconv.Atoi(s); err == nil && i >= 0 {
+			pi.index = i
+		}
+	}
+	pi.owner = controllerOf(p)
+	pi.key = jobKey(p, pi.owner)
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
+			pi.cond = c.Message
+		}
+	}
+	return pi
+}
+
+// ownerJob reports whether pods owned by controller ref form one job. Only
+// batch/v1 Jobs do in this version; the next one adds Volcano's Job
+// (batch.volcano.sh/v1alpha1).
+func ownerJob(ref *metav1.OwnerReference) bool {
+	return ref.Kind == "Job" && ref.APIVersion == "batch/v1"
+}
+
+// controllerOf returns the pod's owning controller when it forms jobs.
+func controllerOf(p *v1.Pod) *metav1.OwnerReference {
+	for i := range p.OwnerReferences {
+		ref := &p.OwnerReferences[i]
+		if ref.Controller != nil && *ref.Controller && ownerJob(ref) {
+			return ref
+		}
+	}
+	return nil
+}
+
+// jobKey returns the key of the pod's job: its owner (namespace, kind,
+// name and UID, so that a Job created again under the same name is a new
+// job), else the value of its gpusched.io/job label, else the pod itself.
+// Keys of the three kinds never collide.
+func jobKey(p *v1.Pod, owner *metav1.OwnerReference) string {
+	switch {
+	case owner != nil:
+		return p.Namespace + "/" + owner.Kind + "/" + owner.Name + "/" + string(owner.UID)
+	case p.Labels[LabelJob] != "":
+		return p.Namespace + "/label/" + p.Labels[LabelJob]
+	}
+	return p.Namespace + "/pod/" + p.Name + "/" + string(p.UID)
+}
+
+// jobName is how events and logs name a job: namespace/name.
+func jobName(key string) string {
+	parts := strings.SplitN(key, "/", 4)
+	if len(parts) < 3 {
+		return key
+	}
+	return parts[0] + "/" + parts[2]
+}
+
+// podGPUs returns a pod's effective nvidia.com/gpu request: the larger of
+// its containers' sum and its largest init container (as the Kubernetes
+// scheduler counts resources). The API server copies limits into requests
+// for extended resources, so requests are enough.
+func podGPUs(spec *v1.PodSpec) int64 {
+	var sum, initMax int64
+	for _, c := range spec.Containers {
+		sum += gpuQuantity(c.Resources)
+	}
+	for _, c := range spec.InitContainers {
+		initMax = max(initMax, gpuQuantity(c.Resources))
+	}
+	return max(sum, initMax)
+}
+
+func gpuQuantity(r v1.ResourceRequirements) int64 {
+	if q, ok := r.Requests[ResourceGPU]; ok {
+		return q.Value()
+	}
+	if q, ok := r.Limits[ResourceGPU]; ok {
+		return q.Value()
+	}
+	return 0
+}
+
+// constraintSig returns a string that is equal for two pods exactly when
+// their node constraints are: node selector, required node affinity and
+// tolerations. Jobs of the same sig share one eligibility computation.
+func constraintSig(p *v1.Pod) string {
+	c := struct {
+		Sel map[string]string `json:"s,omitempty"`
+		Aff *v1.NodeSelector  `json:"a,omitempty"`
+		Tol []v1.Toleration   `json:"t,omitempty"`
+	}{Sel: p.Spec.NodeSelector, Tol: p.Spec.Tolerations}
+	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil {
+		c.Aff = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	}
+	b, _ := json.Marshal(c) // maps marshal with sorted keys
+	return string(b)
+}
+
+// stripPod is the transform of the informer of gpusched's pods: it keeps
+// what jobs, constraints, progress and conditions need, and drops the rest
+// (environment, volumes, images, managed fields).
+func stripPod(obj any) (any, error) {
+	p, ok := obj.(*v1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	out := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID,
+		ResourceVersion: p.ResourceVersion, CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
+		DeletionGracePeriodSeconds: p.DeletionGracePeriodSeconds, OwnerReferences: p.OwnerReferences}}
+	if v := p.Labels[LabelJob]; v != "" {
+		out.Labels = map[string]string{LabelJob: v}
+	}
+	for k, v := range p.Annotations {
+		if strings.HasPrefix(k, annPrefix) || k == annCompletionIndex {
+			if out.Annotations == nil {
+				out.Annotations = map[string]string{}
+			}
+			out.Annotations[k] = v
+		}
+	}
+	s := &out.Spec
+	s.NodeName, s.SchedulerName, s.NodeSelector, s.Tolerations = p.Spec.NodeName, p.Spec.SchedulerName, p.Spec.NodeSelector, p.Spec.Tolerations
+	s.TerminationGracePeriodSeconds = p.Spec.TerminationGracePeriodSeconds
+	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		s.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution}}
+	}
+	s.Containers = gpuContainers(p.Spec.Containers)
+	s.InitContainers = gpuContainers(p.Spec.InitContainers)
+	out.Status.Phase = p.Status.Phase
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodScheduled {
+			out.Status.Conditions = []v1.PodCondition{{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message}}
+		}
+	}
+	return out, nil
+}
+
+// gpuContainers keeps, of each container, its name and GPU request.
+func gpuContainers(cs []v1.Container) []v1.Container {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]v1.Container, len(cs))
+	for i, c := range cs {
+		out[i].Name = c.Name
+		if n := gpuQuantity(c.Resources); n != 0 {
+			out[i].Resources.Requests = v1.ResourceList{ResourceGPU: *resource.NewQuantity(n, resource.DecimalSI)}
+		}
+	}
+	return out
+}
+
+// foreignPod is a pod of another scheduler bound to a node: its GPUs are
+// not free.
+type foreignPod struct {
+	node string
+	gpus int64
+}
+
+// stripForeign is the transform of the informer of other schedulers'
+// bound pods: node and GPU request only.
+func stripForeign(obj any) (any, error) {
+	p, ok := obj.(*v1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	out := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion}}
+	out.Spec.NodeName = p.Spec.NodeName
+	out.Spec.Containers = gpuContainers(p.Spec.Containers)
+	out.Spec.InitContainers = gpuContainers(p.Spec.InitContainers)
+	out.Status.Phase = p.Status.Phase
+	return out, nil
+}

@@ -1,0 +1,290 @@
+package kube
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gpusched/gpusched/core/model"
+)
+
+// world is the Kubernetes mode's view of the cluster: the informers'
+// handlers write it, the scheduling rounds read it, the workers record
+// what their API calls did. Every field is guarded by mu.
+type world struct {
+	mu    sync.Mutex
+	nodes map[string]*nodeInfo
+	// nodesVersion changes whenever a node changes in a way rounds see.
+	nodesVersion uint64
+	foreign      map[types.UID]foreignPod
+	pods         map[types.UID]*podInfo
+	jobs         map[string]*kjob
+	// order holds the jobs of jobs by seq (rounds walk it instead of the
+	// map: in queue order already, as jobs are mostly submitted in the
+	// order they are seen); a forgotten job leaves it at the next round.
+	order  []*kjob
+	owners map[types.UID]*ownerInfo
+	// assumed holds the pods gpusched is binding, or has bound and not
+	// yet seen bound, with their node.
+	assumed map[types.UID]string
+	// deleted holds the pods gpusched deleted and has not yet seen
+	// terminating or gone.
+	deleted map[types.UID]bool
+	nextSeq int
+	// newJobs counts the jobs seen (gpusched_submissions_total).
+	newJobs int64
+}
+
+func newWorld() *world {
+	return &world{nodes: map[string]*nodeInfo{}, foreign: map[types.UID]foreignPod{}, pods: map[types.UID]*podInfo{},
+		jobs: map[string]*kjob{}, owners: map[types.UID]*ownerInfo{}, assumed: map[types.UID]string{},
+		deleted: map[types.UID]bool{}}
+}
+
+// kjob is one job: the pods of gpusched's that share a job key, and what
+// the scheduler keeps about it between rounds.
+type kjob struct {
+	key string
+	seq int
+	// submit is the job's submission time: its owner's creation, else its
+	// earliest pod's.
+	submit time.Time
+	pods   map[types.UID]*podInfo
+	owner  types.UID
+	// mj is the model job, kept between rounds for its history (attained
+	// service, queue, preemptions, checkpoint).
+	mj *model.Job
+	// running says whether the job had bound pods at its last round, on
+	// boundGPUs GPUs of type gpuType ("" when of several types).
+	running   bool
+	boundGPUs int
+	gpuType   string
+	// size is how many pods the job runs with: those it started with, or
+	// bound when gpusched found it running (replacements refill it).
+	size int
+	// stopped: gpusched preempted or moved it since it last ran (its
+	// execution period is closed already).
+	stopped bool
+	// attempt counts the job's executions (a progress sample needs two
+	// reports of one).
+	attempt int
+	reserve *reservation
+	// empty is when its last pod went; zero while it has pods.
+	empty time.Time
+	// version changes with every change of its pods that settings depend
+	// on; formed caches those settings.
+	version uint64
+	formed  *formed
+	// ckpt is the newest last-checkpoint of its pods, of ckptSteps steps.
+	ckpt      time.Time
+	ckptSteps int64
+	mark      progressMark
+	// forgotten: the job left jobs (its place in order goes next round).
+	forgotten bool
+}
+
+// ownerInfo is what gpusched reads of a batch/v1 Job that owns pods.
+type ownerInfo struct {
+	ann map[string]string
+	// parallelism and completions (-1: not set) from the spec, succeeded
+	// from the status; done when the Job is complete or failed.
+	parallelism, completions, succeeded int32
+	created                             time.Time
+	done                                bool
+	// version counts the owner's changes (jobs cache their settings by it).
+	version uint64
+}
+
+// job returns the job of key, creating it.
+func (w *world) job(key string, now time.Time) *kjob {
+	j := w.jobs[key]
+	if j == nil {
+		w.nextSeq++
+		w.newJobs++
+		j = &kjob{key: key, seq: w.nextSeq, pods: map[types.UID]*podInfo{}}
+		w.jobs[key] = j
+		w.order = append(w.order, j)
+	}
+	return j
+}
+
+// setPod records an added or changed pod of gpusched's and reports whether
+// a round should look at the change.
+func (w *world) setPod(p *v1.Pod, now time.Time) (*kjob, bool) {
+	pi := newPodInfo(p)
+	old := w.pods[pi.uid]
+	pi.seen = now
+	if old != nil {
+		pi.seen, pi.want, pi.evented, pi.progressErr = old.seen, old.want, old.evented, old.progressErr
+		if old.key != pi.key {
+			w.dropFromJob(old, now)
+		}
+	}
+	w.pods[pi.uid] = pi
+	j := w.job(pi.key, now)
+	j.pods[pi.uid], j.empty = pi, time.Time{}
+	if pi.owner != nil {
+		j.owner = pi.owner.UID
+	}
+	if j.submit.IsZero() || pi.created.Before(j.submit) {
+		j.submit = pi.created
+	}
+	// A pod seen bound where gpusched was binding it, or terminating after
+	// gpusched deleted it, changes nothing a round sees (rounds count
+	// assumed pods as bound and deleted ones as terminating): no round for
+	// gpusched's own calls coming back.
+	confirmed := old != nil && old.node == "" && pi.node != "" && w.assumed[pi.uid] == pi.node
+	ownDelete := old != nil && !old.deleting && pi.deleting && w.deleted[pi.uid]
+	if pi.node != "" {
+		delete(w.assumed, pi.uid)
+	}
+	if pi.deleting {
+		delete(w.deleted, pi.uid)
+	}
+	relevant := old == nil || old.node != pi.node && !confirmed || old.deleting != pi.deleting && !ownDelete ||
+		old.gpus != pi.gpus || old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann)
+	if old == nil || old.gpus != pi.gpus || old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann) {
+		j.version++
+	}
+	return j, relevant
+}
+
+// sameSettings reports whether two annotation sets agree on the job
+// settings.
+func sameSettings(a, b map[string]string) bool {
+	for _, k := range settingKeys() {
+		if a[k] != b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// deletePod forgets a pod that is gone (or left gpusched's informer: it
+// succeeded or failed).
+func (w *world) deletePod(uid types.UID, now time.Time) *kjob {
+	pi := w.pods[uid]
+	if pi == nil {
+		return nil
+	}
+	delete(w.pods, uid)
+	delete(w.assumed, uid)
+	delete(w.deleted, uid)
+	return w.dropFromJob(pi, now)
+}
+
+func (w *world) dropFromJob(pi *podInfo, now time.Time) *kjob {
+	j := w.jobs[pi.key]
+	if j == nil {
+		return nil
+	}
+	delete(j.pods, pi.uid)
+	j.version++
+	if len(j.pods) == 0 {
+		j.empty = now
+	}
+	return j
+}
+
+// setNode records an added or changed node and reports whether rounds
+// see a difference.
+func (w *world) setNode(n *v1.Node) bool {
+	ni := newNodeInfo(n)
+	old := w.nodes[ni.name]
+	w.nodes[ni.name] = ni
+	if old != nil && old.sameForScheduling(ni) {
+		return false
+	}
+	w.nodesVersion++
+	return true
+}
+
+func (w *world) deleteNode(name string) {
+	delete(w.nodes, name)
+	w.nodesVersion++
+}
+
+// setForeign records a pod of another scheduler; bound and not finished,
+// its GPUs are not free.
+func (w *world) setForeign(p *v1.Pod) bool {
+	fp := foreignPod{node: p.Spec.NodeName, gpus: podGPUs(&p.Spec)}
+	if fp.node == "" || fp.gpus == 0 || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+		_, had := w.foreign[p.UID]
+		delete(w.foreign, p.UID)
+		return had
+	}
+	old, had := w.foreign[p.UID]
+	w.foreign[p.UID] = fp
+	return !had || old != fp
+}
+
+// setOwner records a batch/v1 Job.
+func (w *world) setOwner(j *batchv1.Job) {
+	o := &ownerInfo{ann: j.Annotations, parallelism: 1, completions: -1, succeeded: j.Status.Succeeded,
+		created: j.CreationTimestamp.Time}
+	if p := j.Spec.Parallelism; p != nil {
+		o.parallelism = *p
+	}
+	if c := j.Spec.Completions; c != nil {
+		o.completions = *c
+	}
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == v1.ConditionTrue {
+			o.done = true
+		}
+	}
+	if old := w.owners[j.UID]; old != nil {
+		o.version = old.version + 1
+	}
+	w.owners[j.UID] = o
+}
+
+// stripJob is the transform of the batch/v1 Job informer: identity,
+// gpusched annotations, parallelism, completions, and whether it ended.
+func stripJob(obj any) (any, error) {
+	j, ok := obj.(*batchv1.Job)
+	if !ok {
+		return obj, nil
+	}
+	out := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: j.Name, Namespace: j.Namespace, UID: j.UID,
+		ResourceVersion: j.ResourceVersion, CreationTimestamp: j.CreationTimestamp}}
+	out.Annotations = maps.Collect(func(yield func(string, string) bool) {
+		for k, v := range j.Annotations {
+			if len(k) > len(annPrefix) && k[:len(annPrefix)] == annPrefix && !yield(k, v) {
+				return
+			}
+		}
+	})
+	out.Spec.Parallelism, out.Spec.Completions = j.Spec.Parallelism, j.Spec.Completions
+	out.Status.Succeeded = j.Status.Succeeded
+	for _, c := range j.Status.Conditions {
+		if c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed {
+			out.Status.Conditions = append(out.Status.Conditions, batchv1.JobCondition{Type: c.Type, Status: c.Status})
+		}
+	}
+	return out, nil
+}
+
+// ordered returns the jobs by seq: order without the forgotten jobs,
+// rebuilt from the map if the two disagree.
+func (w *world) ordered() []*kjob {
+	live := w.order[:0]
+	for _, j := range w.order {
+		if !j.forgotten {
+			live = append(live, j)
+		}
+	}
+	clear(w.order[len(live):])
+	w.order = live
+	if len(live) != len(w.jobs) {
+		w.order = slices.SortedFunc(maps.Values(w.jobs), func(a, b *kjob) int { return cmp.Compare(a.seq, b.seq) })
+	}
+	return w.order
+}
