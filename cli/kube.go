@@ -20,7 +20,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/core/recipe"
 	"github.com/gpusched/gpusched/kube"
 )
@@ -94,15 +93,9 @@ func newKubeCommand() *cobra.Command {
 func (o *kubeOptions) kubeConfig(logger *slog.Logger, reg prometheus.Registerer) (kube.Config, error) {
 	names, opts := o.names, recipe.DefaultOptions()
 	if o.config != "" {
-		data, err := os.ReadFile(o.config)
-		if err != nil {
-			return kube.Config{}, badInput("--config: %w", err)
+		if _, err := applySchedFile(o.config, &names, &opts, o.given); err != nil {
+			return kube.Config{}, err
 		}
-		f, err := config.ParseSchedFile(o.config, data)
-		if err != nil {
-			return kube.Config{}, usageError{err}
-		}
-		f.Apply(&names, &opts, o.given)
 	}
 	cfg := kube.Config{SchedulerName: o.schedulerName, Names: names, Options: &opts, LeaderElect: o.leaderElect,
 		LeaseNamespace: o.namespace, LeaseName: o.leaseName, LeaseDuration: o.leaseDuration,

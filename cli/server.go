@@ -130,15 +130,10 @@ func (o *serverOptions) serverConfig(logger *slog.Logger) (server.Config, error)
 		return server.Config{}, err
 	}
 	if o.config != "" {
-		data, err := os.ReadFile(o.config)
+		f, err := applySchedFile(o.config, &names, &opts, o.given)
 		if err != nil {
-			return server.Config{}, badInput("--config: %w", err)
+			return server.Config{}, err
 		}
-		f, err := config.ParseSchedFile(o.config, data)
-		if err != nil {
-			return server.Config{}, usageError{err}
-		}
-		f.Apply(&names, &opts, o.given)
 		if f.QueuesSpec.Declared() {
 			queues = &f.QueuesSpec
 		}

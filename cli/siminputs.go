@@ -155,15 +155,10 @@ func applyConfig(o *simOptions) error {
 	o.opts.Alloc.Seed = o.seed
 	allocRound := false
 	if o.config != "" {
-		data, err := os.ReadFile(o.config)
+		f, err := applySchedFile(o.config, &o.names, &o.opts, o.given)
 		if err != nil {
-			return badInput("--config: %w", err)
+			return err
 		}
-		f, err := config.ParseSchedFile(o.config, data)
-		if err != nil {
-			return usageError{err}
-		}
-		f.Apply(&o.names, &o.opts, o.given)
 		applySimSettings(o, f.Sim())
 		allocRound = f.AllocationRound()
 	}
