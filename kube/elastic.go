@@ -246,16 +246,19 @@ func (r *round) resize(rj *rjob, gpus []model.GPU) {
 	_, _, sc := r.s.engine.Names()
 	if n < cur {
 		drop := rj.allocPods[n:cur]
+		old := slices.Clone(mj.Alloc)
 		mj.EndPeriod(r.t, r.cluster)
 		mj.CountResize(r.t, len(gpus))
 		if err := r.state.Resize(mj, gpus); err != nil {
 			r.s.log.Error("shrink not carried out", "job", jobName(kj.key), "err", err)
 			return
 		}
+		r.drain(kj, old[len(gpus):])
 		t := r.ownerTask(rj, n)
 		why := fmt.Sprintf("shrunk from %d to %d workers by the %s scaler", cur, n, sc)
 		for _, p := range drop {
 			r.w.deleted[p.uid] = true
+			r.victims = append(r.victims, p.uid)
 			t.deletes = append(t.deletes, deleteTask{uid: p.uid, ns: p.ns, name: p.name, why: why})
 			r.s.event(p, v1.EventTypeNormal, "Shrunk", "Removed from its elastic job: "+why)
 		}
@@ -523,4 +526,17 @@ func newElasticMetrics(reg prometheus.Registerer) (*elasticMetrics, error) {
 		}
 	}
 	return m, nil
+}
+
+// drain keeps the GPUs a shrink took from job kj occupied in this round's
+// model (by a stand-in job) while its pods terminate: a job the round
+// starts on them reserves them instead (start), and waits for the pods to
+// go, as it does for a preempted job's.
+func (r *round) drain(kj *kjob, gpus []model.GPU) {
+	n := len(gpus)
+	ph := model.NewJob(model.JobSpec{ID: kj.key + " (shrinking)", GPUs: n, MinGPUs: n, MaxGPUs: n}, -1, -1, 0)
+	r.state.Submit(ph)
+	if err := r.state.Start(ph, gpus); err != nil {
+		r.s.log.Error("cannot hold the GPUs of a shrink", "job", jobName(kj.key), "err", err)
+	}
 }

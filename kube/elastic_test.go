@@ -3,6 +3,9 @@ package kube_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -322,4 +326,131 @@ func TestVolcanoThreshold(t *testing.T) {
 		t.Errorf("worker task replicas %v, want 4", r)
 	}
 	stop()
+}
+
+// gauge returns the value of a gauge's series from gpusched's /metrics,
+// and whether it has one.
+func gauge(t *testing.T, addr, series string) (float64, bool) {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return f, err == nil
+		}
+	}
+	return 0, false
+}
+
+// TestVolcanoFulfillment is the second Done-when item: three Volcano Jobs
+// under the fulfillment scaler (seed 001; maximum load 1) on 3 nodes of 2
+// GPUs, the scores in /metrics checked against (cur − min) / (max − min):
+//   - a (min 1, max 4) alone grows to 4: score (4−1)/(4−1) = 1;
+//   - b (min 1, max 3) starts at 1 on the 2 free GPUs and, lowest score
+//     first, grows to 2: a 1, b (2−1)/(3−1) = 0.5;
+//   - c (2 workers, min 2, not elastic) does not fit: the job of the
+//     highest score donates a replica at a time — a 4→3 (score 2/3, still
+//     above b's 0.5), a 3→2 — and c starts on a's GPUs once its pods are
+//     gone: a (2−1)/3 = 1/3, b 0.5.
+func TestVolcanoFulfillment(t *testing.T) {
+	e := newVolcanoEnv(t)
+	nodes := map[string]int64{}
+	for i := range 3 {
+		name := fmt.Sprintf("%s-n%d", e.name, i)
+		e.node(name, "Tesla-V100-SXM2-16GB", 2)
+		nodes[name] = 2
+	}
+	p := e.gpusched("--scaler", "fulfillment", "--config", elasticConfig(t, "fulfillment: {max_load: 1}\n"))
+	addr := p.metricsAddr(t)
+	stop := e.watchdog(nodes, "a", "b")
+	scores := func(want map[string]float64) {
+		t.Helper()
+		e.eventually(fmt.Sprintf("fulfillment scores %v", want), 30*time.Second, func() string {
+			for job, w := range want {
+				got, ok := gauge(t, addr, `gpusched_job_fulfillment{job="`+e.name+"/"+job+`"}`)
+				if !ok || math.Abs(got-w) > 1e-9 {
+					return fmt.Sprintf("job %s: score %v (present %v), want %v", job, got, ok, w)
+				}
+			}
+			return ""
+		})
+	}
+	e.vcJob("a", false, 1, 1, 4)
+	e.workersAre("a", names("a", 4), 60*time.Second)
+	scores(map[string]float64{"a": 1})
+	e.vcJob("b", false, 1, 1, 3)
+	e.workersAre("b", names("b", 2), 60*time.Second)
+	e.workersAre("a", names("a", 4), time.Second)
+	scores(map[string]float64{"a": 1, "b": 0.5})
+	e.vcJob("c", false, 2, 2, 0)
+	e.workersAre("a", names("a", 2), 60*time.Second)
+	e.eventually("c's 2 workers bound", 60*time.Second, func() string {
+		if got, all := e.bound("c", "worker"); len(got) != 2 || !all {
+			return fmt.Sprintf("bound %v", got)
+		}
+		return ""
+	})
+	e.workersAre("b", names("b", 2), time.Second)
+	scores(map[string]float64{"a": 1.0 / 3, "b": 0.5})
+	stop()
+}
+
+// TestBatchJobElastic is the third Done-when item: a batch/v1 Job with
+// parallelism 2, gpusched.io/min-replicas 2 and max-replicas 4 (1 GPU a
+// pod) on 2 nodes of 2 GPUs under the fulfillment scaler: gpusched raises
+// parallelism to 4 and binds the Job controller's new pods; a gang of 2
+// bare pods arrives and the Job gives it 2 replicas back (parallelism 2).
+func TestBatchJobElastic(t *testing.T) {
+	e := newVolcanoEnv(t)
+	for i := range 2 {
+		e.node(fmt.Sprintf("%s-n%d", e.name, i), "Tesla-V100-SXM2-16GB", 2)
+	}
+	e.gpusched("--scaler", "fulfillment", "--config", elasticConfig(t, "fulfillment: {max_load: 1}\n"))
+	par := int32(2)
+	tmpl := e.podSpec("x", 1)
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "el", Namespace: e.name,
+		Annotations: map[string]string{kube.AnnMinReplicas: "2", kube.AnnMaxReplicas: "4"}},
+		Spec: batchv1.JobSpec{Parallelism: &par, Template: v1.PodTemplateSpec{Spec: tmpl.Spec}}}
+	job.Spec.Template.Spec.RestartPolicy = v1.RestartPolicyNever
+	ctx := context.Background()
+	if _, err := e.cs.BatchV1().Jobs(e.name).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	state := func(wantPar int32, wantBound int) func() string {
+		return func() string {
+			j, err := e.cs.BatchV1().Jobs(e.name).Get(ctx, "el", metav1.GetOptions{})
+			if err != nil {
+				return err.Error()
+			}
+			list, err := e.cs.CoreV1().Pods(e.name).List(ctx, metav1.ListOptions{LabelSelector: "job-name=el"})
+			if err != nil {
+				return err.Error()
+			}
+			bound := 0
+			for _, p := range list.Items {
+				if p.Spec.NodeName != "" && p.DeletionTimestamp == nil {
+					bound++
+				}
+			}
+			if *j.Spec.Parallelism != wantPar || bound != wantBound {
+				return fmt.Sprintf("parallelism %d, %d pods bound", *j.Spec.Parallelism, bound)
+			}
+			return ""
+		}
+	}
+	e.eventually("parallelism 4 and 4 pods bound", 60*time.Second, state(4, 4))
+	for i := range 2 {
+		p := e.podSpec(fmt.Sprintf("g-%d", i), 1)
+		p.Labels[kube.LabelJob] = "g"
+		p.Annotations[kube.AnnMinReplicas] = "2"
+		e.create(p)
+	}
+	e.waitBound("g-0", 60*time.Second)
+	e.waitBound("g-1", 30*time.Second)
+	e.eventually("parallelism 2 and 2 pods bound", 30*time.Second, state(2, 2))
 }
