@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
@@ -453,4 +454,121 @@ func TestBatchJobElastic(t *testing.T) {
 	e.waitBound("g-0", 60*time.Second)
 	e.waitBound("g-1", 30*time.Second)
 	e.eventually("parallelism 2 and 2 pods bound", 30*time.Second, state(2, 2))
+}
+
+// uids returns the UIDs of job's live workers by name, and their nodes.
+func (e *venv) uids(job string) (map[string]string, map[string]string) {
+	ids, nodes := map[string]string{}, map[string]string{}
+	for _, p := range e.jobPods(job, "worker") {
+		ids[p.Name], nodes[p.Name] = string(p.UID), p.Spec.NodeName
+	}
+	return ids, nodes
+}
+
+// TestVolcanoWorkerLost is the fourth Done-when item. Job a (a launcher, 4
+// workers, minAvailable 3, max 4) runs under the fulfillment scaler on 6
+// nodes of 1 GPU (a worker a node). Deleting one worker's node (it is gone
+// for good): within 15 s the host list drops the worker, the other workers
+// keep their pods (same UIDs), and the replacement that Volcano's
+// controller creates is bound on a free GPU. Then the nodes of two more
+// workers go at once: 2 workers are left, below the minimum of 3, and the
+// job restarts as a whole (every worker pod is new) and runs again with
+// its gang on the 3 nodes that are left.
+func TestVolcanoWorkerLost(t *testing.T) {
+	e := newVolcanoEnv(t)
+	for i := range 6 {
+		e.node(fmt.Sprintf("%s-n%d", e.name, i), "Tesla-V100-SXM2-16GB", 1)
+	}
+	e.gpusched("--scaler", "fulfillment", "--config", elasticConfig(t, "fulfillment: {max_load: 1}\n"))
+	e.vcJob("a", true, 4, 3, 4)
+	e.workersAre("a", names("a", 4), 60*time.Second)
+	ids, nodes := e.uids("a")
+	lost := "a-worker-3"
+	ctx := context.Background()
+	_, gen0, _ := e.hosts("a")
+	if err := e.cs.CoreV1().Nodes().Delete(ctx, nodes[lost], metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	e.eventually("the host list without "+lost, 15*time.Second, func() string {
+		lines, gen, _ := e.hosts("a")
+		if !slices.Contains(lines, lost+".a:1") && len(lines) == 3 {
+			return ""
+		}
+		// The replacement may be bound before a poll sees the list
+		// without it: then the list changed twice (drop, then add) and
+		// names a new pod.
+		if now, _ := e.uids("a"); gen >= gen0+2 && now[lost] != "" && now[lost] != ids[lost] {
+			t.Logf("replacement already in the host list (generation %d, was %d)", gen, gen0)
+			return ""
+		}
+		return fmt.Sprintf("host list %v, generation %d (was %d)", lines, gen, gen0)
+	})
+	t.Logf("host list dropped %s %v after its node was deleted", lost, time.Since(t0).Round(10*time.Millisecond))
+	now, _ := e.uids("a")
+	for name, id := range ids {
+		if name != lost && now[name] != id {
+			t.Errorf("worker %s: UID %s, was %s: want it untouched", name, now[name], id)
+		}
+	}
+	e.workersAre("a", names("a", 4), 60*time.Second)
+	if now, _ := e.uids("a"); now[lost] == ids[lost] {
+		t.Errorf("worker %s was not replaced", lost)
+	}
+
+	// Below the minimum: the nodes of two workers go (the free node is
+	// cordoned first, so that no replacement can keep the job at its
+	// minimum): 2 workers are left, and the job restarts as a whole.
+	before, nodes := e.uids("a")
+	busy := map[string]bool{}
+	for _, n := range nodes {
+		busy[n] = true
+	}
+	list, err := e.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: e2eLabel + "=" + e.name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cordoned []string
+	for _, n := range list.Items {
+		if !busy[n.Name] {
+			cordoned = append(cordoned, n.Name)
+			e.cordon(n.Name, true)
+		}
+	}
+	for _, w := range []string{"a-worker-1", "a-worker-2"} {
+		if err := e.cs.CoreV1().Nodes().Delete(ctx, nodes[w], metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.eventually("a's old worker pods all gone (restart)", 30*time.Second, func() string {
+		now, _ := e.uids("a")
+		for name, id := range now {
+			if before[name] == id {
+				return "worker " + name + " still has its old pod"
+			}
+		}
+		return ""
+	})
+	for _, n := range cordoned {
+		e.cordon(n, false)
+	}
+	e.eventually("a running again on 3 workers", 60*time.Second, func() string {
+		got, all := e.bound("a", "worker")
+		if len(got) != 3 || !all {
+			return fmt.Sprintf("bound workers %v", got)
+		}
+		return ""
+	})
+	if lines, _, _ := e.hosts("a"); len(lines) != 3 {
+		t.Errorf("host list %v, want the 3 workers", lines)
+	}
+}
+
+// cordon marks a node unschedulable (or schedulable again).
+func (e *venv) cordon(name string, on bool) {
+	e.t.Helper()
+	patch := fmt.Sprintf(`{"spec":{"unschedulable":%v}}`, on)
+	if _, err := e.cs.CoreV1().Nodes().Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
 }
