@@ -45,13 +45,16 @@ func TestDeployManifests(t *testing.T) {
 		{"create", "events", "team-a", true}, {"patch", "events", "team-a", true},
 		{"watch", "jobs.batch", "team-a", true}, {"patch", "jobs.batch", "team-a", true},
 		{"create", "leases.coordination.k8s.io", "gpusched", true},
+		// (Volcano's resources are not served by this bed: kubectl cannot
+		// check them here.)
+		{"create", "configmaps", "team-a", true}, {"update", "configmaps", "team-a", true},
 		{"update", "leases.coordination.k8s.io/gpusched", "gpusched", true},
 		// and no more:
 		{"create", "pods", "team-a", false}, {"update", "pods/status", "team-a", false},
 		{"get", "secrets", "team-a", false}, {"update", "nodes", "", false}, {"delete", "nodes", "", false},
 		{"update", "leases.coordination.k8s.io/other", "gpusched", false},
 		{"create", "leases.coordination.k8s.io", "team-a", false},
-		{"delete", "jobs.batch", "team-a", false},
+		{"delete", "jobs.batch", "team-a", false}, {"delete", "configmaps", "team-a", false},
 	} {
 		args := []string{"auth", "can-i", tc.verb, tc.resource, "--as", serviceAccount}
 		if res, sub, ok := strings.Cut(tc.resource, "/"); ok && strings.HasPrefix(res, "pods") {
