@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -35,6 +36,8 @@ type kubeOptions struct {
 	metricsAddr, namespace       string
 	leaseName, nodeSelector      string
 	leaderElect, verbose         bool
+	insecure                     bool
+	cpuProfile                   string
 	leaseDuration, renewDeadline time.Duration
 	retryPeriod                  time.Duration
 	bindWorkers                  int
@@ -69,7 +72,8 @@ func newKubeCommand() *cobra.Command {
 	f.StringVar(&o.names.Policy, "policy", def.Policy, "queue policy: "+strings.Join(servicePolicies(), ", "))
 	f.StringVar(&o.names.Placer, "placer", def.Placer, "placer: pack, spread, hetero")
 	f.StringVar(&o.names.Scaler, "scaler", def.Scaler, "elastic scaler: none, threshold (seed 000), fulfillment (seed 001): resizes elastic Volcano Jobs and batch Jobs")
-	f.StringVar(&o.metricsAddr, "metrics-addr", ":8080", "serve /metrics and /healthz on this address (\"\" for none)")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "127.0.0.1:8080", "serve /metrics and /healthz on this address (\"\" for none); beyond loopback, /metrics wants a Kubernetes bearer token allowed to get /metrics")
+	f.BoolVar(&o.insecure, "insecure", false, "serve /metrics beyond loopback without authentication")
 	f.BoolVar(&o.leaderElect, "leader-elect", false, "run leader election on a coordination.k8s.io Lease; only the leader schedules")
 	f.StringVar(&o.namespace, "namespace", "", "namespace of the leader lease (default: $POD_NAMESPACE, the pod's own namespace, else default)")
 	f.StringVar(&o.leaseName, "lease-name", kube.DefaultLeaseName, "name of the leader lease")
@@ -81,6 +85,7 @@ func newKubeCommand() *cobra.Command {
 	f.IntVar(&o.client.Burst, "kube-api-burst", 2000, "burst of requests to the API server above --kube-api-qps")
 	f.IntVar(&o.bindWorkers, "bind-workers", kube.DefaultBindWorkers, "jobs bound at once")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log debug messages")
+	f.StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile (go tool pprof) of the whole run into this file")
 	return cmd
 }
 
@@ -159,24 +164,57 @@ func runKube(ctx context.Context, o *kubeOptions, stderr io.Writer) error {
 		return err
 	}
 	logger.Info("connected", "server", rc.Host, "from", from, "scheduler", o.schedulerName, "identity", s.Identity())
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	if o.metricsAddr != "" {
 		ln, err := net.Listen("tcp", o.metricsAddr)
 		if err != nil {
 			return badInput("--metrics-addr %s: %w", o.metricsAddr, err)
 		}
-		logger.Info("serving metrics", "addr", ln.Addr().String())
-		hs := metricsServer(reg, logger)
+		var auth *kube.Authenticator
+		if !loopback(o.metricsAddr) && !o.insecure {
+			auth = kube.NewAuthenticator(client, logger)
+		}
+		logger.Info("serving metrics", "addr", ln.Addr().String(), "authentication", auth != nil)
+		hs := metricsServer(reg, auth, logger)
 		go func() { _ = hs.Serve(ln) }()
 		defer hs.Close()
 	}
 	return s.Run(ctx)
 }
 
-// metricsServer serves /metrics (the registry's) and /healthz.
-func metricsServer(reg *prometheus.Registry, logger *slog.Logger) *http.Server {
+// metricsServer serves /metrics (the registry's; behind auth unless it is
+// nil) and /healthz (open: it says only "ok", for the kubelet's probes).
+func metricsServer(reg *prometheus.Registry, auth *kube.Authenticator, logger *slog.Logger) *http.Server {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	var metrics http.Handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	if auth != nil {
+		metrics = auth.Wrap(metrics)
+	}
+	mux.Handle("GET /metrics", metrics)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+}
+
+// startCPUProfile profiles the process into path until the returned
+// function is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, badInput("--cpu-profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpu-profile %s: %w", path, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

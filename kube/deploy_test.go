@@ -3,6 +3,7 @@ package kube_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,8 @@ func TestDeployManifests(t *testing.T) {
 		// check them here.)
 		{"create", "configmaps", "team-a", true}, {"update", "configmaps", "team-a", true},
 		{"update", "leases.coordination.k8s.io/gpusched", "gpusched", true},
+		{"create", "tokenreviews.authentication.k8s.io", "", true},
+		{"create", "subjectaccessreviews.authorization.k8s.io", "", true},
 		// and no more:
 		{"create", "pods", "team-a", false}, {"update", "pods/status", "team-a", false},
 		{"get", "secrets", "team-a", false}, {"update", "nodes", "", false}, {"delete", "nodes", "", false},
@@ -86,8 +89,8 @@ current-context: gpusched
 		t.Fatal(err)
 	}
 	e.node(e.name+"-a", "NVIDIA-A100-SXM4-80GB", 8)
-	e.run("kube", "--kubeconfig", kc, "--scheduler-name", e.name, "--node-selector", e2eLabel+"="+e.name,
-		"--metrics-addr", "127.0.0.1:0", "--leader-elect", "--namespace", "gpusched")
+	g := e.run("kube", "--kubeconfig", kc, "--scheduler-name", e.name, "--node-selector", e2eLabel+"="+e.name,
+		"--metrics-addr", "0.0.0.0:0", "--leader-elect", "--namespace", "gpusched")
 	e.create(e.podSpec("fits", 8))
 	lonely := e.podSpec("lonely", 1)
 	lonely.Labels["gpusched.io/job"] = "pair"
@@ -106,6 +109,14 @@ current-context: gpusched
 		}
 		return ""
 	})
+	// /metrics beyond loopback: the service account may review tokens and
+	// accesses (system:auth-delegator), so a token is judged (403: the
+	// service account itself may not get /metrics), not refused for want
+	// of permissions (503).
+	url := "http://" + loopbackOf(t, g.metricsAddr(t)) + "/metrics"
+	if code, body := get(t, url, tok.Status.Token); code != http.StatusForbidden {
+		t.Errorf("GET /metrics with the service account's token: %d %q, want 403", code, firstLine(body))
+	}
 }
 
 func ptr[T any](v T) *T { return &v }

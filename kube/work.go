@@ -175,7 +175,11 @@ func (s *Scheduler) bound(ctx context.Context, t bindTask, errs []error) {
 		}
 	}
 	var dels []deleteTask
-	s.w.mu.Lock()
+	// Only a failure changes the world: a successful gang's outcome does
+	// not wait for a round to release the lock.
+	if failed != "" {
+		s.w.mu.Lock()
+	}
 	for i, b := range t.pods {
 		err := errs[i]
 		s.metrics.bindings.WithLabelValues(bindResult(err)).Inc()
@@ -198,8 +202,8 @@ func (s *Scheduler) bound(ctx context.Context, t bindTask, errs []error) {
 			s.event(ref, v1.EventTypeNormal, "Scheduled", "Successfully assigned "+b.ns+"/"+b.name+" to "+b.node)
 		}
 	}
-	s.w.mu.Unlock()
 	if failed != "" {
+		s.w.mu.Unlock()
 		s.dispatch(ctx, tasks{deletes: dels})
 		s.kickRound()
 	}

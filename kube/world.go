@@ -163,14 +163,23 @@ func (w *world) setPod(p *v1.Pod, now time.Time) (*kjob, bool) {
 	if j.submit.IsZero() || pi.created.Before(j.submit) {
 		j.submit = pi.created
 	}
+	// A pod seen bound where gpusched was binding it, or terminating after
+	// gpusched deleted it, changes nothing a round sees (rounds count
+	// assumed pods as bound and deleted ones as terminating): no round for
+	// gpusched's own calls coming back.
+	confirmed := old != nil && old.node == "" && pi.node != "" && w.assumed[pi.uid] == pi.node
+	ownDelete := old != nil && !old.deleting && pi.deleting && w.deleted[pi.uid]
 	if pi.node != "" {
 		delete(w.assumed, pi.uid)
 	}
 	if pi.deleting {
 		delete(w.deleted, pi.uid)
 	}
-	relevant := old == nil || old.node != pi.node || old.host != pi.host || old.deleting != pi.deleting || old.gpus != pi.gpus ||
-		old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann)
+	// An elastic job's host list lists its workers once seen bound.
+	elastic := j.formed != nil && j.formed.elastic
+	relevant := old == nil || old.node != pi.node && (!confirmed || elastic) || old.host != pi.host ||
+		old.deleting != pi.deleting && !ownDelete ||
+		old.gpus != pi.gpus || old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann)
 	if old == nil || old.gpus != pi.gpus || old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann) {
 		j.version++
 	}

@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -31,6 +32,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -112,12 +114,15 @@ func run(o options) error {
 	var g *gpusched
 	var created []time.Time
 	var firstCreate, lastCreate time.Time
+	var cpu0 cpuUse
+	pids := bedPIDs(bed)
 	if o.mode == "backlog" {
 		created, firstCreate, lastCreate, err = createPods(ctx, cs, o)
 		if err != nil {
 			return err
 		}
 		log.Printf("backlog of %d pods created; starting gpusched", len(created))
+		cpu0 = snapshotCPU(pids, nil)
 		if g, err = startGpusched(bin, bed, o); err != nil {
 			return err
 		}
@@ -125,6 +130,7 @@ func run(o options) error {
 		if g, err = startGpusched(bin, bed, o); err != nil {
 			return err
 		}
+		cpu0 = snapshotCPU(pids, g)
 		created, firstCreate, lastCreate, err = createPods(ctx, cs, o)
 		if err != nil {
 			return err
@@ -133,8 +139,32 @@ func run(o options) error {
 	defer g.stop()
 	want := min(o.singles+o.gangs*o.gangSize, o.nodes*o.gpusPerNode)
 	w.waitSettled(want, o.settle)
+	cpu1 := snapshotCPU(pids, g)
 	loadEnd := loadavg()
-	return report(o, w, g, created, firstCreate, lastCreate, load0, loadEnd)
+	if err := report(o, w, g, created, firstCreate, lastCreate, load0, loadEnd); err != nil {
+		return err
+	}
+	reportCPU(cpu0, cpu1)
+	return nil
+}
+
+// reportCPU prints the CPU each process used between two snapshots, in
+// seconds and in cores, and the machine's (all of its work, other
+// sessions' included).
+func reportCPU(a, b cpuUse) {
+	wall := b.at.Sub(a.at).Seconds()
+	fmt.Printf("CPU from the start of the measured window to the end (%.1f s):\n", wall)
+	ours := 0.0
+	names := slices.Sorted(maps.Keys(b.procs))
+	for _, name := range names {
+		d := b.procs[name] - a.procs[name]
+		ours += d
+		fmt.Printf("  %-24s %6.1f s  (%.2f cores)\n", name, d, d/wall)
+	}
+	busy := b.busy - a.busy
+	fmt.Printf("  %-24s %6.1f s  (%.2f cores)\n", "the bed, gpusched, bench", ours, ours/wall)
+	fmt.Printf("  %-24s %6.1f s  (%.2f cores; the machine has %.0f)\n", "whole machine busy", busy, busy/wall, (b.total-a.total)/wall)
+	fmt.Printf("  %-24s %6.1f s  (%.2f cores)\n", "other work", busy-ours, (busy-ours)/wall)
 }
 
 // createNodes creates the kwok nodes and waits until all are Ready.
@@ -152,27 +182,52 @@ func createNodes(ctx context.Context, cs kubernetes.Interface, o options) error 
 	if err != nil {
 		return err
 	}
+	start := time.Now()
 	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
 		list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
 			return err
 		}
 		ready := 0
+		var tainted []string
 		for _, n := range list.Items {
 			for _, c := range n.Status.Conditions {
-				// kube-controller-manager taints a new node
-				// node.kubernetes.io/not-ready:NoSchedule until it has
-				// seen it Ready: no scheduler may use it before.
-				if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue && len(n.Spec.Taints) == 0 {
-					ready++
+				// The API server taints a new node
+				// node.kubernetes.io/not-ready:NoSchedule, and
+				// kube-controller-manager removes the taint once it has
+				// seen the node Ready: no scheduler may use it before.
+				if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue {
+					if len(n.Spec.Taints) == 0 {
+						ready++
+					} else {
+						tainted = append(tainted, n.Name)
+					}
 				}
 			}
 		}
 		if ready == o.nodes {
 			return nil
 		}
+		// kube-controller-manager (20 requests/s, and conflicts with
+		// kwok's heartbeats) can take minutes for 1,000 nodes, or miss
+		// some: once a node has been Ready for a while, remove the taint
+		// as it would.
+		if time.Since(start) > 30*time.Second {
+			if err := untaint(ctx, cs, tainted); err != nil {
+				return err
+			}
+		}
 	}
 	return fmt.Errorf("the %d nodes were not Ready and untainted after 5 minutes", o.nodes)
+}
+
+// untaint removes the not-ready taint of Ready nodes.
+func untaint(ctx context.Context, cs kubernetes.Interface, names []string) error {
+	patch := []byte(`{"spec":{"taints":null}}`)
+	return parallel(len(names), 16, func(i int) error {
+		_, err := cs.CoreV1().Nodes().Patch(ctx, names[i], types.MergePatchType, patch, metav1.PatchOptions{})
+		return err
+	})
 }
 
 // createPods creates the jobs' pods with o.creators concurrent calls: the
@@ -300,8 +355,12 @@ type gpusched struct {
 }
 
 // cpu returns the process's user and system CPU seconds so far.
-func (g *gpusched) cpu() float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", g.cmd.Process.Pid))
+func (g *gpusched) cpu() float64 { return procCPU(g.cmd.Process.Pid) }
+
+// procCPU returns a process's user and system CPU seconds so far (0 when
+// it cannot be read).
+func procCPU(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
@@ -310,6 +369,57 @@ func (g *gpusched) cpu() float64 {
 	fmt.Sscan(f[11], &ut)
 	fmt.Sscan(f[12], &st)
 	return (ut + st) / 100 // USER_HZ
+}
+
+// cpuUse is a snapshot of the CPU seconds used so far by the bed's
+// processes, gpusched, this program, and the whole machine (busy and
+// total, all cores: other sessions' work included).
+type cpuUse struct {
+	procs       map[string]float64
+	busy, total float64
+	at          time.Time
+}
+
+// bedPIDs reads the bed's process IDs from DIR/run/NAME.pid.
+func bedPIDs(bed *kubebed.Bed) map[string]int {
+	out := map[string]int{}
+	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kwok"} {
+		data, err := os.ReadFile(filepath.Join(bed.Dir, "run", name+".pid"))
+		if err != nil {
+			continue
+		}
+		var pid int
+		if _, err := fmt.Sscan(string(data), &pid); err == nil {
+			out[name] = pid
+		}
+	}
+	return out
+}
+
+func snapshotCPU(pids map[string]int, g *gpusched) cpuUse {
+	u := cpuUse{procs: map[string]float64{}, at: time.Now()}
+	for name, pid := range pids {
+		u.procs[name] = procCPU(pid)
+	}
+	u.procs["kubebench"] = procCPU(os.Getpid())
+	if g != nil {
+		u.procs["gpusched"] = g.cpu()
+	}
+	if b, err := os.ReadFile("/proc/stat"); err == nil {
+		line, _, _ := strings.Cut(string(b), "\n")
+		for i, f := range strings.Fields(line)[1:] {
+			if i >= 8 { // guest time is counted in user time already
+				break
+			}
+			var v float64
+			fmt.Sscan(f, &v)
+			u.total += v / 100
+			if i != 3 && i != 4 { // idle, iowait
+				u.busy += v / 100
+			}
+		}
+	}
+	return u
 }
 
 // scrape returns the samples of gpusched's metrics whose names start with
@@ -365,7 +475,9 @@ func startGpusched(bin string, bed *kubebed.Bed, o options) (*gpusched, error) {
 				fmt.Fprintln(logw, line)
 			}
 			if _, rest, ok := strings.Cut(line, `msg="serving metrics" addr=`); ok {
-				g.metrics.Store(strings.TrimSpace(rest))
+				if f := strings.Fields(rest); len(f) > 0 {
+					g.metrics.Store(f[0])
+				}
 			}
 			if strings.Contains(line, "watching the cluster") {
 				once.Do(func() { close(watching) })
