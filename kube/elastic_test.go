@@ -559,9 +559,8 @@ func TestVolcanoWorkerLost(t *testing.T) {
 		}
 		return ""
 	})
-	if lines, _, _ := e.hosts("a"); len(lines) != 3 {
-		t.Errorf("host list %v, want the 3 workers", lines)
-	}
+	got, _ := e.bound("a", "worker")
+	e.workersAre("a", got, 15*time.Second)
 }
 
 // cordon marks a node unschedulable (or schedulable again).
