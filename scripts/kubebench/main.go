@@ -49,6 +49,12 @@ type options struct {
 	settle                   time.Duration
 	gpuschedArgs             string
 	logFile                  string
+	// Mode -volcano (volcano.go).
+	volcano           bool
+	jobs, jobSize     int
+	reps              int
+	schedulers        string
+	vcControllerFlags string
 }
 
 func main() {
@@ -64,10 +70,20 @@ func main() {
 	flag.DurationVar(&o.settle, "settle", 20*time.Second, "stop waiting once no pod was bound for this long")
 	flag.StringVar(&o.gpuschedArgs, "args", "--kube-api-qps=5000 --kube-api-burst=10000", "extra gpusched kube flags")
 	flag.StringVar(&o.logFile, "log", "", "write gpusched's whole log into this file")
+	flag.BoolVar(&o.volcano, "volcano", false, "Volcano Jobs scheduled by gpusched and by vc-scheduler side by side on one bed (-nodes, -gpus, -jobs, -job-size, -reps, -schedulers)")
+	flag.IntVar(&o.jobs, "jobs", 200, "with -volcano: Volcano Jobs per run")
+	flag.IntVar(&o.jobSize, "job-size", 4, "with -volcano: pods per Volcano Job (its minAvailable)")
+	flag.IntVar(&o.reps, "reps", 2, "with -volcano: runs per scheduler, the order alternating")
+	flag.StringVar(&o.schedulers, "schedulers", "gpusched,volcano", "with -volcano: the schedulerNames compared, in the first run's order")
+	flag.StringVar(&o.vcControllerFlags, "vc-controller-flags", "", "with -volcano: extra flags of vc-controller-manager (TESTBED_VC_CONTROLLER_FLAGS)")
 	flag.Parse()
 	log.SetFlags(log.Ltime | log.Lmicroseconds)
 	os.Setenv("KUBE_FEATURE_WatchListClient", "false")
-	if err := run(o); err != nil {
+	do := run
+	if o.volcano {
+		do = runVolcano
+	}
+	if err := do(o); err != nil {
 		log.Fatal(err)
 	}
 }
