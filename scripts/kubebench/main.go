@@ -9,6 +9,11 @@
 // Mode e2e starts gpusched first and then creates the pods; mode backlog
 // creates the pods first and then starts gpusched (its own throughput,
 // without the creation rate in the way). Each mode gets its own bed.
+//
+// With -volcano (make bench-volcano, volcano.go) it compares gpusched with
+// Volcano's vc-scheduler instead: one bed with both, 100 kwok nodes, and
+// the same 200 Volcano Jobs of 4 pods created at once for each scheduler
+// in turn, the order alternating over the repetitions.
 package main
 
 import (

@@ -30,10 +30,14 @@ import (
 	"github.com/gpusched/gpusched/internal/kubebed"
 )
 
-var (
-	vcJobs      = schema.GroupVersionResource{Group: "batch.volcano.sh", Version: "v1alpha1", Resource: "jobs"}
-	vcPodGroups = schema.GroupVersionResource{Group: "scheduling.volcano.sh", Version: "v1beta1", Resource: "podgroups"}
-)
+// vcJobs and vcPodGroups are Volcano's Job and PodGroup resources.
+func vcJobs() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: "batch.volcano.sh", Version: "v1alpha1", Resource: "jobs"}
+}
+
+func vcPodGroups() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: "scheduling.volcano.sh", Version: "v1beta1", Resource: "podgroups"}
+}
 
 // vcResult is one scheduler's run: when the jobs were created, when each
 // pod was first seen and first seen bound.
@@ -47,6 +51,29 @@ type vcResult struct {
 	cpu             map[string]float64 // CPU seconds by process during the run
 	wall            time.Duration      // of the CPU window
 	loadBefore, end string
+	waited          int    // pods that got a PodScheduled=False condition
+	events          string // the namespace's Events by source and reason
+}
+
+// eventCounts counts the Events of a namespace by source and reason.
+func eventCounts(ctx context.Context, cs kubernetes.Interface, ns string) (string, error) {
+	list, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", fmt.Errorf("list Events: %w", err)
+	}
+	n := map[string]int{}
+	for _, e := range list.Items {
+		src := e.Source.Component
+		if src == "" {
+			src = e.ReportingController
+		}
+		n[src+" "+e.Reason]++
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(n)) {
+		out = append(out, fmt.Sprintf("%s %d", k, n[k]))
+	}
+	return strings.Join(out, ", "), nil
 }
 
 // runVolcano is mode -volcano: one bed with vc-controller-manager and
@@ -186,7 +213,7 @@ func vcRun(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, 
 	r.start = time.Now()
 	err = parallel(o.jobs, o.creators, func(i int) error {
 		name := fmt.Sprintf("job-%03d", i)
-		_, err := dyn.Resource(vcJobs).Namespace(ns).Create(ctx, vcJob(name, sched, o.jobSize), metav1.CreateOptions{})
+		_, err := dyn.Resource(vcJobs()).Namespace(ns).Create(ctx, vcJob(name, sched, o.jobSize), metav1.CreateOptions{})
 		now := time.Now()
 		mu.Lock()
 		r.jobCreated[name] = now
@@ -209,6 +236,12 @@ func vcRun(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, 
 	}
 	r.end = loadavg()
 	r.seen, r.bound, r.podJob = w.snapshot()
+	w.mu.Lock()
+	r.waited = len(w.waited)
+	w.mu.Unlock()
+	if r.events, err = eventCounts(ctx, cs, ns); err != nil {
+		return nil, err
+	}
 	return r, vcClean(ctx, cs, dyn, ns)
 }
 
@@ -225,26 +258,26 @@ func cpuOf(pids map[string]int) map[string]float64 {
 // kwok's nodes run nothing) and PodGroups, and waits until none is left.
 func vcClean(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, ns string) error {
 	bg := metav1.DeletePropagationBackground
-	if err := dyn.Resource(vcJobs).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{}); err != nil {
+	if err := dyn.Resource(vcJobs()).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{}); err != nil {
 		return fmt.Errorf("delete Volcano Jobs: %w", err)
 	}
 	zero := int64(0)
 	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
-		jobs, err := dyn.Resource(vcJobs).Namespace(ns).List(ctx, metav1.ListOptions{})
+		jobs, err := dyn.Resource(vcJobs()).Namespace(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
 		}
 		if err := cs.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{}); err != nil {
 			return fmt.Errorf("delete pods: %w", err)
 		}
-		if err := dyn.Resource(vcPodGroups).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		if err := dyn.Resource(vcPodGroups()).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 			return fmt.Errorf("delete PodGroups: %w", err)
 		}
 		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
 		}
-		pgs, err := dyn.Resource(vcPodGroups).Namespace(ns).List(ctx, metav1.ListOptions{})
+		pgs, err := dyn.Resource(vcPodGroups()).Namespace(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
 		}
@@ -261,14 +294,16 @@ func vcClean(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface
 // seen bound, and its Volcano Job.
 type podWatch struct {
 	watcher
-	seen  map[string]time.Time
-	job   map[string]string
-	close func()
+	seen   map[string]time.Time
+	job    map[string]string
+	waited map[string]bool // pods given PodScheduled=False
+	close  func()
 }
 
 func startPodWatch(ctx context.Context, cs kubernetes.Interface, ns string) (*podWatch, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &podWatch{watcher: watcher{bound: map[string]time.Time{}}, seen: map[string]time.Time{}, job: map[string]string{}, close: cancel}
+	w := &podWatch{watcher: watcher{bound: map[string]time.Time{}}, seen: map[string]time.Time{}, job: map[string]string{},
+		waited: map[string]bool{}, close: cancel}
 	wi, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		cancel()
@@ -289,6 +324,11 @@ func startPodWatch(ctx context.Context, cs kubernetes.Interface, ns string) (*po
 			}
 			if _, ok := w.bound[p.Name]; !ok && p.Spec.NodeName != "" {
 				w.bound[p.Name] = now
+			}
+			for _, c := range p.Status.Conditions {
+				if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
+					w.waited[p.Name] = true
+				}
 			}
 			w.mu.Unlock()
 		}
@@ -325,6 +365,7 @@ func otherBenches() string {
 type figures struct {
 	pods, bound            int
 	allBound, allCreated   time.Duration // from the first Job's creation
+	firstCreated           time.Duration
 	podP50, podP99         time.Duration // a pod's creation → bound
 	jobP50, jobP99         time.Duration // a Job's creation → its last pod bound
 	jobsBound, jobsCreated int
@@ -343,8 +384,10 @@ func (r *vcResult) figures() figures {
 			last[j] = b
 		}
 	}
+	f.firstCreated = time.Hour
 	for _, s := range r.seen {
 		f.allCreated = max(f.allCreated, s.Sub(r.start))
+		f.firstCreated = min(f.firstCreated, s.Sub(r.start))
 	}
 	count := map[string]int{}
 	for name := range r.bound {
@@ -391,6 +434,8 @@ func (r *vcResult) print(o options) {
 	fmt.Printf("  pods bound:              %d, the last %.2f s after the first Job  <- all bound\n", f.bound, f.allBound.Seconds())
 	fmt.Printf("  pod creation→bound:      p50 %.3f s, p99 %.3f s\n", f.podP50.Seconds(), f.podP99.Seconds())
 	fmt.Printf("  Job creation→all bound:  p50 %.3f s, p99 %.3f s (%d Jobs wholly bound)\n", f.jobP50.Seconds(), f.jobP99.Seconds(), f.jobsBound)
+	fmt.Printf("  first pod created:       %.2f s after the first Job; %d pods were given PodScheduled=False\n", f.firstCreated.Seconds(), r.waited)
+	fmt.Printf("  Events:                  %s\n", r.events)
 	fmt.Printf("  load average:            %s before, %s after (2 cores)\n", r.loadBefore, r.end)
 	fmt.Printf("  CPU over %.1f s:", r.wall.Seconds())
 	for _, name := range slices.Sorted(maps.Keys(r.cpu)) {
