@@ -60,6 +60,7 @@ type options struct {
 	reps              int
 	schedulers        string
 	vcControllerFlags string
+	pauseOther        bool
 }
 
 func main() {
@@ -81,6 +82,7 @@ func main() {
 	flag.IntVar(&o.reps, "reps", 2, "with -volcano: runs per scheduler, the order alternating")
 	flag.StringVar(&o.schedulers, "schedulers", "gpusched,volcano", "with -volcano: the schedulerNames compared, in the first run's order")
 	flag.StringVar(&o.vcControllerFlags, "vc-controller-flags", "", "with -volcano: extra flags of vc-controller-manager (TESTBED_VC_CONTROLLER_FLAGS)")
+	flag.BoolVar(&o.pauseOther, "pause-other", false, "with -volcano: stop (SIGSTOP) the other scheduler during each one's turn")
 	flag.Parse()
 	log.SetFlags(log.Ltime | log.Lmicroseconds)
 	os.Setenv("KUBE_FEATURE_WatchListClient", "false")

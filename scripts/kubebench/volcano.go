@@ -17,12 +17,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -130,6 +132,7 @@ func runVolcano(o options) error {
 		}
 	}
 	pids["gpusched"] = g.cmd.Process.Pid
+	defer resumeAll(pids)
 	scheds := strings.Split(o.schedulers, ",")
 	var results []*vcResult
 	for rep := range o.reps {
@@ -141,6 +144,9 @@ func runVolcano(o options) error {
 			if other := otherBenches(); other != "" {
 				log.Printf("note: another benchmark runs (it loads the machine for both schedulers alike):\n%s", other)
 			}
+			if o.pauseOther {
+				alone(pids, s)
+			}
 			r, err := vcRun(ctx, cs, dyn, o, s, rep, pids)
 			if err != nil {
 				return fmt.Errorf("%s, repetition %d: %w", s, rep+1, err)
@@ -151,6 +157,56 @@ func runVolcano(o options) error {
 	}
 	vcSummary(o, results)
 	return nil
+}
+
+// schedProcess names the process of a scheduler name.
+func schedProcess(sched string) string {
+	if sched == "volcano" {
+		return "vc-scheduler"
+	}
+	return "gpusched"
+}
+
+// alone lets only sched's scheduler run during its turn (-pause-other):
+// it resumes the stopped one, gives it 10 s to catch up with what changed
+// meanwhile, and stops (SIGSTOP) the other. vc-scheduler's informers take
+// every PodGroup, whatever its scheduler (they filter the pods), so while
+// it runs it also writes status and Events for gpusched's PodGroups.
+func alone(pids map[string]int, sched string) {
+	mine := schedProcess(sched)
+	for _, name := range []string{"gpusched", "vc-scheduler"} {
+		if name == mine {
+			if procState(pids[name]) == "T" {
+				_ = syscall.Kill(pids[name], syscall.SIGCONT)
+				time.Sleep(10 * time.Second)
+			}
+			continue
+		}
+		_ = syscall.Kill(pids[name], syscall.SIGSTOP)
+	}
+	log.Printf("%s alone: the other scheduler stopped (SIGSTOP) for this turn", mine)
+}
+
+// resumeAll resumes the schedulers alone stopped, so that they can exit.
+func resumeAll(pids map[string]int) {
+	for _, name := range []string{"gpusched", "vc-scheduler"} {
+		if pid, ok := pids[name]; ok {
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}
+}
+
+// procState returns a process's state letter from /proc (T: stopped).
+func procState(pid int) string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
 }
 
 // readPID reads a bed process's ID from DIR/run/NAME.pid.
@@ -304,36 +360,70 @@ func startPodWatch(ctx context.Context, cs kubernetes.Interface, ns string) (*po
 	ctx, cancel := context.WithCancel(ctx)
 	w := &podWatch{watcher: watcher{bound: map[string]time.Time{}}, seen: map[string]time.Time{}, job: map[string]string{},
 		waited: map[string]bool{}, close: cancel}
-	wi, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
+	list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	go func() {
-		defer wi.Stop()
+	go w.follow(ctx, cs, ns, list.ResourceVersion)
+	return w, nil
+}
+
+// follow watches the namespace's pods from resource version rv until ctx
+// ends, watching again from the last version seen when a watch ends (the
+// API server ends watches now and then), and listing anew when that
+// version is too old.
+func (w *podWatch) follow(ctx context.Context, cs kubernetes.Interface, ns, rv string) {
+	for ctx.Err() == nil {
+		wi, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
+		if err != nil {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
 		for ev := range wi.ResultChan() {
-			p, ok := ev.Object.(*v1.Pod)
-			if !ok {
-				continue
+			if ev.Type == watch.Error {
+				// 410 Gone: list, then watch from the list's version.
+				log.Printf("pod watch of %s: %v; listing anew (pods first seen now are seen late)", ns, ev.Object)
+				if list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err == nil {
+					for i := range list.Items {
+						w.record(&list.Items[i])
+					}
+					rv = list.ResourceVersion
+				}
+				break
 			}
-			now := time.Now()
-			w.mu.Lock()
-			if _, ok := w.seen[p.Name]; !ok {
-				w.seen[p.Name] = now
-				w.job[p.Name] = p.Annotations["volcano.sh/job-name"]
-			}
-			if _, ok := w.bound[p.Name]; !ok && p.Spec.NodeName != "" {
-				w.bound[p.Name] = now
-			}
-			for _, c := range p.Status.Conditions {
-				if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
-					w.waited[p.Name] = true
+			if p, ok := ev.Object.(*v1.Pod); ok {
+				rv = p.ResourceVersion
+				if ev.Type != watch.Bookmark {
+					w.record(p)
 				}
 			}
-			w.mu.Unlock()
 		}
-	}()
-	return w, nil
+		wi.Stop()
+		if ctx.Err() == nil {
+			log.Printf("pod watch of %s ended; watching again from version %s", ns, rv)
+		}
+	}
+}
+
+// record notes when a pod was first seen, first seen bound, and whether it
+// was given PodScheduled=False.
+func (w *podWatch) record(p *v1.Pod) {
+	now := time.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.seen[p.Name]; !ok {
+		w.seen[p.Name] = now
+		w.job[p.Name] = p.Annotations["volcano.sh/job-name"]
+	}
+	if _, ok := w.bound[p.Name]; !ok && p.Spec.NodeName != "" {
+		w.bound[p.Name] = now
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
+			w.waited[p.Name] = true
+		}
+	}
 }
 
 func (w *podWatch) stop() { w.close() }
@@ -448,7 +538,8 @@ func (r *vcResult) print(o options) {
 func vcSummary(o options, results []*vcResult) {
 	fmt.Printf("\nkubebench -volcano: %d Volcano Jobs x %d pods (minAvailable %d, 1 GPU each) on %d kwok nodes x %d GPUs, %d repetitions\n",
 		o.jobs, o.jobSize, o.jobSize, o.nodes, o.gpusPerNode, o.reps)
-	fmt.Printf("  gpusched flags: %q; vc-controller-manager flags: %q\n", o.gpuschedArgs, o.vcControllerFlags)
+	fmt.Printf("  gpusched flags: %q; vc-controller-manager flags: %q; the other scheduler stopped during a turn: %v\n",
+		o.gpuschedArgs, o.vcControllerFlags, o.pauseOther)
 	for _, s := range strings.Split(o.schedulers, ",") {
 		var all, p50, p99 []string
 		for _, r := range results {
