@@ -73,16 +73,17 @@ bench-kube: build testbed-build
 ## (scripts/testbed up --volcano-scheduler; docs/BENCHMARKS.md): 200 Volcano
 ## Jobs of 4 pods (minAvailable 4, 1 GPU each) on 100 kwok nodes of 8 GPUs,
 ## created at once, for each scheduler in turn, the order alternating over
-## 3 repetitions; both schedulers with their default API rate limits. Then
-## again with vc-controller-manager (which creates the pods, for both) at
-## 1,000 requests/s instead of 50. Needs Volcano's source in $(SHARED).
-## About 10 minutes; not in make test.
+## 3 repetitions; both schedulers, and vc-controller-manager (which creates
+## the pods for both), with their default API rate limits. First with both
+## schedulers running throughout, then with the other one stopped during
+## each turn (-pause-other). Needs Volcano's source in $(SHARED). About 10
+## minutes; not in make test.
 VCBENCH := TESTBED_SHARED=$(abspath $(SHARED)) $(GO) run ./scripts/kubebench -bin $(BIN) -volcano \
 	-nodes 100 -gpus 8 -jobs 200 -job-size 4 -reps 3 -schedulers gpusched,volcano -args=
 bench-volcano: build
 	$(TESTBED) build --volcano-scheduler
 	$(VCBENCH)
-	$(VCBENCH) -vc-controller-flags "--kube-api-qps 1000 --kube-api-burst 2000"
+	$(VCBENCH) -pause-other
 
 ## chromium: the headless browser of the browser tests (Debian's chromium,
 ## driven by chromedp), installed as root when missing. Without root or

@@ -61,6 +61,7 @@ type options struct {
 	schedulers        string
 	vcControllerFlags string
 	pauseOther        bool
+	warmup            int
 }
 
 func main() {
@@ -83,6 +84,7 @@ func main() {
 	flag.StringVar(&o.schedulers, "schedulers", "gpusched,volcano", "with -volcano: the schedulerNames compared, in the first run's order")
 	flag.StringVar(&o.vcControllerFlags, "vc-controller-flags", "", "with -volcano: extra flags of vc-controller-manager (TESTBED_VC_CONTROLLER_FLAGS)")
 	flag.BoolVar(&o.pauseOther, "pause-other", false, "with -volcano: stop (SIGSTOP) the other scheduler during each one's turn")
+	flag.IntVar(&o.warmup, "warmup", 50, "with -volcano: Volcano Jobs of an unmeasured first run per scheduler (0: none)")
 	flag.Parse()
 	log.SetFlags(log.Ltime | log.Lmicroseconds)
 	os.Setenv("KUBE_FEATURE_WatchListClient", "false")
