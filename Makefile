@@ -14,7 +14,7 @@ VOLCANO_FLAG  := $(if $(wildcard $(VOLCANO_SRC)),--volcano,)
 
 .PHONY: all build test vet fmt-check bench bench-core bench-philly fuzz experiments fidelity clean \
 	testbed testbed-down testbed-build bench-testbed bench-testbed-cold \
-	chromium vendor-web bench-eta bench-kube \
+	chromium vendor-web bench-eta bench-kube bench-volcano \
 	etcd test-ha test-python
 
 all: build
@@ -68,6 +68,22 @@ bench-testbed-cold:
 bench-kube: build testbed-build
 	TESTBED_SHARED=$(abspath $(SHARED)) $(GO) run ./scripts/kubebench -bin $(BIN) -mode e2e
 	TESTBED_SHARED=$(abspath $(SHARED)) $(GO) run ./scripts/kubebench -bin $(BIN) -mode backlog
+
+## bench-volcano: `gpusched kube` beside Volcano's vc-scheduler on one bed
+## (scripts/testbed up --volcano-scheduler; docs/BENCHMARKS.md): 200 Volcano
+## Jobs of 4 pods (minAvailable 4, 1 GPU each) on 100 kwok nodes of 8 GPUs,
+## created at once, for each scheduler in turn, the order alternating over
+## 3 repetitions; both schedulers, and vc-controller-manager (which creates
+## the pods for both), with their default API rate limits. First with both
+## schedulers running throughout, then with the other one stopped during
+## each turn (-pause-other). Needs Volcano's source in $(SHARED). About 10
+## minutes; not in make test.
+VCBENCH := TESTBED_SHARED=$(abspath $(SHARED)) $(GO) run ./scripts/kubebench -bin $(BIN) -volcano \
+	-nodes 100 -gpus 8 -jobs 200 -job-size 4 -reps 3 -schedulers gpusched,volcano -args=
+bench-volcano: build
+	$(TESTBED) build --volcano-scheduler
+	$(VCBENCH)
+	$(VCBENCH) -pause-other
 
 ## chromium: the headless browser of the browser tests (Debian's chromium,
 ## driven by chromedp), installed as root when missing. Without root or

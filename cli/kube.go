@@ -70,7 +70,7 @@ func newKubeCommand() *cobra.Command {
 	f.StringVar(&o.config, "config", "", "scheduler configuration file (YAML, docs/CONFIG.md): policy, placer and their settings; flags win")
 	f.StringVar(&o.names.Policy, "policy", def.Policy, "queue policy: "+strings.Join(servicePolicies(), ", "))
 	f.StringVar(&o.names.Placer, "placer", def.Placer, "placer: pack, spread, hetero")
-	f.StringVar(&o.names.Scaler, "scaler", def.Scaler, "elastic scaler: none (resizing through the API server comes with Volcano Jobs)")
+	f.StringVar(&o.names.Scaler, "scaler", def.Scaler, "elastic scaler: none, threshold (seed 000), fulfillment (seed 001): resizes elastic Volcano Jobs and batch Jobs")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "127.0.0.1:8080", "serve /metrics and /healthz on this address (\"\" for none); beyond loopback, /metrics wants a Kubernetes bearer token allowed to get /metrics")
 	f.BoolVar(&o.insecure, "insecure", false, "serve /metrics beyond loopback without authentication")
 	f.BoolVar(&o.leaderElect, "leader-elect", false, "run leader election on a coordination.k8s.io Lease; only the leader schedules")
@@ -145,6 +145,9 @@ func runKube(ctx context.Context, o *kubeOptions, stderr io.Writer) error {
 	}
 	if err != nil {
 		return err
+	}
+	if cfg.Dynamic, err = kube.Dynamic(rc); err != nil {
+		return usageError{err}
 	}
 	s, err := kube.New(client, cfg)
 	if errors.Is(err, kube.ErrConfig) {

@@ -59,6 +59,9 @@ type ElasticSpec struct {
 	ScalingThreshold *float64 `json:"scalingThreshold,omitempty"`
 	ScalingPolicy    string   `json:"scalingPolicy,omitempty"`
 	HPACheckMinutes  *float64 `json:"hpaCheckMinutes,omitempty"`
+	// CountWaiting counts waiting jobs' minimums in the work in use
+	// (scaler.ThresholdConfig.CountWaiting).
+	CountWaiting *bool `json:"countWaiting,omitempty"`
 }
 
 // FulfillmentSpec is the fulfillment block.
@@ -175,6 +178,9 @@ func (f *SchedFile) Apply(n *recipe.Names, o *recipe.Options, given func(flag st
 	num("scaling-threshold", e.ScalingThreshold, &o.Threshold.Shrink)
 	if e.HPACheckMinutes != nil && !given("scaler-period") {
 		o.Threshold.Period = model.Time(math.Round(*e.HPACheckMinutes * float64(model.Minute)))
+	}
+	if e.CountWaiting != nil {
+		o.Threshold.CountWaiting = *e.CountWaiting
 	}
 	num("max-load", f.fulfillment().MaxLoad, &o.MaxLoad)
 	f.applyAllocation(o, given)

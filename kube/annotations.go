@@ -12,13 +12,16 @@ import (
 // settingKeys are the annotations that configure a job, in the order
 // errors are reported.
 func settingKeys() []string {
-	return []string{AnnMinReplicas, AnnModel, AnnPriority, AnnGPUType}
+	return []string{AnnMinReplicas, AnnMaxReplicas, AnnModel, AnnPriority, AnnGPUType}
 }
 
 // settings are a job's gpusched.io/ settings.
 type settings struct {
 	// minReplicas is the gang size; 0 means the default (jobs.go).
 	minReplicas int
+	// maxReplicas is an elastic job's maximum; 0 means the default
+	// (elastic.go).
+	maxReplicas int
 	model       string
 	priority    int
 	// gpuType is the GPU type the job must run on ("" any), normalised
@@ -50,6 +53,13 @@ func parseSettings(ann map[string]string) (settings, error) {
 			return s, &AnnotationError{AnnMinReplicas, v, fmt.Sprintf("want a whole number of pods from 1 to %d", maxMinReplicas)}
 		}
 		s.minReplicas = n
+	}
+	if v, ok := ann[AnnMaxReplicas]; ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 || n > maxMinReplicas || n < s.minReplicas {
+			return s, &AnnotationError{AnnMaxReplicas, v, fmt.Sprintf("want a whole number of pods from 1 (and %s) to %d", AnnMinReplicas, maxMinReplicas)}
+		}
+		s.maxReplicas = n
 	}
 	if v, ok := ann[AnnModel]; ok {
 		if strings.TrimSpace(v) == "" {

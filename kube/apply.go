@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"errors"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -13,12 +12,6 @@ import (
 	"github.com/gpusched/gpusched/core/engine"
 	"github.com/gpusched/gpusched/core/model"
 )
-
-// ErrResize is what the Kubernetes applier answers to a resize: elastic
-// resizing through the API server (scaling a Volcano Job's tasks) is the
-// next version's; `gpusched kube` accepts no scaler but none, so a plan
-// never holds one.
-var ErrResize = errors.New("resizing a running job is not supported on Kubernetes yet (use --scaler none)")
 
 // applier is the Kubernetes mode's engine.Applier. It changes the round's
 // model state and the world at once and leaves the API calls (Bindings,
@@ -57,8 +50,13 @@ func (a applier) Migrate(x engine.Assignment) error {
 	return nil
 }
 
-// Resize is not supported yet (ErrResize).
-func (a applier) Resize(engine.Assignment) error { return ErrResize }
+// Resize resizes a running elastic job through its owner (elastic.go).
+func (a applier) Resize(x engine.Assignment) error {
+	if rj := a.r.byModel[x.Job]; rj != nil {
+		a.r.resize(rj, x.GPUs)
+	}
+	return nil
+}
 
 // Start binds the job's pods to its GPUs' nodes, or reserves the GPUs when
 // pods being stopped still hold them.
@@ -96,10 +94,17 @@ func (r *round) start(rj *rjob, gpus []model.GPU) {
 			binds = append(binds, podBind{uid: p.uid, ns: p.ns, name: p.name, node: r.cluster.Nodes[ni].Name, seen: p.seen})
 		}
 	}
-	if len(binds)*rj.pod != len(gpus) {
+	var grow *growth
+	if n := len(binds) * rj.pod; n < len(gpus) && rj.elastic && len(binds) >= rj.min && n%rj.pod == 0 && len(gpus)%rj.pod == 0 {
+		// The scaler grew it beyond its pods: the rest once they exist.
+		grow = &growth{nodes: r.counts(gpus[n:]), pods: (len(gpus) - n) / rj.pod, made: r.now}
+	} else if n != len(gpus) {
 		r.s.log.Error("placement is not made of whole pods; job not started", "job", jobName(kj.key), "gpus", len(gpus), "pod", rj.pod)
 		_ = r.state.Stop(mj)
 		return
+	}
+	for _, p := range rj.compPending {
+		binds = append(binds, podBind{uid: p.uid, ns: p.ns, name: p.name, node: binds[0].node, seen: p.seen})
 	}
 	for _, b := range binds {
 		r.w.assumed[b.uid] = b.node
@@ -109,7 +114,8 @@ func (r *round) start(rj *rjob, gpus []model.GPU) {
 		mj.FirstStart = r.t
 	}
 	mj.LastStart, mj.Mark, mj.Resume = r.t, r.t, r.t
-	kj.running, kj.stopped, kj.reserve, kj.boundGPUs, kj.size = true, false, nil, len(gpus), len(binds)
+	kj.running, kj.stopped, kj.reserve, kj.boundGPUs, kj.size = true, false, nil, len(gpus), len(gpus)/rj.pod
+	kj.grow = grow
 	kj.gpuType = r.cluster.Types[r.cluster.TypeOf(gpus[0])].Name
 	kj.attempt++
 	rj.started = true
@@ -125,7 +131,7 @@ func (r *round) stop(rj *rjob, why string) {
 	if note := checkpointNote(kj, r.now); note != "" {
 		why += " (" + note + ")"
 	}
-	for _, p := range rj.bound {
+	for _, p := range append(slices.Clone(rj.bound), rj.compBound...) {
 		r.w.deleted[p.uid] = true
 		r.victims = append(r.victims, p.uid)
 		r.work.deletes = append(r.work.deletes, deleteTask{uid: p.uid, ns: p.ns, name: p.name, why: why, preempt: true})
@@ -136,7 +142,7 @@ func (r *round) stop(rj *rjob, why string) {
 	}
 	mj.Preemptions++
 	mj.Queued = r.t
-	kj.stopped, kj.reserve = true, nil
+	kj.stopped, kj.reserve, kj.grow = true, nil, nil
 	r.s.log.Info("stopping job", "job", jobName(kj.key), "why", why)
 }
 
@@ -188,7 +194,11 @@ func nodeList(c *model.Cluster, gpus []model.GPU) string {
 func (r *round) refill(replace bool) {
 	for _, rj := range r.jobs {
 		mj, kj := rj.kj.mj, rj.kj
-		if mj.State != model.Running || kj.stopped || len(rj.pending) == 0 || rj.event || len(mj.Alloc) == 0 {
+		if mj.State != model.Running || kj.stopped || rj.event || len(mj.Alloc) == 0 || kj.grow != nil {
+			continue
+		}
+		r.bindCompanions(rj)
+		if len(rj.pending) == 0 || rj.elastic && !replace {
 			continue
 		}
 		want := len(rj.pending)

@@ -39,7 +39,7 @@ current-context: x
 		{[]string{"kube", "--kubeconfig", unreachable}, "cannot reach the API server https://127.0.0.1:1 (from kubeconfig " + unreachable + ")"},
 		{[]string{"progress", "--kubeconfig", unreachable, "--pod", "p", "--steps", "1"}, "cannot reach the API server https://127.0.0.1:1"},
 		{[]string{"progress", "--kubeconfig", missing, "--pod", "p"}, "--steps is required"},
-		{[]string{"kube", "--kubeconfig", unreachable, "--scaler", "threshold"}, "scaler \"threshold\": resizing a running job is not supported"},
+		{[]string{"kube", "--kubeconfig", unreachable, "--scaler", "lottery"}, `unknown scaler "lottery"`},
 		{[]string{"kube", "--kubeconfig", unreachable, "--node-selector", "a in (b"}, "--node-selector"},
 		{[]string{"kube", "--kubeconfig", unreachable, "--policy", "lottery"}, `unknown policy "lottery"`},
 	} {

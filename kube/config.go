@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/gpusched/gpusched/core/recipe"
 )
@@ -70,6 +71,9 @@ type Config struct {
 	// Tick is the longest time between two rounds (default 1 s): time
 	// changes what the policies decide (attained service).
 	Tick time.Duration
+	// Dynamic is the client of Volcano's Jobs and PodGroups (Dynamic
+	// makes it); nil: Volcano Jobs are not scheduled.
+	Dynamic dynamic.Interface
 	// Logger defaults to slog.Default(); Registerer to a new registry.
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
@@ -96,9 +100,6 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Names == (recipe.Names{}) {
 		c.Names = recipe.Defaults()
-	}
-	if c.Names.Scaler != "" && c.Names.Scaler != "none" {
-		return c, configErrorf("scaler %q: %w", c.Names.Scaler, ErrResize)
 	}
 	if c.Names.Policy == "srtf" {
 		return c, configErrorf("policy srtf needs job lengths, which Kubernetes jobs do not declare")

@@ -46,6 +46,9 @@ func TestDeployManifests(t *testing.T) {
 		{"create", "events", "team-a", true}, {"patch", "events", "team-a", true},
 		{"watch", "jobs.batch", "team-a", true}, {"patch", "jobs.batch", "team-a", true},
 		{"create", "leases.coordination.k8s.io", "gpusched", true},
+		// (Volcano's resources are not served by this bed: kubectl cannot
+		// check them here.)
+		{"create", "configmaps", "team-a", true}, {"update", "configmaps", "team-a", true},
 		{"update", "leases.coordination.k8s.io/gpusched", "gpusched", true},
 		{"create", "tokenreviews.authentication.k8s.io", "", true},
 		{"create", "subjectaccessreviews.authorization.k8s.io", "", true},
@@ -54,7 +57,7 @@ func TestDeployManifests(t *testing.T) {
 		{"get", "secrets", "team-a", false}, {"update", "nodes", "", false}, {"delete", "nodes", "", false},
 		{"update", "leases.coordination.k8s.io/other", "gpusched", false},
 		{"create", "leases.coordination.k8s.io", "team-a", false},
-		{"delete", "jobs.batch", "team-a", false},
+		{"delete", "jobs.batch", "team-a", false}, {"delete", "configmaps", "team-a", false},
 	} {
 		args := []string{"auth", "can-i", tc.verb, tc.resource, "--as", serviceAccount}
 		if res, sub, ok := strings.Cut(tc.resource, "/"); ok && strings.HasPrefix(res, "pods") {

@@ -16,7 +16,12 @@
 // and this package's Applier (apply.go): Start binds a gang's pods through
 // the Binding subresource, all or none; Preempt deletes a job's pods with
 // their own grace period; Migrate preempts and reserves the new GPUs;
-// Resize is not supported yet (ErrResize). The API calls run in workers
+// Resize resizes an elastic Volcano Job or batch Job through its owner
+// (elastic.go: the worker task's replicas or parallelism, new pods bound in
+// one step, shrinks deleting the highest ranks with grace), and elastic
+// jobs keep a host list ConfigMap (hosts.go); Volcano Jobs are read through
+// the dynamic client, and their PodGroups' phases kept in step
+// (volcano.go). The API calls run in workers
 // after the round (work.go). Pending pods carry their wait reason — the
 // service's words, engine.Wait* — in the PodScheduled=False condition and
 // FailedScheduling events; bound and preempted pods get Scheduled and

@@ -66,9 +66,13 @@ func TestGang(t *testing.T) {
 	n0, n1 := e.waitBound("pair-0", 30*time.Second), e.waitBound("pair-1", 30*time.Second)
 	t.Logf("gang bound to %s and %s", n0, n1)
 	for _, name := range []string{"pair-0", "pair-1"} {
-		if !e.hasEvent(name, "Scheduled", "Successfully assigned "+e.name+"/"+name+" to ") {
-			t.Errorf("%s: no Scheduled event: %+v", name, e.events(name))
-		}
+		// Events are recorded asynchronously (client-go's broadcaster).
+		e.eventually(name+"'s Scheduled event", 10*time.Second, func() string {
+			if !e.hasEvent(name, "Scheduled", "Successfully assigned "+e.name+"/"+name+" to ") {
+				return fmt.Sprintf("events %+v", e.events(name))
+			}
+			return ""
+		})
 	}
 	for _, name := range []string{"big", "typo"} {
 		if p := e.pod(name); p.Spec.NodeName != "" {

@@ -58,8 +58,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	if err := shared.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	for _, sh := range []*kubebed.Shared{shared, volcanoShared} {
+		if err := sh.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
 	}
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -77,7 +79,13 @@ type kenv struct {
 // -short) and removes its namespace and nodes at the end.
 func newEnv(t *testing.T) *kenv {
 	t.Helper()
-	bed := shared.Get(t)
+	return newEnvOn(t, shared)
+}
+
+// newEnvOn is newEnv on the shared bed sh.
+func newEnvOn(t *testing.T, sh *kubebed.Shared) *kenv {
+	t.Helper()
+	bed := sh.Get(t)
 	rc, err := clientcmd.BuildConfigFromFlags("", bed.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)

@@ -51,9 +51,12 @@ type podInfo struct {
 	node string
 	// deleting: the pod has a deletion timestamp (it is terminating).
 	deleting bool
-	// index orders the pods of a job: the Indexed Job completion index,
-	// else -1 (then by name).
+	// index orders the pods of a job: the Indexed Job completion index
+	// (Volcano's task index), else -1 (then by name).
 	index int
+	// task is the pod's Volcano task (volcano.sh/task-spec), "" for others;
+	// host is how its job's host list names it (hostName).
+	task, host string
 	// ann holds the pod's gpusched.io/ annotations.
 	ann map[string]string
 	// sig identifies the pod's node constraints (constraintSig); obj is the
@@ -75,11 +78,14 @@ func newPodInfo(p *v1.Pod) *podInfo {
 	pi := &podInfo{uid: p.UID, ns: p.Namespace, name: p.Name, created: p.CreationTimestamp.Time,
 		gpus: podGPUs(&p.Spec), node: p.Spec.NodeName, deleting: p.DeletionTimestamp != nil, index: -1,
 		ann: p.Annotations, sig: constraintSig(p), obj: p}
-	if s, ok := p.Annotations[annCompletionIndex]; ok {
-		if i, err := strconv.Atoi(s); err == nil && i >= 0 {
-			pi.index = i
+	for _, k := range []string{annCompletionIndex, annVolcanoIndex} {
+		if s, ok := p.Annotations[k]; ok {
+			if i, err := strconv.Atoi(s); err == nil && i >= 0 {
+				pi.index = i
+			}
 		}
 	}
+	pi.task, pi.host = p.Annotations[annVolcanoTask], hostName(p)
 	pi.owner = controllerOf(p)
 	pi.key = jobKey(p, pi.owner)
 	for _, c := range p.Status.Conditions {
@@ -90,11 +96,10 @@ func newPodInfo(p *v1.Pod) *podInfo {
 	return pi
 }
 
-// ownerJob reports whether pods owned by controller ref form one job. Only
-// batch/v1 Jobs do in this version; the next one adds Volcano's Job
-// (batch.volcano.sh/v1alpha1).
+// ownerJob reports whether pods owned by controller ref form one job:
+// batch/v1 Jobs and Volcano's Jobs (batch.volcano.sh/v1alpha1) do.
 func ownerJob(ref *metav1.OwnerReference) bool {
-	return ref.Kind == "Job" && ref.APIVersion == "batch/v1"
+	return ref.Kind == "Job" && (ref.APIVersion == "batch/v1" || ref.APIVersion == volcanoJobAPI)
 }
 
 // controllerOf returns the pod's owning controller when it forms jobs.
@@ -187,7 +192,7 @@ func stripPod(obj any) (any, error) {
 		out.Labels = map[string]string{LabelJob: v}
 	}
 	for k, v := range p.Annotations {
-		if strings.HasPrefix(k, annPrefix) || k == annCompletionIndex {
+		if strings.HasPrefix(k, annPrefix) || k == annCompletionIndex || k == annVolcanoIndex || k == annVolcanoTask {
 			if out.Annotations == nil {
 				out.Annotations = map[string]string{}
 			}
@@ -197,6 +202,8 @@ func stripPod(obj any) (any, error) {
 	s := &out.Spec
 	s.NodeName, s.SchedulerName, s.NodeSelector, s.Tolerations = p.Spec.NodeName, p.Spec.SchedulerName, p.Spec.NodeSelector, p.Spec.Tolerations
 	s.TerminationGracePeriodSeconds = p.Spec.TerminationGracePeriodSeconds
+	s.Hostname, s.Subdomain = p.Spec.Hostname, p.Spec.Subdomain
+	out.Status.PodIP = p.Status.PodIP
 	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
 		s.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution}}

@@ -83,6 +83,17 @@ type rjob struct {
 	// invalid: its pods or annotations are malformed (reason says how).
 	invalid bool
 	sig     string
+	// elastic: its owner can be resized and max > min (elastic.go); max is
+	// its maximum in GPU pods.
+	elastic bool
+	max     int
+	// allocPods are the bound pods behind alloc, one per rj.pod GPUs.
+	allocPods []*podInfo
+	// compBound and compPending are a Volcano Job's pods that ask for no
+	// GPU (a launcher): bound with the gang, never counted.
+	compBound, compPending []*podInfo
+	// growReady: its growth's pods all exist and its GPUs are free.
+	growReady bool
 }
 
 // run builds the model state from the world, carries out the
@@ -91,7 +102,9 @@ type rjob struct {
 func (r *round) run() {
 	r.readNodes()
 	r.formJobs()
+	r.restarts()
 	r.reservations()
+	defer r.elasticTail()
 	if !r.buildState() {
 		r.reasons(nil)
 		return
@@ -102,6 +115,7 @@ func (r *round) run() {
 			r.s.log.Error("reserved starts", "err", err)
 		}
 	}
+	r.growths()
 	r.refill(true)
 	r.s.shapes = r.shapes()
 	plan := r.s.engine.Schedule(r.state, r.t)
@@ -165,6 +179,7 @@ func (r *round) formJobs() {
 			r.forget(kj)
 			continue
 		}
+		r.dropLost(kj)
 		if rj := r.formJob(kj); rj != nil {
 			r.jobs = append(r.jobs, rj)
 		}
@@ -196,6 +211,12 @@ func (r *round) formJob(kj *kjob) *rjob {
 	for _, p := range kj.pods {
 		switch {
 		case p.deleting || len(r.w.deleted) > 0 && r.w.deleted[p.uid]:
+		case p.gpus == 0 && p.owner != nil && p.owner.APIVersion == volcanoJobAPI:
+			if p.node != "" || r.w.assumed[p.uid] != "" {
+				rj.compBound = append(rj.compBound, p)
+			} else {
+				rj.compPending = append(rj.compPending, p)
+			}
 		case p.node != "" || r.w.assumed[p.uid] != "":
 			rj.bound = append(rj.bound, p)
 		default:
@@ -207,6 +228,7 @@ func (r *round) formJob(kj *kjob) *rjob {
 	}
 	slices.SortFunc(rj.pending, podOrder)
 	slices.SortFunc(rj.bound, podOrder)
+	r.elasticOrder(rj)
 	err := r.settings(rj)
 	r.modelJob(rj)
 	r.track(rj)
@@ -241,7 +263,8 @@ func (rj *rjob) setReason(why string, event bool) { rj.reason, rj.event = why, e
 // nor its owner change.
 type formed struct {
 	version, owner uint64
-	pod, min       int
+	pod, min, max  int
+	elastic        bool
 	sig            string
 	set            settings
 	err            error
@@ -255,11 +278,15 @@ func (r *round) settings(rj *rjob) error {
 		ov = o.version
 	}
 	if f := kj.formed; f != nil && f.version == kj.version && f.owner == ov {
-		rj.pod, rj.min, rj.sig, rj.set = f.pod, f.min, f.sig, f.set
+		rj.pod, rj.min, rj.sig, rj.set, rj.max, rj.elastic = f.pod, f.min, f.sig, f.set, f.max, f.elastic
 		return f.err
 	}
 	err := r.readSettings(rj)
-	kj.formed = &formed{version: kj.version, owner: ov, pod: rj.pod, min: rj.min, sig: rj.sig, set: rj.set, err: err}
+	if err == nil {
+		r.elasticLimits(rj, rj.set)
+	}
+	kj.formed = &formed{version: kj.version, owner: ov, pod: rj.pod, min: rj.min, sig: rj.sig, set: rj.set, err: err,
+		max: rj.max, elastic: rj.elastic}
 	return err
 }
 
@@ -345,6 +372,7 @@ func (r *round) modelJob(rj *rjob) {
 		spec.GPUs, spec.MaxGPUs = len(rj.pending)*rj.pod, len(rj.pending)*rj.pod
 		spec.MinGPUs = min(rj.min*rj.pod, spec.GPUs)
 	}
+	r.elasticSpec(rj, &spec)
 	if kj.mj == nil {
 		kj.mj = model.NewJob(spec, kj.seq, -1, 0)
 	}

@@ -65,6 +65,11 @@ type Scheduler struct {
 	deletes     chan deleteTask
 	status      *statusQueue
 	inflight    atomic.Int64
+	// Elastic jobs' API calls (elastic.go, volcano.go, hosts.go) and gauges.
+	owners  chan ownerPatch
+	groups  chan groupTask
+	hosts   *hostsQueue
+	elastic *elasticMetrics
 }
 
 // New builds a scheduler that talks to the API server through client.
@@ -75,7 +80,7 @@ func New(client kubernetes.Interface, cfg Config) (*Scheduler, error) {
 	}
 	s := &Scheduler{cfg: cfg, client: client, log: cfg.Logger, w: newWorld(), kick: make(chan struct{}, 1),
 		warned: map[string]bool{}, binds: make(chan bindTask, 1024), deletes: make(chan deleteTask, 1024),
-		status: newStatusQueue()}
+		status: newStatusQueue(), owners: make(chan ownerPatch, 256), groups: make(chan groupTask, 256), hosts: newHostsQueue()}
 	opts := *cfg.Options
 	opts.WrapPlacer = func(p engine.Placer) engine.Placer { return &podPlacer{inner: p, shapes: &s.shapes} }
 	if s.engine, err = recipe.New(cfg.Names, opts); err != nil {
@@ -91,6 +96,9 @@ func New(client kubernetes.Interface, cfg Config) (*Scheduler, error) {
 	}
 	s.prof = &profiles{base: s.matrix, online: online}
 	if s.metrics, err = newMetrics(s, cfg.Registerer); err != nil {
+		return nil, err
+	}
+	if s.elastic, err = newElasticMetrics(cfg.Registerer); err != nil {
 		return nil, err
 	}
 	s.broadcaster = record.NewBroadcaster()
@@ -138,6 +146,8 @@ func (s *Scheduler) watch(ctx context.Context) error {
 	handlers := []cache.ResourceEventHandler{
 		s.handler(s.onPod, s.onPodGone), s.handler(s.onForeign, s.onForeignGone),
 		s.handler(s.onNode, s.onNodeGone), s.handler(s.onOwner, s.onOwnerGone)}
+	vi, vt, vh := s.volcanoInformers()
+	informers, transforms, handlers = append(informers, vi...), append(transforms, vt...), append(handlers, vh...)
 	for i, inf := range informers {
 		if err := inf.SetTransform(transforms[i]); err != nil {
 			return fmt.Errorf("kube: informer: %w", err)
@@ -191,6 +201,7 @@ func (s *Scheduler) onPod(obj any) {
 func (s *Scheduler) onPodGone(obj any) {
 	if p, ok := obj.(*v1.Pod); ok {
 		s.w.mu.Lock()
+		s.w.failedWorker(p)
 		s.w.deletePod(p.UID, time.Now())
 		s.w.mu.Unlock()
 		s.kickRound()

@@ -54,6 +54,7 @@ func (r *round) reservations() {
 			res = append(res, kj)
 		}
 	}
+	r.holdGrowths(byKey)
 	slices.SortFunc(res, func(a, b *kjob) int {
 		return cmp.Or(a.reserve.made.Compare(b.reserve.made), cmp.Compare(a.seq, b.seq))
 	})
@@ -173,6 +174,7 @@ func (r *round) placeRunning(rj *rjob, next []int) {
 		for k := range rj.pod {
 			rj.alloc = append(rj.alloc, model.GPU{Node: int32(ci), Index: int32(next[ci] + k)})
 		}
+		rj.allocPods = append(rj.allocPods, p)
 		next[ci] += rj.pod
 	}
 	if len(rj.alloc) == 0 {

@@ -34,6 +34,9 @@ type (
 		uid           types.UID
 		ns, name, why string
 		preempt       bool
+		// force deletes at once (grace 0): the pod's node is gone or not
+		// Ready, no kubelet can run its grace period.
+		force bool
 	}
 	// statusTask sets a pending pod's PodScheduled=False condition, if
 	// the pod is still at resource version rv.
@@ -45,6 +48,11 @@ type (
 		binds   []bindTask
 		deletes []deleteTask
 		status  []statusTask
+		// owners, groups and hosts are elastic jobs' (elastic.go,
+		// volcano.go, hosts.go).
+		owners []ownerPatch
+		groups []groupTask
+		hosts  []hostsTask
 	}
 )
 
@@ -66,6 +74,21 @@ func (s *Scheduler) dispatch(ctx context.Context, t tasks) {
 		}
 	}
 	s.status.push(t.status)
+	s.hosts.push(t.hosts)
+	for _, o := range t.owners {
+		select {
+		case s.owners <- o:
+		case <-ctx.Done():
+			return
+		}
+	}
+	for _, g := range t.groups {
+		select {
+		case s.groups <- g:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // runWorkers runs the bind, delete and status workers until ctx ends,
@@ -85,6 +108,19 @@ func (s *Scheduler) runWorkers(ctx context.Context) func() {
 			}
 		})
 	}
+	wg.Go(func() { s.hostsWorker(ctx) })
+	wg.Go(func() {
+		for {
+			select {
+			case o := <-s.owners:
+				s.patchOwner(ctx, o)
+			case g := <-s.groups:
+				s.setGroupPhase(ctx, g)
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
 	for range 4 {
 		wg.Go(func() {
 			for {
@@ -201,7 +237,12 @@ func (s *Scheduler) deletePod(ctx context.Context, d deleteTask) {
 		}
 	}
 	uid := d.uid
-	err := s.client.CoreV1().Pods(d.ns).Delete(ctx, d.name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
+	if d.force {
+		zero := int64(0)
+		opts.GracePeriodSeconds = &zero
+	}
+	err := s.client.CoreV1().Pods(d.ns).Delete(ctx, d.name, opts)
 	if err == nil || apierrors.IsNotFound(err) || ctx.Err() != nil {
 		return
 	}

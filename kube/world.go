@@ -40,12 +40,18 @@ type world struct {
 	nextSeq int
 	// newJobs counts the jobs seen (gpusched_submissions_total).
 	newJobs int64
+	// groups holds the phase of every Volcano PodGroup by namespace/name;
+	// groupWant the phase gpusched last asked for.
+	groups, groupWant map[string]string
+	// failed holds the pods of elastic jobs that failed on their node
+	// (their controller replaces them once they are deleted).
+	failed []deleteTask
 }
 
 func newWorld() *world {
 	return &world{nodes: map[string]*nodeInfo{}, foreign: map[types.UID]foreignPod{}, pods: map[types.UID]*podInfo{},
 		jobs: map[string]*kjob{}, owners: map[types.UID]*ownerInfo{}, assumed: map[types.UID]string{},
-		deleted: map[types.UID]bool{}}
+		deleted: map[types.UID]bool{}, groups: map[string]string{}, groupWant: map[string]string{}}
 }
 
 // kjob is one job: the pods of gpusched's that share a job key, and what
@@ -76,6 +82,11 @@ type kjob struct {
 	// reports of one).
 	attempt int
 	reserve *reservation
+	// grow keeps GPUs for the new pods of an elastic job that grew;
+	// hosts and hostsGen are its last host list and its generation.
+	grow     *growth
+	hosts    string
+	hostsGen int64
 	// empty is when its last pod went; zero while it has pods.
 	empty time.Time
 	// version changes with every change of its pods that settings depend
@@ -100,7 +111,32 @@ type ownerInfo struct {
 	done                                bool
 	// version counts the owner's changes (jobs cache their settings by it).
 	version uint64
+	// kind is the owner's kind; ns, name and uid name it.
+	kind     ownerKind
+	ns, name string
+	uid      types.UID
+	// vc describes a Volcano Job (nil for a batch/v1 Job).
+	vc *vcInfo
+	// specPods is how many GPU pods the spec asks for now (a batch Job's
+	// parallelism, a Volcano Job's GPU replicas); maxSeen the most it ever
+	// asked for, and parallelism0 a batch Job's first parallelism (the
+	// defaults of an elastic job's maximum and minimum: gpusched's own
+	// resizes change the spec).
+	specPods, maxSeen int
+	parallelism0      int32
+	// patched is the GPU pod count gpusched last asked the owner for, at
+	// patchedAt.
+	patched   int
+	patchedAt time.Time
 }
+
+// ownerKind says which controller owns a job's pods.
+type ownerKind int
+
+const (
+	ownerBatch ownerKind = iota
+	ownerVolcano
+)
 
 // job returns the job of key, creating it.
 func (w *world) job(key string, now time.Time) *kjob {
@@ -148,7 +184,10 @@ func (w *world) setPod(p *v1.Pod, now time.Time) (*kjob, bool) {
 	if pi.deleting {
 		delete(w.deleted, pi.uid)
 	}
-	relevant := old == nil || old.node != pi.node && !confirmed || old.deleting != pi.deleting && !ownDelete ||
+	// An elastic job's host list lists its workers once seen bound.
+	elastic := j.formed != nil && j.formed.elastic
+	relevant := old == nil || old.node != pi.node && (!confirmed || elastic) || old.host != pi.host ||
+		old.deleting != pi.deleting && !ownDelete ||
 		old.gpus != pi.gpus || old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann)
 	if old == nil || old.gpus != pi.gpus || old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann) {
 		j.version++
@@ -240,8 +279,12 @@ func (w *world) setOwner(j *batchv1.Job) {
 			o.done = true
 		}
 	}
+	o.ns, o.name, o.uid = j.Namespace, j.Name, j.UID
+	o.specPods, o.maxSeen, o.parallelism0 = int(o.parallelism), int(o.parallelism), o.parallelism
 	if old := w.owners[j.UID]; old != nil {
 		o.version = old.version + 1
+		o.maxSeen, o.parallelism0 = max(old.maxSeen, o.specPods), old.parallelism0
+		o.patched, o.patchedAt = old.patched, old.patchedAt
 	}
 	w.owners[j.UID] = o
 }

@@ -150,6 +150,7 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 // records the resizes in plan.
 func (e *Engine) scale(s *model.State, now model.Time, plan *Plan) {
 	r := e.resizer
+	r.countWaiting(s, plan)
 	e.scaler.Scale(s, now, r)
 	r.finish(plan)
 	if w, ok := e.scaler.(Waker); ok {

@@ -42,6 +42,8 @@ type Resizer struct {
 	buf     []model.GPU
 	// gates is the engine's Gate (a queue's limit bounds growth), or nil.
 	gates Gate
+	// waitingMin is WaitingMin's answer for the round.
+	waitingMin int
 }
 
 type undoStep struct {
@@ -72,6 +74,30 @@ func (r *Resizer) reset(s *model.State, p *Pool) {
 			r.surplus[s.Cluster.TypeOf(j.Alloc[0])] += len(j.Alloc) - j.Spec.MinGPUs
 		}
 	}
+}
+
+// WaitingMin returns the minimum GPUs of the jobs that wait for GPUs
+// after the round's placements: waiting in the state, and neither started
+// nor rejected by the round.
+func (r *Resizer) WaitingMin() int { return r.waitingMin }
+
+// countWaiting sets WaitingMin for the round's plan.
+func (r *Resizer) countWaiting(s *model.State, plan *Plan) {
+	r.waitingMin = 0
+	for _, j := range s.Waiting() {
+		r.waitingMin += j.Spec.MinGPUs
+	}
+	for _, a := range plan.Start {
+		if a.Job.State == model.Waiting {
+			r.waitingMin -= a.Job.Spec.MinGPUs
+		}
+	}
+	for _, x := range plan.Reject {
+		if x.Job.State == model.Waiting {
+			r.waitingMin -= x.Job.Spec.MinGPUs
+		}
+	}
+	r.waitingMin = max(r.waitingMin, 0)
 }
 
 // Surplus returns how many GPUs of type t the candidates hold above their

@@ -20,6 +20,14 @@ type ThresholdConfig struct {
 	Expand, Shrink float64
 	// Period is hpaCheckMinutes, the interval between two passes (> 0).
 	Period model.Time
+	// CountWaiting (elasticConfig.countWaiting) counts, in the work in use
+	// a, the minimum GPUs of the jobs that wait for GPUs (and that the
+	// round neither starts nor rejects): Volcano's reading, where an
+	// admitted (Inqueue) job's minimum resources are reserved. Then a job
+	// that arrives on a cluster filled by elastic growth raises a, T goes
+	// above st, and the pass shrinks the elastic jobs so that it starts.
+	// Off (the default), a counts running work only.
+	CountWaiting bool
 }
 
 // DefaultThresholdConfig returns the seed's example configuration.
@@ -141,7 +149,11 @@ func (t *Threshold) Scale(s *model.State, now model.Time, r *engine.Resizer) {
 		eu += r.Size(j) - j.Spec.MinGPUs
 	}
 	total := s.Cluster.TotalGPUs()
-	p := t.cfg.Plan(total, total-r.Pool().FreeAll(), eu)
+	used := total - r.Pool().FreeAll()
+	if t.cfg.CountWaiting {
+		used = min(total+eu, used+r.WaitingMin()) // a = used − EU stays ≤ A
+	}
+	p := t.cfg.Plan(total, used, eu)
 	changed := false
 	switch p.Mode {
 	case Expand:

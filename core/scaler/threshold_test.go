@@ -488,3 +488,32 @@ func TestThresholdExactBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestThresholdCountWaiting is issue 16's scenario on 6 GPUs with p = 1,
+// et = 0.5, st = 1.5 (mt = 1). E (min 2, max 6) runs on all 6; W (min 2)
+// waits. Without CountWaiting: a = 6 − 4 = 2, M = 4, T = 1 → maintain, W
+// waits for ever. With it: a = 2 + 2 (W's minimum) = 4, M = 2, EU = 4,
+// T = 2 > st → shrink, EM = (T − mt)·M = 2 → E 6→4, and W fits next round.
+// Once W runs (a = 4, EU = 2, M = 2, T = 1) the pass maintains.
+func TestThresholdCountWaiting(t *testing.T) {
+	cfg := scaler.ThresholdConfig{Proportion: 1, Expand: 0.5, Shrink: 1.5, Period: 5 * model.Minute}
+	six := []nd{{"a", 2}, {"a", 2}, {"a", 2}}
+	for _, count := range []bool{false, true} {
+		cfg.CountWaiting = count
+		w := newWorld(t, six, el("E", 2, 6).running(6), el("W", 2, 2))
+		plan := newEngine(t, newThreshold(t, cfg)).Schedule(w.s, 0)
+		want := map[string]int{}
+		if count {
+			want["E"] = 4
+		}
+		if got := sizes(plan.Resize); !sameSizes(got, want) {
+			t.Errorf("CountWaiting %v: resize %v, want %v", count, got, want)
+		}
+		checkPlan(t, w.s, plan)
+	}
+	cfg.CountWaiting = true
+	w := newWorld(t, six, el("E", 2, 6).running(4), el("W", 2, 2).running(2))
+	if plan := newEngine(t, newThreshold(t, cfg)).Schedule(w.s, 0); len(plan.Resize) != 0 {
+		t.Errorf("with W running: resize %v, want none (maintain)", sizes(plan.Resize))
+	}
+}

@@ -9,6 +9,11 @@
 // Mode e2e starts gpusched first and then creates the pods; mode backlog
 // creates the pods first and then starts gpusched (its own throughput,
 // without the creation rate in the way). Each mode gets its own bed.
+//
+// With -volcano (make bench-volcano, volcano.go) it compares gpusched with
+// Volcano's vc-scheduler instead: one bed with both, 100 kwok nodes, and
+// the same 200 Volcano Jobs of 4 pods created at once for each scheduler
+// in turn, the order alternating over the repetitions.
 package main
 
 import (
@@ -49,6 +54,14 @@ type options struct {
 	settle                   time.Duration
 	gpuschedArgs             string
 	logFile                  string
+	// Mode -volcano (volcano.go).
+	volcano           bool
+	jobs, jobSize     int
+	reps              int
+	schedulers        string
+	vcControllerFlags string
+	pauseOther        bool
+	warmup            int
 }
 
 func main() {
@@ -64,10 +77,22 @@ func main() {
 	flag.DurationVar(&o.settle, "settle", 20*time.Second, "stop waiting once no pod was bound for this long")
 	flag.StringVar(&o.gpuschedArgs, "args", "--kube-api-qps=5000 --kube-api-burst=10000", "extra gpusched kube flags")
 	flag.StringVar(&o.logFile, "log", "", "write gpusched's whole log into this file")
+	flag.BoolVar(&o.volcano, "volcano", false, "Volcano Jobs scheduled by gpusched and by vc-scheduler side by side on one bed (-nodes, -gpus, -jobs, -job-size, -reps, -schedulers)")
+	flag.IntVar(&o.jobs, "jobs", 200, "with -volcano: Volcano Jobs per run")
+	flag.IntVar(&o.jobSize, "job-size", 4, "with -volcano: pods per Volcano Job (its minAvailable)")
+	flag.IntVar(&o.reps, "reps", 2, "with -volcano: runs per scheduler, the order alternating")
+	flag.StringVar(&o.schedulers, "schedulers", "gpusched,volcano", "with -volcano: the schedulerNames compared, in the first run's order")
+	flag.StringVar(&o.vcControllerFlags, "vc-controller-flags", "", "with -volcano: extra flags of vc-controller-manager (TESTBED_VC_CONTROLLER_FLAGS)")
+	flag.BoolVar(&o.pauseOther, "pause-other", false, "with -volcano: stop (SIGSTOP) the other scheduler during each one's turn")
+	flag.IntVar(&o.warmup, "warmup", 50, "with -volcano: Volcano Jobs of an unmeasured first run per scheduler (0: none)")
 	flag.Parse()
 	log.SetFlags(log.Ltime | log.Lmicroseconds)
 	os.Setenv("KUBE_FEATURE_WatchListClient", "false")
-	if err := run(o); err != nil {
+	do := run
+	if o.volcano {
+		do = runVolcano
+	}
+	if err := do(o); err != nil {
 		log.Fatal(err)
 	}
 }
