@@ -59,3 +59,13 @@ func Poll[T any](t testing.TB, timeout time.Duration, what string, get func() T,
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// GPUs returns n GPUs of type typ with 16 GiB each, indexed from 0: what a
+// hand-played agent registers.
+func GPUs(typ string, n int) []api.GPU {
+	gpus := make([]api.GPU, n)
+	for i := range gpus {
+		gpus[i] = api.GPU{Index: i, Type: typ, MemMiB: 16384}
+	}
+	return gpus
+}

@@ -204,11 +204,7 @@ type testAgent struct {
 }
 
 func (h *harness) agent(name, typ string, n int) *testAgent {
-	a := &testAgent{h: h, name: name}
-	for i := range n {
-		a.gpus = append(a.gpus, api.GPU{Index: i, Type: typ, MemMiB: 16384})
-	}
-	return a
+	return &testAgent{h: h, name: name, gpus: agenttest.GPUs(typ, n)}
 }
 
 // register registers the node with the replicas it reports.
