@@ -143,9 +143,7 @@ func (s *Scheduler) watch(ctx context.Context) error {
 	owners := batchinformers.NewFilteredJobInformer(s.client, metav1.NamespaceAll, 0, cache.Indexers{}, nil)
 	informers := []cache.SharedIndexInformer{ours, foreign, nodes, owners}
 	transforms := []cache.TransformFunc{stripPod, stripForeign, stripNode, stripJob}
-	handlers := []cache.ResourceEventHandler{
-		s.handler(s.onPod, s.onPodGone), s.handler(s.onForeign, s.onForeignGone),
-		s.handler(s.onNode, s.onNodeGone), s.handler(s.onOwner, s.onOwnerGone)}
+	handlers := append([]cache.ResourceEventHandler{s.handler(s.onPod, s.onPodGone)}, s.worldHandlers()...)
 	vi, vt, vh := s.volcanoInformers()
 	informers, transforms, handlers = append(informers, vi...), append(transforms, vt...), append(handlers, vh...)
 	for i, inf := range informers {
@@ -208,10 +206,17 @@ func (s *Scheduler) onPodGone(obj any) {
 	}
 }
 
-func (s *Scheduler) onForeign(obj any) {
-	if p, ok := obj.(*v1.Pod); ok {
+// onWorld returns an informer callback for objects of type T: change
+// runs on the world under its lock, and a round is asked for when it
+// reports a change that matters to scheduling.
+func onWorld[T any](s *Scheduler, change func(T) bool) func(any) {
+	return func(obj any) {
+		t, ok := obj.(T)
+		if !ok {
+			return
+		}
 		s.w.mu.Lock()
-		changed := s.w.setForeign(p)
+		changed := change(t)
 		s.w.mu.Unlock()
 		if changed {
 			s.kickRound()
@@ -219,52 +224,18 @@ func (s *Scheduler) onForeign(obj any) {
 	}
 }
 
-func (s *Scheduler) onForeignGone(obj any) {
-	if p, ok := obj.(*v1.Pod); ok {
-		s.w.mu.Lock()
-		_, had := s.w.foreign[p.UID]
-		delete(s.w.foreign, p.UID)
-		s.w.mu.Unlock()
-		if had {
-			s.kickRound()
-		}
-	}
-}
-
-func (s *Scheduler) onNode(obj any) {
-	if n, ok := obj.(*v1.Node); ok {
-		s.w.mu.Lock()
-		changed := s.w.setNode(n)
-		s.w.mu.Unlock()
-		if changed {
-			s.kickRound()
-		}
-	}
-}
-
-func (s *Scheduler) onNodeGone(obj any) {
-	if n, ok := obj.(*v1.Node); ok {
-		s.w.mu.Lock()
-		s.w.deleteNode(n.Name)
-		s.w.mu.Unlock()
-		s.kickRound()
-	}
-}
-
-func (s *Scheduler) onOwner(obj any) {
-	if j, ok := obj.(*batchv1.Job); ok {
-		s.w.mu.Lock()
-		s.w.setOwner(j)
-		s.w.mu.Unlock()
-		s.kickRound()
-	}
-}
-
-func (s *Scheduler) onOwnerGone(obj any) {
-	if j, ok := obj.(*batchv1.Job); ok {
-		s.w.mu.Lock()
-		delete(s.w.owners, j.UID)
-		s.w.mu.Unlock()
+// worldHandlers returns the handlers of foreign pods, nodes and Jobs.
+func (s *Scheduler) worldHandlers() []cache.ResourceEventHandler {
+	w := s.w
+	return []cache.ResourceEventHandler{
+		s.handler(onWorld(s, w.setForeign), onWorld(s, func(p *v1.Pod) bool {
+			_, had := w.foreign[p.UID]
+			delete(w.foreign, p.UID)
+			return had
+		})),
+		s.handler(onWorld(s, w.setNode), onWorld(s, func(n *v1.Node) bool { w.deleteNode(n.Name); return true })),
+		s.handler(onWorld(s, func(j *batchv1.Job) bool { w.setOwner(j); return true }),
+			onWorld(s, func(j *batchv1.Job) bool { delete(w.owners, j.UID); return false })),
 	}
 }
 

@@ -165,40 +165,23 @@ func (s *Scheduler) volcanoInformers() ([]cache.SharedIndexInformer, []cache.Tra
 	jobs, groups := f.ForResource(vcJobGVR()).Informer(), f.ForResource(podGroupGVR()).Informer()
 	return []cache.SharedIndexInformer{jobs, groups},
 		[]cache.TransformFunc{stripVolcanoJob, stripPodGroup},
-		[]cache.ResourceEventHandler{s.handler(s.onVolcanoJob, s.onVolcanoJobGone), s.handler(s.onPodGroup, s.onPodGroupGone)}
+		s.volcanoHandlers()
 }
 
-func (s *Scheduler) onVolcanoJob(obj any) {
-	if j, ok := obj.(*vcJob); ok && j.scheduler == s.cfg.SchedulerName {
-		s.w.mu.Lock()
-		s.w.setVolcanoJob(j)
-		s.w.mu.Unlock()
-		s.kickRound()
-	}
-}
-
-func (s *Scheduler) onVolcanoJobGone(obj any) {
-	if j, ok := obj.(*vcJob); ok {
-		s.w.mu.Lock()
-		delete(s.w.owners, j.UID)
-		s.w.mu.Unlock()
-	}
-}
-
-func (s *Scheduler) onPodGroup(obj any) {
-	if g, ok := obj.(*podGroup); ok {
-		s.w.mu.Lock()
-		s.w.groups[g.Namespace+"/"+g.Name] = g.phase
-		s.w.mu.Unlock()
-		s.kickRound()
-	}
-}
-
-func (s *Scheduler) onPodGroupGone(obj any) {
-	if g, ok := obj.(*podGroup); ok {
-		s.w.mu.Lock()
-		delete(s.w.groups, g.Namespace+"/"+g.Name)
-		s.w.mu.Unlock()
+// volcanoHandlers returns the handlers of Volcano Jobs (gpusched's only)
+// and PodGroups.
+func (s *Scheduler) volcanoHandlers() []cache.ResourceEventHandler {
+	w := s.w
+	return []cache.ResourceEventHandler{
+		s.handler(onWorld(s, func(j *vcJob) bool {
+			if j.scheduler != s.cfg.SchedulerName {
+				return false
+			}
+			w.setVolcanoJob(j)
+			return true
+		}), onWorld(s, func(j *vcJob) bool { delete(w.owners, j.UID); return false })),
+		s.handler(onWorld(s, func(g *podGroup) bool { w.groups[g.Namespace+"/"+g.Name] = g.phase; return true }),
+			onWorld(s, func(g *podGroup) bool { delete(w.groups, g.Namespace+"/"+g.Name); return false })),
 	}
 }
 
