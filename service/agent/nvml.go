@@ -7,11 +7,12 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/service/api"
 )
 
 // DiscoverGPUs lists the machine's GPUs through NVML (the NVIDIA driver's
-// libnvidia-ml.so.1): device index, type (TypeFromName of the device name),
+// libnvidia-ml.so.1): device index, type (config.TypeFromName of the device name),
 // memory and UUID. It fails, wrapping ErrNoGPUs, when the library is not
 // installed or finds no device.
 func DiscoverGPUs() ([]api.GPU, error) {
@@ -51,7 +52,7 @@ func nvmlDevice(lib nvml.Interface, i int) (api.GPU, error) {
 	if ret != nvml.SUCCESS {
 		return api.GPU{}, fmt.Errorf("NVML device %d name: %s", i, ret.Error())
 	}
-	g := api.GPU{Index: i, Type: TypeFromName(name)}
+	g := api.GPU{Index: i, Type: config.TypeFromName(name)}
 	if mem, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS {
 		g.MemMiB = int(mem.Total >> 20)
 	}
