@@ -53,7 +53,7 @@ func startHACluster(t *testing.T) *haCluster {
 	for i := range 2 {
 		n := fmt.Sprintf("n%d", i)
 		c.agents = append(c.agents, start(t, "agent "+n, "agent", "--server", c.list, "--name", n,
-			"--gpus", "v100=2", "--data", filepath.Join(data, n)))
+			"--gpus", "v100=2", "--data", filepath.Join(data, n), "--stop-replicas-on-exit"))
 	}
 	return c
 }
