@@ -149,7 +149,7 @@ func (o *serverOptions) serverConfig(logger *slog.Logger) (server.Config, error)
 	}
 	cfg := server.Config{Config: scheduler.Config{DataDir: dir, Names: names, Options: &opts, Queues: queues,
 		HeartbeatTimeout: o.heartbeatTimeout, Logger: logger, Live: live, PowerSampleEvery: sampleEvery},
-		BodyTimeout: o.sec.bodyTimeout}
+		BodyTimeout: o.sec.bodyTimeout, AuditRetention: o.sec.auditRetention}
 	if o.authOn(o.devAuth) {
 		cfg.Auth = &server.AuthConfig{AdminTokenFile: filepath.Join(dir, "admin.token")}
 	}

@@ -26,6 +26,8 @@ type securityOptions struct {
 	sans        string
 	insecure    bool
 	bodyTimeout time.Duration
+	// auditRetention is --audit-retention (0: keep every entry).
+	auditRetention time.Duration
 }
 
 // addSecurityFlags defines the flags; authDefault is --auth's default
@@ -39,6 +41,7 @@ func (o *serverOptions) addSecurityFlags(cmd *cobra.Command, authDefault bool) {
 	f.StringVar(&o.sec.sans, "tls-san", "", "with --tls-self-signed: more host names or addresses for the certificate, comma-separated")
 	f.BoolVar(&o.sec.insecure, "insecure", false, "allow listening beyond loopback without TLS or without authentication")
 	f.DurationVar(&o.sec.bodyTimeout, "body-timeout", server.DefaultBodyTimeout, "answer 408 to a request whose body takes longer than this to arrive")
+	f.DurationVar(&o.sec.auditRetention, "audit-retention", 0, "delete audit log entries older than this, e.g. 2160h for 90 days (checked at start, then every tenth of it, at most hourly; 0: keep every entry)")
 }
 
 // loopback reports whether the listen address is on loopback only.
@@ -78,6 +81,8 @@ func (o *serverOptions) checkSecurity(authOn bool) error {
 		return badInput("--tls-san needs --tls-self-signed")
 	case s.bodyTimeout <= 0:
 		return badInput("--body-timeout %s: must be positive", s.bodyTimeout)
+	case s.auditRetention < 0:
+		return badInput("--audit-retention %s: must be positive, or 0 to keep every entry", s.auditRetention)
 	}
 	tlsOn := s.selfSigned || s.tlsCert != ""
 	if loopback(o.listen) || s.insecure {

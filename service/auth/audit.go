@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
@@ -80,4 +81,67 @@ func (a *Audit) List(ctx context.Context, limit int) ([]api.AuditEntry, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// pruneBatch caps the deletes of one pruning transaction on a store
+// without a limit of its own (bbolt): one write lock held for long would
+// stall the mutations being audited.
+const pruneBatch = 1000
+
+// Prune deletes the entries recorded before cutoff, oldest first, in
+// transactions no larger than the store allows (store.TxnWriteLimit), and
+// returns how many it deleted. An entry is judged by the time in its key,
+// so a key that does not parse (written by hand) is kept.
+func (a *Audit) Prune(ctx context.Context, cutoff time.Time) (int, error) {
+	kvs, _, err := a.st.List(ctx, auditPrefix)
+	if err != nil {
+		return 0, fmt.Errorf("audit: prune: %w", err)
+	}
+	limit := store.TxnWriteLimit(a.st)
+	if limit <= 0 || limit > pruneBatch {
+		limit = pruneBatch
+	}
+	var ops []store.Op
+	n := 0
+	flush := func() error {
+		if len(ops) == 0 {
+			return nil
+		}
+		if _, err := a.st.Txn(ctx, ops...); err != nil {
+			return fmt.Errorf("audit: prune: %w", err)
+		}
+		n += len(ops)
+		ops = ops[:0]
+		return nil
+	}
+	for _, kv := range kvs {
+		at, ok := entryTime(kv.Key)
+		if !ok {
+			continue
+		}
+		if !at.Before(cutoff) {
+			break // keys sort by time
+		}
+		ops = append(ops, store.OpDelete(kv.Key))
+		if len(ops) == limit {
+			if err := flush(); err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, flush()
+}
+
+// entryTime returns the time in an audit key ("audit/<20-digit Unix
+// nanoseconds>-<random>").
+func entryTime(key string) (time.Time, bool) {
+	const digits = 20
+	if len(key) < len(auditPrefix)+digits {
+		return time.Time{}, false
+	}
+	ns, err := strconv.ParseInt(key[len(auditPrefix):len(auditPrefix)+digits], 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(0, ns), true
 }

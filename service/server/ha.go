@@ -122,7 +122,7 @@ func (h *HA) lead(ctx context.Context, t leader.Term) {
 	h.cur = srv
 	h.mu.Unlock()
 	h.log.Info("leading", "term", t.Rev, "loaded_in", time.Since(start).Round(time.Millisecond))
-	if err := sch.Run(ctx); err != nil {
+	if err := srv.runWithRetention(ctx, sch.Run); err != nil {
 		h.log.Error("scheduling loop", "err", err)
 	}
 	h.mu.Lock()

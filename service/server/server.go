@@ -37,6 +37,10 @@ type Config struct {
 	// BodyTimeout bounds the reading of a request's body (default
 	// DefaultBodyTimeout): a slower body is answered 408.
 	BodyTimeout time.Duration
+	// AuditRetention is how long audit entries are kept: older ones are
+	// deleted when the scheduling loop starts and then periodically
+	// (audit.go); 0 keeps every entry.
+	AuditRetention time.Duration
 }
 
 // AuthConfig configures authentication.
@@ -66,7 +70,9 @@ type Server struct {
 	// records mutations.
 	tokens *auth.Tokens
 	audit  *auth.Audit
-	now    func() time.Time
+	// auditRetention is Config.AuditRetention.
+	auditRetention time.Duration
+	now            func() time.Time
 	// AdminTokenWritten says that New wrote a new bootstrap admin token.
 	AdminTokenWritten bool
 	// ownStore is the store New opened for the tokens (Close closes it).
@@ -147,7 +153,7 @@ func attach(sch *scheduler.Scheduler, cfg Config) *Server {
 		now = time.Now
 	}
 	s := &Server{sched: sch, pollTimeout: min(pollTimeout, MaxPollTimeout), bodyTimeout: body, log: sch.Logger(), now: now,
-		audit: auth.NewAudit(sch.Store(), now), edl: edl.New(sch.Store(), sch, nil)}
+		audit: auth.NewAudit(sch.Store(), now), auditRetention: cfg.AuditRetention, edl: edl.New(sch.Store(), sch, nil)}
 	s.handler = s.secure(s.newHandler())
 	return s
 }
@@ -159,9 +165,10 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Scheduler returns the job lifecycle the server serves.
 func (s *Server) Scheduler() *scheduler.Scheduler { return s.sched }
 
-// Run runs the scheduler's loop (scheduler.Scheduler.Run) until ctx ends
-// or the server is closed.
-func (s *Server) Run(ctx context.Context) error { return s.sched.Run(ctx) }
+// Run runs the scheduler's loop (scheduler.Scheduler.Run), and the audit
+// log's pruning when it has a retention, until ctx ends or the server is
+// closed.
+func (s *Server) Run(ctx context.Context) error { return s.runWithRetention(ctx, s.sched.Run) }
 
 // Close closes the scheduler when New built it (scheduler.Scheduler.Close:
 // it ends Run, answers long-polls and log followers and closes the store

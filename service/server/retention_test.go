@@ -1,0 +1,93 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/auth"
+)
+
+// TestAuditRetention: a server with a 30-day retention deletes, when its
+// loop starts, the audit entries older than 30 days, keeps the younger
+// ones, and records the pruning in the log itself; restarted, it has
+// nothing to prune and records nothing, and new mutations are audited.
+func TestAuditRetention(t *testing.T) {
+	now := time.Now()
+	seeded := false
+	h := newHarness(t, func(c *Config) {
+		c.AuditRetention = 30 * 24 * time.Hour
+		if seeded { // a restart
+			return
+		}
+		seeded = true
+		for _, e := range []struct {
+			age    time.Duration
+			target string
+		}{{40 * 24 * time.Hour, "old"}, {31 * 24 * time.Hour, "old"}, {29 * 24 * time.Hour, "kept"}, {time.Hour, "kept"}} {
+			at := now.Add(-e.age)
+			a := auth.NewAudit(c.Store, func() time.Time { return at })
+			entry := api.AuditEntry{Who: "user alice", Action: "POST /v1/jobs", Target: fmt.Sprintf("%s-%s", e.target, e.age), Status: 201}
+			if err := a.Record(context.Background(), entry); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	pruned := func(got []string) bool {
+		return slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "server: PRUNE") })
+	}
+	got := waitAudit(t, h, pruned)
+	if len(got) != 3 || !strings.HasPrefix(got[0], "user alice: POST /v1/jobs kept-696h") || !strings.HasPrefix(got[1], "user alice: POST /v1/jobs kept-1h") ||
+		!strings.HasPrefix(got[2], "server: PRUNE audit log before ") {
+		t.Fatalf("audit log after pruning:\n%s\nwant the two entries younger than 30 days and the pruning", strings.Join(got, "\n"))
+	}
+	if slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "old-") }) {
+		t.Errorf("an old entry survived: %q", got)
+	}
+	h.restart()
+	j := h.submit(`{"command":["x"],"gpus":1}`)
+	got = waitAudit(t, h, func(got []string) bool { return len(got) >= 4 })
+	if len(got) != 4 || !strings.HasSuffix(got[3], "POST /v1/jobs "+j.ID) || !strings.HasPrefix(got[2], "server: PRUNE") {
+		t.Fatalf("audit log after a restart and a submission:\n%s\nwant the same three entries and the submission", strings.Join(got, "\n"))
+	}
+}
+
+// waitAudit waits up to 10 s for the audit log to satisfy ok and returns
+// its entries as "who: action target", oldest first.
+func waitAudit(t *testing.T, h *harness, ok func([]string) bool) []string {
+	t.Helper()
+	var got []string
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		es, err := h.s.audit.List(context.Background(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = got[:0]
+		for _, e := range es {
+			got = append(got, e.Who+": "+e.Action+" "+e.Target)
+		}
+		if ok(got) || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestAuditPruneEvery: the pruning interval is a tenth of the retention,
+// within a minute and an hour.
+func TestAuditPruneEvery(t *testing.T) {
+	for _, tc := range []struct{ retention, every time.Duration }{
+		{time.Minute, time.Minute},
+		{20 * time.Minute, 2 * time.Minute},
+		{90 * 24 * time.Hour, time.Hour},
+	} {
+		if got := auditPruneEvery(tc.retention); got != tc.every {
+			t.Errorf("retention %v: every %v, want %v", tc.retention, got, tc.every)
+		}
+	}
+}
