@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpusched/gpusched/internal/etcdtest"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/auth"
+	"github.com/gpusched/gpusched/service/store"
 )
 
 // TestAuditRetention: a server with a 30-day retention deletes, when its
@@ -89,5 +91,45 @@ func TestAuditPruneEvery(t *testing.T) {
 		if got := auditPruneEvery(tc.retention); got != tc.every {
 			t.Errorf("retention %v: every %v, want %v", tc.retention, got, tc.every)
 		}
+	}
+}
+
+// TestHAAuditRetention: in an HA group on etcd, the leader prunes through
+// its fence, in transactions within etcd's --max-txn-ops (150 old entries
+// need two).
+func TestHAAuditRetention(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	st, err := store.OpenEtcd(store.EtcdOptions{Endpoints: c.Endpoints(), Prefix: "/ret/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Now()
+	for i := range 152 {
+		age := 40 * 24 * time.Hour
+		if i >= 150 {
+			age = time.Hour
+		}
+		at := now.Add(-age + time.Duration(i)*time.Millisecond)
+		a := auth.NewAudit(st, func() time.Time { return at })
+		if err := a.Record(t.Context(), api.AuditEntry{Who: "user alice", Action: "POST /v1/jobs", Target: fmt.Sprintf("j%d", i), Status: 201}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := startHA(t, c, "/ret/", func(c *Config) { c.AuditRetention = 30 * 24 * time.Hour })
+	waitLeader(t, n)
+	deadline := time.Now().Add(15 * time.Second)
+	var got []api.AuditEntry
+	for time.Now().Before(deadline) {
+		if got, err = auth.NewAudit(st, nil).List(t.Context(), 0); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 3 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(got) != 3 || got[0].Target != "j150" || got[1].Target != "j151" || got[2].Who != "server" || got[2].Action != "PRUNE audit log" {
+		t.Fatalf("audit log after the leader's pruning: %+v\nwant j150, j151 and the pruning", got)
 	}
 }
