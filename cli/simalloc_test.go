@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gpusched/gpusched/core/policy"
 )
 
 const gavelConfig = "../config/examples/gavel.yaml"
@@ -86,6 +88,10 @@ func TestSimAllocationBadInput(t *testing.T) {
 	if err := os.WriteFile(badRound, []byte("allocation:\n  round: 0s\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	badProbe := filepath.Join(dir, "probe.yaml")
+	if err := os.WriteFile(badProbe, []byte("allocation:\n  gang_probe: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	badSim := filepath.Join(dir, "sim.yaml")
 	if err := os.WriteFile(badSim, []byte("simulator:\n  restart_overhead: soon\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -98,6 +104,9 @@ func TestSimAllocationBadInput(t *testing.T) {
 		{[]string{"--realloc-interval", "-1s"}, "--realloc-interval must not be negative"},
 		{[]string{"--policy", "esrpt", "--esrpt-exponent", "-1"}, "esrpt exponent must be between 0 and 16"},
 		{[]string{"--config", badRound}, "allocation.round: must be a positive duration"},
+		{[]string{"--policy", "gittins", "--gang-probe", "1"}, "gittins: the gang probe must be a quantile from 0 (none) to below 1, got 1"},
+		{[]string{"--policy", "esrpt", "--gang-probe", "-0.1"}, "esrpt: the gang probe must be a quantile"},
+		{[]string{"--config", badProbe}, "allocation.gang_probe: must be a quantile from 0 (none) to below 1, got 1"},
 		{[]string{"--config", badSim}, `simulator.restart_overhead: must be a duration ≥ 0 such as 30s or 6m, got "soon"`},
 	} {
 		code, _, errs := run(t, append([]string{"sim"}, tc.args...)...)
@@ -148,5 +157,41 @@ func TestSimCompare(t *testing.T) {
 		if code == 0 || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %q", tc.args, code, errs, tc.want)
 		}
+	}
+}
+
+// TestGangProbeSetting: allocation.gang_probe in --config sets the gang
+// probe as --gang-probe does (0 turns it off), the flag wins over the
+// file, and the default probe changes gittins's schedule on a heavy trace
+// with gangs.
+func TestGangProbeSetting(t *testing.T) {
+	off := filepath.Join(t.TempDir(), "off.yaml")
+	if err := os.WriteFile(off, []byte("allocation:\n  gang_probe: 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	avg := func(args ...string) float64 {
+		t.Helper()
+		code, out, errs := run(t, append([]string{"sim", "--trace", testdata + "gavel-gen/heavy-400-s1.trace",
+			"--gpus", "v100=8,p100=8,k80=8", "--policy", "gittins", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		var sum struct {
+			AvgJCT float64 `json:"avg_jct_s"`
+		}
+		if err := json.Unmarshal([]byte(out), &sum); err != nil {
+			t.Fatal(err)
+		}
+		return sum.AvgJCT
+	}
+	flagOff, fileOff, def := avg("--gang-probe", "0"), avg("--config", off), avg()
+	if flagOff != fileOff {
+		t.Errorf("--gang-probe 0: %v s; gang_probe: 0 in --config: %v s; want the same", flagOff, fileOff)
+	}
+	if def == flagOff {
+		t.Errorf("the default gang probe changed nothing (%v s)", def)
+	}
+	if got := avg("--config", off, "--gang-probe", strconv.FormatFloat(policy.DefaultGangProbe, 'g', -1, 64)); got != def {
+		t.Errorf("--gang-probe over the file's 0: %v s, want the default's %v s", got, def)
 	}
 }

@@ -19,6 +19,9 @@ type AllocationSpec struct {
 	ReallocInterval string `json:"realloc_interval,omitempty"`
 	// Gavel follows Gavel's mechanism and formulation (docs/FIDELITY.md).
 	Gavel *bool `json:"gavel,omitempty"`
+	// GangProbe is esrpt's and gittins's gang probe, a quantile of the
+	// learned job sizes in [0, 1) (--gang-probe; policy.Alloc.GangProbe).
+	GangProbe *float64 `json:"gang_probe,omitempty"`
 }
 
 // SimulatorSpec is the simulator block: modelling settings that only
@@ -43,9 +46,12 @@ type SimSettings struct {
 }
 
 // checkDurations validates the duration keys of the allocation and
-// simulator blocks.
+// simulator blocks, and the allocation's gang probe.
 func (f *SchedFile) checkDurations(name string) error {
 	a, s := f.allocation(), f.simulator()
+	if p := a.GangProbe; p != nil && !(*p >= 0 && *p < 1) {
+		return fieldError(name, "allocation.gang_probe", "must be a quantile from 0 (none) to below 1, got %v", *p)
+	}
 	for _, d := range []struct {
 		field, v string
 		positive bool
@@ -83,7 +89,7 @@ func (f *SchedFile) simulator() SimulatorSpec {
 }
 
 // applyAllocation copies the allocation block into o, except the settings
-// whose flag is given (--realloc-interval, --gavel).
+// whose flag is given (--realloc-interval, --gavel, --gang-probe).
 func (f *SchedFile) applyAllocation(o *recipe.Options, given func(flag string) bool) {
 	a := f.allocation()
 	if a.Round != "" {
@@ -94,6 +100,9 @@ func (f *SchedFile) applyAllocation(o *recipe.Options, given func(flag string) b
 	}
 	if a.Gavel != nil && !given("gavel") {
 		o.Alloc.Gavel = *a.Gavel
+	}
+	if a.GangProbe != nil && !given("gang-probe") {
+		o.Alloc.GangProbe = *a.GangProbe
 	}
 }
 

@@ -94,6 +94,16 @@ type Alloc struct {
 	// Exponent is EstSRPT's exponent of the expected remaining time (0
 	// means DefaultExponent).
 	Exponent float64
+	// GangProbe is the gang probe of EstSRPT and Gittins (0: none): while
+	// a multi-GPU job's service is below this quantile of the learned job
+	// sizes, its weight is multiplied by its GPU count, so that per GPU it
+	// counts as much as a single-GPU job of the same service and gets an
+	// early chance to show that it is short. Without it the program, which
+	// weighs a job per job and charges it per GPU, keeps a new gang of
+	// unknown size behind the single-GPU jobs until the backlog is gone
+	// (docs/EXPERIMENTS.md, issue 21). The oracle reads true sizes and has
+	// no probe.
+	GangProbe float64
 	// Seed seeds FIFOAlloc's random choice of type (Gavel's fifo draws it
 	// with Python's random.Random(seed); the same seed gives the same
 	// draws).
@@ -138,6 +148,11 @@ type allocEntry struct {
 // DefaultExponent is EstSRPT's exponent unless set, chosen by experiment
 // (docs/EXPERIMENTS.md, issue 21).
 const DefaultExponent = 2
+
+// DefaultGangProbe is the gang probe the shells set (recipe.DefaultOptions):
+// a gang is probed until it has received the size that 30 % of jobs do not
+// exceed, chosen by experiment (docs/EXPERIMENTS.md, issue 21).
+const DefaultGangProbe = 0.3
 
 // Name returns the policy name: maxmin, maxthroughput, ftf, ftf-oracle,
 // esrpt, esrpt-oracle, gittins, or fifo for FIFOAlloc.

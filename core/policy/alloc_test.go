@@ -229,3 +229,52 @@ func TestGittinsPicksTheBetterIndex(t *testing.T) {
 		t.Errorf("name %q", a.Name())
 	}
 }
+
+// TestGangProbe: one type of 2 GPUs; jobs of 100, 400 and 1600 s finish,
+// then a 2-GPU gang (nothing done) and two 1-GPU jobs a and b (450 s done
+// each) compete under esrpt. Kaplan–Meier over the finished sizes and the
+// three active jobs (censored at 0, 450, 450) gives P(S ≤ 100) = 0.2,
+// P(S ≤ 400) = 0.4, P(S ≤ 1600) = 1; E[S] = 100 + 300·0.8 + 1200·0.6 =
+// 1060 and E[S − 450 | S > 450] = 1150. The weights E[rem]^−2: the gang
+// 1060^−2 = 8.9e−7 for 2 GPUs, a and b 1150^−2 = 7.6e−7 for one each: a
+// and b run. With a probe at the 0.3 quantile (400 s) the gang, at 0 s,
+// weighs twice as much (1.78e−6 > 2 × 7.6e−7) and runs; at the 0.5
+// quantile (1600 s) too. Without a probe, or with the oracle (which reads
+// 1000 s left for the gang, 950 s for a and b), it waits.
+func TestGangProbe(t *testing.T) {
+	for _, tc := range []struct {
+		probe  float64
+		oracle bool
+		want   []string
+	}{
+		{0, false, []string{"a:gpu", "b:gpu"}},
+		{0.3, false, []string{"gang:gpu"}},
+		{0.5, false, []string{"gang:gpu"}},
+		{0.3, true, []string{"a:gpu", "b:gpu"}},
+	} {
+		one := []float64{1}
+		s := hetState(t, []string{"gpu"}, []float64{1}, []int{2},
+			typed{"f1": one, "f2": one, "f3": one, "gang": one, "a": one, "b": one}, "f1", "f2", "f3", "gang", "a", "b")
+		w := s.Waiting()
+		for i, work := range []float64{100, 400, 1600} {
+			w[i].Work = work
+		}
+		w[3].Spec.GPUs, w[3].Spec.MinGPUs, w[3].Spec.MaxGPUs = 2, 2, 2
+		w[3].Work = 1000
+		for _, j := range w[4:] {
+			j.Done, j.Work = 450, 1400
+		}
+		a := &policy.Alloc{Objective: policy.EstSRPT, Oracle: tc.oracle, GangProbe: tc.probe, Round: 360 * model.Second}
+		a.Order(s, 0, nil)
+		for _, j := range slices.Clone(w[:3]) {
+			if err := s.End(j, model.Finished); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := chosen(s, a.Order(s, 1, nil))
+		slices.Sort(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("probe %v oracle %v: chosen %v, want %v", tc.probe, tc.oracle, got, tc.want)
+		}
+	}
+}

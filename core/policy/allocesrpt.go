@@ -39,6 +39,7 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	if exp <= 0 {
 		exp = DefaultExponent
 	}
+	probe := a.probe()
 	p := &lp.Problem{Jobs: n, Types: k, Use: make([]bool, n*k), Value: make([]float64, n*k),
 		Size: make([]float64, n), Cap: make([]float64, k)}
 	for t := range k {
@@ -59,6 +60,9 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 		if a.Objective == Gittins {
 			w = a.gittins(done[i])
 		}
+		if st.gpus > 1 && done[i] < probe {
+			w *= float64(st.gpus)
+		}
 		st.weight = w
 		for t, v := range st.speed {
 			p.Use[i*k+t] = v > 0
@@ -72,6 +76,17 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	for i, j := range a.tracked {
 		copy(a.jobs[j].x, sol.X[i*k:(i+1)*k])
 	}
+}
+
+// probe returns the service below which a multi-GPU job is probed (see
+// Alloc.GangProbe): the GangProbe quantile of the learned sizes, 0 without
+// a probe, with the oracle, or while the estimate does not reach it.
+func (a *Alloc) probe() float64 {
+	if a.GangProbe <= 0 || a.Oracle {
+		return 0
+	}
+	q, _ := a.surv.quantile(a.GangProbe)
+	return q
 }
 
 // gittins returns the Gittins index of a job that has done a seconds at its

@@ -101,3 +101,15 @@ func (s *survival) remaining(a float64) float64 {
 	}
 	return max(integ/sa, minRemaining)
 }
+
+// quantile returns the smallest finished size x with P(S ≤ x) ≥ p by the
+// estimate, and false when the estimate does not reach p (too few jobs
+// finished yet).
+func (s *survival) quantile(p float64) (float64, bool) {
+	for i := 1; i < len(s.surv); i++ {
+		if 1-s.surv[i] >= p {
+			return s.at[i], true
+		}
+	}
+	return 0, false
+}

@@ -50,3 +50,32 @@ func TestSurvivalRemaining(t *testing.T) {
 		}
 	}
 }
+
+// TestSurvivalQuantile: the smallest finished size whose estimated
+// probability of not being exceeded reaches p; false before the estimate
+// gets there.
+func TestSurvivalQuantile(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		finished, censored []float64
+		p                  float64
+		want               float64
+		ok                 bool
+	}{
+		{"no history", nil, nil, 0.3, 0, false},
+		{"only censored", nil, []float64{500}, 0.3, 0, false},
+		// 100, 300 finished, 200 running: P(S ≤ 100) = 1/3, P(S ≤ 300) = 1.
+		{"first step", []float64{100, 300}, []float64{200}, 0.3, 100, true},
+		{"second step", []float64{100, 300}, []float64{200}, 0.34, 300, true},
+		{"the largest", []float64{100, 300}, []float64{200}, 0.99, 300, true},
+		// 100 finished, 200 and 400 running: P(S ≤ 100) = 1/3 and no more
+		// events: the median is not known yet.
+		{"not reached", []float64{100}, []float64{200, 400}, 0.5, 0, false},
+	} {
+		var s survival
+		s.fit(tc.finished, tc.censored)
+		if got, ok := s.quantile(tc.p); got != tc.want || ok != tc.ok {
+			t.Errorf("%s: quantile(%v) = %v, %v; want %v, %v", tc.name, tc.p, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -73,6 +73,10 @@ type AllocOptions struct {
 	// Exponent is esrpt's exponent of the expected remaining time (0:
 	// policy.DefaultExponent).
 	Exponent float64
+	// GangProbe is the gang probe of esrpt and gittins (policy.Alloc), a
+	// quantile of the learned job sizes in [0, 1); 0: none.
+	// DefaultOptions sets policy.DefaultGangProbe.
+	GangProbe float64
 }
 
 // DefaultRound is the allocation policies' round length unless set: Gavel's
@@ -100,7 +104,7 @@ type EnergyInputs struct {
 func DefaultOptions() Options {
 	return Options{PriorityRatio: 2, StarveRatio: 4, TiresiasThresholds: policy.TiresiasThresholds(),
 		Threshold: scaler.DefaultThresholdConfig(), MaxLoad: scaler.DefaultMaxLoad,
-		Alloc: AllocOptions{}}
+		Alloc: AllocOptions{GangProbe: policy.DefaultGangProbe}}
 }
 
 // Policies returns the queue policy names.
@@ -192,6 +196,9 @@ func queuePolicy(name string, o Options) (engine.QueuePolicy, error) {
 		if e := o.Alloc.Exponent; e < 0 || math.IsNaN(e) || math.IsInf(e, 0) || e > 16 {
 			return nil, fmt.Errorf("%s: the esrpt exponent must be between 0 and 16, got %v", name, e)
 		}
+		if p := o.Alloc.GangProbe; !(p >= 0 && p < 1) {
+			return nil, fmt.Errorf("%s: the gang probe must be a quantile from 0 (none) to below 1, got %v", name, p)
+		}
 		return a, nil
 	}
 	var q engine.QueuePolicy
@@ -220,7 +227,7 @@ func queuePolicy(name string, o Options) (engine.QueuePolicy, error) {
 // allocPolicy builds the allocation policy called name, if it is one
 // (fifo is one with o.Gavel).
 func allocPolicy(name string, o AllocOptions) (*policy.Alloc, bool) {
-	a := &policy.Alloc{Round: o.Round, Realloc: o.Realloc, Gavel: o.Gavel, Seed: o.Seed}
+	a := &policy.Alloc{Round: o.Round, Realloc: o.Realloc, Gavel: o.Gavel, Seed: o.Seed, GangProbe: o.GangProbe}
 	if a.Round == 0 {
 		a.Round = DefaultRound
 		if name == "esrpt" || name == "esrpt-oracle" || name == "gittins" {
