@@ -37,6 +37,7 @@ type serverOptions struct {
 	listen, data, store, config string
 	names                       recipe.Names
 	heartbeatTimeout            time.Duration
+	jobRetention                time.Duration
 	verbose                     bool
 	etcd                        etcdOptions
 	// sec holds authentication and TLS (serversec.go); dev sets devAuth:
@@ -87,6 +88,8 @@ func (o *serverOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.names.Scaler, "scaler", def.Scaler, "elastic scaler: "+strings.Join(recipe.Scalers(), ", "))
 	f.DurationVar(&o.heartbeatTimeout, "heartbeat-timeout", scheduler.DefaultHeartbeatTimeout,
 		"mark a node down when its agent has not reported for this long: its replicas are lost, elastic jobs at or above min continue smaller, other jobs are re-queued")
+	f.DurationVar(&o.jobRetention, "job-retention", 0,
+		"delete ended jobs (record, logs, EDL state) this long after they ended, e.g. 720h for 30 days (checked at start, then every tenth of it, at most hourly; 0: keep every job)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log debug messages")
 	o.etcd.addFlags(cmd)
 	addLiveFlags(cmd, &o.live)
@@ -123,6 +126,9 @@ func (o *serverOptions) serverConfig(logger *slog.Logger) (server.Config, error)
 	if o.heartbeatTimeout <= 0 {
 		return server.Config{}, badInput("--heartbeat-timeout %s: must be positive", o.heartbeatTimeout)
 	}
+	if o.jobRetention < 0 {
+		return server.Config{}, badInput("--job-retention %s: must be positive, or 0 to keep every job", o.jobRetention)
+	}
 	names, opts := o.names, recipe.DefaultOptions()
 	var queues *config.QueuesSpec
 	var sched *config.SchedFile
@@ -149,7 +155,7 @@ func (o *serverOptions) serverConfig(logger *slog.Logger) (server.Config, error)
 	}
 	cfg := server.Config{Config: scheduler.Config{DataDir: dir, Names: names, Options: &opts, Queues: queues,
 		HeartbeatTimeout: o.heartbeatTimeout, Logger: logger, Live: live, PowerSampleEvery: sampleEvery},
-		BodyTimeout: o.sec.bodyTimeout, AuditRetention: o.sec.auditRetention}
+		BodyTimeout: o.sec.bodyTimeout, AuditRetention: o.sec.auditRetention, JobRetention: o.jobRetention}
 	if o.authOn(o.devAuth) {
 		cfg.Auth = &server.AuthConfig{AdminTokenFile: filepath.Join(dir, "admin.token")}
 	}

@@ -17,6 +17,8 @@ func TestServerFlagErrors(t *testing.T) {
 		{[]string{"dev", "--data", dir, "--audit-retention", "-24h"}, "--audit-retention -24h0m0s"},
 		{[]string{"server", "--data", dir, "--audit-retention", "ninety days"}, `invalid argument "ninety days" for "--audit-retention"`},
 		{[]string{"server", "--data", dir, "--body-timeout", "0s"}, "--body-timeout 0s: must be positive"},
+		{[]string{"server", "--data", dir, "--job-retention", "-1h"}, "--job-retention -1h0m0s: must be positive, or 0 to keep every job"},
+		{[]string{"dev", "--data", dir, "--job-retention", "-1m"}, "--job-retention -1m0s"},
 		{[]string{"server", "--data", dir, "--heartbeat-timeout", "0s"}, "--heartbeat-timeout 0s: must be positive"},
 		{[]string{"server", "--data", dir, "--store", "postgres://db"}, `--store "postgres://db": want bolt or etcd://`},
 	} {

@@ -310,3 +310,42 @@ func TestLeaseWithDone(t *testing.T) {
 		t.Fatalf("last done with a lease: %+v %v", l3, err)
 	}
 }
+
+// TestDrop: after a job's state was written (master role, task queue,
+// leases), Drop deletes every key under edl/<job>/ and forgets the job in
+// memory, leaving other keys alone.
+func TestDrop(t *testing.T) {
+	s, _, st, _ := setup(t)
+	ctx := t.Context()
+	if _, err := s.AcquireMaster(ctx, "j1", api.MasterRequest{Holder: "a", Addr: "n1:1", TTLS: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RegisterTasks(ctx, "j1", api.TaskQueueSpec{Tasks: []string{"c0", "c1", "c2"}, Passes: 1, TTLS: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Lease(ctx, "j1", api.LeaseRequest{Holder: "t0"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Put(ctx, "edl/j10/master", []byte(`{}`)); err != nil { // another job's key, sharing the prefix's start
+		t.Fatal(err)
+	}
+	before, _, err := st.List(ctx, "edl/j1/")
+	if err != nil || len(before) < 5 {
+		t.Fatalf("%d keys of j1 before the drop, %v; want its master, queue and tasks", len(before), err)
+	}
+	if err := s.Drop(ctx, []string{"j1"}); err != nil {
+		t.Fatal(err)
+	}
+	if after, _, err := st.List(ctx, "edl/j1/"); err != nil || len(after) != 0 {
+		t.Fatalf("%d keys of j1 after the drop, %v", len(after), err)
+	}
+	if _, ok, _ := st.Get(ctx, "edl/j10/master"); !ok {
+		t.Error("the drop of j1 deleted j10's key")
+	}
+	s.mu.Lock()
+	_, kept := s.states["j1"]
+	s.mu.Unlock()
+	if kept {
+		t.Error("j1's state is still in memory")
+	}
+}

@@ -33,7 +33,12 @@ func (s *Scheduler) load(ctx context.Context) error {
 		maxSeq = max(maxSeq, seq)
 		s.addJob(&job{rec: rec, seq: seq})
 	}
-	s.nextSeq.Store(int64(maxSeq))
+	floor, err := s.loadSeqFloor(ctx)
+	if err != nil {
+		return err
+	}
+	s.prunedSeq = floor
+	s.nextSeq.Store(int64(max(maxSeq, floor)))
 	s.dirty = true
 	return s.restoreWork()
 }

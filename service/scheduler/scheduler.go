@@ -43,8 +43,11 @@ type Scheduler struct {
 	started  time.Time
 
 	nextSeq atomic.Int64
-	commits groupCommit // submissions share transactions
-	kick    chan struct{}
+	// prunedSeq is the highest sequence number of a pruned job (prune.go);
+	// guarded by mu.
+	prunedSeq int
+	commits   groupCommit // submissions share transactions
+	kick      chan struct{}
 	// stopped is closed when Run ends or Close is called; long-polls and log
 	// followers return (Done).
 	stopped  chan struct{}

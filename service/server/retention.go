@@ -2,44 +2,48 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
 )
 
-// Bounds of the interval between two prunings of the audit log: a tenth
-// of the retention, at least a minute and at most an hour.
+// Bounds of the interval between two prunings: a tenth of the shortest
+// retention, at least a minute and at most an hour.
 const (
-	minAuditPruneEvery = time.Minute
-	maxAuditPruneEvery = time.Hour
+	minPruneEvery = time.Minute
+	maxPruneEvery = time.Hour
 )
 
 // runWithRetention runs loop (a scheduling loop) and, beside it when the
-// server has an audit retention, the audit log's pruning; it returns
-// loop's result once the pruning has stopped too, so that the store is
-// not closed under it.
+// server has a retention for audit entries or ended jobs, their pruning;
+// it returns loop's result once the pruning has stopped too, so that the
+// store is not closed under it.
 func (s *Server) runWithRetention(ctx context.Context, loop func(context.Context) error) error {
-	if s.auditRetention <= 0 {
+	if s.auditRetention <= 0 && s.jobRetention <= 0 {
 		return loop(ctx)
 	}
 	pctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() { s.keepAuditRetention(pctx) })
+	wg.Go(func() { s.keepRetention(pctx) })
 	err := loop(ctx)
 	stop()
 	wg.Wait()
 	return err
 }
 
-// keepAuditRetention prunes the audit log now and then every tenth of the
-// retention (within minAuditPruneEvery and maxAuditPruneEvery) until ctx
-// ends.
-func (s *Server) keepAuditRetention(ctx context.Context) {
-	tick := time.NewTicker(auditPruneEvery(s.auditRetention))
+// keepRetention prunes now and then every pruneEvery until ctx ends.
+func (s *Server) keepRetention(ctx context.Context) {
+	tick := time.NewTicker(pruneEvery(s.auditRetention, s.jobRetention))
 	defer tick.Stop()
 	for {
-		s.pruneAudit(ctx)
+		if s.jobRetention > 0 {
+			s.pruneJobs(ctx)
+		}
+		if s.auditRetention > 0 {
+			s.pruneAudit(ctx)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -48,9 +52,17 @@ func (s *Server) keepAuditRetention(ctx context.Context) {
 	}
 }
 
-// auditPruneEvery is the interval between two prunings for a retention.
-func auditPruneEvery(retention time.Duration) time.Duration {
-	return min(max(retention/10, minAuditPruneEvery), maxAuditPruneEvery)
+// pruneEvery is the interval between two prunings for the retentions
+// given (0: none): a tenth of the shortest, within minPruneEvery and
+// maxPruneEvery.
+func pruneEvery(retentions ...time.Duration) time.Duration {
+	every := maxPruneEvery
+	for _, r := range retentions {
+		if r > 0 {
+			every = min(every, r/10)
+		}
+	}
+	return max(every, minPruneEvery)
 }
 
 // pruneAudit deletes the audit entries older than the retention and, when
@@ -65,12 +77,34 @@ func (s *Server) pruneAudit(ctx context.Context) {
 		}
 		return
 	}
-	if n == 0 {
-		return
+	if n > 0 {
+		s.log.Info("pruned the audit log", "entries", n, "before", cutoff, "retention", s.auditRetention)
+		s.recordPrune(ctx, "PRUNE audit log", "before "+cutoff.Format(time.RFC3339))
 	}
-	s.log.Info("pruned the audit log", "entries", n, "before", cutoff, "retention", s.auditRetention)
-	e := api.AuditEntry{Who: "server", Action: "PRUNE audit log", Target: "before " + cutoff.Format(time.RFC3339), Status: 200}
+}
+
+// pruneJobs deletes the jobs that ended before the job retention, and
+// their EDL state, and records it in the audit log when it deleted some.
+// A failure is logged; the next pruning tries again.
+func (s *Server) pruneJobs(ctx context.Context) {
+	cutoff := s.now().Add(-s.jobRetention).UTC()
+	ids, err := s.sched.PruneJobs(ctx, cutoff)
+	if len(ids) > 0 {
+		if derr := s.edl.Drop(ctx, ids); derr != nil && ctx.Err() == nil {
+			s.log.Warn("dropping pruned jobs' EDL state", "err", derr)
+		}
+		s.log.Info("pruned ended jobs", "jobs", len(ids), "first", ids[0], "last", ids[len(ids)-1], "ended_before", cutoff)
+		s.recordPrune(ctx, "PRUNE jobs", fmt.Sprintf("%d ended before %s (%s … %s)", len(ids), cutoff.Format(time.RFC3339), ids[0], ids[len(ids)-1]))
+	}
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn("pruning ended jobs", "before", cutoff, "pruned", len(ids), "err", err)
+	}
+}
+
+// recordPrune records a pruning in the audit log (who: the server).
+func (s *Server) recordPrune(ctx context.Context, action, target string) {
+	e := api.AuditEntry{Who: "server", Action: action, Target: target, Status: 200}
 	if err := s.audit.Record(ctx, e); err != nil && ctx.Err() == nil {
-		s.log.Warn("recording the audit log's pruning", "err", err)
+		s.log.Warn("recording a pruning in the audit log", "action", action, "err", err)
 	}
 }

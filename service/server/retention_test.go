@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,16 +81,18 @@ func waitAudit(t *testing.T, h *harness, ok func([]string) bool) []string {
 	}
 }
 
-// TestAuditPruneEvery: the pruning interval is a tenth of the retention,
-// within a minute and an hour.
-func TestAuditPruneEvery(t *testing.T) {
-	for _, tc := range []struct{ retention, every time.Duration }{
-		{time.Minute, time.Minute},
-		{20 * time.Minute, 2 * time.Minute},
-		{90 * 24 * time.Hour, time.Hour},
+// TestPruneEvery: the pruning interval is a tenth of the shortest
+// retention, within a minute and an hour; 0 is no retention.
+func TestPruneEvery(t *testing.T) {
+	for _, tc := range []struct{ audit, jobs, every time.Duration }{
+		{time.Minute, 0, time.Minute},
+		{20 * time.Minute, 0, 2 * time.Minute},
+		{90 * 24 * time.Hour, 0, time.Hour},
+		{0, 30 * time.Minute, 3 * time.Minute},
+		{90 * 24 * time.Hour, 40 * time.Minute, 4 * time.Minute},
 	} {
-		if got := auditPruneEvery(tc.retention); got != tc.every {
-			t.Errorf("retention %v: every %v, want %v", tc.retention, got, tc.every)
+		if got := pruneEvery(tc.audit, tc.jobs); got != tc.every {
+			t.Errorf("retentions %v, %v: every %v, want %v", tc.audit, tc.jobs, got, tc.every)
 		}
 	}
 }
@@ -131,5 +134,41 @@ func TestHAAuditRetention(t *testing.T) {
 	}
 	if len(got) != 3 || got[0].Target != "j150" || got[1].Target != "j151" || got[2].Who != "server" || got[2].Action != "PRUNE audit log" {
 		t.Fatalf("audit log after the leader's pruning: %+v\nwant j150, j151 and the pruning", got)
+	}
+}
+
+// TestJobRetention: jobs cancelled two hours before a server with a
+// one-hour job retention starts are pruned when its loop starts — the API
+// answers 404 for them — a queued job is kept, and the pruning is in the
+// audit log.
+func TestJobRetention(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	retention := time.Duration(0)
+	h := newHarness(t, func(c *Config) { c.Clock, c.JobRetention = clock, retention })
+	for range 3 {
+		h.submit(`{"command":["x"],"gpus":1}`)
+	}
+	h.call("POST", "/v1/jobs/j1/cancel", nil, 200, nil)
+	h.call("POST", "/v1/jobs/j3/cancel", nil, 200, nil)
+	mu.Lock()
+	now = now.Add(2 * time.Hour)
+	mu.Unlock()
+	retention = time.Hour
+	h.restart()
+	got := waitAudit(t, h, func(got []string) bool {
+		return slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "server: PRUNE jobs") })
+	})
+	if last := got[len(got)-1]; !strings.HasPrefix(last, "server: PRUNE jobs 2 ended before ") || !strings.HasSuffix(last, "(j1 … j3)") {
+		t.Fatalf("audit log:\n%s\nwant the pruning of j1 and j3 last", strings.Join(got, "\n"))
+	}
+	for _, id := range []string{"j1", "j3"} {
+		if code, body := h.do("GET", "/v1/jobs/"+id, nil); code != 404 {
+			t.Errorf("GET %s after the pruning: %d %s, want 404", id, code, body)
+		}
+	}
+	if j := h.job("j2"); j.State != "queued" {
+		t.Errorf("j2 is %s, want still queued", j.State)
 	}
 }

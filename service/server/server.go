@@ -39,8 +39,12 @@ type Config struct {
 	BodyTimeout time.Duration
 	// AuditRetention is how long audit entries are kept: older ones are
 	// deleted when the scheduling loop starts and then periodically
-	// (audit.go); 0 keeps every entry.
+	// (retention.go); 0 keeps every entry.
 	AuditRetention time.Duration
+	// JobRetention is how long ended jobs are kept (their records, logs
+	// and EDL state), from when they ended; pruned likewise. 0 keeps every
+	// job.
+	JobRetention time.Duration
 }
 
 // AuthConfig configures authentication.
@@ -70,9 +74,9 @@ type Server struct {
 	// records mutations.
 	tokens *auth.Tokens
 	audit  *auth.Audit
-	// auditRetention is Config.AuditRetention.
-	auditRetention time.Duration
-	now            func() time.Time
+	// auditRetention and jobRetention are Config's.
+	auditRetention, jobRetention time.Duration
+	now                          func() time.Time
 	// AdminTokenWritten says that New wrote a new bootstrap admin token.
 	AdminTokenWritten bool
 	// ownStore is the store New opened for the tokens (Close closes it).
@@ -153,7 +157,7 @@ func attach(sch *scheduler.Scheduler, cfg Config) *Server {
 		now = time.Now
 	}
 	s := &Server{sched: sch, pollTimeout: min(pollTimeout, MaxPollTimeout), bodyTimeout: body, log: sch.Logger(), now: now,
-		audit: auth.NewAudit(sch.Store(), now), auditRetention: cfg.AuditRetention, edl: edl.New(sch.Store(), sch, nil)}
+		audit: auth.NewAudit(sch.Store(), now), auditRetention: cfg.AuditRetention, jobRetention: cfg.JobRetention, edl: edl.New(sch.Store(), sch, nil)}
 	s.handler = s.secure(s.newHandler())
 	return s
 }
@@ -165,9 +169,9 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Scheduler returns the job lifecycle the server serves.
 func (s *Server) Scheduler() *scheduler.Scheduler { return s.sched }
 
-// Run runs the scheduler's loop (scheduler.Scheduler.Run), and the audit
-// log's pruning when it has a retention, until ctx ends or the server is
-// closed.
+// Run runs the scheduler's loop (scheduler.Scheduler.Run), and the
+// pruning of old audit entries and ended jobs when it has a retention for
+// them, until ctx ends or the server is closed.
 func (s *Server) Run(ctx context.Context) error { return s.runWithRetention(ctx, s.sched.Run) }
 
 // Close closes the scheduler when New built it (scheduler.Scheduler.Close:
