@@ -94,7 +94,11 @@ func (s *Server) pruneJobs(ctx context.Context) {
 			s.log.Warn("dropping pruned jobs' EDL state", "err", derr)
 		}
 		s.log.Info("pruned ended jobs", "jobs", len(ids), "first", ids[0], "last", ids[len(ids)-1], "ended_before", cutoff)
-		s.recordPrune(ctx, "PRUNE jobs", fmt.Sprintf("%d ended before %s (%s … %s)", len(ids), cutoff.Format(time.RFC3339), ids[0], ids[len(ids)-1]))
+		span := ids[0]
+		if len(ids) > 1 {
+			span += " … " + ids[len(ids)-1]
+		}
+		s.recordPrune(ctx, "PRUNE jobs", fmt.Sprintf("%d ended before %s (%s)", len(ids), cutoff.Format(time.RFC3339), span))
 	}
 	if err != nil && ctx.Err() == nil {
 		s.log.Warn("pruning ended jobs", "before", cutoff, "pruned", len(ids), "err", err)
