@@ -92,6 +92,10 @@ func TestSimAllocationBadInput(t *testing.T) {
 	if err := os.WriteFile(badProbe, []byte("allocation:\n  gang_probe: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	badBacklog := filepath.Join(dir, "backlog.yaml")
+	if err := os.WriteFile(badBacklog, []byte("allocation:\n  priority_backlog: 0.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	badSim := filepath.Join(dir, "sim.yaml")
 	if err := os.WriteFile(badSim, []byte("simulator:\n  restart_overhead: soon\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -107,6 +111,10 @@ func TestSimAllocationBadInput(t *testing.T) {
 		{[]string{"--policy", "gittins", "--gang-probe", "1"}, "gittins: the gang probe must be a quantile from 0 (none) to below 1, got 1"},
 		{[]string{"--policy", "esrpt", "--gang-probe", "-0.1"}, "esrpt: the gang probe must be a quantile"},
 		{[]string{"--config", badProbe}, "allocation.gang_probe: must be a quantile from 0 (none) to below 1, got 1"},
+		{[]string{"--policy", "gittins", "--priority-backlog", "1"}, "gittins: the priority backlog must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got 1"},
+		{[]string{"--policy", "esrpt", "--priority-backlog", "-2"}, "esrpt: the priority backlog must be 0 (none)"},
+		{[]string{"--policy", "esrpt", "--priority-backlog", "+Inf"}, "got +Inf"},
+		{[]string{"--config", badBacklog}, "allocation.priority_backlog: must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got 0.5"},
 		{[]string{"--config", badSim}, `simulator.restart_overhead: must be a duration ≥ 0 such as 30s or 6m, got "soon"`},
 	} {
 		code, _, errs := run(t, append([]string{"sim"}, tc.args...)...)
@@ -193,5 +201,41 @@ func TestGangProbeSetting(t *testing.T) {
 	}
 	if got := avg("--config", off, "--gang-probe", strconv.FormatFloat(policy.DefaultGangProbe, 'g', -1, 64)); got != def {
 		t.Errorf("--gang-probe over the file's 0: %v s, want the default's %v s", got, def)
+	}
+}
+
+// TestPriorityBacklogSetting: allocation.priority_backlog in --config sets
+// the priority backlog as --priority-backlog does (0 turns it off), the
+// flag wins over the file, and the default changes gittins's schedule on a
+// heavy trace.
+func TestPriorityBacklogSetting(t *testing.T) {
+	off := filepath.Join(t.TempDir(), "off.yaml")
+	if err := os.WriteFile(off, []byte("allocation:\n  priority_backlog: 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	avg := func(args ...string) float64 {
+		t.Helper()
+		code, out, errs := run(t, append([]string{"sim", "--trace", testdata + "gavel-gen/heavy-400-s1.trace",
+			"--gpus", "v100=8,p100=8,k80=8", "--policy", "gittins", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		var sum struct {
+			AvgJCT float64 `json:"avg_jct_s"`
+		}
+		if err := json.Unmarshal([]byte(out), &sum); err != nil {
+			t.Fatal(err)
+		}
+		return sum.AvgJCT
+	}
+	flagOff, fileOff, def := avg("--priority-backlog", "0"), avg("--config", off), avg()
+	if flagOff != fileOff {
+		t.Errorf("--priority-backlog 0: %v s; priority_backlog: 0 in --config: %v s; want the same", flagOff, fileOff)
+	}
+	if def == flagOff {
+		t.Errorf("the default priority backlog changed nothing (%v s)", def)
+	}
+	if got := avg("--config", off, "--priority-backlog", strconv.FormatFloat(policy.DefaultPriorityBacklog, 'g', -1, 64)); got != def {
+		t.Errorf("--priority-backlog over the file's 0: %v s, want the default's %v s", got, def)
 	}
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"math"
 	"time"
 
 	"github.com/gpusched/gpusched/core/model"
@@ -22,6 +23,10 @@ type AllocationSpec struct {
 	// GangProbe is esrpt's and gittins's gang probe, a quantile of the
 	// learned job sizes in [0, 1) (--gang-probe; policy.Alloc.GangProbe).
 	GangProbe *float64 `json:"gang_probe,omitempty"`
+	// PriorityBacklog is esrpt's and gittins's priority backlog, 0 (none)
+	// or a multiple of the cluster's GPUs above 1 (--priority-backlog;
+	// policy.Alloc.PriorityBacklog).
+	PriorityBacklog *float64 `json:"priority_backlog,omitempty"`
 }
 
 // SimulatorSpec is the simulator block: modelling settings that only
@@ -46,11 +51,14 @@ type SimSettings struct {
 }
 
 // checkDurations validates the duration keys of the allocation and
-// simulator blocks, and the allocation's gang probe.
+// simulator blocks, and the allocation's gang probe and priority backlog.
 func (f *SchedFile) checkDurations(name string) error {
 	a, s := f.allocation(), f.simulator()
 	if p := a.GangProbe; p != nil && !(*p >= 0 && *p < 1) {
 		return fieldError(name, "allocation.gang_probe", "must be a quantile from 0 (none) to below 1, got %v", *p)
+	}
+	if b := a.PriorityBacklog; b != nil && !(*b == 0 || *b > 1 && !math.IsInf(*b, 1)) {
+		return fieldError(name, "allocation.priority_backlog", "must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got %v", *b)
 	}
 	for _, d := range []struct {
 		field, v string
@@ -89,7 +97,8 @@ func (f *SchedFile) simulator() SimulatorSpec {
 }
 
 // applyAllocation copies the allocation block into o, except the settings
-// whose flag is given (--realloc-interval, --gavel, --gang-probe).
+// whose flag is given (--realloc-interval, --gavel, --gang-probe,
+// --priority-backlog).
 func (f *SchedFile) applyAllocation(o *recipe.Options, given func(flag string) bool) {
 	a := f.allocation()
 	if a.Round != "" {
@@ -103,6 +112,9 @@ func (f *SchedFile) applyAllocation(o *recipe.Options, given func(flag string) b
 	}
 	if a.GangProbe != nil && !given("gang-probe") {
 		o.Alloc.GangProbe = *a.GangProbe
+	}
+	if a.PriorityBacklog != nil && !given("priority-backlog") {
+		o.Alloc.PriorityBacklog = *a.PriorityBacklog
 	}
 }
 

@@ -59,6 +59,7 @@ func TestParseSchedFileErrors(t *testing.T) {
 		{"max load", "fulfillment: {max_load: -0.5}\n", "c.yaml: fulfillment.max_load: must be a positive number, got -0.5"},
 		{"expand policy", "elasticConfig: {expandPolicy: retry}\n", `c.yaml: elasticConfig.expandPolicy: only "fail" is defined (seed 000), got "retry"`},
 		{"scaling policy", "elasticConfig: {scalingPolicy: random}\n", `c.yaml: elasticConfig.scalingPolicy: only "priority" is defined (seed 000), got "random"`},
+		{"priority backlog", "allocation: {priority_backlog: 1}\n", "c.yaml: allocation.priority_backlog: must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got 1"},
 		{"not yaml", "policy: [\n", "c.yaml: "},
 	}
 	for _, tc := range tests {

@@ -104,6 +104,19 @@ type Alloc struct {
 	// (docs/EXPERIMENTS.md, issue 21). The oracle reads true sizes and has
 	// no probe.
 	GangProbe float64
+	// PriorityBacklog is the backlog, in multiples of the cluster's GPUs,
+	// from which EstSRPT's and Gittins's weights are fully their own (at
+	// most 1: always). Below it each job's value per GPU (its weight,
+	// after the gang probe, over its GPU count) is raised to the power β =
+	// (D/C − 1)/(PriorityBacklog − 1), D being the GPUs the active jobs
+	// ask for and C the cluster's: while every job fits (β = 0) all are
+	// worth the same per GPU and the program maximises the cluster's
+	// normalised throughput; the larger the backlog, the more the
+	// priorities weigh against the types' relative speeds. The order of
+	// the jobs per GPU is unchanged; what changes is how much of its best
+	// speed a job of higher priority is worth (docs/EXPERIMENTS.md, issue
+	// 21). The oracle keeps its weights.
+	PriorityBacklog float64
 	// Seed seeds FIFOAlloc's random choice of type (Gavel's fifo draws it
 	// with Python's random.Random(seed); the same seed gives the same
 	// draws).

@@ -14,7 +14,9 @@ import (
 // the program maximises the sum of weighted normalised throughputs. The weight makes the jobs expected to
 // finish soonest go first, as SRPT would with known sizes; the program
 // gives them the types where they run best relative to the others, and
-// fills the rest of the cluster with the next ones.
+// fills the rest of the cluster with the next ones. The gang probe
+// (Alloc.GangProbe) and the priority backlog (Alloc.PriorityBacklog) then
+// adjust the weights.
 func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	k := len(s.Cluster.Types)
 	n := len(a.tracked)
@@ -40,6 +42,7 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 		exp = DefaultExponent
 	}
 	probe := a.probe()
+	beta := a.priorityPower(s, best)
 	p := &lp.Problem{Jobs: n, Types: k, Use: make([]bool, n*k), Value: make([]float64, n*k),
 		Size: make([]float64, n), Cap: make([]float64, k)}
 	for t := range k {
@@ -63,6 +66,7 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 		if st.gpus > 1 && done[i] < probe {
 			w *= float64(st.gpus)
 		}
+		w = flatten(w, st.gpus, beta)
 		st.weight = w
 		for t, v := range st.speed {
 			p.Use[i*k+t] = v > 0
