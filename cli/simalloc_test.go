@@ -168,15 +168,11 @@ func TestSimCompare(t *testing.T) {
 	}
 }
 
-// TestGangProbeSetting: allocation.gang_probe in --config sets the gang
-// probe as --gang-probe does (0 turns it off), the flag wins over the
-// file, and the default probe changes gittins's schedule on a heavy trace
-// with gangs.
-func TestGangProbeSetting(t *testing.T) {
-	off := filepath.Join(t.TempDir(), "off.yaml")
-	if err := os.WriteFile(off, []byte("allocation:\n  gang_probe: 0\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+// TestAllocationSettings: for each of esrpt's and gittins's settings,
+// its key under allocation in --config sets it as its flag does (0 turns
+// it off), the flag wins over the file, and the default changes gittins's
+// schedule on a heavy trace with gangs.
+func TestAllocationSettings(t *testing.T) {
 	avg := func(args ...string) float64 {
 		t.Helper()
 		code, out, errs := run(t, append([]string{"sim", "--trace", testdata + "gavel-gen/heavy-400-s1.trace",
@@ -192,50 +188,26 @@ func TestGangProbeSetting(t *testing.T) {
 		}
 		return sum.AvgJCT
 	}
-	flagOff, fileOff, def := avg("--gang-probe", "0"), avg("--config", off), avg()
-	if flagOff != fileOff {
-		t.Errorf("--gang-probe 0: %v s; gang_probe: 0 in --config: %v s; want the same", flagOff, fileOff)
-	}
-	if def == flagOff {
-		t.Errorf("the default gang probe changed nothing (%v s)", def)
-	}
-	if got := avg("--config", off, "--gang-probe", strconv.FormatFloat(policy.DefaultGangProbe, 'g', -1, 64)); got != def {
-		t.Errorf("--gang-probe over the file's 0: %v s, want the default's %v s", got, def)
-	}
-}
-
-// TestPriorityBacklogSetting: allocation.priority_backlog in --config sets
-// the priority backlog as --priority-backlog does (0 turns it off), the
-// flag wins over the file, and the default changes gittins's schedule on a
-// heavy trace.
-func TestPriorityBacklogSetting(t *testing.T) {
-	off := filepath.Join(t.TempDir(), "off.yaml")
-	if err := os.WriteFile(off, []byte("allocation:\n  priority_backlog: 0\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	avg := func(args ...string) float64 {
-		t.Helper()
-		code, out, errs := run(t, append([]string{"sim", "--trace", testdata + "gavel-gen/heavy-400-s1.trace",
-			"--gpus", "v100=8,p100=8,k80=8", "--policy", "gittins", "--json"}, args...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, errs)
-		}
-		var sum struct {
-			AvgJCT float64 `json:"avg_jct_s"`
-		}
-		if err := json.Unmarshal([]byte(out), &sum); err != nil {
+	for _, tc := range []struct {
+		flag, key string
+		def       float64
+	}{
+		{"--gang-probe", "gang_probe", policy.DefaultGangProbe},
+		{"--priority-backlog", "priority_backlog", policy.DefaultPriorityBacklog},
+	} {
+		off := filepath.Join(t.TempDir(), "off.yaml")
+		if err := os.WriteFile(off, []byte("allocation:\n  "+tc.key+": 0\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		return sum.AvgJCT
-	}
-	flagOff, fileOff, def := avg("--priority-backlog", "0"), avg("--config", off), avg()
-	if flagOff != fileOff {
-		t.Errorf("--priority-backlog 0: %v s; priority_backlog: 0 in --config: %v s; want the same", flagOff, fileOff)
-	}
-	if def == flagOff {
-		t.Errorf("the default priority backlog changed nothing (%v s)", def)
-	}
-	if got := avg("--config", off, "--priority-backlog", strconv.FormatFloat(policy.DefaultPriorityBacklog, 'g', -1, 64)); got != def {
-		t.Errorf("--priority-backlog over the file's 0: %v s, want the default's %v s", got, def)
+		flagOff, fileOff, def := avg(tc.flag, "0"), avg("--config", off), avg()
+		if flagOff != fileOff {
+			t.Errorf("%s 0: %v s; %s: 0 in --config: %v s; want the same", tc.flag, flagOff, tc.key, fileOff)
+		}
+		if def == flagOff {
+			t.Errorf("the default %s changed nothing (%v s)", tc.flag, def)
+		}
+		if got := avg("--config", off, tc.flag, strconv.FormatFloat(tc.def, 'g', -1, 64)); got != def {
+			t.Errorf("%s over the file's 0: %v s, want the default's %v s", tc.flag, got, def)
+		}
 	}
 }

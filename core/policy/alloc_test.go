@@ -199,6 +199,26 @@ func apply(t *testing.T, s *model.State, ord engine.Order, now model.Time) {
 	}
 }
 
+// chosenAfter sets the work of s's first waiting jobs to sizes, runs a's
+// first round, ends those jobs as finished (a learns their sizes) and
+// returns the pairs a's next round chooses, sorted.
+func chosenAfter(t *testing.T, s *model.State, a *policy.Alloc, sizes ...float64) []string {
+	t.Helper()
+	w := s.Waiting()
+	for i, work := range sizes {
+		w[i].Work = work
+	}
+	a.Order(s, 0, nil)
+	for _, j := range slices.Clone(w[:len(sizes)]) {
+		if err := s.End(j, model.Finished); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := chosen(s, a.Order(s, 1, nil))
+	slices.Sort(got)
+	return got
+}
+
 // TestGittinsPicksTheBetterIndex: one GPU; three jobs of 100, 400 and 1600
 // s finish, then x (nothing done) and y (400 s done) compete. Kaplan–Meier
 // over the finished sizes and the two active jobs (censored at 0 and 400)
@@ -210,19 +230,9 @@ func TestGittinsPicksTheBetterIndex(t *testing.T) {
 	one := []float64{1}
 	s := hetState(t, []string{"gpu"}, []float64{1}, []int{1},
 		typed{"f1": one, "f2": one, "f3": one, "x": one, "y": one}, "f1", "f2", "f3", "x", "y")
-	w := s.Waiting()
-	for i, work := range []float64{100, 400, 1600} {
-		w[i].Work = work
-	}
-	w[4].Done = 400
+	s.Waiting()[4].Done = 400
 	a := &policy.Alloc{Objective: policy.Gittins, Round: 360 * model.Second}
-	a.Order(s, 0, nil)
-	for _, j := range slices.Clone(w[:3]) {
-		if err := s.End(j, model.Finished); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := chosen(s, a.Order(s, 1, nil)); !slices.Equal(got, []string{"y:gpu"}) {
+	if got := chosenAfter(t, s, a, 100, 400, 1600); !slices.Equal(got, []string{"y:gpu"}) {
 		t.Errorf("chosen %v, want [y:gpu]", got)
 	}
 	if a.Name() != "gittins" {
@@ -256,24 +266,13 @@ func TestGangProbe(t *testing.T) {
 		s := hetState(t, []string{"gpu"}, []float64{1}, []int{2},
 			typed{"f1": one, "f2": one, "f3": one, "gang": one, "a": one, "b": one}, "f1", "f2", "f3", "gang", "a", "b")
 		w := s.Waiting()
-		for i, work := range []float64{100, 400, 1600} {
-			w[i].Work = work
-		}
 		w[3].Spec.GPUs, w[3].Spec.MinGPUs, w[3].Spec.MaxGPUs = 2, 2, 2
 		w[3].Work = 1000
 		for _, j := range w[4:] {
 			j.Done, j.Work = 450, 1400
 		}
 		a := &policy.Alloc{Objective: policy.EstSRPT, Oracle: tc.oracle, GangProbe: tc.probe, Round: 360 * model.Second}
-		a.Order(s, 0, nil)
-		for _, j := range slices.Clone(w[:3]) {
-			if err := s.End(j, model.Finished); err != nil {
-				t.Fatal(err)
-			}
-		}
-		got := chosen(s, a.Order(s, 1, nil))
-		slices.Sort(got)
-		if !slices.Equal(got, tc.want) {
+		if got := chosenAfter(t, s, a, 100, 400, 1600); !slices.Equal(got, tc.want) {
 			t.Errorf("probe %v oracle %v: chosen %v, want %v", tc.probe, tc.oracle, got, tc.want)
 		}
 	}

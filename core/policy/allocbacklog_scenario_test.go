@@ -38,21 +38,10 @@ func TestPriorityBacklog(t *testing.T) {
 		s := hetState(t, []string{"fast", "slow"}, []float64{2, 1}, []int{1, 1},
 			typed{"f1": both, "f2": both, "f3": both, "x": {1, 0.5}, "y": {1, 0}}, "f1", "f2", "f3", "x", "y")
 		w := s.Waiting()
-		for i, work := range []float64{100, 400, 1600} {
-			w[i].Work = work
-		}
 		w[3].Work = 2000
 		w[4].Done, w[4].Work = 6400, 12800
 		a := &policy.Alloc{Objective: tc.obj, Oracle: tc.oracle, PriorityBacklog: tc.backlog, Round: 360 * model.Second}
-		a.Order(s, 0, nil)
-		for _, j := range slices.Clone(w[:3]) {
-			if err := s.End(j, model.Finished); err != nil {
-				t.Fatal(err)
-			}
-		}
-		got := chosen(s, a.Order(s, 1, nil))
-		slices.Sort(got)
-		if !slices.Equal(got, tc.want) {
+		if got := chosenAfter(t, s, a, 100, 400, 1600); !slices.Equal(got, tc.want) {
 			t.Errorf("objective %v backlog %v oracle %v: chosen %v, want %v", tc.obj, tc.backlog, tc.oracle, got, tc.want)
 		}
 	}
