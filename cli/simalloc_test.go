@@ -96,6 +96,10 @@ func TestSimAllocationBadInput(t *testing.T) {
 	if err := os.WriteFile(badBacklog, []byte("allocation:\n  priority_backlog: 0.5\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	badSpeed := filepath.Join(dir, "speed.yaml")
+	if err := os.WriteFile(badSpeed, []byte("allocation:\n  speed_exponent: 5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	badSim := filepath.Join(dir, "sim.yaml")
 	if err := os.WriteFile(badSim, []byte("simulator:\n  restart_overhead: soon\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -115,6 +119,9 @@ func TestSimAllocationBadInput(t *testing.T) {
 		{[]string{"--policy", "esrpt", "--priority-backlog", "-2"}, "esrpt: the priority backlog must be 0 (none)"},
 		{[]string{"--policy", "esrpt", "--priority-backlog", "+Inf"}, "got +Inf"},
 		{[]string{"--config", badBacklog}, "allocation.priority_backlog: must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got 0.5"},
+		{[]string{"--policy", "gittins", "--speed-exponent", "-0.5"}, "gittins: the speed exponent must be between 0 and 4, got -0.5"},
+		{[]string{"--policy", "esrpt", "--speed-exponent", "NaN"}, "esrpt: the speed exponent must be between 0 and 4, got NaN"},
+		{[]string{"--config", badSpeed}, "allocation.speed_exponent: must be between 0 (meaning 1) and 4, got 5"},
 		{[]string{"--config", badSim}, `simulator.restart_overhead: must be a duration ≥ 0 such as 30s or 6m, got "soon"`},
 	} {
 		code, _, errs := run(t, append([]string{"sim"}, tc.args...)...)

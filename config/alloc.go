@@ -27,6 +27,10 @@ type AllocationSpec struct {
 	// or a multiple of the cluster's GPUs above 1 (--priority-backlog;
 	// policy.Alloc.PriorityBacklog).
 	PriorityBacklog *float64 `json:"priority_backlog,omitempty"`
+	// SpeedExponent is the exponent of the relative speed in esrpt's and
+	// gittins's values, from 0 (meaning 1) to 4 (--speed-exponent;
+	// policy.Alloc.SpeedExponent).
+	SpeedExponent *float64 `json:"speed_exponent,omitempty"`
 }
 
 // SimulatorSpec is the simulator block: modelling settings that only
@@ -59,6 +63,9 @@ func (f *SchedFile) checkDurations(name string) error {
 	}
 	if b := a.PriorityBacklog; b != nil && !(*b == 0 || *b > 1 && !math.IsInf(*b, 1)) {
 		return fieldError(name, "allocation.priority_backlog", "must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got %v", *b)
+	}
+	if e := a.SpeedExponent; e != nil && !(*e >= 0 && *e <= 4) {
+		return fieldError(name, "allocation.speed_exponent", "must be between 0 (meaning 1) and 4, got %v", *e)
 	}
 	for _, d := range []struct {
 		field, v string
@@ -98,7 +105,7 @@ func (f *SchedFile) simulator() SimulatorSpec {
 
 // applyAllocation copies the allocation block into o, except the settings
 // whose flag is given (--realloc-interval, --gavel, --gang-probe,
-// --priority-backlog).
+// --priority-backlog, --speed-exponent).
 func (f *SchedFile) applyAllocation(o *recipe.Options, given func(flag string) bool) {
 	a := f.allocation()
 	if a.Round != "" {
@@ -115,6 +122,9 @@ func (f *SchedFile) applyAllocation(o *recipe.Options, given func(flag string) b
 	}
 	if a.PriorityBacklog != nil && !given("priority-backlog") {
 		o.Alloc.PriorityBacklog = *a.PriorityBacklog
+	}
+	if a.SpeedExponent != nil && !given("speed-exponent") {
+		o.Alloc.SpeedExponent = *a.SpeedExponent
 	}
 }
 

@@ -117,6 +117,13 @@ type Alloc struct {
 	// speed a job of higher priority is worth (docs/EXPERIMENTS.md, issue
 	// 21). The oracle keeps its weights.
 	PriorityBacklog float64
+	// SpeedExponent is the power to which EstSRPT and Gittins raise a job's
+	// relative speed on a type (its speed there over its best) in the
+	// program's values: w·(T_jk/T_j*)^SpeedExponent. 0 means 1 (the
+	// normalised throughput); below 1 a slower type is worth more than its
+	// speed, so that the program weighs which jobs run more and on which
+	// type less (docs/EXPERIMENTS.md, issue 21).
+	SpeedExponent float64
 	// Seed seeds FIFOAlloc's random choice of type (Gavel's fifo draws it
 	// with Python's random.Random(seed); the same seed gives the same
 	// draws).

@@ -70,7 +70,7 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 		st.weight = w
 		for t, v := range st.speed {
 			p.Use[i*k+t] = v > 0
-			p.Value[i*k+t] = w * v / best[i]
+			p.Value[i*k+t] = w * a.relSpeed(v/best[i])
 		}
 	}
 	sol, err := a.solver.Solve(p)
@@ -101,4 +101,14 @@ func (a *Alloc) gittins(done float64) float64 {
 		return max(g, 1/a.surv.remaining(done))
 	}
 	return 1 / a.surv.remaining(done)
+}
+
+// relSpeed returns what a relative speed r (a job's speed on a type over
+// its best) is worth in EstSRPT's and Gittins's program:
+// r^SpeedExponent, r itself when SpeedExponent is 0 or 1.
+func (a *Alloc) relSpeed(r float64) float64 {
+	if a.SpeedExponent <= 0 || a.SpeedExponent == 1 || r <= 0 {
+		return r
+	}
+	return math.Pow(r, a.SpeedExponent)
 }

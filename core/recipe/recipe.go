@@ -81,6 +81,9 @@ type AllocOptions struct {
 	// (policy.Alloc): 0 or above 1, in multiples of the cluster's GPUs;
 	// 0: none. DefaultOptions sets policy.DefaultPriorityBacklog.
 	PriorityBacklog float64
+	// SpeedExponent is the exponent of the relative speed in esrpt's and
+	// gittins's values (policy.Alloc), from 0 to 4; 0: 1.
+	SpeedExponent float64
 }
 
 // DefaultRound is the allocation policies' round length unless set: Gavel's
@@ -206,6 +209,9 @@ func queuePolicy(name string, o Options) (engine.QueuePolicy, error) {
 		if b := o.Alloc.PriorityBacklog; !(b == 0 || b > 1 && !math.IsInf(b, 1)) {
 			return nil, fmt.Errorf("%s: the priority backlog must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got %v", name, b)
 		}
+		if e := o.Alloc.SpeedExponent; !(e >= 0 && e <= 4) {
+			return nil, fmt.Errorf("%s: the speed exponent must be between 0 and 4, got %v", name, e)
+		}
 		return a, nil
 	}
 	var q engine.QueuePolicy
@@ -235,7 +241,7 @@ func queuePolicy(name string, o Options) (engine.QueuePolicy, error) {
 // (fifo is one with o.Gavel).
 func allocPolicy(name string, o AllocOptions) (*policy.Alloc, bool) {
 	a := &policy.Alloc{Round: o.Round, Realloc: o.Realloc, Gavel: o.Gavel, Seed: o.Seed, GangProbe: o.GangProbe,
-		PriorityBacklog: o.PriorityBacklog}
+		PriorityBacklog: o.PriorityBacklog, SpeedExponent: o.SpeedExponent}
 	if a.Round == 0 {
 		a.Round = DefaultRound
 		if name == "esrpt" || name == "esrpt-oracle" || name == "gittins" {
