@@ -34,15 +34,25 @@ func TestPriorityBacklog(t *testing.T) {
 		{policy.Gittins, 8, false, []string{"x:slow", "y:fast"}},
 		{policy.EstSRPT, 8, true, []string{"x:fast"}},
 	} {
-		both := []float64{1, 1}
-		s := hetState(t, []string{"fast", "slow"}, []float64{2, 1}, []int{1, 1},
-			typed{"f1": both, "f2": both, "f3": both, "x": {1, 0.5}, "y": {1, 0}}, "f1", "f2", "f3", "x", "y")
-		w := s.Waiting()
-		w[3].Work = 2000
-		w[4].Done, w[4].Work = 6400, 12800
+		s := fastSlow(t)
 		a := &policy.Alloc{Objective: tc.obj, Oracle: tc.oracle, PriorityBacklog: tc.backlog, Round: 360 * model.Second}
 		if got := chosenAfter(t, s, a, 100, 400, 1600); !slices.Equal(got, tc.want) {
 			t.Errorf("objective %v backlog %v oracle %v: chosen %v, want %v", tc.obj, tc.backlog, tc.oracle, got, tc.want)
 		}
 	}
+}
+
+// fastSlow is the scenario of TestPriorityBacklog and TestSpeedExponent: a
+// fast and a slow type of one GPU each; f1, f2, f3 (to finish first, with
+// chosenAfter), x (2000 s of work, none done; full speed on fast, half on
+// slow) and y (6400 s done of 12800; fast only), all waiting.
+func fastSlow(t *testing.T) *model.State {
+	t.Helper()
+	both := []float64{1, 1}
+	s := hetState(t, []string{"fast", "slow"}, []float64{2, 1}, []int{1, 1},
+		typed{"f1": both, "f2": both, "f3": both, "x": {1, 0.5}, "y": {1, 0}}, "f1", "f2", "f3", "x", "y")
+	w := s.Waiting()
+	w[3].Work = 2000
+	w[4].Done, w[4].Work = 6400, 12800
+	return s
 }

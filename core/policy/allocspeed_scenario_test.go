@@ -29,12 +29,7 @@ func TestSpeedExponent(t *testing.T) {
 		{0.5, false, []string{"x:slow", "y:fast"}},
 		{0.5, true, []string{"x:fast"}},
 	} {
-		both := []float64{1, 1}
-		s := hetState(t, []string{"fast", "slow"}, []float64{2, 1}, []int{1, 1},
-			typed{"f1": both, "f2": both, "f3": both, "x": {1, 0.5}, "y": {1, 0}}, "f1", "f2", "f3", "x", "y")
-		w := s.Waiting()
-		w[3].Work = 2000
-		w[4].Done, w[4].Work = 6400, 12800
+		s := fastSlow(t)
 		a := &policy.Alloc{Objective: policy.EstSRPT, Oracle: tc.oracle, SpeedExponent: tc.exp, Round: 360 * model.Second}
 		if got := chosenAfter(t, s, a, 100, 400, 1600); !slices.Equal(got, tc.want) {
 			t.Errorf("speed exponent %v oracle %v: chosen %v, want %v", tc.exp, tc.oracle, got, tc.want)
