@@ -42,14 +42,11 @@ func (a *Alloc) priorityPower(s *model.State, best []float64) float64 {
 	if a.Oracle || a.PriorityBacklog <= 1 {
 		return 1
 	}
-	var demand, capacity float64
-	for t := range s.Cluster.Types {
-		capacity += float64(s.Cluster.TypeGPUs(t))
-	}
+	var demand float64
 	for i, j := range a.tracked {
 		if best[i] > 0 {
 			demand += float64(a.jobs[j].gpus)
 		}
 	}
-	return backlogPower(demand, capacity, a.PriorityBacklog)
+	return backlogPower(demand, float64(s.Cluster.TotalGPUs()), a.PriorityBacklog)
 }

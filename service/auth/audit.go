@@ -89,7 +89,7 @@ func (a *Audit) List(ctx context.Context, limit int) ([]api.AuditEntry, error) {
 const pruneBatch = 1000
 
 // Prune deletes the entries recorded before cutoff, oldest first, in
-// transactions no larger than the store allows (store.TxnWriteLimit), and
+// transactions no larger than the store allows (store.DeleteKeys), and
 // returns how many it deleted. An entry is judged by the time in its key,
 // so a key that does not parse (written by hand) is kept.
 func (a *Audit) Prune(ctx context.Context, cutoff time.Time) (int, error) {
@@ -97,23 +97,7 @@ func (a *Audit) Prune(ctx context.Context, cutoff time.Time) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("audit: prune: %w", err)
 	}
-	limit := store.TxnWriteLimit(a.st)
-	if limit <= 0 || limit > pruneBatch {
-		limit = pruneBatch
-	}
-	var ops []store.Op
-	n := 0
-	flush := func() error {
-		if len(ops) == 0 {
-			return nil
-		}
-		if _, err := a.st.Txn(ctx, ops...); err != nil {
-			return fmt.Errorf("audit: prune: %w", err)
-		}
-		n += len(ops)
-		ops = ops[:0]
-		return nil
-	}
+	var old []string
 	for _, kv := range kvs {
 		at, ok := entryTime(kv.Key)
 		if !ok {
@@ -122,14 +106,13 @@ func (a *Audit) Prune(ctx context.Context, cutoff time.Time) (int, error) {
 		if !at.Before(cutoff) {
 			break // keys sort by time
 		}
-		ops = append(ops, store.OpDelete(kv.Key))
-		if len(ops) == limit {
-			if err := flush(); err != nil {
-				return n, err
-			}
-		}
+		old = append(old, kv.Key)
 	}
-	return n, flush()
+	n, err := store.DeleteKeys(ctx, a.st, old, pruneBatch)
+	if err != nil {
+		return n, fmt.Errorf("audit: prune: %w", err)
+	}
+	return n, nil
 }
 
 // entryTime returns the time in an audit key ("audit/<20-digit Unix

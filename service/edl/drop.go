@@ -15,19 +15,7 @@ const dropBatch = 1000
 // job retention): their records in the store and what the service keeps
 // of them in memory. The jobs have ended, so nothing uses their state.
 func (s *Service) Drop(ctx context.Context, jobs []string) error {
-	limit := store.TxnWriteLimit(s.st)
-	if limit <= 0 || limit > dropBatch {
-		limit = dropBatch
-	}
-	var ops []store.Op
-	flush := func() error {
-		if len(ops) == 0 {
-			return nil
-		}
-		_, err := s.st.Txn(ctx, ops...)
-		ops = ops[:0]
-		return err
-	}
+	var keys []string
 	for _, job := range jobs {
 		s.mu.Lock()
 		delete(s.states, job)
@@ -38,15 +26,10 @@ func (s *Service) Drop(ctx context.Context, jobs []string) error {
 			return fmt.Errorf("drop the EDL state of %s: %w", job, err)
 		}
 		for _, kv := range kvs {
-			ops = append(ops, store.OpDelete(kv.Key))
-			if len(ops) == limit {
-				if err := flush(); err != nil {
-					return fmt.Errorf("drop the EDL state of %s: %w", job, err)
-				}
-			}
+			keys = append(keys, kv.Key)
 		}
 	}
-	if err := flush(); err != nil {
+	if _, err := store.DeleteKeys(ctx, s.st, keys, dropBatch); err != nil {
 		return fmt.Errorf("drop the EDL state: %w", err)
 	}
 	return nil

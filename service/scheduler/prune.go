@@ -33,13 +33,19 @@ func (s *Scheduler) PruneJobs(ctx context.Context, cutoff time.Time) ([]string, 
 	for {
 		ids, err := s.pruneBatch(ctx, cutoff)
 		pruned = append(pruned, ids...)
+		for _, id := range ids { // outside the lock: logs may be large
+			if err := os.RemoveAll(filepath.Join(s.logs.dir, id)); err != nil {
+				s.log.Warn("pruning a job's logs", "job", id, "err", err)
+			}
+		}
 		if err != nil || len(ids) == 0 {
 			return pruned, err
 		}
 	}
 }
 
-// pruneBatch prunes at most one transaction's worth of ended jobs.
+// pruneBatch prunes at most one transaction's worth of ended jobs (their
+// records and memory; PruneJobs removes their logs).
 func (s *Scheduler) pruneBatch(ctx context.Context, cutoff time.Time) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -74,9 +80,6 @@ func (s *Scheduler) pruneBatch(ctx context.Context, cutoff time.Time) ([]string,
 		delete(s.jobs, id)
 		delete(s.eta.series, id)
 		s.eta.acc.Forget(id)
-		if err := os.RemoveAll(filepath.Join(s.logs.dir, id)); err != nil {
-			s.log.Warn("pruning a job's logs", "job", id, "err", err)
-		}
 	}
 	return ids, nil
 }
