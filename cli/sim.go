@@ -112,6 +112,7 @@ func addSimFlags(cmd *cobra.Command, o *simOptions) {
 	f.DurationVar(&o.realloc, "realloc-interval", 0, "maxmin, maxthroughput, ftf: least time between two computations of the allocation (Gavel: 32m; 0: whenever the active jobs change)")
 	f.Float64Var(&o.opts.Alloc.Exponent, "esrpt-exponent", 0, "esrpt: exponent of the expected remaining time in its weights (0: 2)")
 	f.Float64Var(&o.opts.Alloc.GangProbe, "gang-probe", o.opts.Alloc.GangProbe, "esrpt, gittins: a multi-GPU job counts per GPU as a single-GPU job until its service reaches this quantile of the learned job sizes (0: never)")
+	f.Float64Var(&o.opts.Alloc.GangProbeLight, "gang-probe-light", o.opts.Alloc.GangProbeLight, "esrpt, gittins: the gang probe's quantile while every job fits; it moves to --gang-probe's as the backlog nears --priority-backlog (0: --gang-probe's at every load)")
 	f.Float64Var(&o.opts.Alloc.PriorityBacklog, "priority-backlog", o.opts.Alloc.PriorityBacklog, "esrpt, gittins: below this backlog (GPUs asked for over the cluster's) the weights per GPU are flattened towards equal, maximising throughput while jobs fit (0: never)")
 	f.Float64Var(&o.opts.Alloc.SpeedExponent, "speed-exponent", 0, "esrpt, gittins: power of a job's speed on a type over its best in the program's values, 0 to 4; below 1 the program weighs which jobs run more than where (0: 1)")
 	f.BoolVar(&o.opts.Alloc.Gavel, "gavel", false, "allocation policies follow Gavel's mechanism and formulation, and fifo is Gavel's FIFO (docs/FIDELITY.md)")

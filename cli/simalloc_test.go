@@ -92,6 +92,10 @@ func TestSimAllocationBadInput(t *testing.T) {
 	if err := os.WriteFile(badProbe, []byte("allocation:\n  gang_probe: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	badLight := filepath.Join(dir, "light.yaml")
+	if err := os.WriteFile(badLight, []byte("allocation:\n  gang_probe_light: -0.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	badBacklog := filepath.Join(dir, "backlog.yaml")
 	if err := os.WriteFile(badBacklog, []byte("allocation:\n  priority_backlog: 0.5\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -115,6 +119,8 @@ func TestSimAllocationBadInput(t *testing.T) {
 		{[]string{"--policy", "gittins", "--gang-probe", "1"}, "gittins: the gang probe must be a quantile from 0 (none) to below 1, got 1"},
 		{[]string{"--policy", "esrpt", "--gang-probe", "-0.1"}, "esrpt: the gang probe must be a quantile"},
 		{[]string{"--config", badProbe}, "allocation.gang_probe: must be a quantile from 0 (none) to below 1, got 1"},
+		{[]string{"--policy", "gittins", "--gang-probe-light", "1.5"}, "gittins: the light-load gang probe must be a quantile from 0 (the gang probe's) to below 1, got 1.5"},
+		{[]string{"--config", badLight}, "allocation.gang_probe_light: must be a quantile from 0 (the gang probe's) to below 1, got -0.5"},
 		{[]string{"--policy", "gittins", "--priority-backlog", "1"}, "gittins: the priority backlog must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got 1"},
 		{[]string{"--policy", "esrpt", "--priority-backlog", "-2"}, "esrpt: the priority backlog must be 0 (none)"},
 		{[]string{"--policy", "esrpt", "--priority-backlog", "+Inf"}, "got +Inf"},
@@ -200,6 +206,7 @@ func TestAllocationSettings(t *testing.T) {
 		def       float64
 	}{
 		{"--gang-probe", "gang_probe", policy.DefaultGangProbe},
+		{"--gang-probe-light", "gang_probe_light", policy.DefaultGangProbeLight},
 		{"--priority-backlog", "priority_backlog", policy.DefaultPriorityBacklog},
 	} {
 		off := filepath.Join(t.TempDir(), "off.yaml")

@@ -23,6 +23,9 @@ type AllocationSpec struct {
 	// GangProbe is esrpt's and gittins's gang probe, a quantile of the
 	// learned job sizes in [0, 1) (--gang-probe; policy.Alloc.GangProbe).
 	GangProbe *float64 `json:"gang_probe,omitempty"`
+	// GangProbeLight is the gang probe's quantile while every job fits,
+	// in [0, 1) (--gang-probe-light; policy.Alloc.GangProbeLight).
+	GangProbeLight *float64 `json:"gang_probe_light,omitempty"`
 	// PriorityBacklog is esrpt's and gittins's priority backlog, 0 (none)
 	// or a multiple of the cluster's GPUs above 1 (--priority-backlog;
 	// policy.Alloc.PriorityBacklog).
@@ -60,6 +63,9 @@ func (f *SchedFile) checkDurations(name string) error {
 	a, s := f.allocation(), f.simulator()
 	if p := a.GangProbe; p != nil && !(*p >= 0 && *p < 1) {
 		return fieldError(name, "allocation.gang_probe", "must be a quantile from 0 (none) to below 1, got %v", *p)
+	}
+	if p := a.GangProbeLight; p != nil && !(*p >= 0 && *p < 1) {
+		return fieldError(name, "allocation.gang_probe_light", "must be a quantile from 0 (the gang probe's) to below 1, got %v", *p)
 	}
 	if b := a.PriorityBacklog; b != nil && !(*b == 0 || *b > 1 && !math.IsInf(*b, 1)) {
 		return fieldError(name, "allocation.priority_backlog", "must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got %v", *b)
@@ -105,7 +111,7 @@ func (f *SchedFile) simulator() SimulatorSpec {
 
 // applyAllocation copies the allocation block into o, except the settings
 // whose flag is given (--realloc-interval, --gavel, --gang-probe,
-// --priority-backlog, --speed-exponent).
+// --gang-probe-light, --priority-backlog, --speed-exponent).
 func (f *SchedFile) applyAllocation(o *recipe.Options, given func(flag string) bool) {
 	a := f.allocation()
 	if a.Round != "" {
@@ -119,6 +125,9 @@ func (f *SchedFile) applyAllocation(o *recipe.Options, given func(flag string) b
 	}
 	if a.GangProbe != nil && !given("gang-probe") {
 		o.Alloc.GangProbe = *a.GangProbe
+	}
+	if a.GangProbeLight != nil && !given("gang-probe-light") {
+		o.Alloc.GangProbeLight = *a.GangProbeLight
 	}
 	if a.PriorityBacklog != nil && !given("priority-backlog") {
 		o.Alloc.PriorityBacklog = *a.PriorityBacklog

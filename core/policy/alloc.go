@@ -104,6 +104,14 @@ type Alloc struct {
 	// (docs/EXPERIMENTS.md, issue 21). The oracle reads true sizes and has
 	// no probe.
 	GangProbe float64
+	// GangProbeLight is the gang probe's quantile while the active jobs
+	// ask for no more GPUs than the cluster has (the priority backlog's β
+	// = 0); as β rises to 1 the quantile moves linearly to GangProbe (0:
+	// GangProbe at every load; no effect without a priority backlog, where
+	// β is 1, or without a probe). A longer probe costs little while few
+	// jobs wait, and gangs left for later run one whole type at a time
+	// when the busy period drains (docs/EXPERIMENTS.md, issue 21).
+	GangProbeLight float64
 	// PriorityBacklog is the backlog, in multiples of the cluster's GPUs,
 	// from which EstSRPT's and Gittins's weights are fully their own (at
 	// most 1: always). Below it each job's value per GPU (its weight,
@@ -173,6 +181,11 @@ const DefaultExponent = 2
 // a gang is probed until it has received the size that 30 % of jobs do not
 // exceed, chosen by experiment (docs/EXPERIMENTS.md, issue 21).
 const DefaultGangProbe = 0.3
+
+// DefaultGangProbeLight is the gang probe's quantile the shells set for a
+// cluster whose jobs all fit (recipe.DefaultOptions; Alloc.GangProbeLight),
+// chosen by experiment (docs/EXPERIMENTS.md, issue 21).
+const DefaultGangProbeLight = 0.6
 
 // Name returns the policy name: maxmin, maxthroughput, ftf, ftf-oracle,
 // esrpt, esrpt-oracle, gittins, or fifo for FIFOAlloc.

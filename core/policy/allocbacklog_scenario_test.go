@@ -56,3 +56,45 @@ func fastSlow(t *testing.T) *model.State {
 	w[4].Done, w[4].Work = 6400, 12800
 	return s
 }
+
+// TestGangProbeLight: one type of 2 GPUs; jobs of 100, 400 and 1600 s
+// finish, then a 2-GPU gang (500 s done) and two 1-GPU jobs a and b (450
+// s done each) compete under esrpt. Kaplan–Meier over the finished sizes
+// and the three active jobs (censored at 450, 450, 500) gives P(S ≤ 100)
+// = 1/6, P(S ≤ 400) = 1/3, P(S ≤ 1600) = 1, so E[rem] is 1100 s for the
+// gang and 1150 s for a and b: weights 8.26e−7 and 7.56e−7. The active
+// jobs ask for 4 GPUs of 2; with a priority backlog of 3, β = (2 − 1)/(3 −
+// 1) = 0.5. The gang probe 0.3 alone ends at 400 s, before the gang's 500:
+// the gang's value flattened is 2·(8.26e−7/2)^½ = 1.29e−3 against 2 ×
+// (7.56e−7)^½ = 1.74e−3 for a and b, which run. With a light-load probe
+// of 0.6 the quantile at β = 0.5 is 0.45, i.e. 1600 s: the gang is still
+// probed, 2·(8.26e−7)^½ = 1.82e−3 > 1.74e−3, and it runs. Without a
+// priority backlog (β = 1) the light-load probe changes nothing; the
+// oracle has no probe (1500 s left for the gang, 950 s for a and b).
+func TestGangProbeLight(t *testing.T) {
+	for _, tc := range []struct {
+		light, backlog float64
+		oracle         bool
+		want           []string
+	}{
+		{0, 3, false, []string{"a:gpu", "b:gpu"}},
+		{0.6, 3, false, []string{"gang:gpu"}},
+		{0.6, 0, false, []string{"a:gpu", "b:gpu"}},
+		{0.6, 3, true, []string{"a:gpu", "b:gpu"}},
+	} {
+		one := []float64{1}
+		s := hetState(t, []string{"gpu"}, []float64{1}, []int{2},
+			typed{"f1": one, "f2": one, "f3": one, "gang": one, "a": one, "b": one}, "f1", "f2", "f3", "gang", "a", "b")
+		w := s.Waiting()
+		w[3].Spec.GPUs, w[3].Spec.MinGPUs, w[3].Spec.MaxGPUs = 2, 2, 2
+		w[3].Done, w[3].Work = 500, 2000
+		for _, j := range w[4:] {
+			j.Done, j.Work = 450, 1400
+		}
+		a := &policy.Alloc{Objective: policy.EstSRPT, Oracle: tc.oracle, GangProbe: 0.3, GangProbeLight: tc.light,
+			PriorityBacklog: tc.backlog, Round: 360 * model.Second}
+		if got := chosenAfter(t, s, a, 100, 400, 1600); !slices.Equal(got, tc.want) {
+			t.Errorf("light %v backlog %v oracle %v: chosen %v, want %v", tc.light, tc.backlog, tc.oracle, got, tc.want)
+		}
+	}
+}

@@ -46,3 +46,22 @@ func TestFlatten(t *testing.T) {
 		}
 	}
 }
+
+func TestProbeQuantile(t *testing.T) {
+	for _, tc := range []struct {
+		probe, light, beta, want float64
+	}{
+		{0.3, 0.6, 0, 0.6},    // every job fits: the light-load probe
+		{0.3, 0.6, 1, 0.3},    // the backlog reached: the gang probe
+		{0.3, 0.6, 0.5, 0.45}, // halfway: halfway
+		{0.3, 0.6, 0.25, 0.525},
+		{0.3, 0, 0, 0.3}, // no light-load probe: the gang probe at every load
+		{0.3, 0, 0.5, 0.3},
+		{0.5, 0.2, 0, 0.2}, // a light-load probe may be the shorter one
+	} {
+		a := &Alloc{GangProbe: tc.probe, GangProbeLight: tc.light}
+		if got := a.probeQuantile(tc.beta); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("probe %v, light %v, β %v: quantile %v, want %v", tc.probe, tc.light, tc.beta, got, tc.want)
+		}
+	}
+}

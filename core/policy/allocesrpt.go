@@ -41,8 +41,8 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	if exp <= 0 {
 		exp = DefaultExponent
 	}
-	probe := a.probe()
 	beta := a.priorityPower(s, best)
+	probe := a.probe(beta)
 	p := &lp.Problem{Jobs: n, Types: k, Use: make([]bool, n*k), Value: make([]float64, n*k),
 		Size: make([]float64, n), Cap: make([]float64, k)}
 	for t := range k {
@@ -83,14 +83,25 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 }
 
 // probe returns the service below which a multi-GPU job is probed (see
-// Alloc.GangProbe): the GangProbe quantile of the learned sizes, 0 without
-// a probe, with the oracle, or while the estimate does not reach it.
-func (a *Alloc) probe() float64 {
+// Alloc.GangProbe) when the priority backlog's power is beta: the
+// probeQuantile of the learned sizes; 0 without a probe, with the oracle,
+// or while the estimate does not reach it.
+func (a *Alloc) probe(beta float64) float64 {
 	if a.GangProbe <= 0 || a.Oracle {
 		return 0
 	}
-	q, _ := a.surv.quantile(a.GangProbe)
+	q, _ := a.surv.quantile(a.probeQuantile(beta))
 	return q
+}
+
+// probeQuantile returns the gang probe's quantile at the priority
+// backlog's power beta: GangProbeLight at 0, GangProbe at 1, linear in
+// between (GangProbe alone without GangProbeLight).
+func (a *Alloc) probeQuantile(beta float64) float64 {
+	if a.GangProbeLight <= 0 {
+		return a.GangProbe
+	}
+	return a.GangProbeLight + (a.GangProbe-a.GangProbeLight)*beta
 }
 
 // gittins returns the Gittins index of a job that has done a seconds at its

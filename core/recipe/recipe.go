@@ -77,6 +77,10 @@ type AllocOptions struct {
 	// quantile of the learned job sizes in [0, 1); 0: none.
 	// DefaultOptions sets policy.DefaultGangProbe.
 	GangProbe float64
+	// GangProbeLight is the gang probe's quantile while every job fits
+	// (policy.Alloc), in [0, 1); 0: GangProbe at every load.
+	// DefaultOptions sets policy.DefaultGangProbeLight.
+	GangProbeLight float64
 	// PriorityBacklog is the priority backlog of esrpt and gittins
 	// (policy.Alloc): 0 or above 1, in multiples of the cluster's GPUs;
 	// 0: none. DefaultOptions sets policy.DefaultPriorityBacklog.
@@ -111,7 +115,7 @@ type EnergyInputs struct {
 func DefaultOptions() Options {
 	return Options{PriorityRatio: 2, StarveRatio: 4, TiresiasThresholds: policy.TiresiasThresholds(),
 		Threshold: scaler.DefaultThresholdConfig(), MaxLoad: scaler.DefaultMaxLoad,
-		Alloc: AllocOptions{GangProbe: policy.DefaultGangProbe, PriorityBacklog: policy.DefaultPriorityBacklog}}
+		Alloc: AllocOptions{GangProbe: policy.DefaultGangProbe, GangProbeLight: policy.DefaultGangProbeLight, PriorityBacklog: policy.DefaultPriorityBacklog}}
 }
 
 // Policies returns the queue policy names.
@@ -206,6 +210,9 @@ func queuePolicy(name string, o Options) (engine.QueuePolicy, error) {
 		if p := o.Alloc.GangProbe; !(p >= 0 && p < 1) {
 			return nil, fmt.Errorf("%s: the gang probe must be a quantile from 0 (none) to below 1, got %v", name, p)
 		}
+		if p := o.Alloc.GangProbeLight; !(p >= 0 && p < 1) {
+			return nil, fmt.Errorf("%s: the light-load gang probe must be a quantile from 0 (the gang probe's) to below 1, got %v", name, p)
+		}
 		if b := o.Alloc.PriorityBacklog; !(b == 0 || b > 1 && !math.IsInf(b, 1)) {
 			return nil, fmt.Errorf("%s: the priority backlog must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got %v", name, b)
 		}
@@ -241,7 +248,7 @@ func queuePolicy(name string, o Options) (engine.QueuePolicy, error) {
 // (fifo is one with o.Gavel).
 func allocPolicy(name string, o AllocOptions) (*policy.Alloc, bool) {
 	a := &policy.Alloc{Round: o.Round, Realloc: o.Realloc, Gavel: o.Gavel, Seed: o.Seed, GangProbe: o.GangProbe,
-		PriorityBacklog: o.PriorityBacklog, SpeedExponent: o.SpeedExponent}
+		GangProbeLight: o.GangProbeLight, PriorityBacklog: o.PriorityBacklog, SpeedExponent: o.SpeedExponent}
 	if a.Round == 0 {
 		a.Round = DefaultRound
 		if name == "esrpt" || name == "esrpt-oracle" || name == "gittins" {
