@@ -2,7 +2,8 @@
 // with bin/gpusched and prints them as Markdown tables. Traces under
 // ../shared are skipped with a note when absent.
 //
-//	go run ./scripts/experiments [-bin bin/gpusched] [-shared ../shared]
+//	go run ./scripts/experiments [-bin bin/gpusched] [-shared ../shared] [-section S]
+//	go run ./scripts/experiments -section gavel [-loads 1800,3600] [-seeds 1-6] [-flags "..."]
 package main
 
 import (
@@ -40,10 +41,22 @@ var policies = [][]string{
 func main() {
 	bin := flag.String("bin", "bin/gpusched", "gpusched binary")
 	shared := flag.String("shared", "../shared", "the shared folder with the full traces")
-	section := flag.String("section", "all", "which tables: seed003, elastic, energy, queues or all")
+	section := flag.String("section", "all", "which tables: seed003, elastic, energy, queues, all (these four) or gavel (issue 21's head-to-head with Gavel's simulator: tens of minutes the first time)")
+	loads := flag.String("loads", "3600", "gavel: the heavy traces' mean seconds between arrivals, comma-separated")
+	seeds := flag.String("seeds", "1-6", "gavel: the generator's seeds, comma-separated numbers and ranges")
+	extra := flag.String("flags", "", "gavel: flags added to every gpusched run, e.g. \"--gang-probe-light 0\"")
 	flag.Parse()
 	var err error
 	switch *section {
+	case "gavel":
+		var h headToHead
+		if h.loads, err = ints("-loads", *loads); err == nil {
+			h.seeds, err = ints("-seeds", *seeds)
+		}
+		h.flags = strings.Fields(*extra)
+		if err == nil {
+			err = gavelHeadToHead(*bin, *shared, h)
+		}
 	case "seed003":
 		err = seed003(*bin, *shared)
 	case "elastic":
@@ -63,7 +76,7 @@ func main() {
 			err = queues(*bin, *shared)
 		}
 	default:
-		err = fmt.Errorf("-section %q: want seed003, elastic, energy, queues or all", *section)
+		err = fmt.Errorf("-section %q: want seed003, elastic, energy, queues, all or gavel", *section)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "experiments:", err)
