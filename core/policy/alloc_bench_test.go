@@ -18,6 +18,13 @@ func BenchmarkAllocOrder(b *testing.B) {
 		a := &policy.Alloc{Objective: obj, Round: 360 * model.Second}
 		b.Run(a.Name(), func(b *testing.B) { benchAlloc(b, a) })
 	}
+	// esrpt and gittins with the shells' defaults: the gang probe, its
+	// light-load length and the priority backlog
+	for _, obj := range []policy.Objective{policy.EstSRPT, policy.Gittins} {
+		a := &policy.Alloc{Objective: obj, Round: 360 * model.Second, GangProbe: policy.DefaultGangProbe,
+			GangProbeLight: policy.DefaultGangProbeLight, PriorityBacklog: policy.DefaultPriorityBacklog}
+		b.Run(a.Name()+"-defaults", func(b *testing.B) { benchAlloc(b, a) })
+	}
 }
 
 func benchAlloc(b *testing.B, a *policy.Alloc) {
