@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -615,7 +616,7 @@ func report(o options, w *watcher, g *gpusched, created []time.Time, firstCreate
 	fmt.Printf("%s p50 %.3f s, p99 %.3f s, max %.3f s\n", what, pct(0.5).Seconds(), pct(0.99).Seconds(), pct(1).Seconds())
 	fmt.Printf("gpusched peak RSS:  %.0f MB (VmHWM)\n", float64(g.peak.Load())/1024)
 	fmt.Printf("gpusched CPU:       %.1f s (user+system)\n", g.cpu())
-	fmt.Printf("load average:       %s before, %s after (2 cores)\n", load0, loadEnd)
+	fmt.Printf("load average:       %s before, %s after (%d cores)\n", load0, loadEnd, runtime.NumCPU())
 	for _, m := range g.scrape("gpusched_schedule_round_seconds_sum", "gpusched_schedule_round_seconds_count",
 		"gpusched_bind_latency_seconds_sum", "gpusched_bind_latency_seconds_count", "gpusched_bindings_total") {
 		fmt.Printf("  %s\n", m)

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -556,7 +557,7 @@ func (r *vcResult) print(o options) {
 	fmt.Printf("  Job creation→all bound:  p50 %.3f s, p99 %.3f s (%d Jobs wholly bound)\n", f.jobP50.Seconds(), f.jobP99.Seconds(), f.jobsBound)
 	fmt.Printf("  first pod created:       %.2f s after the first Job; %d pods were given PodScheduled=False\n", f.firstCreated.Seconds(), r.waited)
 	fmt.Printf("  Events:                  %s\n", r.events)
-	fmt.Printf("  load average:            %s before, %s after (2 cores)\n", r.loadBefore, r.end)
+	fmt.Printf("  load average:            %s before, %s after (%d cores)\n", r.loadBefore, r.end, runtime.NumCPU())
 	fmt.Printf("  CPU over %.1f s:", r.wall.Seconds())
 	for _, name := range slices.Sorted(maps.Keys(r.cpu)) {
 		fmt.Printf(" %s %.1f s;", name, r.cpu[name])
