@@ -78,19 +78,24 @@ type nodeEntry struct {
 
 // traceLine is one job of the native trace format.
 type traceLine struct {
-	ID       string  `json:"id"`
-	Submit   float64 `json:"submit_s"`
-	GPUs     int     `json:"gpus"`
-	Duration float64 `json:"duration_s"`
-	GPUType  string  `json:"gpu_type"`
-	User     string  `json:"user,omitempty"`
+	ID       string      `json:"id"`
+	Submit   float64     `json:"submit_s"`
+	GPUs     int         `json:"gpus"`
+	Duration float64     `json:"duration_s"`
+	Scaling  [][]float64 `json:"scaling"`
+	GPUType  string      `json:"gpu_type"`
+	User     string      `json:"user,omitempty"`
 }
 
 // Files returns the cluster file of nodes and the trace of jobs (those
 // that ran), in the formats gpusched sim reads: every node keeps its power
 // model, contention written out (a knee of 1 when it has none); every job
 // runs for its total time on its GPU type, submitted relative to the
-// earliest submission. It fails when a node's GPU type has no power
+// earliest submission. A trace's duration_s is seconds on the reference
+// type (RefType), so each job's is its time on its own type scaled by the
+// two types' rated TFLOPS, with a one-point scaling curve at its GPU count
+// so that the simulator scales it by those TFLOPS too (not by the speeds
+// of a job type it would otherwise draw at random). It fails when a node's GPU type has no power
 // figures or there is no node or no job.
 func Files(nodes []Node, jobs []Job) (cluster, jsonl []byte, err error) {
 	if len(nodes) == 0 {
@@ -114,8 +119,23 @@ func Files(nodes []Node, jobs []Job) (cluster, jsonl []byte, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("replay cluster: %w", err)
 	}
-	jsonl, err = traceFile(jobs)
+	jsonl, err = traceFile(jobs, typeTFLOPS(nodes))
 	return cluster, jsonl, err
+}
+
+// typeTFLOPS returns the rated TFLOPS of the nodes' GPU types as the
+// simulator reads them from the cluster file: the catalog's for a type it
+// has, else the node's.
+func typeTFLOPS(nodes []Node) map[string]float64 {
+	out := map[string]float64{}
+	for _, n := range nodes {
+		if t, ok := config.LookupType(n.GPUType); ok {
+			out[n.GPUType] = t.TFLOPS
+		} else {
+			out[n.GPUType] = n.TFLOPS
+		}
+	}
+	return out
 }
 
 // nodePower is a node's power block.
@@ -131,18 +151,28 @@ func nodePower(p power.NodePower) map[string]any {
 	return out
 }
 
-// traceFile writes the jobs that ran, by submission.
-func traceFile(jobs []Job) ([]byte, error) {
+// traceFile writes the jobs that ran, by submission, their durations in
+// seconds on the reference type by the TFLOPS of their types (tflops).
+func traceFile(jobs []Job, tflops map[string]float64) ([]byte, error) {
 	ran := slices.DeleteFunc(slices.Clone(jobs), func(j Job) bool { return !(j.Seconds >= 0.001) || j.GPUs < 1 })
 	if len(ran) == 0 {
 		return nil, errors.New("no job has run")
+	}
+	ref, ok := config.LookupType(RefType)
+	if !ok || ref.TFLOPS <= 0 {
+		return nil, fmt.Errorf("reference type %q unknown", RefType)
 	}
 	slices.SortStableFunc(ran, func(a, b Job) int { return a.Submit.Compare(b.Submit) })
 	t0 := ran[0].Submit
 	var buf bytes.Buffer
 	for _, j := range ran {
+		tf := tflops[j.GPUType]
+		if !(tf > 0) {
+			return nil, fmt.Errorf("job %s: GPU type %q has no rated TFLOPS to scale its time by", j.ID, j.GPUType)
+		}
 		line, err := json.Marshal(traceLine{ID: j.ID, Submit: ms(j.Submit.Sub(t0).Seconds()), GPUs: j.GPUs,
-			Duration: ms(j.Seconds), GPUType: j.GPUType, User: j.User})
+			Duration: ms(j.Seconds * tf / ref.TFLOPS), Scaling: [][]float64{{float64(j.GPUs), 1}},
+			GPUType: j.GPUType, User: j.User})
 		if err != nil {
 			return nil, fmt.Errorf("replay trace: %w", err)
 		}

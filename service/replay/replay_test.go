@@ -29,7 +29,7 @@ func TestEnergy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := string(trace); got != `{"id":"j2","submit_s":0,"gpus":2,"duration_s":3600,"gpu_type":"v100","user":"ann"}`+"\n" {
+	if got := string(trace); got != `{"id":"j2","submit_s":0,"gpus":2,"duration_s":3600,"scaling":[[2,1]],"gpu_type":"v100","user":"ann"}`+"\n" {
 		t.Errorf("trace %q", got)
 	}
 	for _, want := range []string{"name: n0", "base_w: 200", "sleeps: false", "contention_knee: 1", "max_w: 300"} {
@@ -46,6 +46,42 @@ func TestEnergy(t *testing.T) {
 	}
 	if got := Command("out", "fifo"); got != "gpusched sim --trace out/trace.jsonl --cluster out/cluster.yaml --policy fifo --placer pack --json" {
 		t.Errorf("command %q", got)
+	}
+}
+
+// TestEnergyOtherTypes: a job's time on its own type survives the replay
+// on types other than the reference (V100, 15.7 TFLOPS). One K80 node
+// (4.37 TFLOPS; 25 W idle, 150 W busy) and one H100 node (67 TFLOPS;
+// 700 W busy), one GPU each, 200 W base each, one job an hour on each:
+// the trace says 3,600 × 4.37/15.7 = 1,002.038 and 3,600 × 67/15.7 =
+// 15,363.057 V100-seconds, and the replay runs each job its hour: (200 +
+// 150) + (200 + 700) W for 3,600 s = 1.25 kWh, all of it the jobs'.
+// Without the scaling the H100 job would take 843 s and the K80 job 3.6 h.
+func TestEnergyOtherTypes(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	node := func(name, typ string) Node {
+		g, _ := power.Lookup(typ)
+		n := power.DefaultNode()
+		n.Sleeps, n.Contention = false, power.Contention{Knee: 1}
+		return Node{Name: name, GPUType: typ, GPUs: 1, Power: n, GPU: g}
+	}
+	jobs := []Job{{ID: "j1", Submit: t0, GPUs: 1, GPUType: "k80", Seconds: 3600},
+		{ID: "j2", Submit: t0, GPUs: 1, GPUType: "h100", Seconds: 3600}}
+	cluster, trace, err := Files([]Node{node("k", "k80"), node("h", "h100")}, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"id":"j1","submit_s":0,"gpus":1,"duration_s":1002.038,"scaling":[[1,1]],"gpu_type":"k80"}` + "\n" +
+		`{"id":"j2","submit_s":0,"gpus":1,"duration_s":15363.057,"scaling":[[1,1]],"gpu_type":"h100"}` + "\n"
+	if got := string(trace); got != want {
+		t.Errorf("trace %q, want %q", got, want)
+	}
+	res, err := Energy(cluster, trace, "fifo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(res.TotalKWh-1.25) > 1e-6 || math.Abs(res.JobsKWh-1.25) > 1e-6 || math.Abs(res.IdleKWh) > 1e-6 {
+		t.Errorf("energy %+v, want 1.25 kWh, all of it the jobs'", res)
 	}
 }
 

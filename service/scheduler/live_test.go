@@ -265,6 +265,34 @@ func TestModelledEnergy(t *testing.T) {
 	}
 }
 
+// TestReplayOtherTypes: as in TestModelledEnergy, one node and one job
+// leave pack no choice, so the replay's figure is the run's own under the
+// model, whatever the node's GPU type: the job's time on an H100 or a K80
+// is not read as time on the reference V100 (which would make the H100's
+// replay 4.3 times shorter and the K80's 3.6 times longer). A node of one
+// GPU, busy: 200 + 700 W (H100), 200 + 150 W (K80) for 3 minutes.
+func TestReplayOtherTypes(t *testing.T) {
+	for _, tc := range []struct {
+		typ   string
+		watts float64
+	}{{"h100", 900}, {"k80", 350}} {
+		clock := &fakeClock{t: time.Now()}
+		h := newHarness(t, func(c *Config) { c.Clock, c.HeartbeatTimeout = clock.now, time.Hour })
+		a := h.agent("n1", tc.typ, 1)
+		a.register()
+		j := h.submit(`{"command":["x"],"gpus":1}`)
+		a.waitWork("the job", agenttest.HasReplica(j.ID))
+		h.s.tickLive()
+		clock.add(3 * time.Minute)
+		h.s.tickLive()
+		rep := h.s.Energy()
+		want := tc.watts * 180 / 3.6e6
+		if r := rep.Replay; r == nil || math.Abs(r.ModelKWh-want) > 1e-9 || math.Abs(*rep.PackKWh-want) > 1e-6 || math.Abs(r.SavedKWh) > 1e-6 {
+			t.Errorf("%s: replay %+v, pack %v (%s): want the run's %v kWh both ways", tc.typ, r, rep.PackKWh, rep.PackError, want)
+		}
+	}
+}
+
 // TestSuspendIdle: with SuspendIdle a node idle for SuspendAfter is a
 // power-down candidate and the hook runs once for it, with its name; a
 // job on it ends its idleness.
