@@ -94,3 +94,18 @@ func TestEnergyTableNoStableRegion(t *testing.T) {
 		t.Errorf("thresholds %+v, want both at load %v", th, want)
 	}
 }
+
+func TestSavedText(t *testing.T) {
+	for _, tc := range []struct {
+		kwh  float64
+		want string
+	}{
+		{0.25, "placement by energy saved 0.250 kWh against pack"},
+		{0, "placement by energy saved 0.000 kWh against pack"},
+		{-0.25, "placement by energy cost 0.250 kWh more than pack"},
+	} {
+		if got := savedText("energy", tc.kwh); got != tc.want {
+			t.Errorf("savedText(%v) = %q, want %q", tc.kwh, got, tc.want)
+		}
+	}
+}

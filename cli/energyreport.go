@@ -84,6 +84,16 @@ func writeReplay(dir string, files api.EnergyReplay) error {
 	return nil
 }
 
+// savedText says what placement by placer saved against pack: "saved X
+// against pack", or "cost X more than pack" when it saved less than
+// nothing.
+func savedText(placer string, kwh float64) string {
+	if kwh < 0 {
+		return fmt.Sprintf("placement by %s cost %s more than pack", placer, kWhText(-kwh))
+	}
+	return fmt.Sprintf("placement by %s saved %s against pack", placer, kWhText(kwh))
+}
+
 // replayCommand is the gpusched sim command line that reproduces the pack
 // figure from the files in dir.
 func replayCommand(dir, policy string) string {
@@ -101,8 +111,8 @@ func writeEnergyReport(w io.Writer, r api.EnergyReport, now time.Time) error {
 	case r.PackKWh != nil && r.Replay != nil:
 		fmt.Fprintf(w, "The same %d jobs under pack (%s policy, modelled, replayed through the simulator): %s — jobs %s, idle %s\n",
 			r.Replay.Jobs, r.Policy, kWhText(*r.PackKWh), kWhText(r.Replay.PackJobsKWh), kWhText(r.Replay.PackIdleKWh))
-		fmt.Fprintf(w, "The run as it went, under the same model and span: %s — placement by %s saved %s against pack\n",
-			kWhText(r.Replay.ModelKWh), r.Placer, kWhText(r.Replay.SavedKWh))
+		fmt.Fprintf(w, "The run as it went, under the same model and span: %s — %s\n",
+			kWhText(r.Replay.ModelKWh), savedText(r.Placer, r.Replay.SavedKWh))
 		fmt.Fprintf(w, "  reproduce: %s\n", r.Replay.Command)
 	default:
 		fmt.Fprintf(w, "Under pack: not available (%s)\n", r.PackError)
