@@ -14,7 +14,7 @@ VOLCANO_FLAG  := $(if $(wildcard $(VOLCANO_SRC)),--volcano,)
 
 .PHONY: all build test vet fmt-check bench bench-core bench-philly fuzz experiments fidelity clean \
 	testbed testbed-down testbed-build bench-testbed bench-testbed-cold \
-	chromium vendor-web bench-eta bench-kube bench-volcano \
+	chromium vendor-web bench-eta bench-kube bench-kube-bundle bench-volcano \
 	etcd test-ha test-python
 
 all: build
@@ -68,6 +68,12 @@ bench-testbed-cold:
 bench-kube: build testbed-build
 	TESTBED_SHARED=$(abspath $(SHARED)) $(GO) run ./scripts/kubebench -bin $(BIN) -mode e2e
 	TESTBED_SHARED=$(abspath $(SHARED)) $(GO) run ./scripts/kubebench -bin $(BIN) -mode backlog
+
+## bench-kube-bundle: the same benchmark packed for a machine without Go or
+## network (out/kubebench-bundle.tar.xz, about 100 MB; there: tar xJf it and
+## run kubebench-bundle/run; scripts/kubebench/bundle says more).
+bench-kube-bundle:
+	scripts/kubebench/bundle out/kubebench-bundle.tar.xz
 
 ## bench-volcano: `gpusched kube` beside Volcano's vc-scheduler on one bed
 ## (scripts/testbed up --volcano-scheduler; docs/BENCHMARKS.md): 200 Volcano
