@@ -262,18 +262,28 @@ func TestGangProbe(t *testing.T) {
 		{0.5, false, []string{"gang:gpu"}},
 		{0.3, true, []string{"a:gpu", "b:gpu"}},
 	} {
-		one := []float64{1}
-		s := hetState(t, []string{"gpu"}, []float64{1}, []int{2},
-			typed{"f1": one, "f2": one, "f3": one, "gang": one, "a": one, "b": one}, "f1", "f2", "f3", "gang", "a", "b")
-		w := s.Waiting()
-		w[3].Spec.GPUs, w[3].Spec.MinGPUs, w[3].Spec.MaxGPUs = 2, 2, 2
-		w[3].Work = 1000
-		for _, j := range w[4:] {
-			j.Done, j.Work = 450, 1400
-		}
+		s := gangAndTwo(t, 0, 1000)
 		a := &policy.Alloc{Objective: policy.EstSRPT, Oracle: tc.oracle, GangProbe: tc.probe, Round: 360 * model.Second}
 		if got := chosenAfter(t, s, a, 100, 400, 1600); !slices.Equal(got, tc.want) {
 			t.Errorf("probe %v oracle %v: chosen %v, want %v", tc.probe, tc.oracle, got, tc.want)
 		}
 	}
+}
+
+// gangAndTwo is the scenario of TestGangProbe and TestGangProbeLight: one
+// type of 2 GPUs; f1, f2, f3 (to finish first, with chosenAfter), a 2-GPU
+// gang with done of work seconds done, and 1-GPU jobs a and b (450 s done
+// of 1400 each), all waiting.
+func gangAndTwo(t *testing.T, done, work float64) *model.State {
+	t.Helper()
+	one := []float64{1}
+	s := hetState(t, []string{"gpu"}, []float64{1}, []int{2},
+		typed{"f1": one, "f2": one, "f3": one, "gang": one, "a": one, "b": one}, "f1", "f2", "f3", "gang", "a", "b")
+	w := s.Waiting()
+	w[3].Spec.GPUs, w[3].Spec.MinGPUs, w[3].Spec.MaxGPUs = 2, 2, 2
+	w[3].Done, w[3].Work = done, work
+	for _, j := range w[4:] {
+		j.Done, j.Work = 450, 1400
+	}
+	return s
 }

@@ -82,15 +82,7 @@ func TestGangProbeLight(t *testing.T) {
 		{0.6, 0, false, []string{"a:gpu", "b:gpu"}},
 		{0.6, 3, true, []string{"a:gpu", "b:gpu"}},
 	} {
-		one := []float64{1}
-		s := hetState(t, []string{"gpu"}, []float64{1}, []int{2},
-			typed{"f1": one, "f2": one, "f3": one, "gang": one, "a": one, "b": one}, "f1", "f2", "f3", "gang", "a", "b")
-		w := s.Waiting()
-		w[3].Spec.GPUs, w[3].Spec.MinGPUs, w[3].Spec.MaxGPUs = 2, 2, 2
-		w[3].Done, w[3].Work = 500, 2000
-		for _, j := range w[4:] {
-			j.Done, j.Work = 450, 1400
-		}
+		s := gangAndTwo(t, 500, 2000)
 		a := &policy.Alloc{Objective: policy.EstSRPT, Oracle: tc.oracle, GangProbe: 0.3, GangProbeLight: tc.light,
 			PriorityBacklog: tc.backlog, Round: 360 * model.Second}
 		if got := chosenAfter(t, s, a, 100, 400, 1600); !slices.Equal(got, tc.want) {
