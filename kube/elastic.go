@@ -42,7 +42,9 @@ import (
 // controller creates a replacement, which is bound when GPUs allow); a
 // job left below its minimum is restarted as a whole, as Volcano's
 // RestartJob does: all its pods are deleted with their grace period and
-// the job waits for its gang again.
+// the job waits for its gang again — except within ownerPatchWait of a
+// resize of its owner, while the owner's controller may still be removing
+// and replacing pods.
 
 // AnnMaxReplicas is an elastic job's maximum number of GPU pods.
 const AnnMaxReplicas = "gpusched.io/max-replicas"
@@ -162,6 +164,13 @@ func (r *round) restarts() {
 		}
 		if kj.size > 0 && len(rj.bound) >= kj.size {
 			continue // never ran at its minimum yet
+		}
+		if o := r.w.owners[kj.owner]; o != nil && r.now.Sub(o.patchedAt) < ownerPatchWait {
+			// gpusched resized the owner a moment ago: its controller may
+			// still be removing pods (a batch Job's controller deletes its own
+			// excess pods, which need not be the ones gpusched removed) and
+			// creating replacements, which refill binds
+			continue
 		}
 		why := fmt.Sprintf("restarted as a whole: %d of its workers run, below its minimum of %d", len(rj.bound), rj.min)
 		r.stop(rj, why)
