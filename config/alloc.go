@@ -1,7 +1,6 @@
 package config
 
 import (
-	"math"
 	"time"
 
 	"github.com/gpusched/gpusched/core/model"
@@ -61,16 +60,16 @@ type SimSettings struct {
 // simulator blocks, and the allocation's gang probe and priority backlog.
 func (f *SchedFile) checkDurations(name string) error {
 	a, s := f.allocation(), f.simulator()
-	if p := a.GangProbe; p != nil && !(*p >= 0 && *p < 1) {
+	if p := a.GangProbe; p != nil && !recipe.ValidQuantile(*p) {
 		return fieldError(name, "allocation.gang_probe", "must be a quantile from 0 (none) to below 1, got %v", *p)
 	}
-	if p := a.GangProbeLight; p != nil && !(*p >= 0 && *p < 1) {
+	if p := a.GangProbeLight; p != nil && !recipe.ValidQuantile(*p) {
 		return fieldError(name, "allocation.gang_probe_light", "must be a quantile from 0 (the gang probe's) to below 1, got %v", *p)
 	}
-	if b := a.PriorityBacklog; b != nil && !(*b == 0 || *b > 1 && !math.IsInf(*b, 1)) {
+	if b := a.PriorityBacklog; b != nil && !recipe.ValidBacklog(*b) {
 		return fieldError(name, "allocation.priority_backlog", "must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got %v", *b)
 	}
-	if e := a.SpeedExponent; e != nil && !(*e >= 0 && *e <= 4) {
+	if e := a.SpeedExponent; e != nil && !recipe.ValidSpeedExponent(*e) {
 		return fieldError(name, "allocation.speed_exponent", "must be between 0 (meaning 1) and 4, got %v", *e)
 	}
 	for _, d := range []struct {

@@ -207,16 +207,16 @@ func queuePolicy(name string, o Options) (engine.QueuePolicy, error) {
 		if e := o.Alloc.Exponent; e < 0 || math.IsNaN(e) || math.IsInf(e, 0) || e > 16 {
 			return nil, fmt.Errorf("%s: the esrpt exponent must be between 0 and 16, got %v", name, e)
 		}
-		if p := o.Alloc.GangProbe; !(p >= 0 && p < 1) {
+		if p := o.Alloc.GangProbe; !ValidQuantile(p) {
 			return nil, fmt.Errorf("%s: the gang probe must be a quantile from 0 (none) to below 1, got %v", name, p)
 		}
-		if p := o.Alloc.GangProbeLight; !(p >= 0 && p < 1) {
+		if p := o.Alloc.GangProbeLight; !ValidQuantile(p) {
 			return nil, fmt.Errorf("%s: the light-load gang probe must be a quantile from 0 (the gang probe's) to below 1, got %v", name, p)
 		}
-		if b := o.Alloc.PriorityBacklog; !(b == 0 || b > 1 && !math.IsInf(b, 1)) {
+		if b := o.Alloc.PriorityBacklog; !ValidBacklog(b) {
 			return nil, fmt.Errorf("%s: the priority backlog must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got %v", name, b)
 		}
-		if e := o.Alloc.SpeedExponent; !(e >= 0 && e <= 4) {
+		if e := o.Alloc.SpeedExponent; !ValidSpeedExponent(e) {
 			return nil, fmt.Errorf("%s: the speed exponent must be between 0 and 4, got %v", name, e)
 		}
 		return a, nil
@@ -243,6 +243,19 @@ func queuePolicy(name string, o Options) (engine.QueuePolicy, error) {
 	}
 	return q, nil
 }
+
+// ValidQuantile reports whether p can be a gang probe's quantile
+// (AllocOptions.GangProbe, GangProbeLight): from 0 to below 1. The
+// configuration file's checks (package config) share these ranges.
+func ValidQuantile(p float64) bool { return p >= 0 && p < 1 }
+
+// ValidBacklog reports whether b can be a priority backlog
+// (AllocOptions.PriorityBacklog): 0 (none) or a finite number above 1.
+func ValidBacklog(b float64) bool { return b == 0 || b > 1 && !math.IsInf(b, 1) }
+
+// ValidSpeedExponent reports whether e can be a speed exponent
+// (AllocOptions.SpeedExponent): from 0 to 4.
+func ValidSpeedExponent(e float64) bool { return e >= 0 && e <= 4 }
 
 // allocPolicy builds the allocation policy called name, if it is one
 // (fifo is one with o.Gavel).

@@ -95,21 +95,25 @@ type traceLine struct {
 // type (RefType), so each job's is its time on its own type scaled by the
 // two types' rated TFLOPS, with a one-point scaling curve at its GPU count
 // so that the simulator scales it by those TFLOPS too (not by the speeds
-// of a job type it would otherwise draw at random). It fails when a node's GPU type has no power
-// figures or there is no node or no job.
+// of a job type it would otherwise draw at random). It fails when a node's
+// GPU type has no power figures or there is no node or no job.
 func Files(nodes []Node, jobs []Job) (cluster, jsonl []byte, err error) {
 	if len(nodes) == 0 {
 		return nil, nil, errors.New("no node to replay on")
 	}
 	var f clusterFile
+	tflops := map[string]float64{} // as the simulator reads them from the file
 	for _, n := range nodes {
 		if n.GPU.MaxW <= 0 || n.GPU.Validate() != nil {
 			return nil, nil, fmt.Errorf("GPU type %q of node %s has no power figures", n.GPUType, n.Name)
 		}
 		if !slices.ContainsFunc(f.GPUTypes, func(e gpuTypeEntry) bool { return e.Name == n.GPUType }) {
 			e := gpuTypeEntry{Name: n.GPUType, Power: map[string]float64{"idle_w": n.GPU.IdleW, "max_w": n.GPU.MaxW}}
-			if _, ok := config.LookupType(n.GPUType); !ok {
+			if t, ok := config.LookupType(n.GPUType); ok {
+				tflops[n.GPUType] = t.TFLOPS
+			} else {
 				e.MemMiB, e.TFLOPS = &n.MemMiB, &n.TFLOPS
+				tflops[n.GPUType] = n.TFLOPS
 			}
 			f.GPUTypes = append(f.GPUTypes, e)
 		}
@@ -119,23 +123,8 @@ func Files(nodes []Node, jobs []Job) (cluster, jsonl []byte, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("replay cluster: %w", err)
 	}
-	jsonl, err = traceFile(jobs, typeTFLOPS(nodes))
+	jsonl, err = traceFile(jobs, tflops)
 	return cluster, jsonl, err
-}
-
-// typeTFLOPS returns the rated TFLOPS of the nodes' GPU types as the
-// simulator reads them from the cluster file: the catalog's for a type it
-// has, else the node's.
-func typeTFLOPS(nodes []Node) map[string]float64 {
-	out := map[string]float64{}
-	for _, n := range nodes {
-		if t, ok := config.LookupType(n.GPUType); ok {
-			out[n.GPUType] = t.TFLOPS
-		} else {
-			out[n.GPUType] = n.TFLOPS
-		}
-	}
-	return out
 }
 
 // nodePower is a node's power block.
