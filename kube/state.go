@@ -233,7 +233,7 @@ func (r *round) cluster0() *model.Cluster {
 	if len(nodes) == 0 {
 		return nil
 	}
-	if p := r.s.prevCluster; p != nil && slices.Equal(p.Nodes, nodes) && slices.Equal(p.Types, types) {
+	if p := r.s.prevCluster; p != nil && slices.EqualFunc(p.Nodes, nodes, model.Node.Equal) && slices.Equal(p.Types, types) {
 		return p
 	}
 	c, err := model.NewCluster(types, nodes)

@@ -30,6 +30,16 @@ type Node struct {
 	Type int
 	// GPUs is the number of GPUs on the node, 1..MaxGPUsPerNode.
 	GPUs int
+	// Capacity is what the node offers to jobs besides GPUs (allocatable
+	// CPU, memory, pods, named resources); nil when only its GPUs are
+	// modelled. A resource that another node declares and this one does
+	// not is one it has none of.
+	Capacity Resources
+}
+
+// Equal reports whether n and o describe the same node.
+func (n Node) Equal(o Node) bool {
+	return n.Name == o.Name && n.Type == o.Type && n.GPUs == o.GPUs && n.Capacity.Equal(o.Capacity)
 }
 
 // Cluster is the static description of the machines being scheduled.
@@ -42,6 +52,8 @@ type Cluster struct {
 
 	typeGPUs []int // GPUs per type
 	maxNode  []int // largest node per type
+	resNames []string
+	capacity []int64 // per node, per resource (resNames)
 }
 
 // GPU names one GPU: a node index and the GPU's index on that node.
@@ -86,6 +98,9 @@ func NewCluster(types []GPUType, nodes []Node) (*Cluster, error) {
 		}
 		c.typeGPUs[n.Type] += n.GPUs
 		c.maxNode[n.Type] = max(c.maxNode[n.Type], n.GPUs)
+	}
+	if err := c.indexResources(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

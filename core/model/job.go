@@ -36,10 +36,12 @@ type JobSpec struct {
 	// the unit by which an elastic job grows and shrinks; 0 means 1. GPUs,
 	// MinGPUs and MaxGPUs are multiples of it.
 	ReplicaGPUs int
-	// ReplicaCPUMilli and ReplicaMemMiB are one replica's CPU (millicores)
-	// and host memory; 0 means unknown. Seed 001 breaks fulfillment ties by
-	// them.
-	ReplicaCPUMilli, ReplicaMemMiB int
+	// Requests is what one replica asks for besides its GPUs (CPU,
+	// memory, named resources; see Resources); nil asks for nothing. Where
+	// the cluster models a resource, a node holds a job's replicas only
+	// while their requests fit what is left of it (Cluster.Request); seed
+	// 001 breaks fulfillment ties by CPU and memory.
+	Requests Resources
 	// Scaling, when set, is the job's measured speed by GPU count on the
 	// reference GPU type, in any consistent unit (a trace that names a
 	// profiled application gives it, e.g. Pollux's step times). It is
@@ -152,6 +154,11 @@ type Job struct {
 	// progress reports; the simulator leaves it at -1 (its preemptions lose
 	// no work).
 	Checkpoint Time
+
+	// req is Cluster.Request of the spec for cluster reqOf, set when the
+	// job enters a State.
+	req   Vec
+	reqOf *Cluster
 }
 
 // NewJob returns a waiting job for spec with the given arrival rank, model

@@ -14,13 +14,14 @@ type State struct {
 	Profile Profile
 
 	free    []uint64 // per node: bit i set = GPU i free
+	used    []int64  // per node, per resource of the cluster: requests of the jobs there
 	waiting []*Job   // by (Spec.Submit, Seq)
 	running []*Job   // by Seq
 }
 
 // NewState returns a state with every GPU free and no jobs.
 func NewState(c *Cluster, p Profile) *State {
-	s := &State{Cluster: c, Profile: p, free: make([]uint64, len(c.Nodes))}
+	s := &State{Cluster: c, Profile: p, free: make([]uint64, len(c.Nodes)), used: make([]int64, len(c.capacity))}
 	for i, n := range c.Nodes {
 		s.free[i] = fullMask(n.GPUs)
 	}
@@ -54,6 +55,7 @@ func (s *State) Running() []*Job { return s.running }
 
 // Submit adds a new job to the waiting queue.
 func (s *State) Submit(j *Job) {
+	j.req, j.reqOf = s.Cluster.Request(&j.Spec), s.Cluster
 	j.State = Waiting
 	s.waiting = insertBy(s.waiting, j, waitLess)
 }
@@ -66,6 +68,29 @@ func (s *State) Start(j *Job, alloc []GPU) error {
 	if err := s.take(alloc); err != nil {
 		return fmt.Errorf("start %s: %w", j.Spec.ID, err)
 	}
+	if err := s.charge(j, alloc, true); err != nil {
+		s.give(alloc)
+		return fmt.Errorf("start %s: %w", j.Spec.ID, err)
+	}
+	s.waiting = removeBy(s.waiting, j, waitLess)
+	j.State, j.Alloc = Running, alloc
+	s.running = insertBy(s.running, j, seqLess)
+	return nil
+}
+
+// Restore makes a waiting job running on alloc as Start does, for a shell
+// that rebuilds its state from jobs already running: the GPUs must be
+// free, but the job's requests are counted even where they exceed what is
+// left of a node (the world may hold more than the model would place), so
+// that no further job is placed there.
+func (s *State) Restore(j *Job, alloc []GPU) error {
+	if j.State != Waiting {
+		return fmt.Errorf("restore %s: job is %s", j.Spec.ID, j.State)
+	}
+	if err := s.take(alloc); err != nil {
+		return fmt.Errorf("restore %s: %w", j.Spec.ID, err)
+	}
+	_ = s.charge(j, alloc, false)
 	s.waiting = removeBy(s.waiting, j, waitLess)
 	j.State, j.Alloc = Running, alloc
 	s.running = insertBy(s.running, j, seqLess)
@@ -78,10 +103,18 @@ func (s *State) Resize(j *Job, alloc []GPU) error {
 		return fmt.Errorf("resize %s: job is %s", j.Spec.ID, j.State)
 	}
 	s.give(j.Alloc)
-	if err := s.take(alloc); err != nil {
+	s.uncharge(j, j.Alloc)
+	err := s.take(alloc)
+	if err == nil {
+		if err = s.charge(j, alloc, true); err != nil {
+			s.give(alloc)
+		}
+	}
+	if err != nil {
 		if err2 := s.take(j.Alloc); err2 != nil {
 			panic("model: cannot restore allocation: " + err2.Error())
 		}
+		_ = s.charge(j, j.Alloc, false)
 		return fmt.Errorf("resize %s: %w", j.Spec.ID, err)
 	}
 	j.Alloc = alloc
@@ -117,6 +150,7 @@ func (s *State) End(j *Job, st JobState) error {
 
 func (s *State) release(j *Job) {
 	s.give(j.Alloc)
+	s.uncharge(j, j.Alloc)
 	j.Alloc = nil
 	s.running = removeBy(s.running, j, seqLess)
 }
@@ -168,4 +202,93 @@ func removeBy(list []*Job, j *Job, less func(a, b *Job) bool) []*Job {
 	copy(list[i:], list[i+1:])
 	list[len(list)-1] = nil
 	return list[:len(list)-1]
+}
+
+// Request returns what one replica of j asks of the cluster's resources
+// (Cluster.Request), nil when nothing. Do not modify the slice.
+func (s *State) Request(j *Job) Vec {
+	if j.reqOf == s.Cluster {
+		return j.req
+	}
+	return s.Cluster.Request(&j.Spec)
+}
+
+// Used returns what the jobs on node n hold of the cluster's resources, in
+// the order of Cluster.Resources. Do not modify the slice.
+func (s *State) Used(n int) Vec {
+	r := len(s.Cluster.resNames)
+	return s.used[n*r : (n+1)*r : (n+1)*r]
+}
+
+// NodeCounts calls f once for every node of alloc with the number of its
+// GPUs there, in order of first appearance. Allocations are short: it
+// counts without allocating.
+func NodeCounts(alloc []GPU, f func(node, gpus int)) {
+	for i, g := range alloc {
+		seen := false
+		for _, h := range alloc[:i] {
+			if h.Node == g.Node {
+				seen = true
+				break
+			}
+		}
+		if seen {
+			continue
+		}
+		k := 0
+		for _, h := range alloc[i:] {
+			if h.Node == g.Node {
+				k++
+			}
+		}
+		f(int(g.Node), k)
+	}
+}
+
+// charge adds what j's replicas on alloc ask to the nodes' use. With check
+// it fails, changing nothing, when a node would hold more of a resource
+// than it has.
+func (s *State) charge(j *Job, alloc []GPU, check bool) error {
+	req := s.Request(j)
+	if req == nil {
+		return nil
+	}
+	var err error
+	if check {
+		NodeCounts(alloc, func(n, k int) {
+			if err != nil {
+				return
+			}
+			reps, used, capa := int64(Replicas(k, j.Spec.ReplicaGPUs)), s.Used(n), s.Cluster.Capacity(n)
+			for r, q := range req {
+				if q > 0 && used[r]+reps*q > capa[r] {
+					name := s.Cluster.resNames[r]
+					err = fmt.Errorf("node %s has %s of %s free, %d replica(s) ask %s", s.Cluster.Nodes[n].Name,
+						FormatAmount(name, capa[r]-used[r]), name, reps, FormatAmount(name, reps*q))
+					return
+				}
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	s.add(j, alloc, req, 1)
+	return nil
+}
+
+// uncharge removes what j's replicas on alloc ask from the nodes' use.
+func (s *State) uncharge(j *Job, alloc []GPU) {
+	if req := s.Request(j); req != nil {
+		s.add(j, alloc, req, -1)
+	}
+}
+
+func (s *State) add(j *Job, alloc []GPU, req Vec, sign int64) {
+	NodeCounts(alloc, func(n, k int) {
+		reps, used := sign*int64(Replicas(k, j.Spec.ReplicaGPUs)), s.Used(n)
+		for r, q := range req {
+			used[r] += reps * q
+		}
+	})
 }

@@ -104,8 +104,8 @@ func (h *growHeap) Less(i, j int) bool {
 	a, b := h.items[i].job, h.items[j].job
 	return cmp.Or(cmp.Compare(h.items[i].score, h.items[j].score),
 		cmp.Compare(b.Spec.Replica(), a.Spec.Replica()),
-		cmp.Compare(b.Spec.ReplicaCPUMilli, a.Spec.ReplicaCPUMilli),
-		cmp.Compare(b.Spec.ReplicaMemMiB, a.Spec.ReplicaMemMiB),
+		cmp.Compare(b.Spec.Requests.Get(model.ResourceCPU), a.Spec.Requests.Get(model.ResourceCPU)),
+		cmp.Compare(b.Spec.Requests.Get(model.ResourceMemory), a.Spec.Requests.Get(model.ResourceMemory)),
 		cmp.Compare(a.Seq, b.Seq)) < 0
 }
 func (h *growHeap) Push(x any) { h.items = append(h.items, x.(growItem)) }

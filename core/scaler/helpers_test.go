@@ -48,8 +48,8 @@ func (b *jb) running(n int, nodes ...int) *jb { b.n, b.on = n, nodes; return b }
 func (b *jb) replica(r int) *jb               { b.spec.ReplicaGPUs = r; return b }
 func (b *jb) prio(p int) *jb                  { b.spec.Priority = p; return b }
 func (b *jb) gpuType(t string) *jb            { b.spec.GPUType = t; return b }
-func (b *jb) cpu(milli int) *jb               { b.spec.ReplicaCPUMilli = milli; return b }
-func (b *jb) mem(mib int) *jb                 { b.spec.ReplicaMemMiB = mib; return b }
+func (b *jb) cpu(milli int) *jb               { b.req(model.ResourceCPU, int64(milli)); return b }
+func (b *jb) mem(mib int) *jb                 { b.req(model.ResourceMemory, int64(mib)<<20); return b }
 func (b *jb) requests(n int) *jb              { b.spec.GPUs = n; return b }
 
 // expanded and shrunk set the job's past expansions or shrinks and the time
@@ -241,4 +241,11 @@ func usedAfter(s *model.State, p engine.Plan) int {
 		used -= len(v.Alloc)
 	}
 	return used
+}
+
+func (b *jb) req(name string, v int64) {
+	if b.spec.Requests == nil {
+		b.spec.Requests = model.Resources{}
+	}
+	b.spec.Requests[name] = v
 }

@@ -195,14 +195,19 @@ func (j *jsonJob) spec() (model.JobSpec, error) {
 	}
 	s.PeakMemMiB = j.PeakMemMiB
 	for _, c := range []struct {
-		name string
-		v    int
-		dst  *int
-	}{{"replica_cpu_milli", j.ReplicaCPUMilli, &s.ReplicaCPUMilli}, {"replica_mem_mib", j.ReplicaMemMiB, &s.ReplicaMemMiB}} {
-		if msg := checkRange(c.name, float64(c.v), 0, math.MaxInt32); msg != "" {
+		key, res string
+		v        int
+		unit     int64
+	}{{"replica_cpu_milli", model.ResourceCPU, j.ReplicaCPUMilli, 1}, {"replica_mem_mib", model.ResourceMemory, j.ReplicaMemMiB, 1 << 20}} {
+		if msg := checkRange(c.key, float64(c.v), 0, math.MaxInt32); msg != "" {
 			return s, errors.New(msg)
 		}
-		*c.dst = c.v
+		if c.v > 0 {
+			if s.Requests == nil {
+				s.Requests = model.Resources{}
+			}
+			s.Requests[c.res] = int64(c.v) * c.unit
+		}
 	}
 	if err := j.data(&s); err != nil {
 		return s, err

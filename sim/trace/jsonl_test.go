@@ -34,7 +34,7 @@ func TestReadJSONL(t *testing.T) {
 			want: []model.JobSpec{scaled}},
 		{name: "replica resources",
 			in:   `{"id":"r","submit_s":0,"gpus":2,"duration_s":60,"replica_cpu_milli":4000,"replica_mem_mib":16384}` + "\n",
-			want: []model.JobSpec{{ID: "r", GPUs: 2, MinGPUs: 2, MaxGPUs: 2, Duration: 60000, ReplicaCPUMilli: 4000, ReplicaMemMiB: 16384}}},
+			want: []model.JobSpec{{ID: "r", GPUs: 2, MinGPUs: 2, MaxGPUs: 2, Duration: 60000, Requests: model.Resources{model.ResourceCPU: 4000, model.ResourceMemory: 16384 << 20}}}},
 		{name: "dataset and upload",
 			in: `{"id":"d","submit_s":0,"gpus":1,"duration_s":60,"dataset_gb":1.2345,"upload":"lab-a"}` + "\n" +
 				`{"id":"e","submit_s":0,"gpus":1,"duration_s":60,"dataset_gb":0}` + "\n",
