@@ -31,7 +31,8 @@ func (e *Engine) assigned(s *model.State, ord Order, plan *Plan) {
 		e.pool.Release(j)
 	}
 	for _, p := range picks {
-		pl := e.placer.Place(s, e.pool, p.job, p.n, p.types)
+		e.short = ""
+		pl := e.placeWith(s, p.job, p.n, p.types)
 		switch {
 		case pl.GPUs == nil && p.move:
 			stops = append(stops, p.job)
@@ -42,12 +43,12 @@ func (e *Engine) assigned(s *model.State, ord Order, plan *Plan) {
 			// A preemption and a start rather than a migration: the plan's
 			// migrations are applied one by one, and a mover may take the
 			// GPUs of another mover (two jobs may swap types).
-			e.commit(pl, plan)
+			e.commit(p.job, pl, plan)
 			plan.Preempt = append(plan.Preempt, p.job)
 			plan.Start = append(plan.Start, Assignment{Job: p.job, GPUs: pl.GPUs})
 			plan.Trace = append(plan.Trace, Decision{p.job.Spec.ID, Migrated, reasonAssigned})
 		default:
-			e.commit(pl, plan)
+			e.commit(p.job, pl, plan)
 			plan.Start = append(plan.Start, Assignment{Job: p.job, GPUs: pl.GPUs})
 			if e.scaler != nil {
 				e.resizer.addStarted(plan.Start[len(plan.Start)-1])
@@ -56,8 +57,8 @@ func (e *Engine) assigned(s *model.State, ord Order, plan *Plan) {
 		}
 	}
 	for _, j := range stops {
-		if e.pool.AllFree(j.Alloc) {
-			e.pool.Take(j.Alloc) // nobody took its GPUs: it keeps running
+		if e.pool.Retakable(j, j.Alloc) {
+			e.pool.TakeJob(j, j.Alloc) // nobody took its GPUs: it keeps running
 			continue
 		}
 		plan.Preempt = append(plan.Preempt, j)

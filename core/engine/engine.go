@@ -23,8 +23,9 @@ type Engine struct {
 	// released only when a placement cannot be made without their GPUs.
 	released int
 	// pause is the reason a placer gave for holding back the job being
-	// placed, or "".
-	pause string
+	// placed, or ""; short names the resource besides GPUs that kept it
+	// from GPUs that were free (placeWith), or "".
+	pause, short string
 	// victims orders the stop candidates by lost work (victims.go).
 	victims victimOrder
 	// gates is the policy's Gate (gate.go), or nil; claiming is set while a
@@ -34,6 +35,7 @@ type Engine struct {
 	claiming     bool
 	blockedLanes []bool
 	scratch      []*model.Job
+	usedBuf      []bool
 	// usable ends the stop candidates that can help the job being claimed
 	// for (partition); noFit holds the claims that cannot fit this round.
 	usable int
@@ -214,7 +216,7 @@ func (e *Engine) stop(j *model.Job, plan *Plan) {
 // it releases the GPUs of stop candidates and tries again (claim); and
 // then, with a donor scaler, it shrinks elastic jobs for j.
 func (e *Engine) place(s *model.State, j *model.Job, ts TypeSet, plan *Plan, claim bool) bool {
-	e.pause = ""
+	e.pause, e.short = "", ""
 	// Under Order.Stepwise, released candidates' GPUs are free in the pool
 	// for the leading claiming jobs: only within their quota (Gate).
 	e.claiming = claim && e.victims.force && !e.pastClaims && e.released > 0
@@ -289,7 +291,7 @@ func fitTypes(s *model.State, j *model.Job, ts TypeSet, n int) TypeSet {
 // placeOn places j on n GPUs of a type in fit if the placer finds them and
 // records the start in plan; minOnly says that n is j's fallback minimum.
 func (e *Engine) placeOn(s *model.State, j *model.Job, fit TypeSet, plan *Plan, n int, minOnly bool) bool {
-	pl := e.placer.Place(s, e.pool, j, n, fit)
+	pl := e.placeWith(s, j, n, fit)
 	if pl.GPUs == nil {
 		if pl.Pause != "" {
 			e.pause = pl.Pause
@@ -299,7 +301,7 @@ func (e *Engine) placeOn(s *model.State, j *model.Job, fit TypeSet, plan *Plan, 
 	if !e.admitOn(j, n, pl.GPUs) {
 		return false
 	}
-	e.commit(pl, plan)
+	e.commit(j, pl, plan)
 	e.took(j, pl.GPUs, len(pl.GPUs))
 	plan.Start = append(plan.Start, Assignment{Job: j, GPUs: pl.GPUs})
 	if e.scaler != nil {
@@ -322,12 +324,15 @@ func (e *Engine) blocked(j *model.Job, plan *Plan, reason string) {
 		plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Paused, e.pause})
 		return
 	}
+	if reason == reasonNoFit && e.short != "" {
+		reason = reasonShort(e.short)
+	}
 	plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Blocked, reason})
 }
 
-// commit applies a placement to the pool: moved jobs leave their GPUs and
-// take their new ones, then the placed job takes its own.
-func (e *Engine) commit(pl Placement, plan *Plan) {
+// commit applies a placement of job j to the pool: moved jobs leave their
+// GPUs and take their new ones, then j takes its own.
+func (e *Engine) commit(j *model.Job, pl Placement, plan *Plan) {
 	if len(pl.Moves) > 0 {
 		clear(e.noFit)
 	}
@@ -337,13 +342,13 @@ func (e *Engine) commit(pl Placement, plan *Plan) {
 	}
 	for _, m := range pl.Moves {
 		e.consume(m.GPUs)
-		e.pool.Take(m.GPUs)
+		e.pool.TakeJob(m.Job, m.GPUs)
 		e.took(m.Job, m.GPUs, len(m.GPUs))
 		plan.Migrate = append(plan.Migrate, m)
 		plan.Trace = append(plan.Trace, Decision{m.Job.Spec.ID, Migrated, reasonMigrated})
 	}
 	e.consume(pl.GPUs)
-	e.pool.Take(pl.GPUs)
+	e.pool.TakeJob(j, pl.GPUs)
 }
 
 // reject records that waiting job j can never run here, and why (Unfit).

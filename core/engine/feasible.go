@@ -9,11 +9,12 @@ import (
 
 // Feasible returns the GPU types on which job j can ever run with n GPUs:
 // its type constraint, per-GPU memory at least its peak memory, a non-zero
-// speed in the profile, and at least n GPUs of the type in the cluster.
+// speed in the profile, and at least n GPUs of the type in the cluster on
+// nodes with room for its replicas' other resources.
 func Feasible(s *model.State, j *model.Job, n int) TypeSet {
 	var ts TypeSet
 	for t := range s.Cluster.Types {
-		if usable(s.Cluster, j, t, n) && s.Profile.Speed(j, t, n) > 0 {
+		if usable(s, j, t, n) && s.Profile.Speed(j, t, n) > 0 {
 			ts |= 1 << uint(t)
 		}
 	}
@@ -21,13 +22,18 @@ func Feasible(s *model.State, j *model.Job, n int) TypeSet {
 }
 
 // usable reports whether type t passes Feasible's rules but the speed: j's
-// type constraint, its peak memory, and at least n GPUs of the type.
-func usable(c *model.Cluster, j *model.Job, t, n int) bool {
+// type constraint, its peak memory, and at least n GPUs of the type, on
+// nodes that can hold its replicas' other resources.
+func usable(s *model.State, j *model.Job, t, n int) bool {
+	c := s.Cluster
 	gt := &c.Types[t]
 	if j.Spec.GPUType != "" && j.Spec.GPUType != gt.Name {
 		return false
 	}
-	return j.Spec.PeakMemMiB <= gt.MemMiB && c.TypeGPUs(t) >= n
+	if j.Spec.PeakMemMiB > gt.MemMiB || c.TypeGPUs(t) < n {
+		return false
+	}
+	return !c.Vectored() || c.Holds(t, s.Request(j), j.Spec.ReplicaGPUs) >= n
 }
 
 // FeasibleSpeeds is Feasible for a job whose speed on n GPUs of each type
@@ -35,7 +41,7 @@ func usable(c *model.Cluster, j *model.Job, t, n int) bool {
 func FeasibleSpeeds(s *model.State, j *model.Job, n int, speed []float64) TypeSet {
 	var ts TypeSet
 	for t := range s.Cluster.Types {
-		if usable(s.Cluster, j, t, n) && speed[t] > 0 {
+		if usable(s, j, t, n) && speed[t] > 0 {
 			ts |= 1 << uint(t)
 		}
 	}
@@ -49,7 +55,7 @@ func FeasibleBest(s *model.State, j *model.Job, n int, within TypeSet) (TypeSet,
 	var ts TypeSet
 	best, bt := 0.0, -1
 	for t := range s.Cluster.Types {
-		if !within.Has(t) || !usable(s.Cluster, j, t, n) {
+		if !within.Has(t) || !usable(s, j, t, n) {
 			continue
 		}
 		v := s.Profile.Speed(j, t, n)
@@ -82,11 +88,31 @@ func Unfit(s *model.State, j *model.Job, n int) string {
 			why = append(why, fmt.Sprintf("%s has %d MiB per GPU, less than its peak memory of %d MiB", gt.Name, gt.MemMiB, j.Spec.PeakMemMiB))
 		case c.TypeGPUs(t) < n:
 			why = append(why, fmt.Sprintf("%s has only %d GPUs", gt.Name, c.TypeGPUs(t)))
+		case c.Vectored() && c.Holds(t, s.Request(j), j.Spec.ReplicaGPUs) < n:
+			why = append(why, unfitResources(s, j, t, n))
 		case s.Profile.Speed(j, t, n) <= 0:
 			why = append(why, fmt.Sprintf("its throughput on %s is 0", gt.Name))
 		}
 	}
 	return fmt.Sprintf("no GPU type can run it on %d GPUs: %s", n, strings.Join(why, "; "))
+}
+
+// unfitResources explains why the nodes of type t cannot hold j's
+// replicas on n GPUs: no node has room for one replica of the scarcest
+// resource, or the nodes hold too few of them.
+func unfitResources(s *model.State, j *model.Job, t, n int) string {
+	c, req := s.Cluster, s.Request(j)
+	gt := c.Types[t].Name
+	r := c.Scarcest(t, req, j.Spec.ReplicaGPUs)
+	if r < 0 {
+		return fmt.Sprintf("%s nodes cannot hold its replicas", gt)
+	}
+	name := c.Resources()[r]
+	most, node := c.MostOf(t, r)
+	if most < req[r] {
+		return fmt.Sprintf("one replica asks %s of %s, the largest %s node %s has %s", model.FormatAmount(name, req[r]), name, gt, node, model.FormatAmount(name, most))
+	}
+	return fmt.Sprintf("%s nodes have room for only %d of its %d GPUs (%s: %s per replica)", gt, c.Holds(t, req, j.Spec.ReplicaGPUs), n, name, model.FormatAmount(name, req[r]))
 }
 
 // BestSpeed returns the highest speed of j on n GPUs over the types in ts,
@@ -102,6 +128,12 @@ func BestSpeed(s *model.State, j *model.Job, n int, ts TypeSet) (float64, int) {
 		}
 	}
 	return best, bt
+}
+
+// reasonShort is the reason of a job blocked by a resource besides GPUs:
+// GPUs of a type it could use were free, on nodes without enough of it.
+func reasonShort(resource string) string {
+	return "not enough free " + resource + " on the nodes with free GPUs of a feasible type"
 }
 
 // Reasons used in decision traces.

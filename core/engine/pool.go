@@ -17,6 +17,7 @@ type Pool struct {
 	unsettled map[*model.Job]bool // running jobs stopped or moved this round
 	round     int
 	version   uint64
+	vec       vectors // resources besides GPUs (vector.go)
 }
 
 type bucket struct {
@@ -84,6 +85,7 @@ func (p *Pool) Reset(s *model.State) {
 		p.typeFree[t] += k
 		p.buckets[t][k].add(i)
 	}
+	p.resetVectors(s)
 }
 
 // Round counts the pool's resets: placers may cache per-round indexes by it.
@@ -162,10 +164,10 @@ func (p *Pool) Settled(j *model.Job) bool {
 // be stopped), so that no placer moves it.
 func (p *Pool) Hold(j *model.Job) { p.unsettled[j] = true }
 
-// Release frees the GPUs of running job j for this round's placements (j
-// is being moved).
+// Release frees the GPUs of running job j, and what its replicas ask of
+// other resources, for this round's placements (j is being moved).
 func (p *Pool) Release(j *model.Job) {
-	p.Give(j.Alloc)
+	p.GiveJob(j, j.Alloc)
 	p.unsettled[j] = true
 }
 

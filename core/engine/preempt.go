@@ -75,8 +75,8 @@ func (e *Engine) cancelIdlePreemptions(plan *Plan) {
 		if i >= e.released {
 			continue // never released: it keeps its GPUs
 		}
-		if e.pool.AllFree(j.Alloc) {
-			e.pool.Take(j.Alloc)
+		if e.pool.Retakable(j, j.Alloc) {
+			e.pool.TakeJob(j, j.Alloc)
 			continue
 		}
 		kept = append(kept, j)

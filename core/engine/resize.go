@@ -156,16 +156,37 @@ func (r *Resizer) Grow(j *model.Job, k int) bool {
 	if r.pool.Free(t) < k || !r.runs(j, t, len(cur)+k) || !r.admit(j, t, k) {
 		return false
 	}
-	add := r.pick(cur, t, k)
+	add := r.pickFor(j, cur, t, k)
+	if add == nil {
+		return false
+	}
 	r.took(j, t, k)
 	r.pool.Take(add)
 	next := append(slices.Clip(cur), add...)
+	r.pool.Rebook(j, cur, next)
 	r.record(undoStep{job: j, dir: r.dir[j], alloc: cur, taken: add})
 	r.alloc[j] = next
 	r.surplus[t] += k
 	r.dir[j] = 1
 	r.hold(j)
 	return true
+}
+
+// pickFor is pick for job j: where j asks for resources besides GPUs, only
+// among the free GPUs whose nodes have room for its replicas (nil when
+// there are fewer than k).
+func (r *Resizer) pickFor(j *model.Job, cur []model.GPU, t, k int) []model.GPU {
+	if !r.pool.focus(j) {
+		if r.pool.request(j) != nil && r.pool.Free(t) < k {
+			return nil
+		}
+		return r.pick(cur, t, k)
+	}
+	defer r.pool.unfocus()
+	if r.pool.Free(t) < k {
+		return nil
+	}
+	return r.pick(cur, t, k)
 }
 
 // pick chooses k free GPUs of type t: first on the nodes of cur, in order,
@@ -202,6 +223,7 @@ func (r *Resizer) Shrink(j *model.Job, k int) bool {
 	}
 	keep, drop := cur[:len(cur)-k:len(cur)-k], cur[len(cur)-k:]
 	r.pool.Give(drop)
+	r.pool.Rebook(j, cur, keep)
 	r.took(j, r.pool.c.TypeOf(cur[0]), -k)
 	r.record(undoStep{job: j, dir: r.dir[j], alloc: cur, given: drop})
 	r.alloc[j] = keep
@@ -254,6 +276,7 @@ func (r *Resizer) rollback() {
 		u := r.undo[i]
 		r.pool.Give(u.taken)
 		r.pool.Take(u.given)
+		r.pool.Rebook(u.job, r.alloc[u.job], u.alloc)
 		r.took(u.job, r.pool.c.TypeOf(u.alloc[0]), len(u.given)-len(u.taken))
 		r.surplus[r.pool.c.TypeOf(u.alloc[0])] += len(u.given) - len(u.taken)
 		r.alloc[u.job] = u.alloc

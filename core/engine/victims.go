@@ -157,11 +157,11 @@ func (e *Engine) shortestPrefix(s *model.State, j *model.Job, fit TypeSet, plan 
 		if !e.room(fit, n, nil) {
 			return false
 		}
-		pl := e.placer.Place(s, e.pool, j, n, fit)
+		pl := e.placeWith(s, j, n, fit)
 		if pl.GPUs == nil {
 			if pl.Pause != "" {
 				e.pause = pl.Pause
-			} else if end == last {
+			} else if end == last && e.pool.request(j) == nil {
 				e.noteNoFit(key)
 			}
 			return false
@@ -214,13 +214,13 @@ func (e *Engine) releaseTo(plan *Plan, end int) {
 	}
 	for ; e.released < end; e.released++ {
 		v := plan.Preempt[e.released]
-		e.pool.Give(v.Alloc)
+		e.pool.GiveJob(v, v.Alloc)
 		e.own(v, v)
 		e.victims.count(e.cluster, v, -1)
 	}
 	for ; e.released > end; e.released-- {
 		v := plan.Preempt[e.released-1]
-		e.pool.Take(v.Alloc)
+		e.pool.TakeJob(v, v.Alloc)
 		e.own(v, nil)
 		e.victims.count(e.cluster, v, 1)
 	}
@@ -230,7 +230,7 @@ func (e *Engine) releaseTo(plan *Plan, end int) {
 func (e *Engine) releaseAll(plan *Plan) {
 	e.setVersion++
 	for _, v := range plan.Preempt[e.released:] {
-		e.pool.Give(v.Alloc)
+		e.pool.GiveJob(v, v.Alloc)
 		e.own(v, v)
 	}
 	e.released = len(plan.Preempt)
@@ -347,22 +347,54 @@ func (e *Engine) admitOn(j *model.Job, n int, gpus []model.GPU) bool {
 func (e *Engine) takeBackUnused(plan *Plan, from int) {
 	rel := plan.Preempt[from:e.released]
 	e.scratch = append(e.scratch[:0], rel...)
+	used := e.usedMarks(e.scratch)
 	k := 0
-	for _, v := range e.scratch {
-		if !e.pool.AllFree(v.Alloc) {
+	for i, v := range e.scratch {
+		if used[i] {
 			rel[k] = v
 			k++
 		}
 	}
-	used := from + k
-	for _, v := range e.scratch {
-		if e.pool.AllFree(v.Alloc) {
+	end := from + k
+	for i, v := range e.scratch {
+		if !used[i] {
 			rel[k] = v
 			k++
 		}
 	}
 	clear(e.scratch)
-	e.releaseTo(plan, used)
+	e.releaseTo(plan, end)
+}
+
+// usedMarks says, for each released candidate of cands, whether a
+// placement used what it released: one of its GPUs, or (with resources
+// besides GPUs) so much of a node's other resources that it no longer fits
+// there once the unused candidates after it are taken back (releaseTo
+// takes them back from the last).
+func (e *Engine) usedMarks(cands []*model.Job) []bool {
+	used := e.usedBuf[:0]
+	for _, v := range cands {
+		used = append(used, !e.pool.Retakable(v, v.Alloc))
+	}
+	e.usedBuf = used
+	if e.pool.vec.res == 0 {
+		return used
+	}
+	var back []*model.Job
+	for i := len(cands) - 1; i >= 0; i-- {
+		if v := cands[i]; !used[i] {
+			if e.pool.Fits(v, v.Alloc) {
+				e.pool.TakeJob(v, v.Alloc)
+				back = append(back, v)
+			} else {
+				used[i] = true
+			}
+		}
+	}
+	for _, v := range back {
+		e.pool.GiveJob(v, v.Alloc)
+	}
+	return used
 }
 
 // partition moves the candidates not yet released that hold GPUs of a type

@@ -53,7 +53,8 @@ type Cluster struct {
 	typeGPUs []int // GPUs per type
 	maxNode  []int // largest node per type
 	resNames []string
-	capacity []int64 // per node, per resource (resNames)
+	capacity []int64     // per node, per resource (resNames)
+	shapes   []nodeShape // distinct nodes, when resources are modelled
 }
 
 // GPU names one GPU: a node index and the GPU's index on that node.

@@ -83,8 +83,96 @@ func (c *Cluster) indexResources() error {
 		for r, name := range c.resNames {
 			c.capacity[i*len(c.resNames)+r] = n.Capacity[name]
 		}
+		c.addShape(i)
 	}
 	return nil
+}
+
+// nodeShape is one kind of node: its GPU type and count and its capacity,
+// with the number of nodes of that kind.
+type nodeShape struct {
+	typ, gpus, count int
+	capa             Vec
+}
+
+// addShape counts node i under its shape.
+func (c *Cluster) addShape(i int) {
+	n, capa := c.Nodes[i], c.Capacity(i)
+	for k := range c.shapes {
+		if sh := &c.shapes[k]; sh.typ == n.Type && sh.gpus == n.GPUs && slices.Equal(sh.capa, capa) {
+			sh.count++
+			return
+		}
+	}
+	c.shapes = append(c.shapes, nodeShape{typ: n.Type, gpus: n.GPUs, count: 1, capa: capa})
+}
+
+// Holds returns how many GPUs of type t the cluster's nodes could give, if
+// it ran alone, a job whose replicas have replicaGPUs GPUs and ask req
+// each: per node, its GPUs or as many whole replicas as its resources hold
+// (TypeGPUs(t) when req is nil).
+func (c *Cluster) Holds(t int, req Vec, replicaGPUs int) int {
+	if req == nil {
+		return c.TypeGPUs(t)
+	}
+	return c.holds(t, req, replicaGPUs, nil)
+}
+
+// Scarcest returns the resource that keeps the most GPUs of type t from a
+// job as Holds counts them, or -1 when none does.
+func (c *Cluster) Scarcest(t int, req Vec, replicaGPUs int) int {
+	if req == nil {
+		return -1
+	}
+	cut := make([]int, len(req))
+	c.holds(t, req, replicaGPUs, cut)
+	limit := -1
+	for r, k := range cut {
+		if k > 0 && (limit < 0 || k > cut[limit]) {
+			limit = r
+		}
+	}
+	return limit
+}
+
+// holds is Holds, adding to cut[r] the GPUs that resource r keeps from the
+// job when cut is not nil.
+func (c *Cluster) holds(t int, req Vec, replicaGPUs int, cut []int) int {
+	rg, gpus := int64(max(replicaGPUs, 1)), 0
+	for _, sh := range c.shapes {
+		if sh.typ != t {
+			continue
+		}
+		k, by := sh.gpus, -1
+		for r, q := range req {
+			if q <= 0 {
+				continue
+			}
+			if m := int(min(sh.capa[r]/q*rg, int64(sh.gpus))); m < k {
+				k, by = m, r
+			}
+		}
+		gpus += k * sh.count
+		if cut != nil && by >= 0 {
+			cut[by] += (sh.gpus - k) * sh.count
+		}
+	}
+	return gpus
+}
+
+// MostOf returns the largest capacity of resource r on a node of GPU type
+// t (any type when t < 0) and that node's name.
+func (c *Cluster) MostOf(t, r int) (int64, string) {
+	best, name := int64(-1), ""
+	for i, n := range c.Nodes {
+		if t >= 0 && n.Type != t {
+			continue
+		}
+		if v := c.Capacity(i)[r]; v > best {
+			best, name = v, n.Name
+		}
+	}
+	return max(best, 0), name
 }
 
 // Resources returns the names of the resources besides GPUs that the

@@ -11,6 +11,15 @@
 // the nodes with the most free GPUs, the baseline of seed 002's energy
 // experiments.
 //
+// Fit is the multi-resource best fit (fit.go): where jobs ask for CPU,
+// memory or other resources besides GPUs, it picks the node that strands
+// the fewest GPUs behind an exhausted resource, then best fit on GPUs and
+// on the dominant share; otherwise it is Pack.
+//
+// Every placer sees only the GPUs that the job being placed can use: the
+// engine hides the free GPUs of nodes that lack the job's other resources
+// (engine.Pool) while the placer runs.
+//
 // Hetero is seed 003's placer: the fastest type with free GPUs, then a swap
 // with a running job when that raises total throughput (hetero.go).
 //

@@ -128,7 +128,7 @@ func Policies() []string {
 func Oracles() []string { return []string{"srtf", "ftf-oracle", "esrpt-oracle"} }
 
 // Placers returns the placer names.
-func Placers() []string { return []string{"pack", "spread", "hetero", "energy"} }
+func Placers() []string { return []string{"pack", "spread", "hetero", "energy", "fit"} }
 
 // Scalers returns the scaler names.
 func Scalers() []string { return []string{"none", "threshold", "fulfillment"} }
@@ -148,6 +148,8 @@ func New(n Names, o Options) (*engine.Engine, error) {
 		p = placer.Pack{}
 	case "spread":
 		p = placer.Spread{}
+	case "fit":
+		p = placer.Fit{}
 	case "hetero":
 		p = &placer.Hetero{}
 	case "energy":

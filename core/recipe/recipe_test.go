@@ -16,7 +16,7 @@ func TestNew(t *testing.T) {
 		{Defaults(), ""},
 		{Names{"srtf", "pack", "none"}, ""},
 		{Names{"lottery", "pack", "none"}, `unknown policy "lottery" (known: fifo, srtf, hlas, las`},
-		{Names{"fifo", "random", "none"}, `unknown placer "random" (known: pack, spread, hetero, energy)`},
+		{Names{"fifo", "random", "none"}, `unknown placer "random" (known: pack, spread, hetero, energy, fit)`},
 		{Names{"fifo", "pack", "magic"}, `unknown scaler "magic" (known: none, threshold, fulfillment)`},
 	}
 	for _, tc := range tests {
