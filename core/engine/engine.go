@@ -38,8 +38,9 @@ type Engine struct {
 	usedBuf      []bool
 	// usable ends the stop candidates that can help the job being claimed
 	// for (partition); noFit holds the claims that cannot fit this round.
-	usable int
-	noFit  map[noFitKey]bool
+	usable   int
+	noFit    map[noFitKey]bool
+	noFitVec map[noFitKey][]vecShape // noFit for jobs that ask for resources
 	// parted says that the unreleased candidates are partitioned for the
 	// types partTS (partition), which later claims for them reuse.
 	parted    bool
@@ -112,6 +113,7 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 	e.released = 0
 	e.victims.reset(len(ord.Stop), len(s.Cluster.Types), ord.Stepwise)
 	clear(e.noFit)
+	clear(e.noFitVec)
 	clear(e.consumed)
 	clear(e.none)
 	e.parted, e.pastClaims = false, false
@@ -335,6 +337,7 @@ func (e *Engine) blocked(j *model.Job, plan *Plan, reason string) {
 func (e *Engine) commit(j *model.Job, pl Placement, plan *Plan) {
 	if len(pl.Moves) > 0 {
 		clear(e.noFit)
+		clear(e.noFitVec)
 	}
 	for _, m := range pl.Moves {
 		e.pool.Release(m.Job)

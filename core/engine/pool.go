@@ -18,6 +18,9 @@ type Pool struct {
 	round     int
 	version   uint64
 	vec       vectors // resources besides GPUs (vector.go)
+	// starved are, per node, free GPUs that no job of the round can use
+	// for want of other resources there (starve.go); they are not in free.
+	starved []uint64
 }
 
 type bucket struct {
@@ -53,7 +56,7 @@ func (b *bucket) lowest() int {
 
 // NewPool allocates a pool for cluster c.
 func NewPool(c *model.Cluster) *Pool {
-	p := &Pool{c: c, free: make([]uint64, len(c.Nodes)), typeFree: make([]int, len(c.Types)), unsettled: map[*model.Job]bool{}}
+	p := &Pool{c: c, free: make([]uint64, len(c.Nodes)), starved: make([]uint64, len(c.Nodes)), typeFree: make([]int, len(c.Types)), unsettled: map[*model.Job]bool{}}
 	words := (len(c.Nodes) + 63) / 64
 	for t := range c.Types {
 		bs := make([]bucket, c.MaxNodeGPUs(t)+1)
@@ -68,6 +71,7 @@ func NewPool(c *model.Cluster) *Pool {
 // Reset loads the free GPUs of s into the pool.
 func (p *Pool) Reset(s *model.State) {
 	clear(p.unsettled)
+	clear(p.starved)
 	p.round++
 	p.version++
 	for t := range p.buckets {
@@ -143,14 +147,25 @@ func (p *Pool) Fullest(t int) int {
 // Take marks GPUs as used. They must be free.
 func (p *Pool) Take(gpus []model.GPU) {
 	for _, g := range gpus {
-		p.set(int(g.Node), p.free[g.Node]&^(1<<uint(g.Index)))
+		bit := uint64(1) << uint(g.Index)
+		if p.starved[g.Node]&bit != 0 {
+			p.starved[g.Node] &^= bit
+			continue
+		}
+		p.set(int(g.Node), p.free[g.Node]&^bit)
 	}
 }
 
 // Give marks GPUs as free again.
 func (p *Pool) Give(gpus []model.GPU) {
+	if !p.vec.quiet {
+		p.vec.freed++
+	}
 	for _, g := range gpus {
 		p.set(int(g.Node), p.free[g.Node]|1<<uint(g.Index))
+		if !p.vec.quiet {
+			p.reconsider(int(g.Node))
+		}
 	}
 }
 
@@ -174,7 +189,7 @@ func (p *Pool) Release(j *model.Job) {
 // AllFree reports whether every GPU in gpus is free.
 func (p *Pool) AllFree(gpus []model.GPU) bool {
 	for _, g := range gpus {
-		if p.free[g.Node]&(1<<uint(g.Index)) == 0 {
+		if (p.free[g.Node]|p.starved[g.Node])&(1<<uint(g.Index)) == 0 {
 			return false
 		}
 	}
@@ -191,6 +206,24 @@ func (p *Pool) set(node int, mask uint64) {
 		p.typeFree[t] += after - before
 	}
 	p.free[node] = mask
+}
+
+// EachFree calls fn for every node of type t with at least least free
+// GPUs, with its free count: by count, then by node index. fn must not
+// change the pool.
+func (p *Pool) EachFree(t, least int, fn func(node, k int)) {
+	bs := p.buckets[t]
+	for k := max(least, 1); k < len(bs); k++ {
+		b := &bs[k]
+		if b.n == 0 {
+			continue
+		}
+		for w := b.first; w < len(b.words); w++ {
+			for m := b.words[w]; m != 0; m &= m - 1 {
+				fn(w<<6+bits.TrailingZeros64(m), k)
+			}
+		}
+	}
 }
 
 // Lowest appends the k lowest-index free GPUs of node n to dst.

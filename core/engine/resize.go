@@ -176,16 +176,18 @@ func (r *Resizer) Grow(j *model.Job, k int) bool {
 // among the free GPUs whose nodes have room for its replicas (nil when
 // there are fewer than k).
 func (r *Resizer) pickFor(j *model.Job, cur []model.GPU, t, k int) []model.GPU {
-	if !r.pool.focus(j) {
-		if r.pool.request(j) != nil && r.pool.Free(t) < k {
-			return nil
-		}
-		return r.pick(cur, t, k)
+	hid, hopeless := r.pool.focus(j, k, 1<<uint(t))
+	if hopeless {
+		return nil
 	}
-	defer r.pool.unfocus()
+	if hid {
+		defer r.pool.unfocus()
+	}
 	if r.pool.Free(t) < k {
 		return nil
 	}
+	r.pool.vec.quiet = true
+	defer func() { r.pool.vec.quiet = false }()
 	return r.pick(cur, t, k)
 }
 

@@ -16,17 +16,34 @@ type vectors struct {
 	state *model.State
 	res   int     // resources per node
 	free  []int64 // per node, per resource; negative when a node is over-full
-	// hidden are the free GPUs that focus took from the pool; why counts,
-	// by resource, the nodes where that resource hid GPUs.
-	hidden []model.GPU
-	hidOn  []int32 // per node, GPUs hidden there
-	why    []int
+	// masks are the nodes where focus hid free GPUs, with their masks
+	// before; why counts, by resource, the nodes where that resource hid
+	// GPUs.
+	masks []nodeMask
+	hidOn []int32 // per node, GPUs hidden there
+	why   []int
+	// freed counts the times the pool gained GPUs or resources (resets
+	// included); shorts are shapes found short since (knownShort).
+	freed  uint64
+	shorts []short
+	// quiet is set while a placer works: its own Take and Give of GPUs
+	// free nothing for good.
+	quiet bool
+	// floor is the least that any job of the round asks per replica of
+	// each resource; starvedOf and starvedBy count the starved GPUs by
+	// type and by the resource their node lacks, starveRes is that
+	// resource per node (starve.go).
+	floor                []int64
+	starvedOf, starvedBy []int
+	starveRes            []int8
 }
 
 // resetVectors loads what is free of every resource on every node of s.
 func (p *Pool) resetVectors(s *model.State) {
 	v := &p.vec
 	v.state, v.res = s, len(p.c.Resources())
+	v.freed++
+	v.shorts = v.shorts[:0]
 	if v.res == 0 {
 		v.free = v.free[:0]
 		return
@@ -35,6 +52,9 @@ func (p *Pool) resetVectors(s *model.State) {
 		v.free = make([]int64, len(p.c.Nodes)*v.res)
 		v.why = make([]int, v.res)
 		v.hidOn = make([]int32, len(p.c.Nodes))
+		v.starveRes = make([]int8, len(p.c.Nodes))
+		v.starvedOf = make([]int, len(p.c.Types))
+		v.starvedBy = make([]int, v.res)
 	}
 	v.free = v.free[:len(p.c.Nodes)*v.res]
 	for n := range p.c.Nodes {
@@ -43,6 +63,7 @@ func (p *Pool) resetVectors(s *model.State) {
 			free[r] = capa[r] - used[r]
 		}
 	}
+	p.resetFloor(s)
 }
 
 // request returns what one replica of j asks, nil when nothing the
@@ -105,7 +126,11 @@ func (p *Pool) charge(j *model.Job, gpus []model.GPU, sign int64) {
 		for r, q := range req {
 			free[r] -= reps * q
 		}
+		p.reconsider(n)
 	})
+	if sign < 0 {
+		p.vec.freed++
+	}
 	p.version++
 }
 
@@ -161,44 +186,160 @@ func (p *Pool) Retakable(j *model.Job, gpus []model.GPU) bool {
 
 // focus hides from the pool, until unfocus, the free GPUs that job j
 // cannot use because a node lacks its other resources: on each node with
-// free GPUs it leaves at most Room(j, n, 0) of them, the lowest. Placers
-// then see only GPUs that j can take. It returns whether it hid any GPU.
-func (p *Pool) focus(j *model.Job) bool {
+// free GPUs and room for fewer than n of them (Room(j, n, 0)) it leaves
+// that many, the lowest — a placement takes at most n GPUs of any node, so
+// a node with room for n needs no hiding. Placers
+// then see only GPUs that j can take, on the types in fit that have n free
+// GPUs. It returns whether it hid any GPU, and hopeless when no type in
+// fit has n GPUs that j could use (then it hides nothing: no placer could
+// place j, as a placement is of one type).
+func (p *Pool) focus(j *model.Job, n int, fit TypeSet) (hid, hopeless bool) {
 	v := &p.vec
-	v.hidden = v.hidden[:0]
-	if p.request(j) == nil {
-		return false
+	v.masks = v.masks[:0]
+	req := p.request(j)
+	if req == nil {
+		return false, false
+	}
+	if p.knownShort(j, req, n, fit) {
+		return false, true
 	}
 	clear(v.why)
-	for n := range p.c.Nodes {
-		m := p.free[n]
-		if m == 0 {
+	rg, usable := j.Spec.Replica(), 0 // the most usable GPUs of one type
+	for t := range p.c.Types {
+		if !fit.Has(t) || p.typeFree[t] < n {
 			continue
 		}
-		room, limit := p.Room(j, n, 0)
-		k := bits.OnesCount64(m)
-		if room >= k {
-			continue
-		}
-		v.why[limit]++
-		v.hidOn[n] = int32(k - max(room, 0))
-		for ; k > max(room, 0); k-- {
-			i := 63 - bits.LeadingZeros64(m)
-			v.hidden = append(v.hidden, model.GPU{Node: int32(n), Index: int32(i)})
-			m &^= 1 << uint(i)
-		}
+		u := 0
+		p.EachFree(t, 1, func(i, k int) {
+			want := min(k, n)
+			if p.holdsGPUs(req, rg, i, want) {
+				u += want // no placement of n GPUs takes more than room here
+				return
+			}
+			room, limit := p.freshRoom(req, rg, i)
+			u += room
+			v.why[limit]++
+			v.masks = append(v.masks, nodeMask{node: int32(i), mask: p.free[i], keep: int8(room)})
+		})
+		usable = max(usable, u)
 	}
-	p.Take(v.hidden)
-	return len(v.hidden) > 0
+	if usable < n {
+		p.noteShort(j, req, n, fit)
+		v.masks = v.masks[:0]
+		return false, true
+	}
+	for _, nm := range v.masks {
+		p.hide(int(nm.node), nm.mask, int(nm.keep))
+	}
+	return len(v.masks) > 0, false
 }
 
 // unfocus gives back the GPUs that focus hid.
 func (p *Pool) unfocus() {
-	for _, g := range p.vec.hidden {
-		p.vec.hidOn[g.Node] = 0
+	for _, nm := range p.vec.masks {
+		p.vec.hidOn[nm.node] = 0
+		p.set(int(nm.node), nm.mask)
 	}
-	p.Give(p.vec.hidden)
-	p.vec.hidden = p.vec.hidden[:0]
+	p.vec.masks = p.vec.masks[:0]
+}
+
+// nodeMask is a node's free-GPU mask before focus hid some of them, and
+// how many of them it kept visible.
+type nodeMask struct {
+	node int32
+	mask uint64
+	keep int8
+}
+
+// holdsGPUs reports whether node n has room, as far as its resources
+// besides GPUs go, for k GPUs of a job whose replicas have rg GPUs and ask
+// req each: a multiplication per resource, where freshRoom divides.
+func (p *Pool) holdsGPUs(req model.Vec, rg, n, k int) bool {
+	free := p.vec.free[n*p.vec.res : (n+1)*p.vec.res]
+	reps := int64(model.Replicas(k, rg))
+	for r, q := range req {
+		if free[r] < reps*q {
+			return false
+		}
+	}
+	return true
+}
+
+// freshRoom is Room(j, n, 0) for a job whose replicas have rg GPUs and
+// ask req each, capped at 64 (no node has more GPUs).
+func (p *Pool) freshRoom(req model.Vec, rg, n int) (room, limit int) {
+	free := p.vec.free[n*p.vec.res : (n+1)*p.vec.res]
+	for r, q := range req {
+		if free[r] < q {
+			return 0, r // the common case, without a division
+		}
+	}
+	reps, limit := int64(64), -1
+	for r, q := range req {
+		if q > 0 {
+			if k := max(free[r], 0) / q; k < reps {
+				reps, limit = k, r
+			}
+		}
+	}
+	return int(min(reps*int64(rg), 64)), limit
+}
+
+// short is a job shape that could not find n usable GPUs on the types in
+// fit while nothing had been freed since (freed).
+type short struct {
+	freed uint64
+	rg, n int
+	fit   TypeSet
+	req   model.Vec
+	limit int // the resource that hid the most GPUs from it
+}
+
+// shortMemo bounds the shapes remembered per round.
+const shortMemo = 8
+
+// knownShort reports whether a shape that j dominates (same replica size,
+// at least as many GPUs, a subset of its types, at least its request of
+// every resource) was found short of usable GPUs, with nothing freed
+// since: then j is short too, and focus need not look at every node.
+func (p *Pool) knownShort(j *model.Job, req model.Vec, n int, fit TypeSet) bool {
+	rg := j.Spec.Replica()
+	for _, sh := range p.vec.shorts {
+		if sh.freed == p.vec.freed && sh.rg == rg && n >= sh.n && fit&^sh.fit == 0 && covers(req, sh.req) {
+			clear(p.vec.why)
+			if sh.limit >= 0 {
+				p.vec.why[sh.limit] = 1
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// noteShort remembers that j's shape found too few usable GPUs.
+func (p *Pool) noteShort(j *model.Job, req model.Vec, n int, fit TypeSet) {
+	v := &p.vec
+	sh := short{freed: v.freed, rg: j.Spec.Replica(), n: n, fit: fit, req: append(model.Vec(nil), req...), limit: p.scarcest()}
+	kept := v.shorts[:0]
+	for _, o := range v.shorts {
+		if o.freed == v.freed && !(o.rg == sh.rg && o.n >= sh.n && o.fit&^sh.fit == 0 && covers(o.req, sh.req)) {
+			kept = append(kept, o) // still valid and not implied by sh
+		}
+	}
+	if len(kept) == shortMemo {
+		kept = kept[1:]
+	}
+	v.shorts = append(kept, sh)
+}
+
+// covers reports whether a asks at least b of every resource.
+func covers(a, b model.Vec) bool {
+	for r := range a {
+		if a[r] < b[r] {
+			return false
+		}
+	}
+	return true
 }
 
 // Hidden returns how many free GPUs of node n are hidden from the job
@@ -214,39 +355,86 @@ func (p *Pool) Hidden(n int) int {
 // scarce returns the resource that hid the most nodes' GPUs at the last
 // focus, or "".
 func (p *Pool) scarce() string {
-	best, name := 0, ""
-	for r, k := range p.vec.why {
-		if k > best {
-			best, name = k, p.c.Resources()[r]
-		}
+	if r := p.scarcest(); r >= 0 {
+		return p.c.Resources()[r]
 	}
-	return name
+	return ""
 }
 
-// placeWith asks the placer to place j on n GPUs of a type in fit, with
-// the free GPUs that j cannot use for want of other resources hidden
-// (focus), and keeps the answer only when j and every job it moves fit
-// what the nodes have free of every resource. When the hidden GPUs were
-// what j lacked, e.short names the resource that hid the most.
-func (e *Engine) placeWith(s *model.State, j *model.Job, n int, fit TypeSet) Placement {
-	hid := e.pool.focus(j)
-	pl := e.placer.Place(s, e.pool, j, n, fit)
-	if hid {
-		if pl.GPUs == nil && pl.Pause == "" {
-			e.short = e.pool.scarce()
+// scarcest is scarce as a resource index, -1 for none.
+func (p *Pool) scarcest() int {
+	best, idx := 0, -1
+	for r, k := range p.vec.why {
+		if k > best {
+			best, idx = k, r
 		}
-		e.pool.unfocus()
 	}
-	if pl.GPUs != nil && e.pool.vec.res > 0 && !e.pool.placementFits(j, pl) {
+	return idx
+}
+
+// placeWith asks the placer to place j on n GPUs of a type in fit and
+// keeps the answer only when j and every job it moves fit what the nodes
+// have free of every resource. Where j asks for resources besides GPUs,
+// the placer first sees the whole pool (most placements fit as they are);
+// when its answer does not fit, it tries again with the free GPUs that j
+// cannot use for want of other resources hidden (focus). When the hidden
+// GPUs were what j lacked, e.short names the resource that hid the most.
+func (e *Engine) placeWith(s *model.State, j *model.Job, n int, fit TypeSet) Placement {
+	p := e.pool
+	req := p.request(j)
+	if req == nil {
+		return e.placer.Place(s, p, j, n, fit)
+	}
+	if p.knownShort(j, req, n, fit) {
+		e.short = p.scarce()
+		return Placement{}
+	}
+	hid, hopeless := p.focus(j, n, fit)
+	if hopeless {
+		e.short = p.scarce()
+		return Placement{}
+	}
+	pl := e.quietPlace(s, j, n, fit)
+	failed := pl.GPUs == nil && pl.Pause == ""
+	if hid {
+		if failed {
+			e.short = p.scarce()
+		}
+		p.unfocus()
+	}
+	if failed && e.short == "" {
+		e.short = p.starvedShort(n, fit)
+	}
+	if pl.GPUs != nil && !p.FitsPlacement(j, pl) {
 		return Placement{}
 	}
 	return pl
 }
 
-// placementFits reports whether j on pl.GPUs, and every job pl moves on
+// hide leaves the lowest keep of node i's free GPUs m visible.
+func (p *Pool) hide(i int, m uint64, keep int) {
+	k := bits.OnesCount64(m)
+	p.vec.hidOn[i] = int32(k - keep)
+	for ; k > keep; k-- {
+		m &^= 1 << uint(63-bits.LeadingZeros64(m))
+	}
+	p.set(i, m)
+}
+
+// quietPlace is the placer's answer, its own takes and gives of GPUs not
+// counted as freeing any.
+func (e *Engine) quietPlace(s *model.State, j *model.Job, n int, fit TypeSet) Placement {
+	e.pool.vec.quiet = true
+	defer func() { e.pool.vec.quiet = false }()
+	return e.placer.Place(s, e.pool, j, n, fit)
+}
+
+// FitsPlacement reports whether j on pl.GPUs, and every job pl moves on
 // its new GPUs, fit what the nodes have free of the resources besides
 // GPUs, the moved jobs' present requests released. The pool is unchanged.
-func (p *Pool) placementFits(j *model.Job, pl Placement) bool {
+// A placer that proposes moves checks them with it, to fall back on a
+// placement without them.
+func (p *Pool) FitsPlacement(j *model.Job, pl Placement) bool {
 	for _, m := range pl.Moves {
 		p.charge(m.Job, m.Job.Alloc, -1)
 	}

@@ -148,7 +148,7 @@ func (e *Engine) shortestPrefix(s *model.State, j *model.Job, fit TypeSet, plan 
 	first := e.released
 	defer e.releaseTo(plan, first)
 	key := noFitKey{fit, n, e.partClass}
-	if first >= e.usable || !e.room(fit, n, e.victims.held) || e.noFit[key] {
+	if first >= e.usable || !e.room(fit, n, e.victims.held) || e.knownNoFit(key, j) {
 		return first // too few GPUs even with every candidate's: release nothing
 	}
 	lo, hi, last := first, first+1, e.usable
@@ -161,8 +161,8 @@ func (e *Engine) shortestPrefix(s *model.State, j *model.Job, fit TypeSet, plan 
 		if pl.GPUs == nil {
 			if pl.Pause != "" {
 				e.pause = pl.Pause
-			} else if end == last && e.pool.request(j) == nil {
-				e.noteNoFit(key)
+			} else if end == last {
+				e.noteNoFit(key, j)
 			}
 			return false
 		}
@@ -196,7 +196,8 @@ func (e *Engine) room(fit TypeSet, n int, extra []int) bool {
 		}
 		f := e.pool.Free(t)
 		if extra != nil {
-			f += extra[t]
+			// Releasing candidates may also end a node's starving.
+			f += extra[t] + e.pool.Starved(t)
 		}
 		if f >= n {
 			return true
@@ -467,21 +468,59 @@ type noFitKey struct {
 }
 
 // noteNoFit remembers, for the rest of the round, that n GPUs of a type in
-// fit cannot be placed even with every usable candidate released: the free
-// GPUs and the unreleased candidates' only shrink as the round goes on
-// (placements take GPUs, released candidates stay free), so a later claim
-// of the same shape cannot fit either and is not tried again. Placements
-// that move jobs (Placement.Moves) and donations can change the shape of
-// the free GPUs, so they forget what was noted (commit), and with a Donor
-// scaler nothing is noted.
-func (e *Engine) noteNoFit(k noFitKey) {
+// fit cannot be placed for job j even with every usable candidate
+// released: the free GPUs and resources and the unreleased candidates'
+// only shrink as the round goes on (placements take them, released
+// candidates stay free), so a later claim of the same shape cannot fit
+// either and is not tried again — nor, where jobs ask for resources
+// besides GPUs, one whose replicas are as large and ask at least as much
+// of every resource (knownNoFit). Placements that move jobs
+// (Placement.Moves) and donations can change the shape of the free GPUs,
+// so they forget what was noted (commit), and with a Donor scaler nothing
+// is noted.
+func (e *Engine) noteNoFit(k noFitKey, j *model.Job) {
 	if _, donor := e.scaler.(Donor); donor {
 		return
 	}
-	if e.noFit == nil {
-		e.noFit = map[noFitKey]bool{}
+	req := e.pool.request(j)
+	if req == nil {
+		if e.noFit == nil {
+			e.noFit = map[noFitKey]bool{}
+		}
+		e.noFit[k] = true
+		return
 	}
-	e.noFit[k] = true
+	if e.noFitVec == nil {
+		e.noFitVec = map[noFitKey][]vecShape{}
+	}
+	shapes := e.noFitVec[k]
+	if len(shapes) == shortMemo {
+		shapes = shapes[1:]
+	}
+	e.noFitVec[k] = append(shapes, vecShape{rg: j.Spec.Replica(), req: append(model.Vec(nil), req...)})
+}
+
+// knownNoFit reports whether noteNoFit noted k for j or for a job that j
+// dominates.
+func (e *Engine) knownNoFit(k noFitKey, j *model.Job) bool {
+	req := e.pool.request(j)
+	if req == nil {
+		return e.noFit[k]
+	}
+	rg := j.Spec.Replica()
+	for _, sh := range e.noFitVec[k] {
+		if sh.rg == rg && covers(req, sh.req) {
+			return true
+		}
+	}
+	return false
+}
+
+// vecShape is a replica's size in GPUs and its request of the other
+// resources.
+type vecShape struct {
+	rg  int
+	req model.Vec
 }
 
 // leaveClaims marks that the walk leaves the leading Claim jobs of a

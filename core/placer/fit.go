@@ -68,17 +68,13 @@ func (c fitChoice) better(o fitChoice) bool {
 // fitOn places j's n GPUs on type t: on the best-scoring node that holds
 // them all, else packed over several nodes.
 func fitOn(p *engine.Pool, j *model.Job, req model.Vec, t, n int) fitChoice {
-	c := p.Cluster()
 	best, bestNode := fitChoice{}, -1
-	for i := range c.Nodes {
-		if c.Nodes[i].Type != t || p.NodeFree(i) < n {
-			continue
-		}
+	p.EachFree(t, n, func(i, _ int) {
 		cand := score(p, j, req, i, n)
-		if bestNode < 0 || cand.better(best) {
+		if bestNode < 0 || cand.better(best) || (!best.better(cand) && i < bestNode) {
 			best, bestNode = cand, i
 		}
-	}
+	})
 	if bestNode >= 0 {
 		best.gpus = p.Lowest(make([]model.GPU, 0, n), bestNode, n)
 		return best

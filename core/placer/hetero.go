@@ -113,7 +113,10 @@ func (h *Hetero) Place(s *model.State, p *engine.Pool, j *model.Job, n int, type
 	if from < 0 {
 		return engine.Placement{GPUs: chosen}
 	}
-	return swapPlacement(p, swap.job, chosen, n, from)
+	if pl := swapPlacement(p, swap.job, chosen, n, from); p.FitsPlacement(j, pl) {
+		return pl
+	}
+	return engine.Placement{GPUs: chosen} // the swap does not fit CPU, memory, …
 }
 
 // room reports whether some type in types has at least n free GPUs.
