@@ -386,13 +386,11 @@ func (e *Engine) placeWith(s *model.State, j *model.Job, n int, fit TypeSet) Pla
 		return e.placer.Place(s, p, j, n, fit)
 	}
 	if p.knownShort(j, req, n, fit) {
-		e.short = p.scarce()
-		return Placement{}
+		return e.shortOf(n, fit)
 	}
 	hid, hopeless := p.focus(j, n, fit)
 	if hopeless {
-		e.short = p.scarce()
-		return Placement{}
+		return e.shortOf(n, fit)
 	}
 	pl := e.quietPlace(s, j, n, fit)
 	failed := pl.GPUs == nil && pl.Pause == ""
@@ -411,14 +409,14 @@ func (e *Engine) placeWith(s *model.State, j *model.Job, n int, fit TypeSet) Pla
 	return pl
 }
 
-// hide leaves the lowest keep of node i's free GPUs m visible.
-func (p *Pool) hide(i int, m uint64, keep int) {
-	k := bits.OnesCount64(m)
-	p.vec.hidOn[i] = int32(k - keep)
-	for ; k > keep; k-- {
-		m &^= 1 << uint(63-bits.LeadingZeros64(m))
+// shortOf sets e.short for a job found short of usable GPUs: the resource
+// that hid the most of them from it, or else the one that starves the most
+// nodes, and returns no placement.
+func (e *Engine) shortOf(n int, fit TypeSet) Placement {
+	if e.short = e.pool.scarce(); e.short == "" {
+		e.short = e.pool.starvedShort(n, fit)
 	}
-	p.set(i, m)
+	return Placement{}
 }
 
 // quietPlace is the placer's answer, its own takes and gives of GPUs not
@@ -454,4 +452,14 @@ func (p *Pool) FitsPlacement(j *model.Job, pl Placement) bool {
 		p.charge(m.Job, m.Job.Alloc, 1)
 	}
 	return ok
+}
+
+// hide leaves the lowest keep of node i's free GPUs m visible.
+func (p *Pool) hide(i int, m uint64, keep int) {
+	k := bits.OnesCount64(m)
+	p.vec.hidOn[i] = int32(k - keep)
+	for ; k > keep; k-- {
+		m &^= 1 << uint(63-bits.LeadingZeros64(m))
+	}
+	p.set(i, m)
 }
