@@ -15,16 +15,16 @@ import (
 
 // bigState builds a cluster of gpus GPUs (three types, 8 per node) and
 // waiting jobs with Philly-like sizes (mostly 1 GPU, up to 16) and types
-// from Gavel's matrix. running jobs are started first with pack. With vec,
-// every node also offers four resources (cpu, memory, pods, rdma/hca) and
-// every replica asks for some of each (see vecRequest).
-func bigState(b *testing.B, gpus, waiting, running int, vec bool) *model.State {
+// from Gavel's matrix. running jobs are started first with pack. With vec
+// set, every node also offers four resources (cpu, memory, pods, rdma/hca)
+// and every replica asks for some of each (vecShare, vecHeavy).
+func bigState(b *testing.B, gpus, waiting, running int, vec vecLoad) *model.State {
 	b.Helper()
 	ts := []model.GPUType{{Name: "v100", MemMiB: 16384, TFLOPS: 15.7}, {Name: "p100", MemMiB: 16384, TFLOPS: 10.6}, {Name: "k80", MemMiB: 12288, TFLOPS: 4.37}}
 	var nodes []model.Node
 	for i := 0; i < gpus/8; i++ {
 		nodes = append(nodes, model.Node{Name: fmt.Sprintf("n%d", i), Type: i % 3, GPUs: 8})
-		if vec {
+		if vec != nil {
 			nodes[i].Capacity = model.Resources{"cpu": 64000, "memory": 512 << 30, "pods": 16, "rdma/hca": 4}
 		}
 	}
@@ -45,19 +45,19 @@ func bigState(b *testing.B, gpus, waiting, running int, vec bool) *model.State {
 	sizes := []int{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 4, 8, 16}
 	pool := engine.NewPool(c)
 	for i := 0; i < waiting+running; i++ {
-		if vec && i == running {
+		if vec != nil && i == running {
 			startVec(b, s) // the first running jobs, where their requests fit
 		}
 		n := sizes[rng.IntN(len(sizes))]
 		spec := model.JobSpec{ID: fmt.Sprint(i), Submit: model.Time(i), GPUs: n, MinGPUs: n, MaxGPUs: n,
 			Model: tab.Models()[rng.IntN(len(tab.Models()))], Duration: model.Time(1+rng.IntN(100000)) * model.Second}
-		if vec {
-			spec.Requests = vecRequest(rng)
+		if vec != nil {
+			spec.Requests, spec.ReplicaGPUs = vec(rng, n), min(n, 8)
 		}
 		mi, work, _ := tab.Work(&spec)
 		j := model.NewJob(spec, i, mi, work)
 		s.Submit(j)
-		if i < running && !vec {
+		if i < running && vec == nil {
 			pool.Reset(s)
 			gpus := placer.Fewest(pool, n, engine.Feasible(s, j, n))
 			if gpus == nil {
@@ -85,11 +85,27 @@ func startVec(b *testing.B, s *model.State) {
 	}
 }
 
-// vecRequest is one replica's request in a vectored bigState: 4 to 16 CPUs,
-// 32 to 160 GiB of memory, and an RDMA adapter one time in four — so that
-// CPU or memory, not GPUs, is what fills some nodes.
-func vecRequest(rng *rand.Rand) model.Resources {
+// vecLoad draws the request of a replica of n GPUs.
+type vecLoad func(rng *rand.Rand, n int) model.Resources
+
+// vecHeavy asks 4 to 16 CPUs and 32 to 160 GiB of memory whatever the GPUs,
+// and an RDMA adapter one time in four: more than a node's share per GPU
+// (8 CPUs, 64 GiB) on average, so that CPU and memory, not GPUs, fill most
+// nodes and most free GPUs are stranded — the stress case.
+func vecHeavy(rng *rand.Rand, _ int) model.Resources {
 	r := model.Resources{"cpu": int64(4+rng.IntN(13)) * 1000, "memory": int64(32+rng.IntN(129)) << 30}
+	if rng.IntN(4) == 0 {
+		r["rdma/hca"] = 1
+	}
+	return r
+}
+
+// vecShare asks per GPU 2 to 8 CPUs and 16 to 64 GiB, never more than a
+// node's share, and an RDMA adapter one time in four: GPUs run out first,
+// with some CPU and memory fragmentation — the usual case.
+func vecShare(rng *rand.Rand, n int) model.Resources {
+	n = min(n, 8) // a replica per node (bigState's ReplicaGPUs)
+	r := model.Resources{"cpu": int64(n*(2+rng.IntN(7))) * 1000, "memory": int64(n*(16+rng.IntN(49))) << 30}
 	if rng.IntN(4) == 0 {
 		r["rdma/hca"] = 1
 	}
@@ -106,22 +122,27 @@ func BenchmarkSchedule(b *testing.B) {
 		placer engine.Placer
 		run    int
 		ckpt   bool
-		vec    bool
+		vec    vecLoad
 	}{
-		{"fifo", policy.FIFO{}, placer.Pack{}, 0, false, false},
-		{"fifo-backfill", policy.FIFO{Backfill: true}, placer.Pack{}, 0, false, false},
-		{"fifo-backfill-2000running", policy.FIFO{Backfill: true}, placer.Pack{}, 2000, false, false},
-		{"srtf-2000running", &policy.SRTF{}, placer.Pack{}, 2000, false, false},
-		{"srtf-2000running-checkpoints", &policy.SRTF{}, placer.Pack{}, 2000, true, false},
-		{"hlas-hetero-2000running", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4}, &placer.Hetero{}, 2000, false, false},
-		{"hlas-hetero-2000running-checkpoints", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4}, &placer.Hetero{}, 2000, true, false},
-		{"las-pack-2000running", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4, Blind: true}, placer.Pack{}, 2000, false, false},
+		{"fifo", policy.FIFO{}, placer.Pack{}, 0, false, nil},
+		{"fifo-backfill", policy.FIFO{Backfill: true}, placer.Pack{}, 0, false, nil},
+		{"fifo-backfill-2000running", policy.FIFO{Backfill: true}, placer.Pack{}, 2000, false, nil},
+		{"srtf-2000running", &policy.SRTF{}, placer.Pack{}, 2000, false, nil},
+		{"srtf-2000running-checkpoints", &policy.SRTF{}, placer.Pack{}, 2000, true, nil},
+		{"hlas-hetero-2000running", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4}, &placer.Hetero{}, 2000, false, nil},
+		{"hlas-hetero-2000running-checkpoints", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4}, &placer.Hetero{}, 2000, true, nil},
+		{"las-pack-2000running", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4, Blind: true}, placer.Pack{}, 2000, false, nil},
 		// The same rounds with four resources besides GPUs (issue 26).
-		{"vec4/fifo-backfill-2000running", policy.FIFO{Backfill: true}, placer.Pack{}, 2000, false, true},
-		{"vec4/fifo-backfill-2000running-fit", policy.FIFO{Backfill: true}, placer.Fit{}, 2000, false, true},
-		{"vec4/srtf-2000running-checkpoints", &policy.SRTF{}, placer.Pack{}, 2000, true, true},
-		{"vec4/hlas-hetero-2000running", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4}, &placer.Hetero{}, 2000, false, true},
-		{"vec4/las-pack-2000running", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4, Blind: true}, placer.Pack{}, 2000, false, true},
+		{"vec4-share/fifo-backfill-2000running", policy.FIFO{Backfill: true}, placer.Pack{}, 2000, false, vecShare},
+		{"vec4-share/fifo-backfill-2000running-fit", policy.FIFO{Backfill: true}, placer.Fit{}, 2000, false, vecShare},
+		{"vec4-share/srtf-2000running-checkpoints", &policy.SRTF{}, placer.Pack{}, 2000, true, vecShare},
+		{"vec4-share/hlas-hetero-2000running", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4}, &placer.Hetero{}, 2000, false, vecShare},
+		{"vec4-share/las-pack-2000running", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4, Blind: true}, placer.Pack{}, 2000, false, vecShare},
+		{"vec4-heavy/fifo-backfill-2000running", policy.FIFO{Backfill: true}, placer.Pack{}, 2000, false, vecHeavy},
+		{"vec4-heavy/fifo-backfill-2000running-fit", policy.FIFO{Backfill: true}, placer.Fit{}, 2000, false, vecHeavy},
+		{"vec4-heavy/srtf-2000running-checkpoints", &policy.SRTF{}, placer.Pack{}, 2000, true, vecHeavy},
+		{"vec4-heavy/hlas-hetero-2000running", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4}, &placer.Hetero{}, 2000, false, vecHeavy},
+		{"vec4-heavy/las-pack-2000running", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4, Blind: true}, placer.Pack{}, 2000, false, vecHeavy},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := bigState(b, 10000, 10000, bc.run, bc.vec)

@@ -26,6 +26,7 @@ type Engine struct {
 	// placed, or ""; short names the resource besides GPUs that kept it
 	// from GPUs that were free (placeWith), or "".
 	pause, short string
+	shortReasons map[string]string // shortReason's
 	// victims orders the stop candidates by lost work (victims.go).
 	victims victimOrder
 	// gates is the policy's Gate (gate.go), or nil; claiming is set while a
@@ -327,7 +328,7 @@ func (e *Engine) blocked(j *model.Job, plan *Plan, reason string) {
 		return
 	}
 	if reason == reasonNoFit && e.short != "" {
-		reason = reasonShort(e.short)
+		reason = e.shortReason(e.short)
 	}
 	plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Blocked, reason})
 }

@@ -209,9 +209,9 @@ func (p *Pool) set(node int, mask uint64) {
 }
 
 // EachFree calls fn for every node of type t with at least least free
-// GPUs, with its free count: by count, then by node index. fn must not
-// change the pool.
-func (p *Pool) EachFree(t, least int, fn func(node, k int)) {
+// GPUs, with its free count: by count, then by node index, until fn
+// returns false. fn must not change the pool.
+func (p *Pool) EachFree(t, least int, fn func(node, k int) bool) {
 	bs := p.buckets[t]
 	for k := max(least, 1); k < len(bs); k++ {
 		b := &bs[k]
@@ -220,7 +220,9 @@ func (p *Pool) EachFree(t, least int, fn func(node, k int)) {
 		}
 		for w := b.first; w < len(b.words); w++ {
 			for m := b.words[w]; m != 0; m &= m - 1 {
-				fn(w<<6+bits.TrailingZeros64(m), k)
+				if !fn(w<<6+bits.TrailingZeros64(m), k) {
+					return
+				}
 			}
 		}
 	}

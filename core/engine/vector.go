@@ -210,16 +210,17 @@ func (p *Pool) focus(j *model.Job, n int, fit TypeSet) (hid, hopeless bool) {
 			continue
 		}
 		u := 0
-		p.EachFree(t, 1, func(i, k int) {
+		p.EachFree(t, 1, func(i, k int) bool {
 			want := min(k, n)
 			if p.holdsGPUs(req, rg, i, want) {
 				u += want // no placement of n GPUs takes more than room here
-				return
+				return true
 			}
 			room, limit := p.freshRoom(req, rg, i)
 			u += room
 			v.why[limit]++
 			v.masks = append(v.masks, nodeMask{node: int32(i), mask: p.free[i], keep: int8(room)})
+			return true
 		})
 		usable = max(usable, u)
 	}
@@ -407,6 +408,19 @@ func (e *Engine) placeWith(s *model.State, j *model.Job, n int, fit TypeSet) Pla
 		return Placement{}
 	}
 	return pl
+}
+
+// shortReason is reasonShort(resource), built once per resource.
+func (e *Engine) shortReason(resource string) string {
+	r, ok := e.shortReasons[resource]
+	if !ok {
+		if e.shortReasons == nil {
+			e.shortReasons = map[string]string{}
+		}
+		r = reasonShort(resource)
+		e.shortReasons[resource] = r
+	}
+	return r
 }
 
 // shortOf sets e.short for a job found short of usable GPUs: the resource

@@ -17,7 +17,8 @@ import (
 //     resource would run out first;
 //  2. leaves the fewest free GPUs (best fit on GPUs);
 //  3. leaves the smallest dominant share of any other resource free
-//     (best fit on the dominant share);
+//     (best fit on the dominant share; on a node left without free GPUs
+//     it counts as none, since no GPU job can use it);
 //
 // then the lowest node index; across GPU types, the fewest nodes, then the
 // same order, then the type declared first. A job that needs several nodes
@@ -69,11 +70,15 @@ func (c fitChoice) better(o fitChoice) bool {
 // them all, else packed over several nodes.
 func fitOn(p *engine.Pool, j *model.Job, req model.Vec, t, n int) fitChoice {
 	best, bestNode := fitChoice{}, -1
-	p.EachFree(t, n, func(i, _ int) {
+	p.EachFree(t, n, func(i, k int) bool {
+		if bestNode >= 0 && best.stranded == 0 && (best.gpu == 0 || best.gpu < k-n) {
+			return false // no node left scores better
+		}
 		cand := score(p, j, req, i, n)
 		if bestNode < 0 || cand.better(best) || (!best.better(cand) && i < bestNode) {
 			best, bestNode = cand, i
 		}
+		return true
 	})
 	if bestNode >= 0 {
 		best.gpus = p.Lowest(make([]model.GPU, 0, n), bestNode, n)
@@ -101,5 +106,8 @@ func score(p *engine.Pool, j *model.Job, req model.Vec, i, n int) fitChoice {
 		}
 	}
 	usable := int(min(perReplica*int64(j.Spec.Replica()), int64(left)))
+	if left == 0 {
+		share = 0 // what a node without free GPUs has left serves no GPU job
+	}
 	return fitChoice{nodes: 1, stranded: left - usable, gpu: left, share: share}
 }
