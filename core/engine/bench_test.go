@@ -74,7 +74,7 @@ func bigState(b *testing.B, gpus, waiting, running int, vec vecLoad) *model.Stat
 // startVec starts the waiting jobs of s that one fifo+fit round places.
 func startVec(b *testing.B, s *model.State) {
 	b.Helper()
-	e, err := engine.New(policy.FIFO{Backfill: true}, placer.Fit{}, nil)
+	e, err := engine.New(policy.FIFO{Backfill: true}, &placer.Fit{}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -134,12 +134,12 @@ func BenchmarkSchedule(b *testing.B) {
 		{"las-pack-2000running", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4, Blind: true}, placer.Pack{}, 2000, false, nil},
 		// The same rounds with four resources besides GPUs (issue 26).
 		{"vec4-share/fifo-backfill-2000running", policy.FIFO{Backfill: true}, placer.Pack{}, 2000, false, vecShare},
-		{"vec4-share/fifo-backfill-2000running-fit", policy.FIFO{Backfill: true}, placer.Fit{}, 2000, false, vecShare},
+		{"vec4-share/fifo-backfill-2000running-fit", policy.FIFO{Backfill: true}, &placer.Fit{}, 2000, false, vecShare},
 		{"vec4-share/srtf-2000running-checkpoints", &policy.SRTF{}, placer.Pack{}, 2000, true, vecShare},
 		{"vec4-share/hlas-hetero-2000running", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4}, &placer.Hetero{}, 2000, false, vecShare},
 		{"vec4-share/las-pack-2000running", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4, Blind: true}, placer.Pack{}, 2000, false, vecShare},
 		{"vec4-heavy/fifo-backfill-2000running", policy.FIFO{Backfill: true}, placer.Pack{}, 2000, false, vecHeavy},
-		{"vec4-heavy/fifo-backfill-2000running-fit", policy.FIFO{Backfill: true}, placer.Fit{}, 2000, false, vecHeavy},
+		{"vec4-heavy/fifo-backfill-2000running-fit", policy.FIFO{Backfill: true}, &placer.Fit{}, 2000, false, vecHeavy},
 		{"vec4-heavy/srtf-2000running-checkpoints", &policy.SRTF{}, placer.Pack{}, 2000, true, vecHeavy},
 		{"vec4-heavy/hlas-hetero-2000running", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4}, &placer.Hetero{}, 2000, false, vecHeavy},
 		{"vec4-heavy/las-pack-2000running", &policy.HLAS{PriorityRatio: 2, StarveRatio: 4, Blind: true}, placer.Pack{}, 2000, false, vecHeavy},

@@ -208,10 +208,9 @@ func (p *Pool) set(node int, mask uint64) {
 	p.free[node] = mask
 }
 
-// EachFree calls fn for every node of type t with at least least free
-// GPUs, with its free count: by count, then by node index, until fn
-// returns false. fn must not change the pool.
-func (p *Pool) EachFree(t, least int, fn func(node, k int) bool) {
+// FreeNodes appends to dst every node of type t with at least least free
+// GPUs: by free count, then by node index.
+func (p *Pool) FreeNodes(dst []int32, t, least int) []int32 {
 	bs := p.buckets[t]
 	for k := max(least, 1); k < len(bs); k++ {
 		b := &bs[k]
@@ -220,12 +219,11 @@ func (p *Pool) EachFree(t, least int, fn func(node, k int) bool) {
 		}
 		for w := b.first; w < len(b.words); w++ {
 			for m := b.words[w]; m != 0; m &= m - 1 {
-				if !fn(w<<6+bits.TrailingZeros64(m), k) {
-					return
-				}
+				dst = append(dst, int32(w<<6+bits.TrailingZeros64(m)))
 			}
 		}
 	}
+	return dst
 }
 
 // Lowest appends the k lowest-index free GPUs of node n to dst.

@@ -21,6 +21,8 @@ type vectors struct {
 	// GPUs.
 	masks []nodeMask
 	hidOn []int32 // per node, GPUs hidden there
+	nodes []int32 // focus's scratch: nodes with free GPUs
+	reps  []int64 // focus's scratch: replicas per GPU count
 	why   []int
 	// freed counts the times the pool gained GPUs or resources (resets
 	// included); shorts are shapes found short since (knownShort).
@@ -205,23 +207,28 @@ func (p *Pool) focus(j *model.Job, n int, fit TypeSet) (hid, hopeless bool) {
 	}
 	clear(v.why)
 	rg, usable := j.Spec.Replica(), 0 // the most usable GPUs of one type
+	v.reps = v.reps[:0]
+	for k := range min(n, 64) + 1 {
+		v.reps = append(v.reps, int64(model.Replicas(k, rg)))
+	}
 	for t := range p.c.Types {
 		if !fit.Has(t) || p.typeFree[t] < n {
 			continue
 		}
 		u := 0
-		p.EachFree(t, 1, func(i, k int) bool {
-			want := min(k, n)
-			if p.holdsGPUs(req, rg, i, want) {
+		v.nodes = p.FreeNodes(v.nodes[:0], t, 1)
+		for _, i := range v.nodes {
+			m := p.free[i]
+			want := min(bits.OnesCount64(m), n)
+			if p.holdsGPUs(req, v.reps[want], int(i)) {
 				u += want // no placement of n GPUs takes more than room here
-				return true
+				continue
 			}
-			room, limit := p.freshRoom(req, rg, i)
+			room, limit := p.freshRoom(req, rg, int(i))
 			u += room
 			v.why[limit]++
-			v.masks = append(v.masks, nodeMask{node: int32(i), mask: p.free[i], keep: int8(room)})
-			return true
-		})
+			v.masks = append(v.masks, nodeMask{node: i, mask: m, keep: int8(room)})
+		}
 		usable = max(usable, u)
 	}
 	if usable < n {
@@ -253,11 +260,9 @@ type nodeMask struct {
 }
 
 // holdsGPUs reports whether node n has room, as far as its resources
-// besides GPUs go, for k GPUs of a job whose replicas have rg GPUs and ask
-// req each: a multiplication per resource, where freshRoom divides.
-func (p *Pool) holdsGPUs(req model.Vec, rg, n, k int) bool {
+// besides GPUs go, for reps replicas that ask req each.
+func (p *Pool) holdsGPUs(req model.Vec, reps int64, n int) bool {
 	free := p.vec.free[n*p.vec.res : (n+1)*p.vec.res]
-	reps := int64(model.Replicas(k, rg))
 	for r, q := range req {
 		if free[r] < reps*q {
 			return false

@@ -69,7 +69,7 @@ func TestScheduleVector(t *testing.T) {
 			[]vecJob{{6, 1, cpu(1000)}}, placer.Pack{},
 			map[string]string{"j0": "n2,n2,n2,n2,n0,n0"}},
 		{"fit leaves no GPU stranded where pack would",
-			[]vecNode{{4, cpu(8000)}, {4, cpu(32000)}}, []vecJob{{1, 0, cpu(8000)}}, placer.Fit{},
+			[]vecNode{{4, cpu(8000)}, {4, cpu(32000)}}, []vecJob{{1, 0, cpu(8000)}}, &placer.Fit{},
 			map[string]string{"j0": "n1"}},
 		{"pack on the same case strands n0's three other GPUs",
 			[]vecNode{{4, cpu(8000)}, {4, cpu(32000)}}, []vecJob{{1, 0, cpu(8000)}}, placer.Pack{},

@@ -23,13 +23,15 @@ import (
 // then the lowest node index; across GPU types, the fewest nodes, then the
 // same order, then the type declared first. A job that needs several nodes
 // is packed (Pack) among the GPUs whose nodes have room for it.
-type Fit struct{}
+type Fit struct {
+	nodes []int32 // scratch
+}
 
 // Name returns "fit".
-func (Fit) Name() string { return "fit" }
+func (*Fit) Name() string { return "fit" }
 
 // Place implements engine.Placer.
-func (Fit) Place(s *model.State, p *engine.Pool, j *model.Job, n int, types engine.TypeSet) engine.Placement {
+func (f *Fit) Place(s *model.State, p *engine.Pool, j *model.Job, n int, types engine.TypeSet) engine.Placement {
 	req := p.Request(j)
 	if req == nil || n < 1 {
 		return engine.Placement{GPUs: Fewest(p, n, types)}
@@ -39,7 +41,7 @@ func (Fit) Place(s *model.State, p *engine.Pool, j *model.Job, n int, types engi
 		if !types.Has(t) || p.Free(t) < n {
 			continue
 		}
-		c := fitOn(p, j, req, t, n)
+		c := f.fitOn(p, j, req, t, n)
 		if c.gpus != nil && (best.gpus == nil || c.better(best)) {
 			best = c
 		}
@@ -68,18 +70,19 @@ func (c fitChoice) better(o fitChoice) bool {
 
 // fitOn places j's n GPUs on type t: on the best-scoring node that holds
 // them all, else packed over several nodes.
-func fitOn(p *engine.Pool, j *model.Job, req model.Vec, t, n int) fitChoice {
+func (f *Fit) fitOn(p *engine.Pool, j *model.Job, req model.Vec, t, n int) fitChoice {
 	best, bestNode := fitChoice{}, -1
-	p.EachFree(t, n, func(i, k int) bool {
+	f.nodes = p.FreeNodes(f.nodes[:0], t, n)
+	for _, i := range f.nodes {
+		k := p.NodeFree(int(i))
 		if bestNode >= 0 && best.stranded == 0 && (best.gpu == 0 || best.gpu < k-n) {
-			return false // no node left scores better
+			break // no node left scores better
 		}
-		cand := score(p, j, req, i, n)
-		if bestNode < 0 || cand.better(best) || (!best.better(cand) && i < bestNode) {
-			best, bestNode = cand, i
+		cand := score(p, j, req, int(i), n)
+		if bestNode < 0 || cand.better(best) || (!best.better(cand) && int(i) < bestNode) {
+			best, bestNode = cand, int(i)
 		}
-		return true
-	})
+	}
 	if bestNode >= 0 {
 		best.gpus = p.Lowest(make([]model.GPU, 0, n), bestNode, n)
 		return best

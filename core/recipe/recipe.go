@@ -149,7 +149,7 @@ func New(n Names, o Options) (*engine.Engine, error) {
 	case "spread":
 		p = placer.Spread{}
 	case "fit":
-		p = placer.Fit{}
+		p = &placer.Fit{}
 	case "hetero":
 		p = &placer.Hetero{}
 	case "energy":
