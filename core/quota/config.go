@@ -34,6 +34,13 @@ type Queue struct {
 	// the queue's jobs may hold, borrowed ones included. It is at least
 	// the quota.
 	Limit map[string]int
+	// ResourceLimit, when it has an entry for a resource besides GPUs
+	// that the cluster models (model.ResourceCPU in millicores,
+	// model.ResourceMemory in bytes, a named resource), caps what the
+	// queue's running jobs ask of it in all: each job its request per
+	// replica times its GPUs over its replica's GPUs. A resource the
+	// cluster does not model is not limited.
+	ResourceLimit map[string]int64
 }
 
 // Usage says how a queue's fair-share usage is measured.
@@ -114,6 +121,11 @@ func (c Config) Validate() error {
 		for t, l := range q.Limit {
 			if l < q.Quota[t] {
 				return fmt.Errorf("%s: limit %s: %d is below its quota of %d", where, t, l, q.Quota[t])
+			}
+		}
+		for _, r := range slices.Sorted(maps.Keys(q.ResourceLimit)) {
+			if r == "" || q.ResourceLimit[r] < 0 {
+				return fmt.Errorf("%s: resource limit %q: want a resource name and an amount ≥ 0", where, r)
 			}
 		}
 	}

@@ -10,10 +10,13 @@ import (
 // Limit implements engine.Gate: the types of ts on which j's queue may ever
 // hold n GPUs.
 func (p *Policy) Limit(j *model.Job, n int, ts engine.TypeSet) (engine.TypeSet, string) {
-	if !p.anyLimit && ts != 0 {
+	if !p.anyLimit && !p.anyRes && ts != 0 {
 		return ts, "" // no queue has a limit
 	}
 	q := p.queueOf(j)
+	if why := p.resourceNever(j, q, n); why != "" {
+		return 0, why
+	}
 	out := ts
 	for t := range p.cluster.Types {
 		if ts.Has(t) && p.limit[q][t] >= 0 && n > p.limit[q][t] {
@@ -34,10 +37,13 @@ func (p *Policy) Limit(j *model.Job, n int, ts engine.TypeSet) (engine.TypeSet, 
 // lose their place); otherwise counting everything its queue holds. A job
 // that is not guaranteed claims only its own queue's candidates (MayTake).
 func (p *Policy) Admit(j *model.Job, n int, ts engine.TypeSet, claim bool) engine.TypeSet {
-	if !claim && !p.anyLimit {
+	if !claim && !p.anyLimit && !p.anyRes {
 		return ts // no queue has a limit, and only a claim is held to the quota
 	}
 	q := p.queueOf(j)
+	if !p.resourceRoom(j, q, n) {
+		return 0
+	}
 	claim = claim && p.marks(j).guar
 	if claim && p.preemptive {
 		claim = false // the tier counted it; the running jobs it left out may go
@@ -95,7 +101,9 @@ func (p *Policy) Class(j *model.Job) engine.Class {
 
 // Took implements engine.Gate.
 func (p *Policy) Took(j *model.Job, t, n int) {
-	p.used[p.queueOf(j)][t] += n
+	q := p.queueOf(j)
+	p.used[q][t] += n
+	p.tookResources(j, q, n)
 }
 
 // Done implements engine.Gate: it counts the round's reclaims — stopped

@@ -34,9 +34,15 @@ type Policy struct {
 	quota, limit [][]int
 	hasQuota     []bool
 	anyLimit     bool // some queue has a limit on some type of the cluster
+	// resLimit caps per queue each resource of the cluster (-1: none);
+	// anyRes says that some queue has one (resources.go).
+	resLimit [][]int64
+	anyRes   bool
 
 	// Per round.
 	used   [][]int      // what each queue holds, plus what the round gave it (Gate)
+	res    [][]float64  // likewise of each resource besides GPUs (resources.go)
+	state  *model.State // the round's
 	over   [][]bool     // per queue and type: it held more than its quota when the round began
 	tent   [][]int      // the guaranteed tier's tentative count (Order)
 	in     []*model.Job // the inner order
@@ -243,6 +249,7 @@ func (p *Policy) setCluster(c *model.Cluster) {
 	p.taker = make([]int32, total)
 	p.hasQuota = make([]bool, len(p.queues))
 	p.anyLimit = false
+	p.setResourceLimits(c)
 	for qi, q := range p.queues {
 		for t, gt := range c.Types {
 			p.quota[qi][t] = q.Quota[gt.Name]
@@ -299,6 +306,7 @@ func (p *Policy) baseline(s *model.State) {
 		p.used[q][s.Cluster.TypeOf(j.Alloc[0])] += len(j.Alloc)
 		p.run[q] = append(p.run[q], j)
 	}
+	p.resourceBaseline(s)
 	for q := range p.used {
 		for t := range p.used[q] {
 			p.over[q][t] = p.used[q][t] > p.quota[q][t]
