@@ -254,7 +254,7 @@ func TestShortResource(t *testing.T) {
 		"not enough free cpu on the nodes with free GPUs of a feasible type":      "cpu",
 		"not enough free rdma/hca on the nodes with free GPUs of a feasible type": "rdma/hca",
 		"not enough free GPUs of a feasible type":                                 "",
-		"placed on free GPUs":                                                     "",
+		"placed on free GPUs": "",
 	} {
 		if got := shortResource(reason); got != want {
 			t.Errorf("shortResource(%q) = %q, want %q", reason, got, want)
