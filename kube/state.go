@@ -205,6 +205,9 @@ func (r *round) placeRunning(rj *rjob, nodes []model.Node, types []model.GPUType
 // pods, a Volcano job's launcher and pods beyond their node's GPUs are
 // taken from it.
 func (r *round) capacities(nodes []model.Node) {
+	if !slices.ContainsFunc(r.nodes, func(n *nodeInfo) bool { return n.alloc != nil }) {
+		return // GPUs only
+	}
 	taken := make([]model.Resources, len(nodes))
 	take := func(node string, req model.Resources) {
 		ci, ok := r.cidx[node]
