@@ -96,8 +96,12 @@ func capacity(alloc, taken model.Resources) model.Resources {
 // nodes whose largest allocatable amounts are most, "" when it may fit one:
 // it asks more of a resource than any of them offers (a resource they do
 // not advertise, they offer none of). A pod is not counted against nodes
-// that advertise no pod limit.
+// that advertise no pod limit, nor a request against nodes that advertise
+// nothing besides GPUs (most is nil: the cluster is then GPUs only).
 func tooLarge(req, most model.Resources) string {
+	if most == nil {
+		return ""
+	}
 	for _, name := range req.Names() {
 		if q := req[name]; q > most[name] {
 			return fmt.Sprintf("each of its pods asks for %s of %s, and the nodes it may use offer at most %s",

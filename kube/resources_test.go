@@ -192,7 +192,7 @@ func TestRoundResources(t *testing.T) {
 			engine.WaitNeverFits + ": each of its pods asks for 6 of cpu, and the nodes it may use offer at most 4"},
 		{"a resource no node offers", three(allocates("cpu", "4"), requests("example.com/fpga", "1")), 0,
 			engine.WaitNeverFits + ": each of its pods asks for 1 of example.com/fpga, and the nodes it may use offer at most 0"},
-		{"nodes without other resources are not limited by them", three(func(*v1.Node) {}, requests()), 3, ""},
+		{"nodes without other resources are not limited by them", three(func(*v1.Node) {}, requests("cpu", "2")), 3, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := testSched(t, "fifo", "pack")
