@@ -247,6 +247,25 @@ func TestRoundResourcesPreempt(t *testing.T) {
 	}
 }
 
+// TestRoundRefillRoom: a running job's replacement pod goes to a node
+// with room for its cpu: not to the node its job runs on, whose cpu
+// another scheduler's pod took meanwhile, though its GPUs fit best there.
+func TestRoundRefillRoom(t *testing.T) {
+	s := testSched(t, "fifo", "pack")
+	v100 := "Tesla-V100-SXM2-16GB"
+	g0 := mkPod("g-0", 1, gang("g", 2), onNode("a"), requests("cpu", "3"))
+	g1 := mkPod("g-1", 1, gang("g", 2), onNode("a"), requests("cpu", "3"))
+	_, _ = feed(t, s, t0, mkNode("a", v100, 8, allocates("cpu", "8")), mkNode("b", v100, 8, allocates("cpu", "8")), g0, g1)
+	s.w.mu.Lock()
+	s.w.deletePod("g-1", t0.Add(time.Second))
+	s.w.mu.Unlock()
+	bound, r := feed(t, s, t0.Add(2*time.Second), mkPod("ds", 0, otherScheduler("a"), requests("cpu", "4")),
+		mkPod("g-2", 1, gang("g", 2), requests("cpu", "3")))
+	if bound["g-2"] != "b" {
+		t.Fatalf("the replacement bound %v, want on b (waits for %q)", bound, reasonOf(r, "g-2"))
+	}
+}
+
 // TestShortResource pins the engine's wording of a job blocked by a
 // resource besides GPUs, which waitReason reads.
 func TestShortResource(t *testing.T) {
