@@ -217,7 +217,7 @@ func (r *round) refill(replace bool) {
 			if r.w.assumed[p.uid] != "" {
 				continue
 			}
-			ni := r.bestNode(t, rj.pod, elig)
+			ni := r.bestNode(mj, t, rj.pod, elig)
 			if ni < 0 {
 				break
 			}
@@ -253,12 +253,13 @@ func (r *round) addPod(rj *rjob, p *podInfo, ni int) bool {
 	return true
 }
 
-// bestNode returns the cluster node of type t, allowed by elig, whose free
-// GPUs exceed pod by the least (lowest index among equals), or -1.
-func (r *round) bestNode(t, pod int, elig []bool) int {
+// bestNode returns the cluster node of type t, allowed by elig, with room
+// for one more pod of job j (roomOn), whose free GPUs exceed pod by the
+// least (lowest index among equals), or -1.
+func (r *round) bestNode(j *model.Job, t, pod int, elig []bool) int {
 	best, bestFree := -1, 0
 	for i, n := range r.cluster.Nodes {
-		if n.Type != t || elig != nil && !elig[i] {
+		if n.Type != t || elig != nil && !elig[i] || !r.roomOn(j, i) {
 			continue
 		}
 		if f := bits.OnesCount64(r.state.FreeMask(i)); f >= pod && (best < 0 || f < bestFree) {
@@ -275,7 +276,7 @@ func (r *round) reasons(plan *engine.Plan) {
 	trace := map[string]string{}
 	if plan != nil {
 		for _, d := range plan.Trace {
-			if why, ok := engine.WaitReason(d); ok {
+			if why, ok := waitReason(d); ok {
 				trace[d.Job] = why
 			}
 		}

@@ -10,17 +10,26 @@ import (
 
 // benchWorld fills a scheduler's world with the benchmark's load
 // (docs/BENCHMARKS.md): nodes of 8 V100s, single-pod jobs and gangs of 8,
-// 1 GPU per pod, all pending.
-func benchWorld(b *testing.B, nodes, singles, gangs int) *Scheduler {
+// 1 GPU per pod, all pending. With opts, each node also advertises cpu,
+// memory and pods, and each pod asks for cpu and memory (kwok's nodes and
+// real pods do): the resource vector's path.
+func benchWorld(b *testing.B, nodes, singles, gangs int, opts ...benchOpt) *Scheduler {
 	s := testSched(&testing.T{}, "fifo", "pack")
 	s.w.mu.Lock()
 	defer s.w.mu.Unlock()
 	seen := t0.Add(-time.Minute)
 	for i := range nodes {
-		n, _ := stripNode(mkNode(fmt.Sprintf("gpu-%04d", i), "Tesla-V100-SXM2-16GB", 8))
+		var no []nodeOpt
+		for _, o := range opts {
+			no = append(no, o.node)
+		}
+		n, _ := stripNode(mkNode(fmt.Sprintf("gpu-%04d", i), "Tesla-V100-SXM2-16GB", 8, no...))
 		s.w.setNode(n.(*v1.Node))
 	}
 	add := func(p *v1.Pod) {
+		for _, o := range opts {
+			o.pod(p)
+		}
 		sp, _ := stripPod(p)
 		s.w.setPod(sp.(*v1.Pod), seen)
 	}
@@ -54,10 +63,28 @@ func BenchmarkRoundPlaceAll(b *testing.B) {
 	}
 }
 
+// benchOpt changes the benchmark's nodes and pods.
+type benchOpt struct {
+	node nodeOpt
+	pod  podOpt
+}
+
+// vectored gives nodes 64 CPUs, 512Gi and 110 pods, and pods a request of
+// 4 CPUs and 32Gi (a node holds 8 pods' worth: GPUs still bound first).
+func vectored() benchOpt {
+	return benchOpt{allocates("cpu", "64", "memory", "512Gi", "pods", "110"), requests("cpu", "4", "memory", "32Gi")}
+}
+
 // BenchmarkRoundSteady is a round with nothing new to place: 8,000 pods
 // bound (being bound), 6,000 waiting; what every later round costs.
-func BenchmarkRoundSteady(b *testing.B) {
-	s := benchWorld(b, 1000, 10000, 500)
+func BenchmarkRoundSteady(b *testing.B) { benchSteady(b) }
+
+// BenchmarkRoundSteadyResources is BenchmarkRoundSteady with cpu, memory
+// and pods on the nodes and cpu and memory requests on the pods.
+func BenchmarkRoundSteadyResources(b *testing.B) { benchSteady(b, vectored()) }
+
+func benchSteady(b *testing.B, opts ...benchOpt) {
+	s := benchWorld(b, 1000, 10000, 500, opts...)
 	s.w.mu.Lock()
 	(&round{s: s, w: s.w, now: t0, t: 0}).run()
 	s.w.mu.Unlock()

@@ -11,6 +11,13 @@
 // else the pod alone; annotations (gpusched.io/min-replicas, model,
 // priority, gpu-type) set a job's gang size and settings.
 //
+// Resources besides GPUs (resources.go) are counted as kube-scheduler's
+// NodeResourcesFit counts them: a pod asks what
+// k8s.io/component-helpers/resource's PodRequests sums up (containers, init
+// containers and sidecars, pod-level requests, overhead), and a node
+// offers its allocatable less what every pod bound there asks, save
+// gpusched's running jobs, which the state charges.
+//
 // A round (round.go, state.go) builds the model cluster and state from the
 // world, runs engine.Schedule, and carries the plan out with engine.Apply
 // and this package's Applier (apply.go): Start binds a gang's pods through

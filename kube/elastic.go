@@ -540,12 +540,15 @@ func newElasticMetrics(reg prometheus.Registerer) (*elasticMetrics, error) {
 // drain keeps the GPUs a shrink took from job kj occupied in this round's
 // model (by a stand-in job) while its pods terminate: a job the round
 // starts on them reserves them instead (start), and waits for the pods to
-// go, as it does for a preempted job's.
+// go, as it does for a preempted job's. The stand-in asks what the job's
+// pods ask of the nodes' other resources, which they hold until they are
+// gone.
 func (r *round) drain(kj *kjob, gpus []model.GPU) {
 	n := len(gpus)
-	ph := model.NewJob(model.JobSpec{ID: kj.key + " (shrinking)", GPUs: n, MinGPUs: n, MaxGPUs: n}, -1, -1, 0)
+	ph := model.NewJob(model.JobSpec{ID: kj.key + " (shrinking)", GPUs: n, MinGPUs: n, MaxGPUs: n,
+		ReplicaGPUs: kj.mj.Spec.ReplicaGPUs, Requests: kj.mj.Spec.Requests}, -1, -1, 0)
 	r.state.Submit(ph)
-	if err := r.state.Start(ph, gpus); err != nil {
+	if err := r.state.Restore(ph, gpus); err != nil {
 		r.s.log.Error("cannot hold the GPUs of a shrink", "job", jobName(kj.key), "err", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpusched/gpusched/config"
+	"github.com/gpusched/gpusched/core/model"
 )
 
 // Names gpusched reads from Nodes: the extended resource of NVIDIA's device
@@ -27,8 +28,10 @@ const (
 // nodeInfo is what a round needs of a Node.
 type nodeInfo struct {
 	name string
-	// gpus is the allocatable nvidia.com/gpu.
-	gpus int
+	// gpus is the allocatable nvidia.com/gpu; alloc the rest of its
+	// allocatable resources (allocatable).
+	gpus  int
+	alloc model.Resources
 	// typ is the GPU type (ProductType of the product label); known says
 	// whether the catalog has it.
 	typ     string
@@ -70,6 +73,7 @@ func newNodeInfo(n *v1.Node) *nodeInfo {
 	if q, ok := n.Status.Allocatable[ResourceGPU]; ok {
 		ni.gpus = int(max(q.Value(), 0))
 	}
+	ni.alloc = allocatable(n)
 	ni.typ, ni.known = ProductType(ni.product)
 	if s, ok := n.Labels[LabelMemory]; ok {
 		if m, err := strconv.Atoi(s); err == nil && m > 0 {
@@ -94,14 +98,14 @@ func (n *nodeInfo) usable() bool { return n.ready && n.schedulable && n.gpus > 0
 // nothing a round looks at (kwok's and the kubelet's heartbeats change
 // only times).
 func (n *nodeInfo) sameForScheduling(o *nodeInfo) bool {
-	return n.gpus == o.gpus && n.typ == o.typ && n.memMiB == o.memMiB && n.ready == o.ready &&
+	return n.gpus == o.gpus && n.alloc.Equal(o.alloc) && n.typ == o.typ && n.memMiB == o.memMiB && n.ready == o.ready &&
 		n.schedulable == o.schedulable && maps.Equal(n.obj.Labels, o.obj.Labels) &&
 		slices.EqualFunc(n.obj.Spec.Taints, o.obj.Spec.Taints, func(a, b v1.Taint) bool { return a.MatchTaint(&b) && a.Value == b.Value })
 }
 
 // stripNode is the node informer's transform: it keeps the name, labels,
-// taints, cordon, allocatable GPUs and the Ready condition, and drops the
-// rest (images, addresses, managed fields, heartbeat times).
+// taints, cordon, allocatable resources and the Ready condition, and drops
+// the rest (images, addresses, managed fields, heartbeat times).
 func stripNode(obj any) (any, error) {
 	n, ok := obj.(*v1.Node)
 	if !ok {
@@ -110,9 +114,7 @@ func stripNode(obj any) (any, error) {
 	out := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion,
 		Labels: n.Labels}}
 	out.Spec.Unschedulable, out.Spec.Taints = n.Spec.Unschedulable, n.Spec.Taints
-	if q, ok := n.Status.Allocatable[ResourceGPU]; ok {
-		out.Status.Allocatable = v1.ResourceList{ResourceGPU: q}
-	}
+	out.Status.Allocatable = n.Status.Allocatable
 	for _, c := range n.Status.Conditions {
 		if c.Type == v1.NodeReady {
 			out.Status.Conditions = []v1.NodeCondition{{Type: c.Type, Status: c.Status}}

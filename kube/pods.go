@@ -7,9 +7,10 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gpusched/gpusched/core/model"
 )
 
 // Names gpusched reads from pods (and their owners).
@@ -46,8 +47,10 @@ type podInfo struct {
 	// that forms jobs (ownerJob), else nil.
 	key   string
 	owner *metav1.OwnerReference
-	// gpus is the pod's nvidia.com/gpu request.
+	// gpus is the pod's nvidia.com/gpu request; req what else it asks of
+	// a node (podRequests).
 	gpus int64
+	req  model.Resources
 	node string
 	// deleting: the pod has a deletion timestamp (it is terminating).
 	deleting bool
@@ -76,7 +79,7 @@ type podInfo struct {
 // newPodInfo reads a (stripped) pod of gpusched's.
 func newPodInfo(p *v1.Pod) *podInfo {
 	pi := &podInfo{uid: p.UID, ns: p.Namespace, name: p.Name, created: p.CreationTimestamp.Time,
-		gpus: podGPUs(&p.Spec), node: p.Spec.NodeName, deleting: p.DeletionTimestamp != nil, index: -1,
+		gpus: podGPUs(&p.Spec), req: podRequests(p), node: p.Spec.NodeName, deleting: p.DeletionTimestamp != nil, index: -1,
 		ann: p.Annotations, sig: constraintSig(p), obj: p}
 	for _, k := range []string{annCompletionIndex, annVolcanoIndex} {
 		if s, ok := p.Annotations[k]; ok {
@@ -178,8 +181,8 @@ func constraintSig(p *v1.Pod) string {
 }
 
 // stripPod is the transform of the informer of gpusched's pods: it keeps
-// what jobs, constraints, progress and conditions need, and drops the rest
-// (environment, volumes, images, managed fields).
+// what jobs, constraints, requests, progress and conditions need, and
+// drops the rest (environment, volumes, images, managed fields).
 func stripPod(obj any) (any, error) {
 	p, ok := obj.(*v1.Pod)
 	if !ok {
@@ -208,41 +211,32 @@ func stripPod(obj any) (any, error) {
 		s.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution}}
 	}
-	s.Containers = gpuContainers(p.Spec.Containers)
-	s.InitContainers = gpuContainers(p.Spec.InitContainers)
+	keepRequests(out, p)
 	out.Status.Phase = p.Status.Phase
 	for _, c := range p.Status.Conditions {
 		if c.Type == v1.PodScheduled {
-			out.Status.Conditions = []v1.PodCondition{{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message}}
+			out.Status.Conditions = append(out.Status.Conditions, v1.PodCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
 		}
 	}
 	return out, nil
 }
 
-// gpuContainers keeps, of each container, its name and GPU request.
-func gpuContainers(cs []v1.Container) []v1.Container {
-	if len(cs) == 0 {
-		return nil
-	}
-	out := make([]v1.Container, len(cs))
-	for i, c := range cs {
-		out[i].Name = c.Name
-		if n := gpuQuantity(c.Resources); n != 0 {
-			out[i].Resources.Requests = v1.ResourceList{ResourceGPU: *resource.NewQuantity(n, resource.DecimalSI)}
-		}
-	}
-	return out
-}
-
-// foreignPod is a pod of another scheduler bound to a node: its GPUs are
-// not free.
+// foreignPod is a pod bound to a node by another scheduler (or by none: a
+// DaemonSet's, a static pod): its GPUs are not free, and what else it asks
+// (req) is taken from the node's allocatable.
 type foreignPod struct {
 	node string
 	gpus int64
+	req  model.Resources
+}
+
+// same reports whether two readings of a foreign pod count alike.
+func (f foreignPod) same(o foreignPod) bool {
+	return f.node == o.node && f.gpus == o.gpus && f.req.Equal(o.req)
 }
 
 // stripForeign is the transform of the informer of other schedulers'
-// bound pods: node and GPU request only.
+// bound pods: node and requests only.
 func stripForeign(obj any) (any, error) {
 	p, ok := obj.(*v1.Pod)
 	if !ok {
@@ -250,8 +244,7 @@ func stripForeign(obj any) (any, error) {
 	}
 	out := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion}}
 	out.Spec.NodeName = p.Spec.NodeName
-	out.Spec.Containers = gpuContainers(p.Spec.Containers)
-	out.Spec.InitContainers = gpuContainers(p.Spec.InitContainers)
+	keepRequests(out, p)
 	out.Status.Phase = p.Status.Phase
 	return out, nil
 }

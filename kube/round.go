@@ -67,6 +67,9 @@ type round struct {
 type rjob struct {
 	kj  *kjob
 	pod int
+	// req is what each of its GPU pods asks besides GPUs (the most any of
+	// them asks of each resource).
+	req model.Resources
 	set settings
 	min int
 	// bound are its live pods bound (or being bound) to a node, pending
@@ -266,6 +269,7 @@ type formed struct {
 	pod, min, max  int
 	elastic        bool
 	sig            string
+	req            model.Resources
 	set            settings
 	err            error
 }
@@ -278,7 +282,7 @@ func (r *round) settings(rj *rjob) error {
 		ov = o.version
 	}
 	if f := kj.formed; f != nil && f.version == kj.version && f.owner == ov {
-		rj.pod, rj.min, rj.sig, rj.set, rj.max, rj.elastic = f.pod, f.min, f.sig, f.set, f.max, f.elastic
+		rj.pod, rj.min, rj.sig, rj.set, rj.max, rj.elastic, rj.req = f.pod, f.min, f.sig, f.set, f.max, f.elastic, f.req
 		return f.err
 	}
 	err := r.readSettings(rj)
@@ -286,18 +290,22 @@ func (r *round) settings(rj *rjob) error {
 		r.elasticLimits(rj, rj.set)
 	}
 	kj.formed = &formed{version: kj.version, owner: ov, pod: rj.pod, min: rj.min, sig: rj.sig, set: rj.set, err: err,
-		max: rj.max, elastic: rj.elastic}
+		max: rj.max, elastic: rj.elastic, req: rj.req}
 	return err
 }
 
-// readSettings reads the job's GPUs per pod, settings and gang size. The
-// pods must agree on their GPU request and settings; a job whose pods do
-// not, or whose annotations are malformed, gets an error that names them
-// (and, running, the default settings).
+// readSettings reads the job's GPUs per pod, other requests, settings and
+// gang size. The pods must agree on their GPU request and settings; a job
+// whose pods do not, or whose annotations are malformed, gets an error
+// that names them (and, running, the default settings). Pods that ask for
+// different amounts of other resources count as asking for the most.
 func (r *round) readSettings(rj *rjob) error {
 	pods := append(slices.Clone(rj.bound), rj.pending...)
 	first := pods[0]
-	rj.pod, rj.sig = int(first.gpus), first.sig
+	rj.pod, rj.sig, rj.req = int(first.gpus), first.sig, nil
+	for _, p := range pods {
+		maxInto(&rj.req, p.req)
+	}
 	owner := r.w.owners[rj.kj.owner]
 	merged := func(p *podInfo) map[string]string {
 		m := map[string]string{}
@@ -367,7 +375,8 @@ func (r *round) modelJob(rj *rjob) {
 	n := len(rj.bound) + len(rj.pending)
 	spec := model.JobSpec{ID: kj.key, Submit: model.Time(submit.UnixMilli()), GPUs: n * rj.pod,
 		MinGPUs: min(rj.min, n) * rj.pod, MaxGPUs: n * rj.pod, Model: rj.set.model, GPUType: rj.set.gpuType,
-		Priority: rj.set.priority, User: rj.pending0().ns, PeakMemMiB: r.s.matrix.PeakMemMiB(rj.set.model), ReplicaGPUs: rj.pod}
+		Priority: rj.set.priority, User: rj.pending0().ns, PeakMemMiB: r.s.matrix.PeakMemMiB(rj.set.model), ReplicaGPUs: rj.pod,
+		Requests: rj.req}
 	if len(rj.bound) == 0 {
 		spec.GPUs, spec.MaxGPUs = len(rj.pending)*rj.pod, len(rj.pending)*rj.pod
 		spec.MinGPUs = min(rj.min*rj.pod, spec.GPUs)
@@ -438,7 +447,7 @@ func (r *round) neverFits(rj *rjob) string {
 	case st.room < rj.min:
 		return fmt.Sprintf("its gang of %d pods of %d GPUs does not fit the nodes it may use (room for %d such pods)", rj.min, rj.pod, st.room)
 	}
-	return ""
+	return tooLarge(rj.req, st.most)
 }
 
 // sigInfo is what a round knows of the nodes that accept the pods of one
@@ -457,8 +466,12 @@ type statKey struct {
 }
 
 // fitStat sums up the nodes a job may use: how many, the largest, and
-// how many of its pods they hold when empty.
-type fitStat struct{ allowed, biggest, room int }
+// how many of its pods they hold when empty (by their GPUs); most is the
+// largest allocatable amount of each other resource among them.
+type fitStat struct {
+	allowed, biggest, room int
+	most                   model.Resources
+}
 
 // sigOf returns the job's sigInfo: shared by the jobs of its signature
 // for the round, or its own when its pods' constraints differ.
@@ -513,6 +526,7 @@ func (r *round) fitStats(rj *rjob) fitStat {
 		st.allowed++
 		st.biggest = max(st.biggest, n.gpus)
 		st.room += n.gpus / rj.pod
+		maxInto(&st.most, n.alloc)
 	}
 	si.stats[key] = st
 	return st

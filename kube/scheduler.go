@@ -228,11 +228,7 @@ func onWorld[T any](s *Scheduler, change func(T) bool) func(any) {
 func (s *Scheduler) worldHandlers() []cache.ResourceEventHandler {
 	w := s.w
 	return []cache.ResourceEventHandler{
-		s.handler(onWorld(s, w.setForeign), onWorld(s, func(p *v1.Pod) bool {
-			_, had := w.foreign[p.UID]
-			delete(w.foreign, p.UID)
-			return had
-		})),
+		s.handler(onWorld(s, w.setForeign), onWorld(s, func(p *v1.Pod) bool { return w.deleteForeign(p.UID) })),
 		s.handler(onWorld(s, w.setNode), onWorld(s, func(n *v1.Node) bool { w.deleteNode(n.Name); return true })),
 		s.handler(onWorld(s, func(j *batchv1.Job) bool { w.setOwner(j); return true }),
 			onWorld(s, func(j *batchv1.Job) bool { delete(w.owners, j.UID); return false })),

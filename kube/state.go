@@ -118,10 +118,22 @@ func (r *round) claimable(rj *rjob, rv *reservation) bool {
 
 // buildState makes the model cluster of the usable nodes' GPUs (less
 // those of other schedulers' pods, terminating pods and reservations) and
-// the state: running jobs on their pods' GPUs, waiting jobs queued. It
-// reports false when no node has GPUs for gpusched.
+// other resources (capacities), and the state: running jobs on their
+// pods' GPUs, waiting jobs queued. It reports false when no node has GPUs
+// for gpusched.
 func (r *round) buildState() bool {
-	c := r.cluster0()
+	nodes, types := r.clusterNodes()
+	if len(nodes) == 0 {
+		return false
+	}
+	next := make([]int, len(nodes))
+	for _, rj := range r.jobs {
+		if rj.inState && len(rj.bound) > 0 {
+			r.placeRunning(rj, nodes, types, next)
+		}
+	}
+	r.capacities(nodes)
+	c := r.cluster0(nodes, types)
 	if c == nil {
 		return false
 	}
@@ -131,20 +143,16 @@ func (r *round) buildState() bool {
 		return false
 	}
 	r.cluster, r.state = c, model.NewState(c, tab)
-	next := make([]int, len(c.Nodes))
 	for _, rj := range r.jobs {
 		rj.kj.mj.Model = tab.ModelIndex(rj.set.model)
-		if rj.inState && len(rj.bound) > 0 {
-			r.placeRunning(rj, next)
-		}
 	}
-	// Running jobs first, each submitted and started at once, then the
-	// waiting ones in queue order: the state's queues only grow at their
-	// ends.
+	// Running jobs first, each submitted and restored at once (charged
+	// what their pods ask even where a node holds less), then the waiting
+	// ones in queue order: the state's queues only grow at their ends.
 	for _, rj := range r.jobs {
 		if rj.inState && len(rj.alloc) > 0 {
 			r.state.Submit(rj.kj.mj)
-			if err := r.state.Start(rj.kj.mj, rj.alloc); err != nil {
+			if err := r.state.Restore(rj.kj.mj, rj.alloc); err != nil {
 				r.s.log.Error("running job's GPUs are not free in the model", "job", jobName(rj.kj.key), "err", err)
 			}
 		}
@@ -160,15 +168,14 @@ func (r *round) buildState() bool {
 
 // placeRunning gives a running job the GPUs of its bound pods on the
 // cluster's nodes (next counts the GPUs given on each node).
-func (r *round) placeRunning(rj *rjob, next []int) {
-	c := r.cluster
+func (r *round) placeRunning(rj *rjob, nodes []model.Node, types []model.GPUType, next []int) {
 	for _, p := range rj.bound {
 		node := p.node
 		if node == "" {
 			node = r.w.assumed[p.uid]
 		}
 		ci, ok := r.cidx[node]
-		if !ok || next[ci]+rj.pod > c.Nodes[ci].GPUs {
+		if !ok || next[ci]+rj.pod > nodes[ci].GPUs {
 			continue
 		}
 		for k := range rj.pod {
@@ -182,11 +189,56 @@ func (r *round) placeRunning(rj *rjob, next []int) {
 		rj.setReason(waitAway, false)
 		return
 	}
-	rj.kj.gpuType = c.Types[c.TypeOf(rj.alloc[0])].Name
+	first := nodes[rj.alloc[0].Node].Type
+	rj.kj.gpuType = types[first].Name
 	for _, g := range rj.alloc[1:] {
-		if c.TypeOf(g) != c.TypeOf(rj.alloc[0]) {
+		if nodes[g.Node].Type != first {
 			rj.kj.gpuType = ""
 		}
+	}
+}
+
+// capacities gives each cluster node its Capacity: its allocatable less
+// what every pod bound there asks (one pod each, besides its requests),
+// except the pods of running jobs that placeRunning gave GPUs, which the
+// state charges (Restore). Other schedulers' pods, gpusched's terminating
+// pods, a Volcano job's launcher and pods beyond their node's GPUs are
+// taken from it.
+func (r *round) capacities(nodes []model.Node) {
+	if !slices.ContainsFunc(r.nodes, func(n *nodeInfo) bool { return n.alloc != nil }) {
+		return // GPUs only
+	}
+	taken := make([]model.Resources, len(nodes))
+	take := func(node string, req model.Resources) {
+		ci, ok := r.cidx[node]
+		if !ok {
+			return
+		}
+		if taken[ci] == nil {
+			taken[ci] = model.Resources{}
+		}
+		add(taken[ci], req, 1)
+	}
+	for _, fp := range r.w.foreign {
+		take(fp.node, fp.req)
+	}
+	modelled := map[types.UID]bool{}
+	for _, rj := range r.jobs {
+		for _, p := range rj.allocPods {
+			modelled[p.uid] = true
+		}
+	}
+	for _, p := range r.w.pods {
+		node := p.node
+		if node == "" {
+			node = r.w.assumed[p.uid]
+		}
+		if node != "" && !modelled[p.uid] {
+			take(node, p.req)
+		}
+	}
+	for i := range nodes {
+		nodes[i].Capacity = capacity(r.nodes[r.nodeIdx[nodes[i].Name]].alloc, taken[i])
 	}
 }
 
@@ -209,9 +261,10 @@ func (r *round) claimGPUs() {
 	}
 }
 
-// cluster0 returns the model cluster of this round: the previous one when
-// nothing changed.
-func (r *round) cluster0() *model.Cluster {
+// clusterNodes returns the cluster's nodes (the usable nodes with GPUs
+// left for gpusched, capacities not yet set) and GPU types, and indexes
+// the nodes by name in r.cidx.
+func (r *round) clusterNodes() ([]model.Node, []model.GPUType) {
 	var nodes []model.Node
 	var types []model.GPUType
 	typeIdx := map[string]int{}
@@ -230,9 +283,12 @@ func (r *round) cluster0() *model.Cluster {
 		r.cidx[n.name] = len(nodes)
 		nodes = append(nodes, model.Node{Name: n.name, Type: t, GPUs: gpus})
 	}
-	if len(nodes) == 0 {
-		return nil
-	}
+	return nodes, types
+}
+
+// cluster0 returns the model cluster of nodes and types: the previous
+// round's when nothing changed.
+func (r *round) cluster0(nodes []model.Node, types []model.GPUType) *model.Cluster {
 	if p := r.s.prevCluster; p != nil && slices.EqualFunc(p.Nodes, nodes, model.Node.Equal) && slices.Equal(p.Types, types) {
 		return p
 	}

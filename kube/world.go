@@ -188,8 +188,8 @@ func (w *world) setPod(p *v1.Pod, now time.Time) (*kjob, bool) {
 	elastic := j.formed != nil && j.formed.elastic
 	relevant := old == nil || old.node != pi.node && (!confirmed || elastic) || old.host != pi.host ||
 		old.deleting != pi.deleting && !ownDelete ||
-		old.gpus != pi.gpus || old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann)
-	if old == nil || old.gpus != pi.gpus || old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann) {
+		old.gpus != pi.gpus || !old.req.Equal(pi.req) || old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann)
+	if old == nil || old.gpus != pi.gpus || !old.req.Equal(pi.req) || old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann) {
 		j.version++
 	}
 	return j, relevant
@@ -251,17 +251,31 @@ func (w *world) deleteNode(name string) {
 }
 
 // setForeign records a pod of another scheduler; bound and not finished,
-// its GPUs are not free.
+// its GPUs are not free and its requests are taken from its node. It
+// reports whether a round should look: the pod changed on a node with
+// GPUs.
 func (w *world) setForeign(p *v1.Pod) bool {
-	fp := foreignPod{node: p.Spec.NodeName, gpus: podGPUs(&p.Spec)}
-	if fp.node == "" || fp.gpus == 0 || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
-		_, had := w.foreign[p.UID]
-		delete(w.foreign, p.UID)
-		return had
+	fp := foreignPod{node: p.Spec.NodeName, gpus: podGPUs(&p.Spec), req: podRequests(p)}
+	if fp.node == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+		return w.deleteForeign(p.UID)
 	}
 	old, had := w.foreign[p.UID]
 	w.foreign[p.UID] = fp
-	return !had || old != fp
+	return (!had || !old.same(fp)) && (w.gpuNode(fp.node) || had && w.gpuNode(old.node))
+}
+
+// deleteForeign forgets a pod of another scheduler and reports whether a
+// round should look.
+func (w *world) deleteForeign(uid types.UID) bool {
+	old, had := w.foreign[uid]
+	delete(w.foreign, uid)
+	return had && w.gpuNode(old.node)
+}
+
+// gpuNode reports whether node name is known and has GPUs.
+func (w *world) gpuNode(name string) bool {
+	n := w.nodes[name]
+	return n != nil && n.gpus > 0
 }
 
 // setOwner records a batch/v1 Job.
