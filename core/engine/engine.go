@@ -16,8 +16,10 @@ type Engine struct {
 	cluster *model.Cluster
 	order   []*model.Job
 	remain  []int
-	resizer *Resizer
-	now     model.Time
+	// remainRes is preemptive's budget of other resources per type.
+	remainRes []int64
+	resizer   *Resizer
+	now       model.Time
 	// released counts the stop candidates (plan.Preempt) whose GPUs are
 	// already free in the pool, a prefix of plan.Preempt: candidates are
 	// released only when a placement cannot be made without their GPUs.

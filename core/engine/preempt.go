@@ -3,7 +3,8 @@ package engine
 import "github.com/gpusched/gpusched/core/model"
 
 // preemptive selects jobs by GPU counts as if the cluster were empty, in
-// order; preempts running jobs that were not selected; places the selected
+// order — and, on a cluster that models other resources, by what the
+// nodes of each type offer of them in all (bookRes); preempts running jobs that were not selected; places the selected
 // waiting jobs; and cancels preemptions whose GPUs no placement used. Every
 // selected job may claim the GPUs of the preempted ones (a Gate says whose);
 // under Stepwise, the candidates released for the first claims jobs of the
@@ -12,6 +13,7 @@ func (e *Engine) preemptive(s *model.State, jobs []*model.Job, claims int, plan 
 	for t := range e.remain {
 		e.remain[t] = s.Cluster.TypeGPUs(t)
 	}
+	e.resetRemainRes(s)
 	c := s.Cluster
 	var selected []*model.Job
 	var sets []TypeSet
@@ -19,7 +21,7 @@ func (e *Engine) preemptive(s *model.State, jobs []*model.Job, claims int, plan 
 	for i, j := range jobs {
 		if j.State == model.Running {
 			t, k := c.TypeOf(j.Alloc[0]), len(j.Alloc)
-			if e.remain[t] >= k {
+			if e.remain[t] >= k && e.bookRes(s, j, t, model.Replicas(k, j.Spec.ReplicaGPUs)) {
 				e.remain[t] -= k
 				continue
 			}
@@ -52,8 +54,9 @@ func (e *Engine) preemptive(s *model.State, jobs []*model.Job, claims int, plan 
 func (e *Engine) reserve(s *model.State, j *model.Job, ts TypeSet) int {
 	n := j.Spec.MinGPUs
 	best, bt := 0.0, -1
+	reps := model.Replicas(n, j.Spec.ReplicaGPUs)
 	for t := range s.Cluster.Types {
-		if !ts.Has(t) || e.remain[t] < n {
+		if !ts.Has(t) || e.remain[t] < n || !e.resRoom(s, j, t, reps) {
 			continue
 		}
 		if v := s.Profile.Speed(j, t, n); v > best {
@@ -62,6 +65,7 @@ func (e *Engine) reserve(s *model.State, j *model.Job, ts TypeSet) int {
 	}
 	if bt >= 0 {
 		e.remain[bt] -= n
+		e.bookRes(s, j, bt, reps)
 	}
 	return bt
 }

@@ -152,3 +152,32 @@ func TestScheduleVectorReasonStarved(t *testing.T) {
 		t.Errorf("got %s, want %s", got, want)
 	}
 }
+
+// TestPreemptForCPU: under srtf a short job kept waiting by CPU, not
+// GPUs, preempts the long job that holds the CPU: one node of 8 GPUs and
+// 4 CPUs, the long job on 1 GPU with 4 CPUs, the short one asking 2.
+func TestPreemptForCPU(t *testing.T) {
+	cpu := func(milli int64) model.Resources { return model.Resources{model.ResourceCPU: milli} }
+	types := []model.GPUType{{Name: "a", MemMiB: 16384, TFLOPS: 1}}
+	c, err := model.NewCluster(types, []model.Node{{Name: "n0", GPUs: 8, Capacity: cpu(4000)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := model.NewState(c, unit{})
+	long := model.NewJob(model.JobSpec{ID: "long", GPUs: 1, MinGPUs: 1, MaxGPUs: 1, Duration: 1000 * model.Second, Requests: cpu(4000)}, 0, -1, 1000)
+	short := model.NewJob(model.JobSpec{ID: "short", Submit: 1, GPUs: 1, MinGPUs: 1, MaxGPUs: 1, Duration: 10 * model.Second, Requests: cpu(2000)}, 1, -1, 10)
+	s.Submit(long)
+	if err := s.Start(long, []model.GPU{{Node: 0, Index: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	long.Rate = 1
+	s.Submit(short)
+	e, err := engine.New(&policy.SRTF{}, placer.Pack{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := e.Schedule(s, 2*model.Second)
+	if got, want := fmt.Sprint(trace(plan)), "[short:placed long:preempted]"; got != want {
+		t.Errorf("trace %s, want %s", got, want)
+	}
+}
