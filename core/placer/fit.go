@@ -7,6 +7,13 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 )
 
+// FitScoreNodes is how many of the nodes that can hold a job Fit scores,
+// at most: as kube-scheduler's percentageOfNodesToScore, it bounds a
+// placement's cost on a large cluster. The candidates come in order of
+// free GPUs, fewest first, so those scored are the tightest fits on GPUs;
+// a node further on that strands fewer GPUs may be missed.
+const FitScoreNodes = 64
+
 // Fit is the multi-resource best-fit placer. A job that asks for nothing
 // besides GPUs is placed as Pack places it. A job that asks for CPU,
 // memory or other resources on a cluster that models them goes, when one
@@ -73,10 +80,10 @@ func (c fitChoice) better(o fitChoice) bool {
 func (f *Fit) fitOn(p *engine.Pool, j *model.Job, req model.Vec, t, n int) fitChoice {
 	best, bestNode := fitChoice{}, -1
 	f.nodes = p.FreeNodes(f.nodes[:0], t, n)
-	for _, i := range f.nodes {
+	for scored, i := range f.nodes {
 		k := p.NodeFree(int(i))
-		if bestNode >= 0 && best.stranded == 0 && (best.gpu == 0 || best.gpu < k-n) {
-			break // no node left scores better
+		if bestNode >= 0 && (scored >= FitScoreNodes || best.stranded == 0 && (best.gpu == 0 || best.gpu < k-n)) {
+			break // enough were scored, or no node left scores better
 		}
 		cand := score(p, j, req, int(i), n)
 		if bestNode < 0 || cand.better(best) || (!best.better(cand) && int(i) < bestNode) {
