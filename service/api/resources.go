@@ -119,13 +119,15 @@ func (s *JobSpec) Requests() (model.Resources, error) {
 
 // checkSpecResource accepts the name of a resource in a spec's resources:
 // a valid name that is neither CPU nor memory (they have fields of their
-// own).
+// own) nor pods (the service does not count them).
 func checkSpecResource(name string) error {
 	switch name {
 	case model.ResourceCPU:
 		return fmt.Errorf("give CPUs as cpus, not as a named resource")
 	case model.ResourceMemory:
 		return fmt.Errorf("give memory as memory, not as a named resource")
+	case model.ResourcePods:
+		return fmt.Errorf("the service counts no pods (one process group per job and node)")
 	}
 	return config.CheckResourceName(name)
 }

@@ -35,6 +35,7 @@ func TestDecodeSpecResources(t *testing.T) {
 		{name: "memory unit typo", in: `{` + ok + `,"memory":"64GB"}`, field: "memory", msg: "not a quantity"},
 		{name: "cpu as resource", in: `{` + ok + `,"resources":{"cpu":"2"}}`, field: "resources.cpu", msg: "give CPUs as cpus"},
 		{name: "memory as resource", in: `{` + ok + `,"resources":{"memory":"2Gi"}}`, field: "resources.memory", msg: "give memory as memory"},
+		{name: "pods", in: `{` + ok + `,"resources":{"pods":1}}`, field: "resources.pods", msg: "counts no pods"},
 		{name: "gpu as resource", in: `{` + ok + `,"resources":{"nvidia.com/gpu":1}}`, field: "resources.nvidia.com/gpu", msg: "gpus"},
 		{name: "bad resource name", in: `{` + ok + `,"resources":{"a b":1}}`, field: "resources.a b", msg: "only letters"},
 		{name: "fractional count", in: `{` + ok + `,"resources":{"rdma/hca":0.5}}`, field: "resources.rdma/hca", msg: "not a whole number"},
