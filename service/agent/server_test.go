@@ -28,7 +28,7 @@ type fakeServer struct {
 	known     bool // the node is registered
 	autoAck   bool // acknowledge exits and drop them from the work
 	registers int
-	capacity  map[string]string // the latest registration's
+	capacity  map[string]string            // the latest registration's
 	reports   int                          // status reports received
 	applied   int64                        // the latest report's Version
 	lastAfter int64                        // the latest poll's after
