@@ -125,6 +125,8 @@ func TestFlagMessage(t *testing.T) {
 		{&api.FieldError{Field: "grace_period_s", Message: "-1: want 0..86400"}, "--grace-period: -1: want 0..86400"},
 		{&api.FieldError{Field: "env.K", Message: "value contains a NUL byte"}, "--env: value contains a NUL byte"},
 		{&api.FieldError{Field: "command[1]", Message: "contains a NUL byte"}, "command[1]: contains a NUL byte"},
+		{&api.FieldError{Field: "cpus", Message: `"x" is not a quantity`}, `--cpus: "x" is not a quantity`},
+		{&api.FieldError{Field: "resources.nvidia.com/gpu", Message: "GPUs are requested with gpus"}, "--resource nvidia.com/gpu: GPUs are requested with gpus"},
 		{errors.New("plain"), "plain"},
 	} {
 		if got := flagMessage(tt.err); got != tt.want {
