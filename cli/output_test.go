@@ -166,3 +166,23 @@ func TestWriteNodesTable(t *testing.T) {
 		}
 	}
 }
+
+// TestResourceColumns: used and free CPU and memory, named resources as
+// NAME=USED/FREE, "-" for what a node does not report.
+func TestResourceColumns(t *testing.T) {
+	for _, c := range []struct {
+		n    api.Node
+		want string
+	}{
+		{api.Node{}, "- - - - -"},
+		{api.Node{Capacity: map[string]string{"cpu": "8"}}, "0 8 - - -"},
+		{api.Node{Capacity: map[string]string{"cpu": "8", "memory": "32Gi", "rdma/hca": "4", "a": "1"},
+			Used: map[string]string{"cpu": "2500m", "memory": "1Gi", "rdma/hca": "1"}}, "2500m 5500m 1Gi 31Gi a=0/1,rdma/hca=1/3"},
+		{api.Node{Capacity: map[string]string{"cpu": "4"}, Used: map[string]string{"cpu": "6"}}, "6 -2 - - -"},
+		{api.Node{Capacity: map[string]string{"cpu": "x"}}, "? ? ? ? ?"},
+	} {
+		if got := strings.ReplaceAll(resourceColumns(c.n), "\t", " "); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.n, got, c.want)
+		}
+	}
+}
