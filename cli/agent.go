@@ -9,10 +9,13 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpusched/gpusched/config"
+	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/agent"
 	"github.com/gpusched/gpusched/service/client"
 )
@@ -24,6 +27,55 @@ type agentOptions struct {
 	stopOnExit                     bool
 	verbose                        bool
 	joinToken, ca                  string
+	capacity                       capacityOptions
+}
+
+// capacityOptions are the agent flags of what its node offers besides
+// GPUs: --cpus and --memory (default: detected), --reserve and the
+// repeatable --resource NAME=N.
+type capacityOptions struct {
+	cpus, memory, reserve string
+	resources             []string
+}
+
+// addCapacityFlags defines them on cmd.
+func addCapacityFlags(cmd *cobra.Command, o *capacityOptions) {
+	f := cmd.Flags()
+	f.StringVar(&o.cpus, "cpus", "", "the node's CPUs offered to jobs, cores or millicores (default: detected, the CPUs the agent may run on)")
+	f.StringVar(&o.memory, "memory", "", "the node's memory offered to jobs, e.g. 512Gi (default: detected on Linux, the physical memory)")
+	f.StringVar(&o.reserve, "reserve", "", "what jobs may not use, kept for the system, e.g. cpu=2,memory=8Gi")
+	f.StringArrayVar(&o.resources, "resource", nil, "a named resource the node offers, NAME=N, e.g. rdma/hca=4 (repeatable)")
+}
+
+// capacity returns what the node offers jobs besides GPUs
+// (agent.NodeCapacity): the detected CPUs and memory or those of the
+// flags, less --reserve, plus the --resource ones.
+func (o *capacityOptions) capacity() (model.Resources, error) {
+	host, err := agent.HostResources()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range []struct{ flag, name, v string }{{"cpus", model.ResourceCPU, o.cpus}, {"memory", model.ResourceMemory, o.memory}} {
+		if f.v == "" {
+			continue
+		}
+		if host[f.name], err = config.ParseAmount(f.name, f.v); err != nil {
+			return nil, badInput("--%s: %w", f.flag, err)
+		}
+	}
+	reserve, err := config.ParseResourceList(o.reserve)
+	if err != nil {
+		return nil, badInput("--reserve %q: %w", o.reserve, err)
+	}
+	extra, err := config.ParseResourceList(strings.Join(o.resources, ","))
+	if err != nil {
+		return nil, badInput("--resource: %w", err)
+	}
+	capa, err := agent.NodeCapacity(host, reserve, extra)
+	if err != nil {
+		return nil, badInput("%w", err)
+	}
+	return capa, nil
 }
 
 // envJoinToken holds the agent's join token when --join-token is not given.
@@ -32,7 +84,8 @@ const envJoinToken = "GPUSCHED_JOIN_TOKEN"
 func newAgentCommand() *cobra.Command {
 	o := &agentOptions{}
 	cmd := &cobra.Command{
-		Use:   "agent --server URL [--join-token T] [--ca FILE] [--name NODE] [--data DIR] [--gpus auto|TYPE=N,...] [--power-redfish URL | --power-file FILE | --power-http URL]",
+		Use: "agent --server URL [--join-token T] [--ca FILE] [--name NODE] [--data DIR] [--gpus auto|TYPE=N,...] " +
+			"[--cpus N] [--memory Q] [--reserve cpu=N,memory=Q] [--resource NAME=N]... [--power-redfish URL | --power-file FILE | --power-http URL]",
 		Short: "Run this machine's node agent: offer its GPUs and run the replicas the server assigns",
 		Long: "agent registers this machine's GPUs with the scheduler service, runs the job\n" +
 			"replicas the server assigns to it (each in its own process group, output in\n" +
@@ -41,10 +94,15 @@ func newAgentCommand() *cobra.Command {
 			"once the server is back.\n\n" +
 			"On SIGINT or SIGTERM the agent exits and leaves its replicas running; an agent\n" +
 			"started later on the same --data adopts them. --stop-replicas-on-exit stops\n" +
-			"them first (SIGTERM, grace period, SIGKILL). docs/AGENT.md has the details.",
+			"them first (SIGTERM, grace period, SIGKILL). docs/AGENT.md has the details.\n\n" +
+			"Besides its GPUs the node offers jobs its CPUs and memory (detected, or --cpus\n" +
+			"and --memory) less what --reserve keeps for the system, and the named resources\n" +
+			"of --resource: jobs that ask for CPUs, memory or resources (submit --cpus,\n" +
+			"--memory, --resource) go only where enough of them is left.",
 		Example: "  gpusched agent --server https://head:7070 --join-token \"$(cat join.token)\" --ca ca.crt\n" +
 			"  gpusched agent --server http://head:7070\n" +
 			"  gpusched agent --server http://head:7070 --name gpu7 --gpus v100=8\n" +
+			"  gpusched agent --server http://head:7070 --reserve cpu=2,memory=8Gi --resource rdma/hca=4\n" +
 			"  GPUSCHED_SERVER=http://head:7070 gpusched agent --data /var/lib/gpusched",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -58,6 +116,7 @@ func newAgentCommand() *cobra.Command {
 	f.StringVar(&o.data, "data", "", "data directory for replica output and records (default: <user cache dir>/gpusched/agent-NAME)")
 	f.StringVar(&o.gpus, "gpus", agent.AutoGPUs, "the node's GPUs: auto (discover with NVML) or TYPE=N, e.g. v100=4")
 	f.BoolVar(&o.stopOnExit, "stop-replicas-on-exit", false, "stop every running replica before the agent exits")
+	addCapacityFlags(cmd, &o.capacity)
 	addPowerFlags(cmd, &o.power, true)
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log debug messages")
 	f.StringVar(&o.joinToken, "join-token", "", "join token for a server that requires authentication (default $"+envJoinToken+
@@ -76,6 +135,10 @@ func runAgent(ctx context.Context, o *agentOptions, stderr io.Writer) error {
 			return err // the machine, not the flag: exit 1
 		}
 		return usageError{err}
+	}
+	capa, err := o.capacity.capacity()
+	if err != nil {
+		return err
 	}
 	level := slog.LevelInfo
 	if o.verbose {
@@ -105,6 +168,7 @@ func runAgent(ctx context.Context, o *agentOptions, stderr io.Writer) error {
 		Addr:          o.addr,
 		DataDir:       o.data,
 		GPUs:          gpus,
+		Capacity:      capa,
 		Logger:        logger,
 		StopOnExit:    o.stopOnExit,
 		PowerSamplers: o.power.sources().Samplers(name, gpus, os.Getenv, logger),

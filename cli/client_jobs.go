@@ -181,11 +181,13 @@ func newNodesCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "nodes [-o table|wide|json|yaml]",
 		Short: "List the cluster's nodes: state, GPUs, GPUs in use, last heartbeat",
-		Long: "nodes lists the nodes the server knows. -o wide adds seed 002's view of each\n" +
-			"(docs/ENERGY.md, \"Live\"): its class, load state, the load thresholds in use for\n" +
-			"the default algorithm type with their source (learned, cluster-file, catalog),\n" +
-			"the samples and quality of a learned fit, its measured distances to data\n" +
-			"endpoints and the energy it drew.",
+		Long: "nodes lists the nodes the server knows. -o wide adds what the jobs on each node\n" +
+			"use and leave free of its CPUs, memory and named resources (as its agent\n" +
+			"reports them, less what the admin reserves; \"-\" for what it does not report),\n" +
+			"and seed 002's view of each (docs/ENERGY.md, \"Live\"): its class, load state,\n" +
+			"the load thresholds in use for the default algorithm type with their source\n" +
+			"(learned, cluster-file, catalog), the samples and quality of a learned fit, its\n" +
+			"measured distances to data endpoints and the energy it drew.",
 		Example: "  gpusched nodes\n" +
 			"  gpusched nodes -o wide\n" +
 			"  gpusched nodes -o json | jq '[.[].gpus | length] | add'",

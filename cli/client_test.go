@@ -173,6 +173,12 @@ func TestSubmitBadInput(t *testing.T) {
 		{"gpus not a number", []string{"--gpus", "four", "--", "x"}, "invalid argument \"four\""},
 		{"bad output", []string{"-o", "xml", jobsdata + "example.yaml"}, `"xml": want table, json or yaml`},
 		{"bad server", []string{"--server", "localhost:7070", jobsdata + "example.yaml"}, "no scheme, want http://localhost:7070"},
+		{"cpus not a quantity", []string{"--gpus", "1", "--cpus", "x", "--", "x"}, `--cpus: "x" is not a quantity`},
+		{"memory fraction", []string{"--gpus", "1", "--memory", "1.5", "--", "x"}, `--memory: "1.5" is not a whole number`},
+		{"resource without =", []string{"--gpus", "1", "--resource", "rdma", "--", "x"}, `--resource "rdma": want NAME=N`},
+		{"resource twice", []string{"--gpus", "1", "--resource", "a=1", "--resource", "a=2", "--", "x"}, "--resource a given twice"},
+		{"cpu as resource", []string{"--gpus", "1", "--resource", "cpu=1", "--", "x"}, "--resource cpu: give CPUs as cpus"},
+		{"resource and file", []string{"--cpus", "1", jobsdata + "example.yaml"}, "--cpus cannot be combined with a spec file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/agent"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/server"
@@ -31,6 +32,10 @@ type devOptions struct {
 	stopOnExit bool
 	// power are the local agents' power sources and probe interval.
 	power powerOptions
+	// capacity gives what each local agent offers besides GPUs; capa is
+	// its result.
+	capacity capacityOptions
+	capa     model.Resources
 }
 
 func newDevCommand() *cobra.Command {
@@ -48,7 +53,10 @@ func newDevCommand() *cobra.Command {
 			"for the next dev on the same --data to adopt. Jobs stay in the store either way.\n\n" +
 			"With --cluster FILE, dev runs one agent for every node the cluster file declares\n" +
 			"(its name, GPU type and count; data in DATA/agents/NAME): a whole cluster on one\n" +
-			"machine, for trying the energy placer (docs/ENERGY.md, \"Live\").",
+			"machine, for trying the energy placer (docs/ENERGY.md, \"Live\").\n\n" +
+			"Each local agent offers this machine's CPUs and memory (or --cpus and --memory)\n" +
+			"less --reserve, and the --resource ones, as `gpusched agent` does; with\n" +
+			"--cluster, every node offers them.",
 		Example: "  gpusched dev\n" +
 			"  gpusched dev --gpus v100=8 --data /tmp/gpusched\n" +
 			"  gpusched dev --listen 127.0.0.1:0 --policy hlas --placer hetero\n" +
@@ -67,6 +75,7 @@ func newDevCommand() *cobra.Command {
 	f.StringVar(&o.gpus, "gpus", agent.AutoGPUs, "this machine's GPUs: auto (NVML, else "+devFallbackGPUs+") or TYPE=N, e.g. v100=4")
 	f.StringVar(&o.name, "name", "", "the local node's name (default: the host name)")
 	f.BoolVar(&o.stopOnExit, "stop-replicas-on-exit", true, "stop the running jobs' processes when dev exits")
+	addCapacityFlags(cmd, &o.capacity)
 	addPowerFlags(cmd, &o.power, false)
 	return cmd
 }
@@ -100,6 +109,9 @@ func runDev(ctx context.Context, o *devOptions, stdout, stderr io.Writer) error 
 	}
 	nodes, err := o.nodes(logger)
 	if err != nil {
+		return err
+	}
+	if o.capa, err = o.capacity.capacity(); err != nil {
 		return err
 	}
 	srv, err := o.server.openServer(logger)

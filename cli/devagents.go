@@ -87,8 +87,8 @@ func newDevAgents(o *devOptions, srv *server.Server, nodes []devNode, url string
 		if name == "" {
 			name = o.name
 		}
-		cfg := agent.Config{Server: url, Name: name, DataDir: n.dir, GPUs: n.gpus, Logger: alog, StopOnExit: o.stopOnExit,
-			PowerEvery: o.power.powerEvery, ProbeEvery: o.power.probeEvery}
+		cfg := agent.Config{Server: url, Name: name, DataDir: n.dir, GPUs: n.gpus, Capacity: o.capa, Logger: alog,
+			StopOnExit: o.stopOnExit, PowerEvery: o.power.powerEvery, ProbeEvery: o.power.probeEvery}
 		if n.name != "" {
 			cfg.Addr = "127.0.0.1" // several agents on this machine: reach each other by loopback
 		}

@@ -122,6 +122,9 @@ func writeJobDetail(w io.Writer, j api.Job, now time.Time) error {
 	line("State", stateText(j))
 	optional("Reason", j.Reason)
 	line("GPUs", gpusDetail(j))
+	if len(j.Requests) > 0 {
+		line("Per GPU", cell(requestsText(j.Requests)))
+	}
 	line("Alloc", compactAlloc(j.Alloc))
 	optional("Model", j.Model)
 	line("Priority", strconv.Itoa(j.Priority))
@@ -158,6 +161,15 @@ func writeJobDetail(w io.Writer, j api.Job, now time.Time) error {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", e.Time.Format(time.RFC3339), cell(e.Event), cell(e.Message))
 	}
 	return tw.Flush()
+}
+
+// requestsText writes a job's requests as NAME=AMOUNT,... by name.
+func requestsText(r map[string]string) string {
+	parts := make([]string, 0, len(r))
+	for _, k := range slices.Sorted(maps.Keys(r)) {
+		parts = append(parts, k+"="+r[k])
+	}
+	return strings.Join(parts, ",")
 }
 
 // kWhText writes an energy with at least three significant digits:

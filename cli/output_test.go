@@ -125,6 +125,8 @@ func TestFlagMessage(t *testing.T) {
 		{&api.FieldError{Field: "grace_period_s", Message: "-1: want 0..86400"}, "--grace-period: -1: want 0..86400"},
 		{&api.FieldError{Field: "env.K", Message: "value contains a NUL byte"}, "--env: value contains a NUL byte"},
 		{&api.FieldError{Field: "command[1]", Message: "contains a NUL byte"}, "command[1]: contains a NUL byte"},
+		{&api.FieldError{Field: "cpus", Message: `"x" is not a quantity`}, `--cpus: "x" is not a quantity`},
+		{&api.FieldError{Field: "resources.nvidia.com/gpu", Message: "GPUs are requested with gpus"}, "--resource nvidia.com/gpu: GPUs are requested with gpus"},
 		{errors.New("plain"), "plain"},
 	} {
 		if got := flagMessage(tt.err); got != tt.want {
@@ -161,6 +163,26 @@ func TestWriteNodesTable(t *testing.T) {
 	for i := range want {
 		if got := strings.Join(strings.Fields(lines[i]), " "); got != want[i] {
 			t.Errorf("line %d: %q, want %q", i, got, want[i])
+		}
+	}
+}
+
+// TestResourceColumns: used and free CPU and memory, named resources as
+// NAME=USED/FREE, "-" for what a node does not report.
+func TestResourceColumns(t *testing.T) {
+	for _, c := range []struct {
+		n    api.Node
+		want string
+	}{
+		{api.Node{}, "- - - - -"},
+		{api.Node{Capacity: map[string]string{"cpu": "8"}}, "0 8 - - -"},
+		{api.Node{Capacity: map[string]string{"cpu": "8", "memory": "32Gi", "rdma/hca": "4", "a": "1"},
+			Used: map[string]string{"cpu": "2500m", "memory": "1Gi", "rdma/hca": "1"}}, "2500m 5500m 1Gi 31Gi a=0/1,rdma/hca=1/3"},
+		{api.Node{Capacity: map[string]string{"cpu": "4"}, Used: map[string]string{"cpu": "6"}}, "6 -2 - - -"},
+		{api.Node{Capacity: map[string]string{"cpu": "x"}}, "? ? ? ? ?"},
+	} {
+		if got := strings.ReplaceAll(resourceColumns(c.n), "\t", " "); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.n, got, c.want)
 		}
 	}
 }

@@ -29,6 +29,10 @@ type submitOptions struct {
 	// dataEndpoint (--data-endpoint) is where the job's data lives
 	// (docs/ENERGY.md, "Measured distance").
 	dataEndpoint string
+	// cpus, memory (--cpus, --memory) and resources (--resource
+	// NAME=N, repeatable) are what each GPU of the job needs of its node.
+	cpus, memory string
+	resources    []string
 	// given reports whether a flag was set on the command line.
 	given func(flag string) bool
 }
@@ -41,11 +45,16 @@ func newSubmitCommand() *cobra.Command {
 		Long: "submit sends a job to the scheduler service and prints the new job's ID (and\n" +
 			"nothing else, for scripts; -o json|yaml prints the whole job). The job is read\n" +
 			"from a YAML spec file (docs/CLI.md; - reads standard input) or built from flags\n" +
-			"and the command after --, which is passed as argv, without a shell.",
+			"and the command after --, which is passed as argv, without a shell.\n\n" +
+			"--cpus, --memory and --resource say what each GPU of the job needs of its\n" +
+			"node besides the GPU: a job on k GPUs of a node holds k times as much there.\n" +
+			"A job that no registered node could hold is refused, naming the resource and\n" +
+			"the largest node (docs/SERVER.md, \"Resources besides GPUs\").",
 		Example: "  gpusched submit testdata/jobs/example.yaml\n" +
 			"  gpusched submit --name resnet --gpus 4 --min-gpus 2 --max-gpus 8 -- python train.py --lr 0.1\n" +
 			"  gpusched submit --gpus 1 --env NCCL_DEBUG=INFO -- sh -c 'nvidia-smi; echo hi'\n" +
 			"  gpusched submit --gpus 2 --time 2h --total-steps 50000 --model CycleGAN -- python train.py\n" +
+			"  gpusched submit --gpus 4 --cpus 8 --memory 64Gi --resource rdma/hca=1 -- torchrun train.py\n" +
 			"  id=$(gpusched submit job.yaml) && gpusched logs -f \"$id\"",
 		RunE: func(cmd *cobra.Command, args []string) error { return runSubmit(cmd, o, args) },
 	}
@@ -66,6 +75,9 @@ func newSubmitCommand() *cobra.Command {
 	f.StringVar(&o.grace, "grace-period", "", "time between SIGTERM and SIGKILL when the job is stopped: seconds or a duration like 2m (default 30s)")
 	f.StringVar(&o.timeLimit, "time", "", "time limit, like Slurm's --time: 2h, 90m, or [D-]HH:MM:SS, MM:SS, MM (minutes); past it the job is stopped and fails")
 	f.Int64Var(&o.totalSteps, "total-steps", 0, "total training steps of the job: with its progress reports, its length for forecasts (gpusched eta)")
+	f.StringVar(&o.cpus, "cpus", "", "CPUs each GPU of the job needs on its node: cores (8, 0.5) or millicores (500m)")
+	f.StringVar(&o.memory, "memory", "", "host memory each GPU of the job needs on its node, e.g. 64Gi, 512Mi (bytes without a suffix)")
+	f.StringArrayVar(&o.resources, "resource", nil, "a named resource each GPU of the job needs on its node, NAME=N, e.g. rdma/hca=1 (repeatable)")
 	f.StringVar(&o.dataEndpoint, "data-endpoint", "", "where the job's data lives, host:port or an http(s) URL: agents measure their distance to it and the energy placer prefers the nearest nodes")
 	return cmd
 }
@@ -98,7 +110,8 @@ func (o *submitOptions) spec(args []string, dash int, stdin io.Reader) (api.JobS
 	if dash < 0 {
 		// The flags that describe a job cannot be combined with a file.
 		for _, name := range []string{"name", "gpus", "min-gpus", "max-gpus", "priority", "gpu-type",
-			"model", "user", "queue", "env", "workdir", "grace-period", "time", "total-steps"} {
+			"model", "user", "queue", "env", "workdir", "grace-period", "time", "total-steps",
+			"cpus", "memory", "resource"} {
 			if o.given(name) {
 				return api.JobSpec{}, badInput("submit: --%s cannot be combined with a spec file; "+
 					"to run a command, put it after --: gpusched submit --gpus K -- COMMAND ARGS...", name)
@@ -176,6 +189,10 @@ func (o *submitOptions) flagSpec(command []string) (api.JobSpec, error) {
 	}
 	s.TotalSteps = o.totalSteps
 	s.DataEndpoint = o.dataEndpoint
+	s.CPUs, s.Memory = api.Quantity(o.cpus), api.Quantity(o.memory)
+	if s.Resources, err = parseResourceFlags(o.resources); err != nil {
+		return api.JobSpec{}, err
+	}
 	if err := s.Validate(); err != nil {
 		return api.JobSpec{}, badInput("submit: %s", flagMessage(err))
 	}
@@ -199,6 +216,26 @@ func parseEnv(kvs []string) (map[string]string, error) {
 		env[k] = v
 	}
 	return env, nil
+}
+
+// parseResourceFlags turns repeated --resource NAME=N flags into the
+// spec's resources; a name given twice is an error.
+func parseResourceFlags(kvs []string) (map[string]api.Quantity, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]api.Quantity, len(kvs))
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || v == "" {
+			return nil, badInput("--resource %q: want NAME=N, e.g. rdma/hca=1", kv)
+		}
+		if _, dup := out[k]; dup {
+			return nil, badInput("--resource %s given twice", k)
+		}
+		out[k] = api.Quantity(v)
+	}
+	return out, nil
 }
 
 // parseGrace reads whole seconds: "45" or a duration like "2m", "1m30s".
@@ -232,6 +269,11 @@ func flagMessage(err error) string {
 		field = "grace_period"
 	case "time_limit_s":
 		field = "time"
+	case "resources":
+		if name, ok := strings.CutPrefix(fe.Field, "resources."); ok {
+			return "--resource " + name + ": " + fe.Message
+		}
+		field = "resource"
 	}
 	return "--" + strings.ReplaceAll(field, "_", "-") + ": " + fe.Message
 }

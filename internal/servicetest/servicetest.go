@@ -39,6 +39,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpusched/gpusched/config"
+	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/agent"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/scheduler"
@@ -143,11 +145,25 @@ type Agent struct {
 // stopping its running replicas.
 func (s *Service) StartAgent(name, gpus string) *Agent {
 	s.t.Helper()
+	return s.StartAgentWith(name, gpus, "")
+}
+
+// StartAgentWith is StartAgent for a node that offers capacity besides
+// its GPUs ("cpu=8,memory=32Gi,rdma/hca=1", config.ParseResourceList;
+// "": nothing).
+func (s *Service) StartAgentWith(name, gpus, capacity string) *Agent {
+	s.t.Helper()
 	g, err := agent.ParseGPUs(gpus)
 	if err != nil {
 		s.t.Fatalf("servicetest: %v", err)
 	}
-	ag, err := agent.New(agent.Config{Server: s.URL, Name: name, DataDir: s.t.TempDir(), GPUs: g,
+	var capa model.Resources
+	if capacity != "" {
+		if capa, err = config.ParseResourceList(capacity); err != nil {
+			s.t.Fatalf("servicetest: %v", err)
+		}
+	}
+	ag, err := agent.New(agent.Config{Server: s.URL, Name: name, DataDir: s.t.TempDir(), GPUs: g, Capacity: capa,
 		StopOnExit: true, Logger: s.log.With("component", "agent", "node", name)})
 	if err != nil {
 		s.t.Fatalf("servicetest: %v", err)

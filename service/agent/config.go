@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
 	svcclient "github.com/gpusched/gpusched/service/client"
 )
@@ -39,6 +40,12 @@ type Config struct {
 	// GPUs are the node's GPUs (ResolveGPUs): at least one, all of one
 	// type.
 	GPUs []api.GPU
+	// Capacity is what the node offers jobs besides its GPUs, registered
+	// with the server (api.Register.Capacity): its CPUs in millicores and
+	// memory in bytes less what the admin reserves, and named resources
+	// (NodeCapacity, HostResources). Nil: none reported, and the server
+	// places no job that asks for CPUs, memory or named resources here.
+	Capacity model.Resources
 	// Client makes the requests to the server; default: a plain
 	// http.Client (requests are bounded by their contexts).
 	Client *http.Client
@@ -139,6 +146,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if err := validateGPUs(cfg.GPUs); err != nil {
 		return cfg, fmt.Errorf("GPUs: %w", err)
+	}
+	if err := checkCapacity(cfg.Capacity); err != nil {
+		return cfg, fmt.Errorf("capacity: %w", err)
 	}
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{}

@@ -103,6 +103,7 @@ func (a *Agent) register(ctx context.Context) (time.Duration, error) {
 	defer cancel()
 	reply, err := a.registerAuth(ctx, api.Register{
 		Name: a.cfg.Name, Addr: a.cfg.Addr, GPUs: a.cfg.GPUs, Replicas: a.reps.statuses(),
+		Capacity: api.FormatResources(a.cfg.Capacity),
 	})
 	if err != nil {
 		return 0, err

@@ -28,6 +28,7 @@ type fakeServer struct {
 	known     bool // the node is registered
 	autoAck   bool // acknowledge exits and drop them from the work
 	registers int
+	capacity  map[string]string            // the latest registration's
 	reports   int                          // status reports received
 	applied   int64                        // the latest report's Version
 	lastAfter int64                        // the latest poll's after
@@ -102,6 +103,7 @@ func (f *fakeServer) register(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.known = true
 	f.registers++
+	f.capacity = reg.Capacity
 	f.record(reg.Replicas)
 	f.mu.Unlock()
 	writeJSONAnswer(w, api.RegisterReply{HeartbeatS: 0.05})

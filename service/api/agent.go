@@ -28,6 +28,12 @@ type Register struct {
 	GPUs []GPU  `json:"gpus"`
 	// Replicas are the replicas the agent still runs or has seen exit.
 	Replicas []ReplicaStatus `json:"replicas,omitempty"`
+	// Capacity is what the node offers jobs besides its GPUs, by resource
+	// name in Kubernetes quantity syntax (FormatResources): its CPUs
+	// ("cpu": "62") and memory ("memory": "500Gi") less what the admin
+	// reserves, and named resources ("rdma/hca": "4"). A resource the node
+	// does not report is one it has none of; nil (an older agent): none.
+	Capacity map[string]string `json:"capacity,omitempty"`
 }
 
 // RegisterReply answers a registration.

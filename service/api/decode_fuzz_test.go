@@ -89,6 +89,8 @@ func decodeAs[T any](data []byte) (T, error) {
 func FuzzDecodeAgent(f *testing.F) {
 	for _, s := range []string{
 		`{"name":"n1","addr":"n1","gpus":[{"index":0,"type":"v100","mem_mib":16384}]}`,
+		`{"name":"n1","gpus":[{"index":0,"type":"v100"}],"capacity":{"cpu":"62","memory":"500Gi","rdma/hca":"4"}}`,
+		`{"name":"n1","gpus":[{"index":0,"type":"v100"}],"capacity":{"cpu":2}}`,
 		`{"replicas":[{"id":"j1.1.0","job":"j1","phase":"running","exit_code":0,"started_at":"2026-01-01T00:00:00Z"}],"version":3}`,
 		`{"replica":"j1.1.0","job":"j1","offset":0,"data":"aGVsbG8="}`,
 		`{"replica":"j1.1.0","job":"j1","offset":-1,"data":"!!"}`,

@@ -21,6 +21,10 @@ func specSeeds(f *testing.F) {
 		`{"command":["x"],"gpus":1} {}`,
 		`{"command":["x"],"gpus":1,"env":{}}`,
 		`{"command":["x","\u0000"],"gpus":1}`,
+		`{"command":["x"],"gpus":2,"cpus":1.5,"memory":"64Gi","resources":{"rdma/hca":1}}`,
+		`{"command":["x"],"gpus":1,"cpus":"500m","memory":1e9,"resources":{"cpu":1,"x":null}}`,
+		`{"command":["x"],"gpus":1,"cpus":true}`,
+		"command: [x]\ngpus: 1\ncpus: 0.25\nmemory: 8Gi\n",
 		"command: [x]\ngpus: 2\nmax_gpus: 4\n",
 		"[]", "null", "", "{",
 	} {

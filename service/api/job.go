@@ -88,6 +88,11 @@ type Job struct {
 	EnergyModelledKWh float64 `json:"energy_modelled_kwh,omitempty"`
 	// DataEndpoint is the spec's data endpoint.
 	DataEndpoint string `json:"data_endpoint,omitempty"`
+	// Requests are what each GPU of the job asks of its node besides the
+	// GPU, from the spec's cpus, memory and resources, by resource name
+	// ("cpu", "memory", "rdma/hca") in Kubernetes quantity syntax ("2",
+	// "500m", "64Gi"; FormatResources); absent when it asks for nothing.
+	Requests map[string]string `json:"requests,omitempty"`
 	// Events is the job's history, oldest first (only in GET /v1/jobs/{id}).
 	Events []JobEvent `json:"events,omitempty"`
 }

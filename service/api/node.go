@@ -36,6 +36,13 @@ type Node struct {
 	LastHeartbeat time.Time `json:"last_heartbeat"`
 	// Replicas lists the job replicas the node runs, as "job/rank".
 	Replicas []string `json:"replicas,omitempty"`
+	// Capacity is what the node offers jobs besides its GPUs, as its agent
+	// registered it (Register.Capacity); Used what the jobs running there
+	// hold of it (each job's Requests times its GPUs on the node), by
+	// resource name in Kubernetes quantity syntax. Used may exceed
+	// Capacity when a node came back smaller than what runs there.
+	Capacity map[string]string `json:"capacity,omitempty"`
+	Used     map[string]string `json:"used,omitempty"`
 	// Energy is the node's seed 002 view (docs/ENERGY.md, "Live"): its
 	// class, load state, thresholds, measured distances, energy and
 	// idleness; nil for a node the server has no class for.

@@ -24,7 +24,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	}
 	for _, name := range []string{"JobSpec", "Job", "JobEvent", "JobList", "Error", "GPU", "Node", "NodeList",
 		"Register", "RegisterReply", "Status", "ReplicaStatus", "Work", "Replica", "LogChunk", "LogAck",
-		"Progress", "ReplicaProgress", "PowerReading", "GPUPower", "ProfileEntry", "ProfileList"} {
+		"Progress", "ReplicaProgress", "PowerReading", "GPUPower", "ProfileEntry", "ProfileList", "Quantity", "Resources"} {
 		if _, ok := doc.Components.Schemas[name]; !ok {
 			t.Errorf("no schema %s", name)
 		}

@@ -79,6 +79,19 @@ type JobSpec struct {
 	// to it and the energy placer prefers the nearest nodes
 	// (docs/ENERGY.md, "Measured distance"). Empty: none.
 	DataEndpoint string `json:"data_endpoint,omitempty"`
+	// CPUs is what each GPU of the job needs of its node's CPUs, in cores
+	// (2, 0.5) or Kubernetes quantity syntax ("500m"): a job on k GPUs of
+	// a node holds k times as much there. Empty: none.
+	CPUs Quantity `json:"cpus,omitempty"`
+	// Memory is what each GPU of the job needs of its node's memory, in
+	// bytes or with a suffix ("64Gi", "512Mi"), held like CPUs. Empty:
+	// none.
+	Memory Quantity `json:"memory,omitempty"`
+	// Resources are what each GPU of the job needs of its node's named
+	// resources (extended resources an agent offers with --resource, e.g.
+	// "rdma/hca": 1), held like CPUs. Not cpu or memory, which have fields
+	// of their own.
+	Resources map[string]Quantity `json:"resources,omitempty"`
 }
 
 // Min returns the job's minimum GPU count.
@@ -159,7 +172,8 @@ func (s *JobSpec) Validate() error {
 			return fieldErr("data_endpoint", "%v", err)
 		}
 	}
-	return nil
+	_, err := s.Requests()
+	return err
 }
 
 func (s *JobSpec) validateCommand() error {
@@ -201,6 +215,9 @@ func DecodeSpec(data []byte) (JobSpec, error) {
 	var s JobSpec
 	if err := decodeStrict(data, &s); err != nil {
 		return JobSpec{}, err
+	}
+	if len(s.Resources) == 0 {
+		s.Resources = nil // as it encodes: absent
 	}
 	if err := s.Validate(); err != nil {
 		return JobSpec{}, err
@@ -279,7 +296,11 @@ func jsonFieldError(err error) error {
 		if f == "" {
 			f = "(body)"
 		}
-		return &FieldError{Field: f, Message: fmt.Sprintf("want %s, got a JSON %s", te.Type, te.Value)}
+		want := te.Type.String()
+		if te.Type == reflect.TypeFor[Quantity]() {
+			want = `a number or a quantity such as "500m" or "64Gi"`
+		}
+		return &FieldError{Field: f, Message: fmt.Sprintf("want %s, got a JSON %s", want, te.Value)}
 	}
 	msg := err.Error()
 	if rest, ok := strings.CutPrefix(msg, "json: unknown field "); ok {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gpusched/gpusched/config"
+	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
 )
 
@@ -20,11 +22,11 @@ import (
 // loses its old ones (their jobs: node lost). An invalid registration is
 // an *api.FieldError naming the field; nothing changes then.
 func (s *Scheduler) Register(reg api.Register) (api.RegisterReply, error) {
-	gpus, ferr := checkRegister(&reg)
-	if ferr != nil {
-		return api.RegisterReply{}, ferr
+	gpus, capa, err := checkRegistration(&reg)
+	if err != nil {
+		return api.RegisterReply{}, err
 	}
-	if err := s.register(&reg, gpus); err != nil {
+	if err := s.register(&reg, gpus, capa); err != nil {
 		return api.RegisterReply{}, err
 	}
 	return api.RegisterReply{HeartbeatS: s.cfg.HeartbeatInterval.Seconds()}, nil
@@ -33,16 +35,15 @@ func (s *Scheduler) Register(reg api.Register) (api.RegisterReply, error) {
 // CheckRegister validates a registration without acting on it (a
 // transport checks it before it issues the node a credential).
 func (s *Scheduler) CheckRegister(reg api.Register) error {
-	_, ferr := checkRegister(&reg)
-	if ferr != nil {
-		return ferr
-	}
-	return nil
+	_, _, err := checkRegistration(&reg)
+	return err
 }
 
 // register adds or refreshes a node. A node that comes back with other
-// GPUs first loses its old ones (their jobs fail: node lost).
-func (s *Scheduler) register(reg *api.Register, gpus []api.GPU) error {
+// GPUs first loses its old ones (their jobs fail: node lost); one that
+// comes back with another capacity keeps its jobs (they are charged to it
+// even where they now exceed it).
+func (s *Scheduler) register(reg *api.Register, gpus []api.GPU, capa model.Resources) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -52,22 +53,23 @@ func (s *Scheduler) register(reg *api.Register, gpus []api.GPU) error {
 			return err
 		}
 	}
-	if n == nil || !n.ready || n.pending || n.addr != reg.Addr || !slices.Equal(n.gpus, gpus) {
+	if n == nil || !n.ready || n.pending || n.addr != reg.Addr || !slices.Equal(n.gpus, gpus) || !n.capacity.Equal(capa) {
 		b := s.newBatch()
-		b.putNode(nodeRecord{Name: reg.Name, Addr: reg.Addr, GPUs: gpus})
+		b.putNode(nodeRecord{Name: reg.Name, Addr: reg.Addr, GPUs: gpus, Capacity: api.FormatResources(capa)})
 		if err := b.run("register node " + reg.Name); err != nil {
 			return err
 		}
 		if n == nil {
-			n = s.addNode(newNode(reg.Name, reg.Addr, gpus))
+			n = s.addNode(newNode(reg.Name, reg.Addr, gpus, capa))
 		}
 		if n.addr != reg.Addr {
 			n.addr = reg.Addr
 			s.refreshWork(n)
 		}
-		n.gpus, n.typ, n.ready, n.pending = gpus, gpus[0].Type, true, false
+		n.gpus, n.typ, n.capacity, n.ready, n.pending = gpus, gpus[0].Type, capa, true, false
 		s.dirty = true
-		s.log.Info("node registered", "node", n.name, "addr", n.addr, "gpus", len(gpus), "type", n.typ)
+		s.log.Info("node registered", "node", n.name, "addr", n.addr, "gpus", len(gpus), "type", n.typ,
+			"capacity", config.FormatResources(capa))
 	}
 	n.lastSeen = now
 	acked, err := s.report(n, reg.Replicas, 0)

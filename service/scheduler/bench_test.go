@@ -35,7 +35,7 @@ func benchScheduler(b *testing.B, st store.Store, names recipe.Names) *Scheduler
 		if ferr != nil {
 			b.Fatal(ferr)
 		}
-		if err := s.register(&reg, gpus); err != nil {
+		if err := s.register(&reg, gpus, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

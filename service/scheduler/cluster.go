@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 
@@ -52,7 +53,9 @@ func (s *Scheduler) rebuild() {
 			continue
 		}
 		st.Submit(j.mj)
-		if err := st.Start(j.mj, gpus); err != nil {
+		// Restore, not Start: what the job holds of the nodes' other
+		// resources is charged even where a node came back smaller.
+		if err := st.Restore(j.mj, gpus); err != nil {
 			s.log.Error("running job's GPUs are not free", "job", j.rec.ID, "err", err)
 		}
 	}
@@ -60,7 +63,8 @@ func (s *Scheduler) rebuild() {
 }
 
 // newCluster returns the cluster of the ready nodes (sorted by name) and
-// their indices; nil when there is none.
+// their indices; nil when there is none. It models every resource that a
+// node declares or an active job asks for.
 func (s *Scheduler) newCluster() (*model.Cluster, map[string]int) {
 	var ready []*node
 	for _, n := range s.nodes {
@@ -68,6 +72,13 @@ func (s *Scheduler) newCluster() (*model.Cluster, map[string]int) {
 			ready = append(ready, n)
 		}
 	}
+	return s.clusterOf(ready, s.requested())
+}
+
+// clusterOf returns the cluster of nodes (sorted by name here) and their
+// indices, modelling every resource that a node declares or that is in
+// requested; nil when there is no node.
+func (s *Scheduler) clusterOf(ready []*node, requested map[string]bool) (*model.Cluster, map[string]int) {
 	if len(ready) == 0 {
 		return nil, nil
 	}
@@ -83,15 +94,54 @@ func (s *Scheduler) newCluster() (*model.Cluster, map[string]int) {
 			typeIdx[n.typ] = t
 			types = append(types, s.gpuType(n.typ, ready))
 		}
-		nodes[i] = model.Node{Name: n.name, Type: t, GPUs: len(n.gpus)}
+		nodes[i] = model.Node{Name: n.name, Type: t, GPUs: len(n.gpus), Capacity: n.capacity}
 		idx[n.name] = i
 	}
+	declareRequested(nodes, requested)
 	c, err := model.NewCluster(types, nodes)
 	if err != nil {
 		s.log.Error("cannot build the cluster", "err", err)
 		return nil, nil
 	}
 	return c, idx
+}
+
+// requested returns the names of the resources that active jobs ask for.
+func (s *Scheduler) requested() map[string]bool {
+	names := map[string]bool{}
+	for _, j := range s.active {
+		if j.mj == nil {
+			continue
+		}
+		for name := range j.mj.Spec.Requests {
+			names[name] = true
+		}
+	}
+	return names
+}
+
+// declareRequested gives the first node a zero capacity of every resource
+// in names that no node declares, so that the cluster models it: a job
+// that asks for it then waits (no node has any) instead of being placed
+// as if it asked for nothing (model.Cluster.Request ignores resources the
+// cluster does not model).
+func declareRequested(nodes []model.Node, names map[string]bool) {
+	for _, n := range nodes {
+		for name := range n.Capacity {
+			delete(names, name)
+		}
+	}
+	if len(names) == 0 || len(nodes) == 0 {
+		return
+	}
+	capa := maps.Clone(nodes[0].Capacity)
+	if capa == nil {
+		capa = model.Resources{}
+	}
+	for name := range names {
+		capa[name] = 0
+	}
+	nodes[0].Capacity = capa
 }
 
 // gpuType describes a GPU type: the catalog's entry, or else the smallest
@@ -144,7 +194,7 @@ func (s *Scheduler) modelJob(rec *record, seq int) *model.Job {
 	spec := model.JobSpec{ID: rec.ID, Submit: model.Time(rec.SubmittedAt.UnixMilli()),
 		GPUs: rec.GPUsRequested, MinGPUs: rec.MinGPUs, MaxGPUs: rec.MaxGPUs, Model: rec.Model,
 		GPUType: rec.GPUType, Priority: rec.Priority, User: rec.User, Queue: rec.Queue, PeakMemMiB: s.matrix.PeakMemMiB(rec.Model),
-		Upload: s.deviceName(rec.DataEndpoint)}
+		Upload: s.deviceName(rec.DataEndpoint), Requests: s.recordRequests(rec)}
 	mi, ok := s.models[rec.Model]
 	if !ok {
 		mi = -1
@@ -154,4 +204,16 @@ func (s *Scheduler) modelJob(rec *record, seq int) *model.Job {
 		mj.Checkpoint = model.Time(t.UnixMilli())
 	}
 	return mj
+}
+
+// recordRequests returns what each GPU of a job asks besides the GPU, from
+// its record; a record that cannot be read (never written so) asks for
+// nothing, and the error is logged.
+func (s *Scheduler) recordRequests(rec *record) model.Resources {
+	r, err := api.ParseResources("requests", rec.Requests)
+	if err != nil {
+		s.log.Error("job's stored requests are unreadable: scheduled without them", "job", rec.ID, "err", err)
+		return nil
+	}
+	return r
 }

@@ -146,6 +146,8 @@ type testAgent struct {
 	h    *harness
 	name string
 	gpus []api.GPU
+	// capacity is what it registers besides GPUs (api.Register.Capacity).
+	capacity map[string]string
 	// applied is the version of the last work it got.
 	applied int64
 }
@@ -157,7 +159,8 @@ func (h *harness) agent(name, typ string, n int) *testAgent {
 // register registers the node with the replicas it reports.
 func (a *testAgent) register(reps ...api.ReplicaStatus) {
 	a.h.t.Helper()
-	reply, err := a.h.s.Register(api.Register{Name: a.name, Addr: a.name + ".example", GPUs: a.gpus, Replicas: reps})
+	reply, err := a.h.s.Register(api.Register{Name: a.name, Addr: a.name + ".example", GPUs: a.gpus, Replicas: reps,
+		Capacity: a.capacity})
 	if err != nil {
 		a.h.t.Fatalf("register %s: %v", a.name, err)
 	}

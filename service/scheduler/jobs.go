@@ -23,9 +23,16 @@ func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, erro
 	if err := s.checkQueue(&spec); err != nil {
 		return api.Job{}, err
 	}
+	reqs, err := spec.Requests()
+	if err != nil {
+		return api.Job{}, err
+	}
+	if err := s.checkFits(&spec, reqs); err != nil {
+		return api.Job{}, err
+	}
 	seq := s.nextSeq.Add(1)
 	id := "j" + strconv.FormatInt(seq, 10)
-	rec := newRecord(id, spec, s.now())
+	rec := newRecord(id, spec, reqs, s.now())
 	data, err := marshalRecord(&rec)
 	if err != nil {
 		return api.Job{}, err
@@ -48,6 +55,9 @@ func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, erro
 	s.noteModelSubmit(rec.SubmittedAt)
 	if s.state != nil {
 		s.state.Submit(j.mj)
+		if s.cluster.Unmodelled(&j.mj.Spec) != "" {
+			s.dirty = true // model what it asks for before it is placed (declareRequested)
+		}
 	}
 	v := s.view(j, false)
 	s.mu.Unlock()

@@ -29,7 +29,7 @@ func BenchmarkRefreshEnergy(b *testing.B) {
 		if ferr != nil {
 			b.Fatal(ferr)
 		}
-		if err := s.register(&reg, gpus); err != nil {
+		if err := s.register(&reg, gpus, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -38,7 +38,7 @@ func BenchmarkRefreshEnergy(b *testing.B) {
 	s.rebuild()
 	for e := range 10 {
 		ep := fmt.Sprintf("nas%d:2049", e)
-		j := &job{rec: newRecord(fmt.Sprintf("j%d", e+1), api.JobSpec{Command: []string{"x"}, GPUs: 1, DataEndpoint: ep}, now), seq: e + 1}
+		j := &job{rec: newRecord(fmt.Sprintf("j%d", e+1), api.JobSpec{Command: []string{"x"}, GPUs: 1, DataEndpoint: ep}, nil, now), seq: e + 1}
 		s.addJob(j)
 		s.noteNewJob(j)
 		for i := range 1000 {

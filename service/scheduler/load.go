@@ -57,7 +57,11 @@ func (s *Scheduler) loadNodes(ctx context.Context) error {
 		if len(r.GPUs) == 0 || nodePrefix+r.Name != kv.Key {
 			return fmt.Errorf("server: load %s: bad node record", kv.Key)
 		}
-		n := s.addNode(newNode(r.Name, r.Addr, r.GPUs))
+		capa, err := api.ParseResources("capacity", r.Capacity)
+		if err != nil {
+			return fmt.Errorf("server: load %s: %w", kv.Key, err)
+		}
+		n := s.addNode(newNode(r.Name, r.Addr, r.GPUs, capa))
 		n.ready, n.pending, n.lastSeen = !r.Down, !r.Down, s.started
 	}
 	return nil

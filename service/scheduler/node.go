@@ -21,6 +21,10 @@ type nodeRecord struct {
 	// Down: the node was marked down; a restarted server does not wait for
 	// it.
 	Down bool `json:"down,omitempty"`
+	// Capacity is what the node offers besides its GPUs
+	// (api.Register.Capacity); absent in records of older servers and
+	// agents: none.
+	Capacity map[string]string `json:"capacity,omitempty"`
 }
 
 // removal is a replica taken out of a node's work that may still run.
@@ -37,7 +41,9 @@ type node struct {
 	name, addr string
 	gpus       []api.GPU // sorted by index, one type
 	typ        string
-	ready      bool
+	// capacity is what the node offers besides its GPUs (nil: nothing).
+	capacity model.Resources
+	ready    bool
 	// pending: loaded from the store by a restarted server and not yet
 	// registered again.
 	pending  bool
@@ -53,8 +59,8 @@ type node struct {
 	changed chan struct{}
 }
 
-func newNode(name, addr string, gpus []api.GPU) *node {
-	return &node{name: name, addr: addr, gpus: gpus, typ: gpus[0].Type,
+func newNode(name, addr string, gpus []api.GPU, capacity model.Resources) *node {
+	return &node{name: name, addr: addr, gpus: gpus, typ: gpus[0].Type, capacity: capacity,
 		work: map[string]api.Replica{}, removed: map[string]removal{}, changed: make(chan struct{})}
 }
 
@@ -91,7 +97,8 @@ func (n *node) view(used int) api.Node {
 	if n.ready {
 		st = api.NodeReady
 	}
-	v := api.Node{Name: n.name, Addr: n.addr, State: st, GPUs: n.gpus, GPUsUsed: used, LastHeartbeat: n.lastSeen.UTC()}
+	v := api.Node{Name: n.name, Addr: n.addr, State: st, GPUs: n.gpus, GPUsUsed: used, LastHeartbeat: n.lastSeen.UTC(),
+		Capacity: api.FormatResources(n.capacity)}
 	ids := append(slicesSortedKeys(n.work), slicesSortedKeys(n.removed)...)
 	for _, id := range ids {
 		if job, _, rank, ok := parseReplicaID(id); ok {
@@ -103,7 +110,8 @@ func (n *node) view(used int) api.Node {
 
 // record returns the node's durable form.
 func (n *node) record() nodeRecord {
-	return nodeRecord{Name: n.name, Addr: n.addr, GPUs: n.gpus, Down: !n.ready && !n.pending}
+	return nodeRecord{Name: n.name, Addr: n.addr, GPUs: n.gpus, Down: !n.ready && !n.pending,
+		Capacity: api.FormatResources(n.capacity)}
 }
 
 func marshalNode(r nodeRecord) ([]byte, error) {
@@ -112,6 +120,23 @@ func marshalNode(r nodeRecord) ([]byte, error) {
 		return nil, fmt.Errorf("encode node %s: %w", r.Name, err)
 	}
 	return data, nil
+}
+
+// checkRegistration validates a registration: checkRegister, and its
+// capacity, which comes back parsed.
+func checkRegistration(r *api.Register) ([]api.GPU, model.Resources, error) {
+	gpus, ferr := checkRegister(r)
+	if ferr != nil {
+		return nil, nil, ferr
+	}
+	capa, err := api.ParseResources("capacity", r.Capacity)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, ok := capa[model.ResourcePods]; ok {
+		return nil, nil, &api.FieldError{Field: "capacity.pods", Message: "the service counts no pods (one process group per job and node)"}
+	}
+	return gpus, capa, nil
 }
 
 // checkRegister validates a registration; the GPUs come back sorted by index

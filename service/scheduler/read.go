@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/store"
 )
@@ -66,27 +67,45 @@ func ReadNodes(ctx context.Context, st store.Store) ([]api.Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	reqs := make([]model.Resources, len(recs))
+	for k, jr := range recs {
+		reqs[k], _ = api.ParseResources("requests", jr.Requests) // unreadable: counted as none
+	}
 	out := []api.Node{}
 	for _, kv := range kvs {
 		var r nodeRecord
 		if err := json.Unmarshal(kv.Value, &r); err != nil {
 			return nil, fmt.Errorf("read %s: %w", kv.Key, err)
 		}
-		n := api.Node{Name: r.Name, Addr: r.Addr, State: api.NodeReady, GPUs: r.GPUs}
+		n := api.Node{Name: r.Name, Addr: r.Addr, State: api.NodeReady, GPUs: r.GPUs, Capacity: r.Capacity}
 		if r.Down {
 			n.State = api.NodeDown
 		}
-		for _, jr := range recs {
+		used := recordUsed(r)
+		for k, jr := range recs {
 			for _, rr := range jr.Replicas {
 				if jr.State == api.Running && rr.Node == r.Name && !rr.Done {
 					n.GPUsUsed += len(rr.GPUs)
 					n.Replicas = append(n.Replicas, fmt.Sprintf("%s/%d", jr.ID, rankOf(rr.ID)))
+					for name, q := range reqs[k] {
+						used[name] += int64(len(rr.GPUs)) * q
+					}
 				}
 			}
 		}
+		n.Used = api.FormatResources(used)
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// recordUsed returns a zero use of every resource node record r declares.
+func recordUsed(r nodeRecord) model.Resources {
+	used := make(model.Resources, len(r.Capacity))
+	for name := range r.Capacity {
+		used[name] = 0
+	}
+	return used
 }
 
 // readRecords reads every job record, in submission order.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/core/membership"
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
@@ -180,20 +181,25 @@ func (r *record) replica(id string) int {
 	return -1
 }
 
-// newRecord returns the record of a job just submitted.
-func newRecord(id string, spec api.JobSpec, now time.Time) record {
+// newRecord returns the record of a job just submitted; reqs are its
+// spec's requests (api.JobSpec.Requests).
+func newRecord(id string, spec api.JobSpec, reqs model.Resources, now time.Time) record {
 	r := record{Job: api.Job{
 		ID: id, Name: spec.Name, User: spec.User, Queue: spec.Queue, State: api.Queued,
 		GPUsRequested: spec.GPUs, MinGPUs: spec.Min(), MaxGPUs: spec.Max(),
 		GPUType: strings.ToLower(spec.GPUType), Model: spec.Model, Priority: spec.Priority,
 		Command: spec.Command, Env: spec.Env, Workdir: spec.Workdir, GracePeriodS: spec.Grace(),
 		Alloc: []string{}, SubmittedAt: now.UTC(), TimeLimitS: spec.TimeLimitS, TotalSteps: spec.TotalSteps,
-		DataEndpoint: spec.DataEndpoint,
+		DataEndpoint: spec.DataEndpoint, Requests: api.FormatResources(reqs),
 	}}
 	if r.Name == "" {
 		r.Name = id
 	}
-	r.event(now, "submitted", "%d GPUs requested", spec.GPUs)
+	if len(reqs) > 0 {
+		r.event(now, "submitted", "%d GPUs requested, each with %s", spec.GPUs, config.FormatResources(reqs))
+	} else {
+		r.event(now, "submitted", "%d GPUs requested", spec.GPUs)
+	}
 	return r
 }
 

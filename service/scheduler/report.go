@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
 )
 
@@ -134,7 +135,9 @@ func (s *Scheduler) nodeDown(n *node, now time.Time, why string) error {
 		}
 	}
 	s.settle(b, now)
-	b.putNode(nodeRecord{Name: n.name, Addr: n.addr, GPUs: n.gpus, Down: true})
+	r := n.record()
+	r.Down = true
+	b.putNode(r)
 	if err := b.run("mark node " + n.name + " down"); err != nil {
 		return err
 	}
@@ -155,8 +158,27 @@ func (s *Scheduler) Nodes() []api.Node {
 	for _, name := range slicesSortedKeys(s.nodes) {
 		n, used := s.nodes[name], s.usedGPUs(name)
 		v := n.view(used)
+		v.Used = api.FormatResources(s.usedResources(n))
 		v.Energy = s.nodeEnergyView(n, used)
 		out = append(out, v)
+	}
+	return out
+}
+
+// usedResources returns what the jobs on node n hold of its resources
+// besides GPUs: every resource the node declares (0 when none is held) and
+// any other that jobs hold there; nil when the cluster models none.
+func (s *Scheduler) usedResources(n *node) model.Resources {
+	i, ok := s.nodeIdx[n.name]
+	if !ok || s.state == nil || !s.cluster.Vectored() {
+		return nil
+	}
+	out := model.Resources{}
+	for r, v := range s.state.Used(i) {
+		name := s.cluster.Resources()[r]
+		if _, declared := n.capacity[name]; declared || v != 0 {
+			out[name] = v
+		}
 	}
 	return out
 }

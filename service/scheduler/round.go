@@ -66,11 +66,13 @@ func (s *Scheduler) noteWaits(plan engine.Plan) {
 		case engine.Placed: // shown only when the start had to wait
 			j.waitReason = waitHeld
 		case engine.Blocked:
-			j.waitReason = waitBlocked
+			j.waitReason = blockedReason(d.Reason)
 		case engine.Unschedulable:
 			j.waitReason = waitNeverFits
 			if strings.HasPrefix(d.Reason, "its queue") {
 				j.waitReason = d.Reason + "; stays queued" // the queue layer's limit
+			} else if d.Reason != "" {
+				j.waitReason += ": " + d.Reason // which GPU type lacks what (engine.Unfit)
 			}
 		case engine.Paused:
 			j.waitReason = engine.WaitPausedPrefix + d.Reason
@@ -81,6 +83,16 @@ func (s *Scheduler) noteWaits(plan engine.Plan) {
 			}
 		}
 	}
+}
+
+// blockedReason is the wait reason of a job the engine blocked for reason:
+// waitBlocked, naming the resource when free GPUs were there but another
+// resource of their nodes was short ("not enough free cpu on ...").
+func blockedReason(reason string) string {
+	if strings.HasPrefix(reason, "not enough free ") && !strings.HasPrefix(reason, "not enough free GPUs") {
+		return waitBlocked + ": " + reason
+	}
+	return waitBlocked
 }
 
 // settling reports whether a restarted server still waits for nodes of
