@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 
@@ -24,20 +25,32 @@ type Amount struct {
 // AmountOf returns the Amount written as the string s.
 func AmountOf(s string) Amount { return Amount{text: s} }
 
-// UnmarshalJSON keeps a JSON number or string; anything else is left for
-// Value to refuse (checkShape refuses it before, with the field's path).
+// UnmarshalJSON keeps a JSON number or string (null is the empty string);
+// anything else is a *json.UnmarshalTypeError.
 func (a *Amount) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
+	switch {
+	case len(b) > 0 && b[0] == '"':
 		a.number = false
 		return json.Unmarshal(b, &a.text)
-	}
-	if string(b) == "null" {
+	case string(b) == "null":
 		*a = Amount{}
 		return nil
+	case len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9'):
+		a.text, a.number = string(b), true
+		return nil
 	}
-	a.text, a.number = string(b), true
-	return nil
+	what := "value"
+	switch {
+	case len(b) == 0:
+	case b[0] == '{':
+		what = "object"
+	case b[0] == '[':
+		what = "array"
+	case b[0] == 't' || b[0] == 'f':
+		what = "bool"
+	}
+	return &json.UnmarshalTypeError{Value: what, Type: reflect.TypeFor[Amount]()}
 }
 
 // MarshalJSON writes the amount as it was read.

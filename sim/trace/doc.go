@@ -46,7 +46,10 @@
 // jsonl (the native format of DESIGN.md): one JSON object per line with the
 // keys id, submit_s, gpus (all three required), min_gpus, max_gpus (default
 // gpus), model, steps, duration_s, gpu_type, user, priority and
-// peak_mem_mib. Keys are matched exactly (case included), an unknown or
+// peak_mem_mib, and one replica's requests besides GPUs: cpus (cores or a
+// quantity), memory (a quantity or bytes), resources ({name: amount}) or the
+// older replica_cpu_milli and replica_mem_mib (JobSpec.Requests; a resource
+// given twice is an error). Keys are matched exactly (case included), an unknown or
 // repeated key is an error, and a job must end on its line. A job gives
 // either model+steps (steps ≥ 1) or duration_s; model with duration_s is
 // allowed (model is then the job type used for speed ratios), steps without

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/core/model"
 )
 
@@ -50,6 +51,9 @@ func fuzzRead(f *testing.F, format, file string, seeds ...[]byte) {
 			t.Fatal(msg)
 		}
 		if msg := scalingInvariant(jobs); msg != "" {
+			t.Fatal(msg)
+		}
+		if msg := requestsInvariant(jobs); msg != "" {
 			t.Fatal(msg)
 		}
 	})
@@ -133,7 +137,11 @@ func FuzzJSONL(f *testing.F) {
 		[]byte(`{"id":"s","submit_s":0,"gpus":2,"max_gpus":8,"replica_gpus":2,"duration_s":60,"scaling":[[1,1.0],[2,1.8],[4,3.1]]}`+"\n"+
 			`{"id":"z","submit_s":1,"gpus":4,"duration_s":6,"scaling":[[2,0],[3,1e-300],[64,5]]}`),
 		[]byte(`{"id":"d","submit_s":0,"gpus":1,"duration_s":60,"dataset_gb":0.0004,"upload":"lab"}`+"\n"+
-			`{"id":"e","submit_s":0,"gpus":1,"duration_s":60,"dataset_gb":1e9,"upload":""}`))
+			`{"id":"e","submit_s":0,"gpus":1,"duration_s":60,"dataset_gb":1e9,"upload":""}`),
+		[]byte(`{"id":"c","submit_s":0,"gpus":2,"duration_s":60,"cpus":2.5,"memory":"16Gi","resources":{"rdma/hca":1,"pods":"2"}}`+"\n"+
+			`{"id":"m","submit_s":1,"gpus":1,"duration_s":6,"replica_cpu_milli":500,"replica_mem_mib":1024,"resources":{"ephemeral-storage":"1G"}}`),
+		[]byte(`{"id":"q","submit_s":0,"gpus":1,"duration_s":1,"cpus":"250m","memory":1e9,"resources":{"x":0,"a/b":null}}`+"\n"+
+			`{"id":"w","submit_s":0,"gpus":1,"duration_s":1,"cpus":-0.0,"memory":"1e3","resources":{"cpu":"1"}}`))
 }
 
 func FuzzDetect(f *testing.F) {
@@ -168,4 +176,18 @@ func FuzzDetect(f *testing.F) {
 			}
 		}
 	})
+}
+
+// requestsInvariant returns what is wrong with the replica requests of a
+// successful Read result, or "": every amount positive and at most 2^53,
+// every name one config.CheckResourceName accepts.
+func requestsInvariant(jobs []model.JobSpec) string {
+	for _, j := range jobs {
+		for name, v := range j.Requests {
+			if err := config.CheckResourceName(name); err != nil || v <= 0 || v > 1<<53 {
+				return fmt.Sprintf("job %s: request %s=%d (%v)", j.ID, name, v, err)
+			}
+		}
+	}
+	return ""
 }
