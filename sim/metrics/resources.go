@@ -1,0 +1,131 @@
+package metrics
+
+import (
+	"math"
+	"slices"
+
+	"github.com/gpusched/gpusched/core/model"
+)
+
+// ResourceSample is, from T until the next sample, what jobs hold of each
+// resource besides GPUs (in the order of Resources.Names) and how many
+// GPUs are stranded.
+type ResourceSample struct {
+	T        model.Time
+	Stranded int
+	Used     []int64
+}
+
+// Resources is a run's use of the resources besides GPUs that its cluster
+// models (model.Cluster.Vectored).
+//
+// A free GPU is stranded when the other resources left on its node cannot
+// serve it at the workload's reference request per GPU, PerGPU: on a node
+// with f free GPUs whose free amount of resource r serves
+// ⌊free_r ÷ PerGPU_r⌋ GPUs, max(0, f − min_r ⌊free_r ÷ PerGPU_r⌋) GPUs are
+// stranded (resources with PerGPU_r = 0 do not strand any).
+type Resources struct {
+	// Names are the cluster's resources besides GPUs, sorted.
+	Names []string
+	// Capacity is the cluster's total of each resource.
+	Capacity []int64
+	// PerGPU is the reference request per GPU of each resource.
+	PerGPU []float64
+	// Samples are the change points of the use and the stranded GPUs.
+	Samples []ResourceSample
+}
+
+// ReferencePerGPU returns, per resource, the median over reqs of each
+// request divided by its GPUs (the nearest-rank median, Percentile 0.5):
+// reqs[i] is what one replica of job i asks (nil: nothing) and gpus[i]
+// its GPUs per replica. n is the number of resources.
+func ReferencePerGPU(n int, reqs []model.Vec, gpus []int) []float64 {
+	ref := make([]float64, n)
+	vals := make([]float64, len(reqs))
+	for r := range ref {
+		for i, q := range reqs {
+			vals[i] = 0
+			if q != nil {
+				vals[i] = float64(q[r]) / float64(max(gpus[i], 1))
+			}
+		}
+		slices.Sort(vals)
+		ref[r] = Percentile(vals, 0.5)
+	}
+	return ref
+}
+
+// StrandedOn returns how many of free GPUs on a node are stranded when
+// the node has avail of each resource left (negative amounts count as
+// none): free minus the GPUs that avail serves at perGPU, at least 0.
+func StrandedOn(free int, avail model.Vec, perGPU []float64) int {
+	serve := free
+	for r, p := range perGPU {
+		if p <= 0 {
+			continue
+		}
+		k := math.Floor(float64(max(avail[r], 0)) / p)
+		if k < float64(serve) {
+			serve = int(k)
+		}
+	}
+	return free - serve
+}
+
+// Averages returns each resource's utilisation (held ÷ capacity) and the
+// stranded GPUs, both averaged over time between from and to: a sample
+// holds until the next, the last one until to. Before the first sample
+// nothing is held and nothing stranded. It returns nil and 0 when to is
+// not after from.
+func (r *Resources) Averages(from, to model.Time) (map[string]float64, float64) {
+	if to <= from {
+		return nil, 0
+	}
+	held := make([]float64, len(r.Names))
+	var stranded float64
+	for i, s := range r.Samples {
+		end := to
+		if i+1 < len(r.Samples) {
+			end = r.Samples[i+1].T
+		}
+		d := float64(min(end, to) - max(s.T, from))
+		if d <= 0 {
+			continue
+		}
+		stranded += d * float64(s.Stranded)
+		for k, u := range s.Used {
+			held[k] += d * float64(u)
+		}
+	}
+	span := float64(to - from)
+	util := make(map[string]float64, len(r.Names))
+	for k, name := range r.Names {
+		if r.Capacity[k] > 0 {
+			util[name] = held[k] / (span * float64(r.Capacity[k]))
+		}
+	}
+	return util, stranded / span
+}
+
+// SetResources adds the resource figures of res to s, a summary of recs
+// on a cluster of totalGPUs GPUs: over the same window as gpu_util, from
+// the first submission to the last finish. Nothing is added when res is
+// nil or no job finished.
+func SetResources(s *Summary, recs []JobRecord, totalGPUs int, res *Resources) {
+	if res == nil || s.Makespan <= 0 {
+		return
+	}
+	first, last := model.Time(math.MaxInt64), model.Time(math.MinInt64)
+	for i := range recs {
+		first = min(first, recs[i].Submit)
+		if recs[i].Completed() {
+			last = max(last, recs[i].Finish)
+		}
+	}
+	util, stranded := res.Averages(first, last)
+	if util == nil {
+		return
+	}
+	share := stranded / float64(totalGPUs)
+	s.ResourceUtil, s.StrandedGPUs, s.StrandedGPUShare = util, &stranded, &share
+}
