@@ -109,7 +109,7 @@ func TestReadAlibabaNodes(t *testing.T) {
 	if n := (AlibabaNode{CPUMilli: 2000, MemMiB: 1}); !n.Capacity().Equal(model.Resources{"cpu": 2000, "memory": 1 << 20}) {
 		t.Errorf("capacity %v", n.Capacity())
 	}
-	if !IsAlibabaNodes([]byte("\n" + h)) || IsAlibabaNodes([]byte(alibabaHeader)) {
+	if !IsAlibabaNodes([]byte("\n"+h)) || IsAlibabaNodes([]byte(alibabaHeader)) {
 		t.Error("IsAlibabaNodes")
 	}
 }
