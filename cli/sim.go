@@ -177,6 +177,9 @@ func simulate(o *simOptions, stderr io.Writer) (*simRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, n := range in.notes {
+		fmt.Fprintf(stderr, "gpusched: %s\n", n)
+	}
 	out, err := openEvents(o.events)
 	if err != nil {
 		return nil, err
@@ -197,6 +200,8 @@ func simulate(o *simOptions, stderr io.Writer) (*simRun, error) {
 		r.sum.Policy, r.sum.Placer, r.sum.Scaler = in.engine.Names()
 		setEnergy(&r.sum, r.res)
 		setQueues(&r.sum, r.res)
+		setSkipped(&r.sum, in.skipped)
+		metrics.SetResources(&r.sum, r.res.Records, in.cluster.TotalGPUs(), r.res.Resources)
 		err = out.audit(r.sum)
 	}
 	if err != nil {

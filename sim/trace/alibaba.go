@@ -39,9 +39,9 @@ const (
 
 // Reasons for which the alibaba reader leaves a task out (Trace.Skipped).
 const (
-	SkipShared   = "shares a GPU (gpu_milli < 1000)"
-	SkipCPUOnly  = "CPU only (num_gpu 0)"
-	SkipAnyTypes = "gpu_spec allows several GPU types (a job may be held to one)"
+	SkipShared   = "GPU-sharing (gpu_milli < 1000)"
+	SkipCPUOnly  = "CPU-only (num_gpu 0)"
+	SkipAnyTypes = "several GPU types allowed (gpu_spec with |; a job may be held to one type)"
 )
 
 // Bounds of the Alibaba columns: amounts whose bytes or millicores stay

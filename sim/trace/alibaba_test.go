@@ -47,7 +47,7 @@ func TestReadAlibaba(t *testing.T) {
 		{name: "deleted before created", in: h + "p,1,1,1,1000,,LS,Pending,5,4,\n", err: "pods.csv:2: deletion_time 4 is before the task started (5)"},
 		{name: "duplicate", in: h + "p,1,1,1,1000,,LS,Running,0,1,0\np,1,1,1,1000,,LS,Running,0,1,0\n", err: `pods.csv:3: duplicate id "p" (first on line 2)`},
 		{name: "all skipped", in: h + "a,1,1,0,0,,LS,Running,0,1,0\nb,1,1,1,500,,LS,Running,0,1,0\n",
-			err: "pods.csv: no jobs left: every task was left out (1 CPU only (num_gpu 0), 1 shares a GPU (gpu_milli < 1000))"},
+			err: "pods.csv: no jobs left: every task was left out (1 CPU-only (num_gpu 0), 1 GPU-sharing (gpu_milli < 1000))"},
 		{name: "bad line among skipped", in: h + "a,1,1,0,0,,LS,Running,0,x,0\n", err: `pods.csv:2: deletion_time "x" is not an integer`},
 	})
 }
