@@ -1,6 +1,9 @@
 package trace
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -111,5 +114,56 @@ func TestReadAlibabaNodes(t *testing.T) {
 	}
 	if !IsAlibabaNodes([]byte("\n"+h)) || IsAlibabaNodes([]byte(alibabaHeader)) {
 		t.Error("IsAlibabaNodes")
+	}
+}
+
+// sharedTrace returns a file of the shared traces folder (../shared from
+// the checkout, or $TESTBED_SHARED as `make test` sets it), skipping the
+// test when it is absent: the folder is not part of the project.
+func sharedTrace(tb testing.TB, rel string) []byte {
+	tb.Helper()
+	dir := os.Getenv("TESTBED_SHARED")
+	if dir == "" {
+		dir = "../../../shared"
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "traces", rel))
+	if err != nil {
+		tb.Skipf("shared trace %s not available (not part of the project): %v", rel, err)
+	}
+	return data
+}
+
+// TestAlibabaSharedTraces reads the whole Alibaba 2023 pod and node lists
+// of the shared folder: 3,986 of the default trace's 8,152 tasks are
+// whole-GPU tasks; the gpuspec33 trace holds 365 more to several types.
+func TestAlibabaSharedTraces(t *testing.T) {
+	for _, tt := range []struct {
+		file    string
+		jobs    int
+		skipped map[string]int
+	}{
+		{"openb_pod_list_default.csv", 3986, map[string]int{SkipShared: 3078, SkipCPUOnly: 1088}},
+		{"openb_pod_list_gpuspec33.csv", 3621, map[string]int{SkipShared: 3078, SkipCPUOnly: 1088, SkipAnyTypes: 365}},
+	} {
+		tr, err := ReadTrace(bytes.NewReader(sharedTrace(t, "alibaba-v2023/"+tt.file)), tt.file, "auto")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tr.Jobs) != tt.jobs || !reflect.DeepEqual(tr.Skipped, tt.skipped) {
+			t.Errorf("%s: %d jobs, skipped %v; want %d, %v", tt.file, len(tr.Jobs), tr.Skipped, tt.jobs, tt.skipped)
+		}
+	}
+	for file, want := range map[string][2]int{"openb_node_list_gpu_node.csv": {1213, 6212}, "openb_node_list_all_node.csv": {1523, 6212}} {
+		nodes, err := ReadAlibabaNodes(bytes.NewReader(sharedTrace(t, "alibaba-v2023/"+file)), file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gpus := 0
+		for _, n := range nodes {
+			gpus += n.GPUs
+		}
+		if len(nodes) != want[0] || gpus != want[1] {
+			t.Errorf("%s: %d nodes, %d GPUs; want %v", file, len(nodes), gpus, want)
+		}
 	}
 }
