@@ -29,6 +29,9 @@ func newResources(c *model.Cluster, jobs []*model.Job) *metrics.Resources {
 		reqs[i], gpus[i] = c.Request(&j.Spec), j.Spec.Replica()
 	}
 	res.PerGPU = metrics.ReferencePerGPU(len(names), reqs, gpus)
+	for n, node := range c.Nodes {
+		res.Structural += metrics.StrandedOn(node.GPUs, c.Capacity(n), res.PerGPU)
+	}
 	return res
 }
 

@@ -43,7 +43,8 @@ func (j *job) asks(cores, gib int64) *job {
 // Stranded GPUs over the makespan of 200 s: (3·100 + 2·100) / 200 = 2.5,
 // a share of 2.5 / 8 = 0.3125. CPUs held: 14 cores for 50 s, 10 for 50 s,
 // 4 for 100 s = 1,600 core-s of 24 · 200: 1/3. Memory: 24, 16, 8 GiB =
-// 2,800 GiB-s of 128 · 200: 0.109375.
+// 2,800 GiB-s of 128 · 200: 0.109375. Empty, the cluster strands 2 GPUs
+// (n0's 8 CPUs serve 2 of its 4 GPUs): the structural figure.
 func TestStrandedGPUs(t *testing.T) {
 	jobs := []model.JobSpec{
 		makeJob("A", 0).dur(100).asks(6, 8).obj(),
@@ -78,6 +79,10 @@ func TestStrandedGPUs(t *testing.T) {
 	near("cpu util", s.ResourceUtil["cpu"], 1.0/3)
 	near("memory util", s.ResourceUtil["memory"], 0.109375)
 	near("gpu util", s.GPUUtil, 350.0/1600)
+	// Empty, n0's 8 CPUs serve 2 of its 4 GPUs; n1's 16 serve all 4.
+	if s.StructuralStrandedGPUs == nil || *s.StructuralStrandedGPUs != 2 || r.Structural != 2 {
+		t.Errorf("structural stranded GPUs %v, want 2", s.StructuralStrandedGPUs)
+	}
 }
 
 // TestNoResourcesGPUOnly: a GPU-only cluster measures no resources, and

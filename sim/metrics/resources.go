@@ -31,6 +31,9 @@ type Resources struct {
 	Capacity []int64
 	// PerGPU is the reference request per GPU of each resource.
 	PerGPU []float64
+	// Structural is the number of GPUs stranded on the empty cluster:
+	// those of nodes whose capacity cannot serve all their GPUs.
+	Structural int
 	// Samples are the change points of the use and the stranded GPUs.
 	Samples []ResourceSample
 }
@@ -126,6 +129,6 @@ func SetResources(s *Summary, recs []JobRecord, totalGPUs int, res *Resources) {
 	if util == nil {
 		return
 	}
-	share := stranded / float64(totalGPUs)
-	s.ResourceUtil, s.StrandedGPUs, s.StrandedGPUShare = util, &stranded, &share
+	share, structural := stranded/float64(totalGPUs), res.Structural
+	s.ResourceUtil, s.StrandedGPUs, s.StrandedGPUShare, s.StructuralStrandedGPUs = util, &stranded, &share, &structural
 }
