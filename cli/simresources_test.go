@@ -13,7 +13,8 @@ import (
 // third waits for a CPU until 100: average queue 100/3 s. The free GPUs
 // strand: 0–100 two GPUs are free with no CPU left (2 stranded), 100–200
 // three are free and 2 CPUs serve one (2 stranded): 2 over the makespan of
-// 200 s. CPU: 4 cores for 100 s, 2 for 100 s of 4 · 200: 0.75.
+// 200 s, and 2 while c waits (0–100). CPU: 4 cores for 100 s, 2 for
+// 100 s of 4 · 200: 0.75.
 func TestSimClusterResources(t *testing.T) {
 	dir := t.TempDir()
 	cluster := filepath.Join(dir, "c.yaml")
@@ -40,6 +41,10 @@ func TestSimClusterResources(t *testing.T) {
 			t.Fatalf("%s: stranded %v, skipped %v\n%s", placer, s.Stranded, s.Skipped, out)
 		}
 		near("stranded GPUs", *s.Stranded, 2)
+		if s.StrandedWaiting == nil {
+			t.Fatalf("%s: no stranded_gpus_waiting\n%s", placer, out)
+		}
+		near("stranded GPUs while jobs wait", *s.StrandedWaiting, 2)
 		near("cpu util", s.ResourceUtil["cpu"], 0.75)
 	}
 }

@@ -35,9 +35,9 @@ func newResources(c *model.Cluster, jobs []*model.Job) *metrics.Resources {
 	return res
 }
 
-// sampleResources records at t what jobs hold of each resource and the
-// stranded GPUs, when they changed since the last sample; a sample at the
-// same instant as the last replaces it.
+// sampleResources records at t what jobs hold of each resource, the
+// stranded GPUs and the waiting jobs, when they changed since the last
+// sample; a sample at the same instant as the last replaces it.
 func (r *run) sampleResources(t model.Time) {
 	res := r.res
 	if res == nil {
@@ -55,14 +55,15 @@ func (r *run) sampleResources(t model.Time) {
 		}
 		stranded += metrics.StrandedOn(bits.OnesCount64(r.state.FreeMask(n)), avail, res.PerGPU)
 	}
+	waiting := len(r.state.Waiting())
 	if n := len(res.Samples); n > 0 {
 		last := res.Samples[n-1]
-		if last.Stranded == stranded && slices.Equal(last.Used, used) {
+		if last.Stranded == stranded && last.Waiting == waiting && slices.Equal(last.Used, used) {
 			return
 		}
 		if last.T == t {
 			res.Samples = res.Samples[:n-1]
 		}
 	}
-	res.Samples = append(res.Samples, metrics.ResourceSample{T: t, Stranded: stranded, Used: used})
+	res.Samples = append(res.Samples, metrics.ResourceSample{T: t, Stranded: stranded, Waiting: waiting, Used: used})
 }

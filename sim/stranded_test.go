@@ -83,6 +83,9 @@ func TestStrandedGPUs(t *testing.T) {
 	if s.StructuralStrandedGPUs == nil || *s.StructuralStrandedGPUs != 2 || r.Structural != 2 {
 		t.Errorf("structural stranded GPUs %v, want 2", s.StructuralStrandedGPUs)
 	}
+	if s.StrandedGPUsWaiting != nil {
+		t.Errorf("stranded GPUs while jobs wait: %v, but no job waited", *s.StrandedGPUsWaiting)
+	}
 }
 
 // TestNoResourcesGPUOnly: a GPU-only cluster measures no resources, and

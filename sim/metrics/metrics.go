@@ -104,16 +104,18 @@ type Summary struct {
 	// the JSON summary for a trace that leaves nothing out.
 	Skipped        *int           `json:"skipped,omitempty"`
 	SkippedReasons map[string]int `json:"skipped_reasons,omitempty"`
-	// ResourceUtil, StrandedGPUs, StrandedGPUShare and
-	// StructuralStrandedGPUs describe a cluster that models resources
+	// ResourceUtil, StrandedGPUs, StrandedGPUShare, StrandedGPUsWaiting
+	// and StructuralStrandedGPUs describe a cluster that models resources
 	// besides GPUs (Resources; docs/SIM.md), and are left out otherwise:
 	// each resource's time-averaged utilisation (held ÷ capacity over the
 	// makespan, as gpu_util), the time-averaged count of stranded GPUs,
-	// that count ÷ the cluster's GPUs, and the GPUs stranded on the empty
-	// cluster (nodes whose capacity cannot serve all their GPUs).
+	// that count ÷ the cluster's GPUs, the same average over the time when
+	// some job waits (nil when none ever did), and the GPUs stranded on
+	// the empty cluster (nodes whose capacity cannot serve all their GPUs).
 	ResourceUtil           map[string]float64 `json:"resource_util,omitempty"`
 	StrandedGPUs           *float64           `json:"stranded_gpus,omitempty"`
 	StrandedGPUShare       *float64           `json:"stranded_gpu_share,omitempty"`
+	StrandedGPUsWaiting    *float64           `json:"stranded_gpus_waiting,omitempty"`
 	StructuralStrandedGPUs *int               `json:"structural_stranded_gpus,omitempty"`
 }
 

@@ -8,11 +8,12 @@ import (
 )
 
 // ResourceSample is, from T until the next sample, what jobs hold of each
-// resource besides GPUs (in the order of Resources.Names) and how many
-// GPUs are stranded.
+// resource besides GPUs (in the order of Resources.Names), how many GPUs
+// are stranded and how many jobs wait.
 type ResourceSample struct {
 	T        model.Time
 	Stranded int
+	Waiting  int
 	Used     []int64
 }
 
@@ -75,39 +76,61 @@ func StrandedOn(free int, avail model.Vec, perGPU []float64) int {
 	return free - serve
 }
 
-// Averages returns each resource's utilisation (held ÷ capacity) and the
-// stranded GPUs, both averaged over time between from and to: a sample
-// holds until the next, the last one until to. Before the first sample
-// nothing is held and nothing stranded. It returns nil and 0 when to is
-// not after from.
-func (r *Resources) Averages(from, to model.Time) (map[string]float64, float64) {
+// Averages are a run's resource figures averaged over time.
+type Averages struct {
+	// Util is each resource's utilisation, held ÷ capacity, by name
+	// (resources without capacity left out).
+	Util map[string]float64
+	// Stranded is the mean number of stranded GPUs.
+	Stranded float64
+	// StrandedWaiting is the mean number of stranded GPUs while some job
+	// waits, and Waiting how long jobs waited in all (model time); 0 and
+	// 0 when no job ever waited.
+	StrandedWaiting float64
+	Waiting         model.Time
+}
+
+// Averages returns the figures of r averaged over time between from and
+// to: a sample holds until the next, the last one until to. Before the
+// first sample nothing is held, nothing stranded and no job waits. It
+// returns nil when to is not after from.
+func (r *Resources) Averages(from, to model.Time) *Averages {
 	if to <= from {
-		return nil, 0
+		return nil
 	}
 	held := make([]float64, len(r.Names))
-	var stranded float64
+	var stranded, strandedWaiting float64
+	var waiting model.Time
 	for i, s := range r.Samples {
 		end := to
 		if i+1 < len(r.Samples) {
 			end = r.Samples[i+1].T
 		}
-		d := float64(min(end, to) - max(s.T, from))
-		if d <= 0 {
+		span := min(end, to) - max(s.T, from)
+		if span <= 0 {
 			continue
 		}
+		d := float64(span)
 		stranded += d * float64(s.Stranded)
+		if s.Waiting > 0 {
+			strandedWaiting += d * float64(s.Stranded)
+			waiting += span
+		}
 		for k, u := range s.Used {
 			held[k] += d * float64(u)
 		}
 	}
-	span := float64(to - from)
-	util := make(map[string]float64, len(r.Names))
+	total := float64(to - from)
+	a := &Averages{Util: make(map[string]float64, len(r.Names)), Stranded: stranded / total, Waiting: waiting}
 	for k, name := range r.Names {
 		if r.Capacity[k] > 0 {
-			util[name] = held[k] / (span * float64(r.Capacity[k]))
+			a.Util[name] = held[k] / (total * float64(r.Capacity[k]))
 		}
 	}
-	return util, stranded / span
+	if waiting > 0 {
+		a.StrandedWaiting = strandedWaiting / float64(waiting)
+	}
+	return a
 }
 
 // SetResources adds the resource figures of res to s, a summary of recs
@@ -125,10 +148,13 @@ func SetResources(s *Summary, recs []JobRecord, totalGPUs int, res *Resources) {
 			last = max(last, recs[i].Finish)
 		}
 	}
-	util, stranded := res.Averages(first, last)
-	if util == nil {
+	a := res.Averages(first, last)
+	if a == nil {
 		return
 	}
-	share, structural := stranded/float64(totalGPUs), res.Structural
-	s.ResourceUtil, s.StrandedGPUs, s.StrandedGPUShare, s.StructuralStrandedGPUs = util, &stranded, &share, &structural
+	share, structural := a.Stranded/float64(totalGPUs), res.Structural
+	s.ResourceUtil, s.StrandedGPUs, s.StrandedGPUShare, s.StructuralStrandedGPUs = a.Util, &a.Stranded, &share, &structural
+	if a.Waiting > 0 {
+		s.StrandedGPUsWaiting = &a.StrandedWaiting
+	}
 }

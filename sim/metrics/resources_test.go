@@ -54,24 +54,29 @@ func TestStrandedOn(t *testing.T) {
 
 func TestResourceAverages(t *testing.T) {
 	r := &Resources{Names: []string{"cpu", "memory"}, Capacity: []int64{10, 0}, Samples: []ResourceSample{
-		{T: 10, Stranded: 2, Used: []int64{5, 0}},
-		{T: 20, Stranded: 0, Used: []int64{10, 0}},
+		{T: 10, Stranded: 2, Waiting: 1, Used: []int64{5, 0}},
+		{T: 20, Stranded: 0, Waiting: 3, Used: []int64{10, 0}},
 		{T: 40, Stranded: 4, Used: []int64{0, 0}},
 	}}
 	// Over [0, 50]: nothing before 10; 2 stranded and 5 CPUs for 10 s,
 	// 0 and 10 for 20 s, 4 and 0 for 10 s: stranded (20 + 40) / 50 = 1.2,
 	// CPU (50 + 200) / (10 · 50) = 0.5; memory has no capacity: left out.
-	util, stranded := r.Averages(0, 50)
-	if math.Abs(stranded-1.2) > 1e-12 || !reflect.DeepEqual(util, map[string]float64{"cpu": 0.5}) {
-		t.Errorf("Averages(0, 50) = %v, %v; want cpu 0.5, 1.2", util, stranded)
+	// Jobs wait 10–40: 30 s, with 20 GPU-s stranded meanwhile.
+	a := r.Averages(0, 50)
+	if math.Abs(a.Stranded-1.2) > 1e-12 || !reflect.DeepEqual(a.Util, map[string]float64{"cpu": 0.5}) ||
+		a.Waiting != 30 || math.Abs(a.StrandedWaiting-20.0/30) > 1e-12 {
+		t.Errorf("Averages(0, 50) = %+v", a)
 	}
 	// Over [15, 30]: 2 for 5 s, 0 for 10 s; CPU 25 + 100 of 150.
-	util, stranded = r.Averages(15, 30)
-	if math.Abs(stranded-10.0/15) > 1e-12 || math.Abs(util["cpu"]-125.0/150) > 1e-12 {
-		t.Errorf("Averages(15, 30) = %v, %v", util, stranded)
+	a = r.Averages(15, 30)
+	if math.Abs(a.Stranded-10.0/15) > 1e-12 || math.Abs(a.Util["cpu"]-125.0/150) > 1e-12 || a.Waiting != 15 {
+		t.Errorf("Averages(15, 30) = %+v", a)
 	}
-	if util, stranded := r.Averages(5, 5); util != nil || stranded != 0 {
-		t.Errorf("empty window: %v, %v", util, stranded)
+	if a := r.Averages(45, 50); a.Waiting != 0 || a.StrandedWaiting != 0 || a.Stranded != 4 {
+		t.Errorf("no waiting: %+v", a)
+	}
+	if a := r.Averages(5, 5); a != nil {
+		t.Errorf("empty window: %+v", a)
 	}
 }
 
@@ -80,7 +85,7 @@ func TestSetResources(t *testing.T) {
 	r := &Resources{Names: []string{"cpu"}, Capacity: []int64{4}, Samples: []ResourceSample{{T: 10, Stranded: 1, Used: []int64{2}}, {T: 50, Used: []int64{0}}}}
 	s := Summarize(2, recs)
 	SetResources(&s, recs, 2, r)
-	if s.StrandedGPUs == nil || *s.StrandedGPUs != 1 || *s.StrandedGPUShare != 0.5 || s.ResourceUtil["cpu"] != 0.5 {
+	if s.StrandedGPUs == nil || *s.StrandedGPUs != 1 || *s.StrandedGPUShare != 0.5 || s.ResourceUtil["cpu"] != 0.5 || s.StrandedGPUsWaiting != nil {
 		t.Errorf("summary %+v", s)
 	}
 	none := Summarize(2, recs[1:])

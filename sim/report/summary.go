@@ -51,7 +51,7 @@ func resourceLabel(name string) string { return name + " util" }
 // the other runs' reports stay as they were.
 func vectorOnly(key string) bool {
 	switch key {
-	case "skipped", "stranded_gpus", "stranded_gpu_share", "structural_stranded_gpus":
+	case "skipped", "stranded_gpus", "stranded_gpu_share", "stranded_gpus_waiting", "structural_stranded_gpus":
 		return true
 	}
 	return false
