@@ -108,27 +108,8 @@ func loadSimInputs(o *simOptions) (*simInputs, error) {
 			return nil, badInput("--elastic-min: %w", err)
 		}
 	}
-	ref, err := refType(o.refType, in.cluster)
-	if err != nil {
+	if err := in.buildTable(o, matrix, tr.WallClock); err != nil {
 		return nil, err
-	}
-	rated := in.cluster
-	if tr.WallClock {
-		if rated, err = sameSpeed(in.cluster, ref); err != nil {
-			return nil, usageError{err}
-		}
-	}
-	if in.table, err = profile.NewTable(matrix, rated, ref); err != nil {
-		return nil, usageError{err}
-	}
-	if len(in.cluster.Types) > 1 && !tr.WallClock {
-		sim.AssignModels(in.jobs, in.table.Models(), o.seed)
-	}
-	matrix.FillPeakMem(in.jobs)
-	for i := range in.jobs {
-		if _, _, err := in.table.Work(&in.jobs[i]); err != nil {
-			return nil, badInput("%s: %w", in.traceName, err)
-		}
 	}
 	if in.queues, err = simQueues(o, in.jobs); err != nil {
 		return nil, err
@@ -150,6 +131,37 @@ func loadSimInputs(o *simOptions) (*simInputs, error) {
 	}
 	runPower(in.power, o.sleep, in.contention)
 	return in, nil
+}
+
+// buildTable binds the throughput matrix to the cluster and the reference
+// type, gives duration jobs of a heterogeneous cluster job types, and
+// checks every job's work. Wall-clock durations (an Alibaba trace) run
+// alike on every type: the table sees every type rated as the reference
+// (sameSpeed), and no job type is drawn.
+func (in *simInputs) buildTable(o *simOptions, matrix *profile.Matrix, wallClock bool) error {
+	ref, err := refType(o.refType, in.cluster)
+	if err != nil {
+		return err
+	}
+	rated := in.cluster
+	if wallClock {
+		if rated, err = sameSpeed(in.cluster, ref); err != nil {
+			return usageError{err}
+		}
+	}
+	if in.table, err = profile.NewTable(matrix, rated, ref); err != nil {
+		return usageError{err}
+	}
+	if len(in.cluster.Types) > 1 && !wallClock {
+		sim.AssignModels(in.jobs, in.table.Models(), o.seed)
+	}
+	matrix.FillPeakMem(in.jobs)
+	for i := range in.jobs {
+		if _, _, err := in.table.Work(&in.jobs[i]); err != nil {
+			return badInput("%s: %w", in.traceName, err)
+		}
+	}
+	return nil
 }
 
 // applyConfig merges the --config file under the flags given on the
