@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"slices"
 
 	"github.com/gpusched/gpusched/config"
@@ -13,23 +12,6 @@ import (
 	"github.com/gpusched/gpusched/core/power"
 	"github.com/gpusched/gpusched/core/recipe"
 )
-
-// clusterFile decodes the --cluster file again for its power and network
-// blocks (loadCluster has already checked it); nil for a --gpus cluster.
-func clusterFile(o *simOptions) (*config.File, error) {
-	if o.cluster == "" {
-		return nil, nil
-	}
-	data, err := os.ReadFile(o.cluster)
-	if err != nil {
-		return nil, badInput("--cluster: %w", err)
-	}
-	f, err := config.DecodeFile(o.cluster, data)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return f, nil
-}
 
 // loadNetwork returns the network model of the cluster file (seed 002), or
 // nil for a cluster without storage devices.
@@ -51,7 +33,7 @@ func loadNetwork(name string, f *config.File, c *model.Cluster) (*network.Networ
 func buildEngine(o *simOptions, f *config.File, in *simInputs) (*engine.Engine, error) {
 	opts := o.opts
 	if o.names.Placer == "energy" {
-		pw, err := clusterPower(o, f, in.cluster)
+		pw, err := clusterPower(in.fileName, f, in.cluster)
 		if err != nil {
 			return nil, err
 		}
@@ -71,9 +53,9 @@ func buildEngine(o *simOptions, f *config.File, in *simInputs) (*engine.Engine, 
 
 // clusterPower returns the power description of the cluster: the cluster
 // file's, or the defaults for a --gpus cluster.
-func clusterPower(o *simOptions, f *config.File, c *model.Cluster) (*power.Cluster, error) {
+func clusterPower(name string, f *config.File, c *model.Cluster) (*power.Cluster, error) {
 	if f != nil {
-		pw, err := f.Power(o.cluster, c)
+		pw, err := f.Power(name, c)
 		if err != nil {
 			return nil, usageError{err}
 		}

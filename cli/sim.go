@@ -82,7 +82,7 @@ func addSimFlags(cmd *cobra.Command, o *simOptions) {
 	f.StringVar(&o.format, "format", "auto", "trace format: "+strings.Join(trace.Formats(), "|"))
 	f.StringVar(&o.gpus, "gpus", "", "cluster as GPU counts per type, e.g. v100=8,p100=8,k80=8 (default "+assets.DefaultGPUs+")")
 	f.IntVar(&o.gpusPerNode, "gpus-per-node", 4, "GPUs per node for --gpus")
-	f.StringVar(&o.cluster, "cluster", "", "cluster description file (YAML) instead of --gpus")
+	f.StringVar(&o.cluster, "cluster", "", "cluster description file (YAML, docs/CLUSTER.md) or an Alibaba node list (CSV) instead of --gpus")
 	f.StringVar(&o.throughputs, "throughputs", "", "throughput matrix in Gavel's JSON format (default: the embedded Gavel matrix)")
 	f.StringVar(&o.profiles, "profiles", "", "job profiles (YAML, docs/PROFILES.md): steps/s per GPU type and count, peak memory; merged into the throughput matrix")
 	f.StringVar(&o.refType, "ref-type", "v100", "reference GPU type on which trace durations were measured")
@@ -177,6 +177,9 @@ func simulate(o *simOptions, stderr io.Writer) (*simRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, n := range in.notes {
+		fmt.Fprintf(stderr, "gpusched: %s\n", n)
+	}
 	out, err := openEvents(o.events)
 	if err != nil {
 		return nil, err
@@ -197,6 +200,8 @@ func simulate(o *simOptions, stderr io.Writer) (*simRun, error) {
 		r.sum.Policy, r.sum.Placer, r.sum.Scaler = in.engine.Names()
 		setEnergy(&r.sum, r.res)
 		setQueues(&r.sum, r.res)
+		setSkipped(&r.sum, in.skipped)
+		metrics.SetResources(&r.sum, r.res.Records, in.cluster.TotalGPUs(), r.res.Resources)
 		err = out.audit(r.sum)
 	}
 	if err != nil {

@@ -39,6 +39,14 @@ type simInputs struct {
 	contention bool
 	// queues are the teams' queues (simqueues.go); nil without.
 	queues *quota.Config
+	// file is the cluster file (or the Alibaba node list made one,
+	// simalibaba.go) and fileName its path; nil and "" for --gpus.
+	file     *config.File
+	fileName string
+	// skipped counts the trace's lines its reader left out, by reason;
+	// notes are said on stderr before the run (what was left out).
+	skipped map[string]int
+	notes   []string
 }
 
 func (in *simInputs) config(o *simOptions) sim.Config {
@@ -73,7 +81,7 @@ func loadSimInputs(o *simOptions) (*simInputs, error) {
 	}
 	in := &simInputs{}
 	var err error
-	if in.cluster, err = loadCluster(o); err != nil {
+	if err = in.loadCluster(o); err != nil {
 		return nil, err
 	}
 	matrix, err := loadMatrix(o.throughputs)
@@ -85,7 +93,8 @@ func loadSimInputs(o *simOptions) (*simInputs, error) {
 		return nil, err
 	}
 	matrix = matrix.Merge(profiles...)
-	if in.jobs, in.traceName, err = loadTrace(o.trace, o.format); err != nil {
+	tr, err := in.loadTrace(o.trace, o.format)
+	if err != nil {
 		return nil, err
 	}
 	if o.limit < 0 {
@@ -99,21 +108,8 @@ func loadSimInputs(o *simOptions) (*simInputs, error) {
 			return nil, badInput("--elastic-min: %w", err)
 		}
 	}
-	ref, err := refType(o.refType, in.cluster)
-	if err != nil {
+	if err := in.buildTable(o, matrix, tr.WallClock); err != nil {
 		return nil, err
-	}
-	if in.table, err = profile.NewTable(matrix, in.cluster, ref); err != nil {
-		return nil, usageError{err}
-	}
-	if len(in.cluster.Types) > 1 {
-		sim.AssignModels(in.jobs, in.table.Models(), o.seed)
-	}
-	matrix.FillPeakMem(in.jobs)
-	for i := range in.jobs {
-		if _, _, err := in.table.Work(&in.jobs[i]); err != nil {
-			return nil, badInput("%s: %w", in.traceName, err)
-		}
 	}
 	if in.queues, err = simQueues(o, in.jobs); err != nil {
 		return nil, err
@@ -122,22 +118,50 @@ func loadSimInputs(o *simOptions) (*simInputs, error) {
 	if o.fairShare == fairShareNone {
 		o.opts.Queues = nil // measured, not scheduled
 	}
-	f, err := clusterFile(o)
-	if err != nil {
-		return nil, err
-	}
-	if in.network, err = loadNetwork(o.cluster, f, in.cluster); err != nil {
+	f := in.file
+	if in.network, err = loadNetwork(in.fileName, f, in.cluster); err != nil {
 		return nil, err
 	}
 	in.contention = contentionOn(o, f)
 	if in.engine, err = buildEngine(o, f, in); err != nil {
 		return nil, err
 	}
-	if in.power, in.noPower, err = simPower(o.cluster, f, in.cluster); err != nil {
+	if in.power, in.noPower, err = simPower(in.fileName, f, in.cluster); err != nil {
 		return nil, err
 	}
 	runPower(in.power, o.sleep, in.contention)
 	return in, nil
+}
+
+// buildTable binds the throughput matrix to the cluster and the reference
+// type, gives duration jobs of a heterogeneous cluster job types, and
+// checks every job's work. Wall-clock durations (an Alibaba trace) run
+// alike on every type: the table sees every type rated as the reference
+// (sameSpeed), and no job type is drawn.
+func (in *simInputs) buildTable(o *simOptions, matrix *profile.Matrix, wallClock bool) error {
+	ref, err := refType(o.refType, in.cluster)
+	if err != nil {
+		return err
+	}
+	rated := in.cluster
+	if wallClock {
+		if rated, err = sameSpeed(in.cluster, ref); err != nil {
+			return usageError{err}
+		}
+	}
+	if in.table, err = profile.NewTable(matrix, rated, ref); err != nil {
+		return usageError{err}
+	}
+	if len(in.cluster.Types) > 1 && !wallClock {
+		sim.AssignModels(in.jobs, in.table.Models(), o.seed)
+	}
+	matrix.FillPeakMem(in.jobs)
+	for i := range in.jobs {
+		if _, _, err := in.table.Work(&in.jobs[i]); err != nil {
+			return badInput("%s: %w", in.traceName, err)
+		}
+	}
+	return nil
 }
 
 // applyConfig merges the --config file under the flags given on the
@@ -185,20 +209,23 @@ func applySimSettings(o *simOptions, s config.SimSettings) {
 	}
 }
 
-func loadCluster(o *simOptions) (*model.Cluster, error) {
+// loadCluster loads the cluster of o: a --cluster file (YAML, or an
+// Alibaba node list), --gpus, the node list beside an Alibaba pod list
+// given without either, or the embedded default.
+func (in *simInputs) loadCluster(o *simOptions) error {
 	if o.cluster != "" && o.gpus != "" {
-		return nil, badInput("give either --gpus or --cluster, not both")
+		return badInput("give either --gpus or --cluster, not both")
 	}
-	if o.cluster != "" {
-		data, err := os.ReadFile(o.cluster)
-		if err != nil {
-			return nil, badInput("--cluster: %w", err)
+	path := o.cluster
+	if path == "" && o.gpus == "" && isAlibabaTrace(o) {
+		var err error
+		if path, err = alibabaNodesBeside(o.trace); err != nil {
+			return err
 		}
-		c, err := config.ParseClusterFile(o.cluster, data)
-		if err != nil {
-			return nil, usageError{err}
-		}
-		return c, nil
+		in.notes = append(in.notes, fmt.Sprintf("the cluster is the node list %s", path))
+	}
+	if path != "" {
+		return in.loadClusterFile(path)
 	}
 	spec := o.gpus
 	if spec == "" {
@@ -206,9 +233,36 @@ func loadCluster(o *simOptions) (*model.Cluster, error) {
 	}
 	c, err := config.ParseGPUs(spec, o.gpusPerNode)
 	if err != nil {
-		return nil, usageError{err}
+		return usageError{err}
 	}
-	return c, nil
+	in.cluster = c
+	return nil
+}
+
+// loadClusterFile reads a cluster file, or an Alibaba node list (by its
+// header), and builds its cluster.
+func (in *simInputs) loadClusterFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return badInput("--cluster: %w", err)
+	}
+	f, cpuOnly := (*config.File)(nil), 0
+	if trace.IsAlibabaNodes(data) {
+		if f, cpuOnly, err = readAlibabaNodes(path, data); err != nil {
+			return err
+		}
+		if cpuOnly > 0 {
+			in.notes = append(in.notes, fmt.Sprintf("%s: left out %d CPU-only nodes", path, cpuOnly))
+		}
+	} else if f, err = config.DecodeFile(path, data); err != nil {
+		return usageError{err}
+	}
+	c, err := f.Cluster(path)
+	if err != nil {
+		return usageError{err}
+	}
+	in.cluster, in.file, in.fileName = c, f, path
+	return nil
 }
 
 func loadMatrix(path string) (*profile.Matrix, error) {
@@ -267,22 +321,28 @@ func parseProfileFile(name string, data []byte) ([]profile.Profile, error) {
 	return profile.ParseProfiles(name, j)
 }
 
-func loadTrace(path, format string) ([]model.JobSpec, string, error) {
+// loadTrace reads the trace (the embedded sample without a path) into
+// in's jobs, name and what its reader left out.
+func (in *simInputs) loadTrace(path, format string) (*trace.Trace, error) {
 	name, data := assets.SampleTraceName, assets.SampleTrace()
 	if path != "" {
 		var err error
 		if data, err = os.ReadFile(path); err != nil {
-			return nil, "", badInput("--trace: %w", err)
+			return nil, badInput("--trace: %w", err)
 		}
 		name = path
 	} else if format == "auto" {
 		format = "gavel"
 	}
-	jobs, err := trace.Read(bytes.NewReader(data), name, format)
+	tr, err := trace.ReadTrace(bytes.NewReader(data), name, format)
 	if err != nil {
-		return nil, "", usageError{err}
+		return nil, usageError{err}
 	}
-	return jobs, name, nil
+	in.jobs, in.traceName, in.skipped = tr.Jobs, name, tr.Skipped
+	if total, why := describeSkipped(tr.Skipped); total > 0 {
+		in.notes = append(in.notes, fmt.Sprintf("%s: left out %d tasks: %s", name, total, why))
+	}
+	return tr, nil
 }
 
 // refType returns the reference GPU type: the cluster's own definition when

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 
@@ -15,8 +16,9 @@ type clusterBuilder struct {
 	types     []model.GPUType          // types in first-use order
 	typeIndex map[string]int           // type name to index in types
 	nodes     []model.Node
-	nodeEntry map[string]int // node name to the nodes[] entry that made it
-	total     int            // GPUs so far
+	nodeEntry map[string]int    // node name to the nodes[] entry that made it
+	total     int               // GPUs so far
+	caps      []model.Resources // per nodes entry, its nodes' capacity
 }
 
 // add checks node entry i and appends its nodes.
@@ -43,6 +45,11 @@ func (b *clusterBuilder) add(i int, n NodeSpec) error {
 		return fieldError(b.file, field+".count", "cluster would have more than %d GPUs", MaxClusterGPUs)
 	}
 	b.total += count * n.GPUs
+	capa, serr := n.capacity()
+	if serr != nil {
+		return fieldError(b.file, field+serr.field, "%s", serr.msg)
+	}
+	b.caps = append(b.caps, capa)
 	for k := range count {
 		name := n.Name
 		if count > 1 {
@@ -52,7 +59,7 @@ func (b *clusterBuilder) add(i int, n NodeSpec) error {
 			return fieldError(b.file, field+".name", "node %q already defined by nodes[%d]", name, j)
 		}
 		b.nodeEntry[name] = i
-		b.nodes = append(b.nodes, model.Node{Name: name, Type: typ, GPUs: n.GPUs})
+		b.nodes = append(b.nodes, model.Node{Name: name, Type: typ, GPUs: n.GPUs, Capacity: maps.Clone(capa)})
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -52,5 +53,36 @@ func TestClusterDocExample(t *testing.T) {
 		"rack1-0:v100:8 rack1-1:v100:8 rack1-2:v100:8 rack1-3:v100:8 old-box:k80:8 inference:p40:8"
 	if got := describe(c); got != want {
 		t.Errorf("doc example:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestClusterDocResourcesExample parses the example of docs/CLUSTER.md's
+// resources section and checks the capacity it gives.
+func TestClusterDocResourcesExample(t *testing.T) {
+	example := clusterDocExample(t, "\n## CPU, memory and other resources\n")
+	c, err := ParseClusterFile("CLUSTER.md", []byte(example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g2 := "cpu=96,ephemeral-storage=1Ti,memory=384Gi,pods=110,rdma/hca=4"
+	want := "g2-0:" + g2 + " g2-1:" + g2 + " g2-2:" + g2 + " g2-3:" + g2 + " t4:cpu=104,memory=512Gi,pods=110"
+	if got := describeCapacity(c); got != want {
+		t.Errorf("doc example:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestClusterDocNodeKeys: every key of a nodes entry has a row in
+// docs/CLUSTER.md's nodes table.
+func TestClusterDocNodeKeys(t *testing.T) {
+	doc, err := os.ReadFile("../docs/CLUSTER.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := map[string]reflect.Type{}
+	structFields(reflect.TypeFor[NodeSpec](), fields)
+	for key := range fields {
+		if !strings.Contains(string(doc), "| `"+key+"`") && !strings.Contains(string(doc), "(or `"+key+"`)") {
+			t.Errorf("docs/CLUSTER.md has no row for the nodes key %q", key)
+		}
 	}
 }

@@ -115,6 +115,20 @@ type NodeSpec struct {
 	Rack string `json:"rack,omitempty"`
 	// Links override the nodes' links to storage devices.
 	Links []NodeLinkSpec `json:"links,omitempty"`
+	// CPU is each node's allocatable CPU: cores as a number or a quantity
+	// ("64", "500m"); CPUs is the same under the key cpus (give one). nil:
+	// not modelled.
+	CPU  *Amount `json:"cpu,omitempty"`
+	CPUs *Amount `json:"cpus,omitempty"`
+	// Memory is each node's allocatable memory: bytes as a number or a
+	// quantity ("512Gi"); nil: not modelled.
+	Memory *Amount `json:"memory,omitempty"`
+	// Pods is how many replicas each node may run at once; nil: no limit.
+	Pods *Amount `json:"pods,omitempty"`
+	// Resources gives any other resource of each node by name (e.g.
+	// "rdma/hca": 4, "ephemeral-storage": "1Ti"); a resource that some
+	// entries give and others do not is one those others have none of.
+	Resources map[string]Amount `json:"resources,omitempty"`
 }
 
 // ParseClusterFile decodes a cluster file and builds its cluster. name is
@@ -196,6 +210,9 @@ func (f *File) Cluster(name string) (*model.Cluster, error) {
 		if err := b.add(i, n); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkDeclared(name, b.caps); err != nil {
+		return nil, err
 	}
 	c, err := model.NewCluster(b.types, b.nodes)
 	if err != nil {

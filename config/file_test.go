@@ -77,7 +77,7 @@ func TestParseClusterFileErrors(t *testing.T) {
 		{"nodes: {name: a}", "cluster.yaml: nodes: want a list, got a mapping"},
 		{node + "extra: 1\n", `cluster.yaml: top level: unknown field "extra" (known: gpu_types, network, nodes, storage)`},
 		{"nodes:\n  - {name: a, gpu_type: v100, gpus: 8, gpu: 1}\n",
-			`cluster.yaml: nodes[0]: unknown field "gpu" (known: count, gpu_type, gpus, links, name, power, rack)`},
+			`cluster.yaml: nodes[0]: unknown field "gpu" (known: count, cpu, cpus, gpu_type, gpus, links, memory, name, pods, power, rack, resources)`},
 		{"nodes:\n  - {name: a, gpu_type: v100, GPUS: 8}\n", `cluster.yaml: nodes[0]: unknown field "GPUS"`},
 		{"gpu_types: [{name: v100, memory: 1}]\n" + node,
 			`cluster.yaml: gpu_types[0]: unknown field "memory" (known: mem_mib, name, power, tflops)`},

@@ -80,6 +80,9 @@ func FuzzParseClusterFile(f *testing.F) {
 	f.Add([]byte(storageFile))
 	f.Add([]byte("storage: [{name: s, rack: r, interfaces: [{name: e, bandwidth_gbps: 1e308, latency_ms: 0}]}]\n" +
 		"nodes: [{name: a, gpu_type: v100, gpus: 8, count: 2, rack: r, links: [{storage: s, latency_ms: 1e-300}]}]"))
+	f.Add([]byte("nodes:\n  - {name: a, gpu_type: v100, gpus: 8, cpus: 0.5, memory: 512Gi, pods: 110, resources: {rdma/hca: 4}}\n" +
+		"  - {name: b, gpu_type: t4, gpus: 2, cpu: \"500m\", memory: 1e9, pods: \"8\", count: 2}\n"))
+	f.Add([]byte("nodes:\n  - {name: a, gpu_type: v100, gpus: 8, cpus: -1, memory: 9Ei, resources: {cpu: 1, nvidia.com/gpu: 2}}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseClusterFile("fuzz.yaml", data)
 		if err != nil {
@@ -101,8 +104,22 @@ func FuzzParseClusterFile(f *testing.F) {
 			want += n.GPUs * count
 		}
 		checkCluster(t, c, want)
+		checkCapacity(t, c)
 		if _, err := file.NetworkModel("fuzz.yaml", c); err != nil {
 			t.Fatalf("ParseClusterFile accepted a file whose network NetworkModel rejects: %v", err)
 		}
 	})
+}
+
+// checkCapacity fails t unless every node's capacity is non-negative and at
+// most 2^53 of each resource, with names CheckResourceName accepts.
+func checkCapacity(t *testing.T, c *model.Cluster) {
+	t.Helper()
+	for _, n := range c.Nodes {
+		for name, v := range n.Capacity {
+			if err := CheckResourceName(name); err != nil || v < 0 || v > maxAmount {
+				t.Fatalf("node %s: %s=%d (%v)", n.Name, name, v, err)
+			}
+		}
+	}
 }

@@ -26,6 +26,13 @@ func checkShape(v any, t reflect.Type, path string) error {
 	if v == nil {
 		return nil // null leaves the zero value
 	}
+	if t == reflect.TypeFor[Amount]() {
+		switch v.(type) {
+		case json.Number, string:
+			return nil
+		}
+		return shapeError(path, "want a number or a quantity such as \"64\", \"500m\" or \"512Gi\", got %s", describeJSON(v))
+	}
 	switch t.Kind() {
 	case reflect.Struct:
 		m, ok := v.(map[string]any)

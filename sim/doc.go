@@ -35,6 +35,11 @@
 // (engine.Plan.Paused, seed 002's pause) get one pause event per pause
 // (pause.go).
 //
+// On a cluster that models resources besides GPUs (model.Cluster.Vectored)
+// the run measures what jobs hold of each and the stranded GPUs
+// (resources.go, metrics.Resources, Result.Resources); on a GPU-only
+// cluster it measures nothing more, so its outputs stay as they were.
+//
 // A run may resume from a given state instead of a trace (Config.From, a
 // Start: running jobs keep their GPUs and progress, waiting jobs queue at
 // its time); the service's forecasts run the live state forward this way

@@ -91,6 +91,10 @@ type Result struct {
 	// Fairness is how evenly the queues were served when Config.Queues
 	// is set, else nil.
 	Fairness *Fairness
+	// Resources is what jobs held of the resources besides GPUs, and the
+	// stranded GPUs, over time, when the cluster models such resources
+	// (model.Cluster.Vectored), else nil.
+	Resources *metrics.Resources
 }
 
 // Run simulates cfg to the end: until every job has finished or been
@@ -107,7 +111,8 @@ func Run(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	energy := r.meter.result(r.recs)
-	return &Result{Records: r.recs, Samples: r.samples, Rounds: r.rounds, Energy: energy, Fairness: r.fair.result()}, nil
+	return &Result{Records: r.recs, Samples: r.samples, Rounds: r.rounds, Energy: energy, Fairness: r.fair.result(),
+		Resources: r.res}, nil
 }
 
 // run is the mutable state of one simulation.
@@ -132,12 +137,17 @@ type run struct {
 	// quota.
 	fair      *fairness
 	reclaimed map[string]bool
+	// res measures the resources besides GPUs (resources.go); nil when
+	// the cluster models none.
+	res *metrics.Resources
 }
 
 func newRun(cfg Config) (*run, error) {
 	r := &run{cfg: cfg, state: model.NewState(cfg.Cluster, cfg.Workload), nextRnd: -1, fair: newFairness(cfg.Queues, len(cfg.Jobs))}
 	if cfg.From != nil {
-		return r, r.adopt(cfg.From)
+		err := r.adopt(cfg.From)
+		r.res = newResources(cfg.Cluster, r.jobs)
+		return r, err
 	}
 	r.jobs = make([]*model.Job, len(cfg.Jobs))
 	r.recs = make([]metrics.JobRecord, len(cfg.Jobs))
@@ -161,6 +171,7 @@ func newRun(cfg Config) (*run, error) {
 			r.recs[i].Queue = r.fair.queues[r.fair.queue(r.jobs[i])].Name
 		}
 	}
+	r.res = newResources(cfg.Cluster, r.jobs)
 	var err error
 	if r.meter, err = newMeter(&r.cfg, r.jobs); err != nil {
 		return nil, err
@@ -203,6 +214,7 @@ func (r *run) loop() error {
 			return r.err
 		}
 		r.sample(t)
+		r.sampleResources(t)
 		if r.cfg.Progress != nil {
 			r.cfg.Progress(r.ended)
 		}

@@ -98,6 +98,25 @@ type Summary struct {
 	Reclaims  *int           `json:"reclaims,omitempty"`
 	JainIndex *float64       `json:"jain_index,omitempty"`
 	Queues    []QueueSummary `json:"queues,omitempty"`
+	// Skipped counts the trace's tasks that its reader left out on
+	// purpose, and SkippedReasons the same by reason (the Alibaba trace's
+	// GPU-sharing and CPU-only tasks, docs/TRACES.md); nil and left out of
+	// the JSON summary for a trace that leaves nothing out.
+	Skipped        *int           `json:"skipped,omitempty"`
+	SkippedReasons map[string]int `json:"skipped_reasons,omitempty"`
+	// ResourceUtil, StrandedGPUs, StrandedGPUShare, StrandedGPUsWaiting
+	// and StructuralStrandedGPUs describe a cluster that models resources
+	// besides GPUs (Resources; docs/SIM.md), and are left out otherwise:
+	// each resource's time-averaged utilisation (held ÷ capacity over the
+	// makespan, as gpu_util), the time-averaged count of stranded GPUs,
+	// that count ÷ the cluster's GPUs, the same average over the time when
+	// some job waits (nil when none ever did), and the GPUs stranded on
+	// the empty cluster (nodes whose capacity cannot serve all their GPUs).
+	ResourceUtil           map[string]float64 `json:"resource_util,omitempty"`
+	StrandedGPUs           *float64           `json:"stranded_gpus,omitempty"`
+	StrandedGPUShare       *float64           `json:"stranded_gpu_share,omitempty"`
+	StrandedGPUsWaiting    *float64           `json:"stranded_gpus_waiting,omitempty"`
+	StructuralStrandedGPUs *int               `json:"structural_stranded_gpus,omitempty"`
 }
 
 // QueueSummary is one queue's part of a run.

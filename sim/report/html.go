@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 
 	"github.com/gpusched/gpusched/core/model"
@@ -181,14 +183,46 @@ func htmlData(title string, runs []Run) pageData {
 func summaryRows(runs []Run) []summaryRow {
 	var rows []summaryRow
 	for i, f := range summaryFields(runs[0].Summary) {
+		if f.key == resourceUtilKey {
+			rows = append(rows, resourceRows(runs)...)
+			continue
+		}
 		if f.val.Kind() == reflect.Map {
 			continue // reason counts: in each run's own summary
+		}
+		if vectorOnly(f.key) && !slices.ContainsFunc(runs, func(r Run) bool { return !summaryFields(r.Summary)[i].empty() }) {
+			continue
 		}
 		row := summaryRow{Key: f.key, Label: label(f.key)}
 		for _, r := range runs {
 			v := summaryFields(r.Summary)[i].val
 			row.Values = append(row.Values, tableValue(f.key, v))
 			row.Raw = append(row.Raw, rawNumber(v))
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// resourceRows are the summary rows of the resources' utilisation, one
+// per resource that some run has, by name; none for GPU-only runs.
+func resourceRows(runs []Run) []summaryRow {
+	names := map[string]bool{}
+	for _, r := range runs {
+		for n := range r.Summary.ResourceUtil {
+			names[n] = true
+		}
+	}
+	var rows []summaryRow
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		row := summaryRow{Key: n + "_util", Label: resourceLabel(n)}
+		for _, r := range runs {
+			v, ok := r.Summary.ResourceUtil[n]
+			if !ok {
+				v = math.NaN()
+			}
+			row.Values = append(row.Values, tableFloat("_util", v))
+			row.Raw = append(row.Raw, v)
 		}
 		rows = append(rows, row)
 	}

@@ -37,6 +37,26 @@ func (f field) empty() bool {
 	return false
 }
 
+// resourceUtilKey is the summary key of the resources' utilisation, a map
+// that tables write as one line per resource (resourceLabel).
+const resourceUtilKey = "resource_util"
+
+// resourceLabel is the table label of resource name's utilisation: "cpu
+// util".
+func resourceLabel(name string) string { return name + " util" }
+
+// vectorOnly reports whether key is a figure that only runs on clusters
+// with resources besides GPUs, or of traces whose reader left lines out,
+// have: the HTML summary leaves its row out when no run has it, so that
+// the other runs' reports stay as they were.
+func vectorOnly(key string) bool {
+	switch key {
+	case "skipped", "stranded_gpus", "stranded_gpu_share", "stranded_gpus_waiting", "structural_stranded_gpus":
+		return true
+	}
+	return false
+}
+
 // summaryFields returns the exported fields of s in declaration order, named
 // by their JSON keys; fields tagged `json:"-"` are left out. Pointer fields
 // stand for figures that may be unknown (nil).

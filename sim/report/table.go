@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -24,14 +25,29 @@ func Table(w io.Writer, s metrics.Summary) error {
 	reasons := map[string]reflect.Value{}
 	width := 0
 	for _, f := range fields {
+		if f.key == resourceUtilKey {
+			for _, name := range slices.Sorted(maps.Keys(s.ResourceUtil)) {
+				width = max(width, len(resourceLabel(name)))
+			}
+			continue
+		}
 		if f.val.Kind() == reflect.Map {
 			reasons[strings.TrimSuffix(f.key, "_reasons")] = f.val
 			continue
+		}
+		if vectorOnly(f.key) && f.empty() {
+			continue // not written: the other lines keep their alignment
 		}
 		width = max(width, len(label(f.key)))
 	}
 	var sb strings.Builder
 	for _, f := range fields {
+		if f.key == resourceUtilKey {
+			for _, name := range slices.Sorted(maps.Keys(s.ResourceUtil)) {
+				fmt.Fprintf(&sb, "%-*s  %s\n", width, resourceLabel(name), tableFloat("_util", s.ResourceUtil[name]))
+			}
+			continue
+		}
 		if f.val.Kind() == reflect.Map || f.val.Kind() == reflect.Slice || (f.empty() && f.key != "energy_kwh") {
 			continue
 		}
@@ -110,6 +126,8 @@ func label(key string) string {
 		switch w {
 		case "jct", "gpu":
 			words[i] = strings.ToUpper(w)
+		case "gpus":
+			words[i] = "GPUs"
 		}
 	}
 	return strings.Join(words, " ")
@@ -149,7 +167,7 @@ func tableFloat(key string, f float64) string {
 	switch {
 	case strings.HasSuffix(key, "_s"):
 		return seconds(f)
-	case strings.HasSuffix(key, "_util"):
+	case strings.HasSuffix(key, "_util"), strings.HasSuffix(key, "_share"):
 		return strconv.FormatFloat(100*f, 'f', 1, 64) + "%"
 	case strings.HasSuffix(key, "_kwh"):
 		return group(strconv.FormatFloat(f, 'f', 3, 64)) + " kWh"

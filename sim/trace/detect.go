@@ -19,8 +19,10 @@ const gavelColumns = 10
 
 // Detect picks a trace format from the file name and the first bytes of the
 // file (head; a prefix of the file is enough). In order:
-//   - a first line that is the CSV header of philly, tiresias or pollux
-//     selects that format;
+//   - a first line that is the CSV header of philly, tiresias, pollux or
+//     an Alibaba 2023 pod list selects that format (an Alibaba node list,
+//     or a pod list without times, selects alibaba too, whose reader says
+//     what to give instead);
 //   - the extension .trace selects gavel, .jsonl or .ndjson selects jsonl;
 //   - a first line that starts with "{" selects jsonl, one with ten
 //     tab-separated columns selects gavel.
@@ -37,6 +39,8 @@ func Detect(name string, head []byte) (string, error) {
 		return formatTiresias, nil
 	case headerIs(first, polluxHeader):
 		return formatPollux, nil
+	case headerIs(first, alibabaHeader), headerIs(first, alibabaNoTimes), headerIs(first, alibabaNodesHeader):
+		return formatAlibaba, nil // the reader explains the last two
 	}
 	ext := strings.ToLower(filepath.Ext(name))
 	switch ext {
@@ -53,8 +57,8 @@ func Detect(name string, head []byte) (string, error) {
 	}
 	return "", &Error{File: name, Msg: fmt.Sprintf(
 		"cannot detect the trace format: extension %q is not .trace, .jsonl or .ndjson, and the first line %s "+
-			"is no known header (philly %q, tiresias %q, pollux %q), JSON object or %d tab-separated Gavel columns; "+
-			"give --format", ext, quote(first), phillyHeader, tiresiasHeader, polluxHeader, gavelColumns)}
+			"is no known header (philly %q, tiresias %q, pollux %q, alibaba %q), JSON object or %d tab-separated Gavel columns; "+
+			"give --format", ext, quote(first), phillyHeader, tiresiasHeader, polluxHeader, alibabaHeader, gavelColumns)}
 }
 
 // firstLine returns the first non-blank line of head without its

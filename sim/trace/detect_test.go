@@ -21,6 +21,9 @@ func TestDetect(t *testing.T) {
 		{"pollux header", "w.csv", polluxHeader + "\n", "pollux"},
 		{"header beats extension", "x.trace", polluxHeader + "\n", "pollux"},
 		{"bom and blank lines", "w.csv", "\xef\xbb\xbf\n\n" + polluxHeader + "\n", "pollux"},
+		{"alibaba pod list", "openb_pod_list_default.csv", alibabaHeader + "\nopenb-pod-0000,12000,16384,1,1000,,LS,Running,0,12537496,0\n", "alibaba"},
+		{"alibaba pod list without times", "p.csv", alibabaNoTimes + "\n", "alibaba"},
+		{"alibaba node list", "n.csv", alibabaNodesHeader + "\n", "alibaba"},
 		{"json content", "jobs.txt", "\n{\"id\":\"a\"}\n", "jsonl"},
 		{"gavel content", "jobs", gavelLine, "gavel"},
 	} {

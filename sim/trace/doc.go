@@ -1,5 +1,8 @@
 // Package trace reads job traces for `gpusched sim`: Gavel, Philly,
-// Tiresias and Pollux traces, and gpusched's native JSON-lines format.
+// Tiresias, Pollux and Alibaba 2023 traces, and gpusched's native
+// JSON-lines format. ReadTrace also says what a reader left out on purpose
+// and whether durations are wall-clock times on unknown GPU types;
+// ReadAlibabaNodes reads an Alibaba node list.
 //
 // Read parses a whole trace into []model.JobSpec; Detect picks the format
 // from the file name and first line when --format is "auto"; Formats lists
@@ -46,12 +49,25 @@
 // jsonl (the native format of DESIGN.md): one JSON object per line with the
 // keys id, submit_s, gpus (all three required), min_gpus, max_gpus (default
 // gpus), model, steps, duration_s, gpu_type, user, priority and
-// peak_mem_mib. Keys are matched exactly (case included), an unknown or
+// peak_mem_mib, and one replica's requests besides GPUs: cpus (cores or a
+// quantity), memory (a quantity or bytes), resources ({name: amount}) or the
+// older replica_cpu_milli and replica_mem_mib (JobSpec.Requests; a resource
+// given twice is an error). Keys are matched exactly (case included), an unknown or
 // repeated key is an error, and a job must end on its line. A job gives
 // either model+steps (steps ≥ 1) or duration_s; model with duration_s is
 // allowed (model is then the job type used for speed ratios), steps without
 // model is an error, and so are steps together with duration_s. Requires
 // 1 ≤ min_gpus ≤ gpus ≤ max_gpus, submit_s ≥ 0, peak_mem_mib ≥ 0.
+//
+// alibaba (header "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,
+// pod_phase,creation_time,deletion_time,scheduled_time"): ID = name, Submit
+// = creation_time, Duration = deletion_time − scheduled_time (− creation_time
+// when scheduled_time is empty), GPUs = ReplicaGPUs = num_gpu, Requests =
+// cpu_milli and memory_mib, Group = qos, GPUType = gpu_spec in lower case
+// when it names one type. Tasks with gpu_milli < 1000 (a shared GPU),
+// num_gpu 0, or several types in gpu_spec are left out and counted
+// (Trace.Skipped, the Skip* reasons); the durations are wall-clock
+// (Trace.WallClock). docs/TRACES.md has the details.
 //
 // # Zero durations
 //

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/core/model"
 )
 
@@ -51,6 +52,14 @@ func fuzzRead(f *testing.F, format, file string, seeds ...[]byte) {
 		}
 		if msg := scalingInvariant(jobs); msg != "" {
 			t.Fatal(msg)
+		}
+		if msg := requestsInvariant(jobs); msg != "" {
+			t.Fatal(msg)
+		}
+		if format == "alibaba" {
+			if msg := alibabaInvariant(jobs); msg != "" {
+				t.Fatal(msg)
+			}
 		}
 	})
 }
@@ -133,7 +142,11 @@ func FuzzJSONL(f *testing.F) {
 		[]byte(`{"id":"s","submit_s":0,"gpus":2,"max_gpus":8,"replica_gpus":2,"duration_s":60,"scaling":[[1,1.0],[2,1.8],[4,3.1]]}`+"\n"+
 			`{"id":"z","submit_s":1,"gpus":4,"duration_s":6,"scaling":[[2,0],[3,1e-300],[64,5]]}`),
 		[]byte(`{"id":"d","submit_s":0,"gpus":1,"duration_s":60,"dataset_gb":0.0004,"upload":"lab"}`+"\n"+
-			`{"id":"e","submit_s":0,"gpus":1,"duration_s":60,"dataset_gb":1e9,"upload":""}`))
+			`{"id":"e","submit_s":0,"gpus":1,"duration_s":60,"dataset_gb":1e9,"upload":""}`),
+		[]byte(`{"id":"c","submit_s":0,"gpus":2,"duration_s":60,"cpus":2.5,"memory":"16Gi","resources":{"rdma/hca":1,"pods":"2"}}`+"\n"+
+			`{"id":"m","submit_s":1,"gpus":1,"duration_s":6,"replica_cpu_milli":500,"replica_mem_mib":1024,"resources":{"ephemeral-storage":"1G"}}`),
+		[]byte(`{"id":"q","submit_s":0,"gpus":1,"duration_s":1,"cpus":"250m","memory":1e9,"resources":{"x":0,"a/b":null}}`+"\n"+
+			`{"id":"w","submit_s":0,"gpus":1,"duration_s":1,"cpus":-0.0,"memory":"1e3","resources":{"cpu":"1"}}`))
 }
 
 func FuzzDetect(f *testing.F) {
@@ -143,6 +156,8 @@ func FuzzDetect(f *testing.F) {
 		{"philly.csv", string(sampleSeed(f, "philly/philly-head2000.csv", 3))},
 		{"60_job.csv", string(sampleSeed(f, "tiresias/60_job.csv", 3))},
 		{"w.csv", string(sampleSeed(f, "pollux/workload-6.csv", 3))},
+		{"pods.csv", string(sampleSeed(f, "alibaba/openb_pod_list_default-head400.csv", 3))},
+		{"nodes.csv", alibabaNodesHeader + "\nn,1,1,1,T4\n"},
 		{"x.csv", "a,b\n"},
 		{"", ""},
 	} {
@@ -168,4 +183,72 @@ func FuzzDetect(f *testing.F) {
 			}
 		}
 	})
+}
+
+// requestsInvariant returns what is wrong with the replica requests of a
+// successful Read result, or "": every amount positive and at most 2^53,
+// every name one config.CheckResourceName accepts.
+func requestsInvariant(jobs []model.JobSpec) string {
+	for _, j := range jobs {
+		for name, v := range j.Requests {
+			if err := config.CheckResourceName(name); err != nil || v <= 0 || v > 1<<53 {
+				return fmt.Sprintf("job %s: request %s=%d (%v)", j.ID, name, v, err)
+			}
+		}
+	}
+	return ""
+}
+
+func FuzzAlibaba(f *testing.F) {
+	fuzzRead(f, "alibaba", "f.csv",
+		sampleSeed(f, "alibaba/openb_pod_list_default-head400.csv", 25),
+		[]byte(alibabaHeader+"\np0,12000,16384,1,1000,,LS,Running,0,12537496,0\np1,88000,327680,8,1000,G2,BE,Succeeded,100,400,160\n"+
+			"p2,6000,0,2,1000,,LS,Pending,10,70,\np3,1,1,0,0,,BE,Running,0,1,0\np4,1,1,1,460,T4|P100,BE,Running,0,1,0\n"),
+		[]byte(alibabaHeader+"\r\n\r\n p5 , 0 , 0 , 64 , 1000 , V100M32|T4 , , , 1 , 1 , \r\n"),
+		[]byte(alibabaNoTimes+"\np,1,1,1,1000\n"),
+		[]byte(alibabaNodesHeader+"\nn,1,1,1,T4\n"))
+}
+
+// FuzzAlibabaNodes fuzzes ReadAlibabaNodes: it must never panic, every
+// error must be an *Error naming the file, and every node list it accepts
+// must have unique names without '/' and GPU counts in 0..64, each node
+// with GPUs naming its model.
+func FuzzAlibabaNodes(f *testing.F) {
+	f.Add(sampleSeed(f, "alibaba/openb_node_list_gpu_node-every50.csv", 10))
+	f.Add([]byte(alibabaNodesHeader + "\nn0,64000,262144,2,P100\nn1,32000,262144,0,\r\n\n n2 , 96000 , 393216 , 8 , G2 \n"))
+	f.Add([]byte(alibabaNodesHeader + "\nn0,1,1,65,T4\nn0,-1,1,1,\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		nodes, err := ReadAlibabaNodes(bytes.NewReader(data), "n.csv")
+		if err != nil {
+			var perr *Error
+			if !errors.As(err, &perr) || !strings.HasPrefix(err.Error(), "n.csv") || nodes != nil {
+				t.Fatalf("error %v (%T), nodes %v", err, err, nodes)
+			}
+			return
+		}
+		seen := map[string]bool{}
+		for _, n := range nodes {
+			switch {
+			case n.Name == "" || seen[n.Name] || strings.ContainsAny(n.Name, "/ \t"):
+				t.Fatalf("node name %q", n.Name)
+			case n.GPUs < 0 || n.GPUs > model.MaxGPUsPerNode || (n.GPUs > 0 && n.Model == ""):
+				t.Fatalf("node %+v", n)
+			case n.CPUMilli < 0 || n.MemMiB < 0 || n.CPUMilli > maxCPUMilli || n.MemMiB > maxMemMiB:
+				t.Fatalf("node %+v", n)
+			}
+			seen[n.Name] = true
+		}
+	})
+}
+
+// alibabaInvariant returns what is wrong with the jobs of an Alibaba pod
+// list, or "": each one replica of all its GPUs, rigid, given by a
+// duration, held to at most one GPU type.
+func alibabaInvariant(jobs []model.JobSpec) string {
+	for _, j := range jobs {
+		if j.ReplicaGPUs != j.GPUs || j.Elastic() || j.Duration <= 0 || j.Steps != 0 || strings.Contains(j.GPUType, "|") {
+			return fmt.Sprintf("alibaba job %+v", j)
+		}
+	}
+	return ""
 }

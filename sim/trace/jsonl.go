@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/core/model"
 )
 
@@ -32,7 +33,11 @@ type jsonJob struct {
 	// ReplicaGPUs is nil when absent.
 	ReplicaGPUs *int
 	// ReplicaCPUMilli and ReplicaMemMiB are one replica's CPU and memory.
-	ReplicaCPUMilli, ReplicaMemMiB int
+	ReplicaCPUMilli, ReplicaMemMiB *int
+	// CPUs (cores or a quantity), Memory (a quantity, or bytes) and
+	// Resources (any resource by name) are one replica's requests too.
+	CPUs, Memory *config.Amount
+	Resources    map[string]config.Amount
 	// Scaling holds [GPU count, rate] pairs; pointers tell a JSON null
 	// from a zero.
 	Scaling [][]*float64
@@ -79,6 +84,12 @@ func (j *jsonJob) field(key string) any {
 		return &j.ReplicaCPUMilli
 	case "replica_mem_mib":
 		return &j.ReplicaMemMiB
+	case "cpus":
+		return &j.CPUs
+	case "memory":
+		return &j.Memory
+	case "resources":
+		return &j.Resources
 	case "scaling":
 		return &j.Scaling
 	case "dataset_gb":
@@ -156,8 +167,13 @@ func decodeJSONJob(line []byte) (jsonJob, error) {
 
 // wantType names the JSON a field wants in a type error.
 func wantType(key string, err *json.UnmarshalTypeError) string {
-	if key == "scaling" {
+	switch key {
+	case "scaling":
 		return "[[GPU count, rate], ...]"
+	case "cpus", "memory":
+		return "a number or a quantity string"
+	case "resources":
+		return `{"name": amount, ...}`
 	}
 	return err.Type.String()
 }
@@ -194,20 +210,8 @@ func (j *jsonJob) spec() (model.JobSpec, error) {
 		return s, errors.New(msg)
 	}
 	s.PeakMemMiB = j.PeakMemMiB
-	for _, c := range []struct {
-		key, res string
-		v        int
-		unit     int64
-	}{{"replica_cpu_milli", model.ResourceCPU, j.ReplicaCPUMilli, 1}, {"replica_mem_mib", model.ResourceMemory, j.ReplicaMemMiB, 1 << 20}} {
-		if msg := checkRange(c.key, float64(c.v), 0, math.MaxInt32); msg != "" {
-			return s, errors.New(msg)
-		}
-		if c.v > 0 {
-			if s.Requests == nil {
-				s.Requests = model.Resources{}
-			}
-			s.Requests[c.res] = int64(c.v) * c.unit
-		}
+	if err := j.requests(&s); err != nil {
+		return s, err
 	}
 	if err := j.data(&s); err != nil {
 		return s, err

@@ -35,12 +35,13 @@ const (
 	formatTiresias = "tiresias"
 	formatPollux   = "pollux"
 	formatJSONL    = "jsonl"
+	formatAlibaba  = "alibaba"
 )
 
 // Formats lists the accepted --format names: "auto", "gavel", "philly",
-// "tiresias", "pollux" and "jsonl".
+// "tiresias", "pollux", "jsonl" and "alibaba".
 func Formats() []string {
-	return []string{formatAuto, formatGavel, formatPhilly, formatTiresias, formatPollux, formatJSONL}
+	return []string{formatAuto, formatGavel, formatPhilly, formatTiresias, formatPollux, formatJSONL, formatAlibaba}
 }
 
 // Error is a parse error. Error() returns "FILE:LINE: what is wrong"; LINE is
@@ -75,6 +76,33 @@ func (e *Error) Error() string {
 // at the same time keep their file order. name is used only in error
 // messages (and, for "auto", for its extension). Every error is an *Error.
 func Read(r io.Reader, name, format string) ([]model.JobSpec, error) {
+	t, err := ReadTrace(r, name, format)
+	if err != nil {
+		return nil, err
+	}
+	return t.Jobs, nil
+}
+
+// Trace is a whole trace as ReadTrace read it.
+type Trace struct {
+	// Jobs are the trace's jobs, sorted as Read sorts them.
+	Jobs []model.JobSpec
+	// Format is the format read, "auto" resolved.
+	Format string
+	// Skipped counts the lines that the reader left out on purpose, by
+	// reason (alibaba: tasks that share a GPU, CPU-only tasks); nil when
+	// none were.
+	Skipped map[string]int
+	// WallClock reports that the jobs' durations are wall-clock times on
+	// whichever GPU type ran them, which the trace does not say (alibaba):
+	// a simulator should run them for that long on every type rather than
+	// scale them from a reference type.
+	WallClock bool
+}
+
+// ReadTrace is Read, returning the format read and what the reader left
+// out besides the jobs.
+func ReadTrace(r io.Reader, name, format string) (*Trace, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if format == formatAuto || format == "" {
 		head, err := br.Peek(headSize)
@@ -85,20 +113,30 @@ func Read(r io.Reader, name, format string) ([]model.JobSpec, error) {
 			return nil, err
 		}
 	}
+	t := &Trace{Format: format}
+	var err error
 	switch format {
 	case formatGavel:
-		return readGavel(br, name)
+		t.Jobs, err = readGavel(br, name)
 	case formatPhilly:
-		return readPhilly(br, name)
+		t.Jobs, err = readPhilly(br, name)
 	case formatTiresias:
-		return readTiresias(br, name)
+		t.Jobs, err = readTiresias(br, name)
 	case formatPollux:
-		return readPollux(br, name)
+		t.Jobs, err = readPollux(br, name)
 	case formatJSONL:
-		return readJSONL(br, name)
+		t.Jobs, err = readJSONL(br, name)
+	case formatAlibaba:
+		t.Jobs, t.Skipped, err = readAlibaba(br, name)
+		t.WallClock = true
+	default:
+		return nil, &Error{File: name, Msg: fmt.Sprintf("unknown trace format %q (want one of %s)",
+			format, strings.Join(Formats(), ", "))}
 	}
-	return nil, &Error{File: name, Msg: fmt.Sprintf("unknown trace format %q (want one of %s)",
-		format, strings.Join(Formats(), ", "))}
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // finish checks that the jobs exist and that their IDs are unique (lines[i]

@@ -117,7 +117,7 @@ func TestErrorText(t *testing.T) {
 }
 
 func TestFormats(t *testing.T) {
-	want := []string{"auto", "gavel", "philly", "tiresias", "pollux", "jsonl"}
+	want := []string{"auto", "gavel", "philly", "tiresias", "pollux", "jsonl", "alibaba"}
 	if got := Formats(); !slices.Equal(got, want) {
 		t.Errorf("Formats() = %v, want %v", got, want)
 	}
