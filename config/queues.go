@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -39,6 +40,9 @@ type QueueSpec struct {
 	Weight *float64 `json:"weight,omitempty"`
 	// Limit caps the GPUs per type the queue may hold (at least its quota).
 	Limit map[string]int `json:"limit,omitempty"`
+	// ResourceLimit caps what the queue's running jobs ask in all of
+	// resources besides GPUs, e.g. {cpu: 256, memory: 2Ti}.
+	ResourceLimit map[string]Amount `json:"resource_limit,omitempty"`
 	// Users are the users whose jobs go to this queue by default and who
 	// may submit to it and see its jobs (the service, docs/SECURITY.md).
 	Users []string `json:"users,omitempty"`
@@ -117,7 +121,11 @@ func (q *QueuesSpec) Quota(name string) (quota.Config, error) {
 				return cfg, fieldError(name, fmt.Sprintf("%s.users[%d]", field, k), "%v", err)
 			}
 		}
-		cfg.Queues = append(cfg.Queues, quota.Queue{Name: qs.Name, Quota: qs.Quota, Weight: w, Limit: qs.Limit})
+		rl, err := resourceLimit(name, field+".resource_limit", qs.ResourceLimit)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Queues = append(cfg.Queues, quota.Queue{Name: qs.Name, Quota: qs.Quota, Weight: w, Limit: qs.Limit, ResourceLimit: rl})
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, fmt.Errorf("%s: %w", name, err)
@@ -178,4 +186,24 @@ func CheckUserName(s string) error {
 		return fmt.Errorf("user name %q: only letters, digits, '.', '_', '-' and '@' are allowed", s)
 	}
 	return nil
+}
+
+// resourceLimit reads a queue's resource_limit: amounts by resource name
+// (not a GPU: those are limit's), each in its unit.
+func resourceLimit(file, field string, m map[string]Amount) (map[string]int64, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]int64, len(m))
+	for _, r := range slices.Sorted(maps.Keys(m)) {
+		if err := CheckResourceName(r); err != nil {
+			return nil, fieldError(file, field+"."+r, "%v", err)
+		}
+		v, err := m[r].Value(r)
+		if err != nil {
+			return nil, fieldError(file, field+"."+r, "%v", err)
+		}
+		out[r] = v
+	}
+	return out, nil
 }

@@ -15,6 +15,7 @@ queues:
     quota: {v100: 16, k80: 32}
     weight: 2
     limit: {v100: 24}
+    resource_limit: {cpu: 96, memory: 1Ti, rdma/hca: 4}
     users: [alice, bob]
   - name: nlp
     quota: {v100: 16}
@@ -33,7 +34,8 @@ func TestParseQueuesFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(cfg.Queues) != 2 || cfg.Queues[0].Weight != 2 || cfg.Queues[1].Weight != 1 || cfg.Queues[0].Quota["k80"] != 32 ||
-		cfg.Queues[0].Limit["v100"] != 24 || cfg.Usage != quota.UsageGPUHours || cfg.Default != "shared" {
+		cfg.Queues[0].Limit["v100"] != 24 || cfg.Queues[0].ResourceLimit["cpu"] != 96000 || cfg.Queues[0].ResourceLimit["memory"] != 1<<40 ||
+		cfg.Queues[0].ResourceLimit["rdma/hca"] != 4 || cfg.Queues[1].ResourceLimit != nil || cfg.Usage != quota.UsageGPUHours || cfg.Default != "shared" {
 		t.Errorf("config %+v", cfg)
 	}
 	uq := f.UserQueues()
@@ -53,6 +55,9 @@ func TestParseQueuesFileErrors(t *testing.T) {
 		{"queues:\n  - name: a\n    quota: {V100: 2}\n", "lower-case"},
 		{"queues:\n  - name: a\n    quota: {v100: 4}\n    limit: {v100: 2}\n", "queues[0].limit.v100: 2 is below the quota of 4"},
 		{"queues:\n  - name: a\n    users: ['x y']\n", "queues[0].users[0]"},
+		{"queues:\n  - name: a\n    resource_limit: {memory: 12Gb}\n", "q.yaml: queues[0].resource_limit.memory: "},
+		{"queues:\n  - name: a\n    resource_limit: {cpu: -1}\n", "queues[0].resource_limit.cpu"},
+		{"queues:\n  - name: a\n    resource_limit: {nvidia.com/gpu: 1}\n", "queues[0].resource_limit.nvidia.com/gpu: resource"},
 		{"queues:\n  - name: a\n    qouta: {v100: 1}\n", `queues[0]: unknown field "qouta"`},
 		{"queues:\n  - name: a\n    quota: {v100: 1.5}\n", "want an integer"},
 		{"fair_share: fairest\n", "fair_share"},
