@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -48,7 +49,7 @@ func TestSimAlibabaSample(t *testing.T) {
 			out, log, _ := auditedSim(t, "--trace", alibabaPods, "--placer", placer, "--sleep=false")
 			s := decodeAlibaba(t, out)
 			wantSkipped := map[string]int{"GPU-sharing (gpu_milli < 1000)": 132, "CPU-only (num_gpu 0)": 24}
-			if s.Jobs != 244 || s.Completed != 244 || s.Skipped == nil || *s.Skipped != 156 || !mapsEqual(s.SkippedReasons, wantSkipped) {
+			if s.Jobs != 244 || s.Completed != 244 || s.Skipped == nil || *s.Skipped != 156 || !maps.Equal(s.SkippedReasons, wantSkipped) {
 				t.Errorf("jobs %d, completed %d, skipped %v %v; want 244, 244, 156 %v", s.Jobs, s.Completed, s.Skipped, s.SkippedReasons, wantSkipped)
 			}
 			if len(s.ResourceUtil) != 2 || s.ResourceUtil["cpu"] <= 0 || s.ResourceUtil["memory"] <= 0 || s.Stranded == nil || s.StrandedShare == nil {
@@ -142,16 +143,4 @@ func TestSimAlibabaErrors(t *testing.T) {
 			}
 		})
 	}
-}
-
-func mapsEqual(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }

@@ -72,10 +72,15 @@ func (s *State) Start(j *Job, alloc []GPU) error {
 		s.give(alloc)
 		return fmt.Errorf("start %s: %w", j.Spec.ID, err)
 	}
+	s.run(j, alloc)
+	return nil
+}
+
+// run moves waiting job j, charged for alloc, to the running jobs.
+func (s *State) run(j *Job, alloc []GPU) {
 	s.waiting = removeBy(s.waiting, j, waitLess)
 	j.State, j.Alloc = Running, alloc
 	s.running = insertBy(s.running, j, seqLess)
-	return nil
 }
 
 // Restore makes a waiting job running on alloc as Start does, for a shell
@@ -91,9 +96,7 @@ func (s *State) Restore(j *Job, alloc []GPU) error {
 		return fmt.Errorf("restore %s: %w", j.Spec.ID, err)
 	}
 	_ = s.charge(j, alloc, false)
-	s.waiting = removeBy(s.waiting, j, waitLess)
-	j.State, j.Alloc = Running, alloc
-	s.running = insertBy(s.running, j, seqLess)
+	s.run(j, alloc)
 	return nil
 }
 

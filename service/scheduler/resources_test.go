@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -58,7 +59,7 @@ func TestRequestsStored(t *testing.T) {
 	j := h.submit(`{"command":["x"],"gpus":2,"cpus":"1.5","memory":"8Gi","resources":{"rdma/hca":1}}`)
 	plain := h.submit(`{"command":["x"],"gpus":1}`)
 	want := map[string]string{"cpu": "1500m", "memory": "8Gi", "rdma/hca": "1"}
-	if rec, _ := h.stored(j.ID); !equalMaps(j.Requests, want) || !equalMaps(rec.Requests, want) {
+	if rec, _ := h.stored(j.ID); !maps.Equal(j.Requests, want) || !maps.Equal(rec.Requests, want) {
 		t.Fatalf("requests: view %v, record %v; want %v", j.Requests, rec.Requests, want)
 	}
 	if ev := h.job(j.ID).Events[0].Message; !strings.Contains(ev, "each with cpu=1500m,memory=8Gi,rdma/hca=1") {
@@ -68,7 +69,7 @@ func TestRequestsStored(t *testing.T) {
 		t.Errorf("a job without requests: %v, %v", plain.Requests, rec.Requests)
 	}
 	h.restart()
-	if got := h.job(j.ID); !equalMaps(got.Requests, want) {
+	if got := h.job(j.ID); !maps.Equal(got.Requests, want) {
 		t.Errorf("after a restart: %v", got.Requests)
 	}
 	h.s.mu.Lock()
@@ -77,18 +78,6 @@ func TestRequestsStored(t *testing.T) {
 	if !got.Equal(model.Resources{"cpu": 1500, "memory": 8 << 30, "rdma/hca": 1}) {
 		t.Errorf("model requests after a restart: %v", got)
 	}
-}
-
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestRequestsKeepJobsApart: nodes a (8 CPUs) and b (6 CPUs) with two
