@@ -33,7 +33,7 @@ func usable(s *model.State, j *model.Job, t, n int) bool {
 	if j.Spec.PeakMemMiB > gt.MemMiB || c.TypeGPUs(t) < n {
 		return false
 	}
-	return !c.Vectored() || c.Holds(t, s.Request(j), j.Spec.ReplicaGPUs) >= n
+	return !c.Vectored() || s.Holds(j, t) >= n
 }
 
 // FeasibleSpeeds is Feasible for a job whose speed on n GPUs of each type

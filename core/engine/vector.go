@@ -31,6 +31,9 @@ type vectors struct {
 	// quiet is set while a placer works: its own Take and Give of GPUs
 	// free nothing for good.
 	quiet bool
+	// whole is tryWhole's credit in the round, and how many placements it
+	// skipped without.
+	whole struct{ credit, skipped int }
 	// floor is the least that any job of the round asks per replica of
 	// each resource; starvedOf and starvedBy count the starved GPUs by
 	// type and by the resource their node lacks, starveRes is that
@@ -46,6 +49,7 @@ func (p *Pool) resetVectors(s *model.State) {
 	v.state, v.res = s, len(p.c.Resources())
 	v.freed++
 	v.shorts = v.shorts[:0]
+	v.whole.credit, v.whole.skipped = wholeCredit/2, 0
 	if v.res == 0 {
 		v.free = v.free[:0]
 		return
@@ -394,6 +398,9 @@ func (e *Engine) placeWith(s *model.State, j *model.Job, n int, fit TypeSet) Pla
 	if p.knownShort(j, req, n, fit) {
 		return e.shortOf(n, fit)
 	}
+	if pl, ok := e.tryWhole(s, j, n, fit); ok {
+		return pl
+	}
 	hid, hopeless := p.focus(j, n, fit)
 	if hopeless {
 		return e.shortOf(n, fit)
@@ -414,6 +421,37 @@ func (e *Engine) placeWith(s *model.State, j *model.Job, n int, fit TypeSet) Pla
 	}
 	return pl
 }
+
+// tryWhole asks the placer to place j on the whole pool, without focus,
+// and keeps the answer when it fits every resource — while such answers
+// keep fitting: on a cluster where the nodes with free GPUs mostly have
+// room, this spares focus's visit of each of them; where they mostly do
+// not (CPU or memory run out first), misses use up the credit and the
+// engine tries only every wholeProbe-th placement until a hit earns it
+// back. The credit depends only on the round's history, so rounds stay
+// deterministic.
+func (e *Engine) tryWhole(s *model.State, j *model.Job, n int, fit TypeSet) (Placement, bool) {
+	w := &e.pool.vec.whole
+	if w.credit <= 0 {
+		if w.skipped++; w.skipped%wholeProbe != 0 {
+			return Placement{}, false
+		}
+	}
+	pl := e.quietPlace(s, j, n, fit)
+	if pl.GPUs == nil || !e.pool.FitsPlacement(j, pl) {
+		w.credit = max(w.credit-2, -wholeCredit)
+		return Placement{}, false
+	}
+	w.credit = min(w.credit+1, wholeCredit)
+	return pl, true
+}
+
+// wholeCredit bounds tryWhole's credit; wholeProbe is how often it tries
+// without credit.
+const (
+	wholeCredit = 8
+	wholeProbe  = 16
+)
 
 // shortReason is reasonShort(resource), built once per resource.
 func (e *Engine) shortReason(resource string) string {

@@ -159,6 +159,9 @@ type Job struct {
 	// job enters a State.
 	req   Vec
 	reqOf *Cluster
+	// holds is, per GPU type of reqOf, Cluster.Holds for the job's
+	// request (State.Holds), filled on first use.
+	holds []int32
 }
 
 // NewJob returns a waiting job for spec with the given arrival rank, model

@@ -55,7 +55,7 @@ func (s *State) Running() []*Job { return s.running }
 
 // Submit adds a new job to the waiting queue.
 func (s *State) Submit(j *Job) {
-	j.req, j.reqOf = s.Cluster.Request(&j.Spec), s.Cluster
+	j.req, j.reqOf, j.holds = s.Cluster.Request(&j.Spec), s.Cluster, nil
 	j.State = Waiting
 	s.waiting = insertBy(s.waiting, j, waitLess)
 }
@@ -214,6 +214,22 @@ func (s *State) Request(j *Job) Vec {
 		return j.req
 	}
 	return s.Cluster.Request(&j.Spec)
+}
+
+// Holds returns how many GPUs of type t the cluster's nodes could give
+// job j if it ran alone (Cluster.Holds for its request), remembered with
+// the job for the cluster it was submitted to.
+func (s *State) Holds(j *Job, t int) int {
+	if j.reqOf != s.Cluster {
+		return s.Cluster.Holds(t, s.Cluster.Request(&j.Spec), j.Spec.ReplicaGPUs)
+	}
+	if j.holds == nil {
+		j.holds = make([]int32, len(s.Cluster.Types))
+		for u := range j.holds {
+			j.holds[u] = int32(s.Cluster.Holds(u, j.req, j.Spec.ReplicaGPUs))
+		}
+	}
+	return int(j.holds[t])
 }
 
 // Used returns what the jobs on node n hold of the cluster's resources, in
