@@ -21,6 +21,13 @@ type Pool struct {
 	// starved are, per node, free GPUs that no job of the round can use
 	// for want of other resources there (starve.go); they are not in free.
 	starved []uint64
+	// rich marks the nodes whose free resources cover a replica of any
+	// job of the round; tight indexes the free GPUs of the others as
+	// buckets does, richOf counts rich nodes by type and free GPUs
+	// (starve.go). Nil on a cluster that models no resources.
+	rich   []bool
+	tight  [][]bucket
+	richOf [][]int
 }
 
 type bucket struct {
@@ -65,6 +72,17 @@ func NewPool(c *model.Cluster) *Pool {
 		}
 		p.buckets = append(p.buckets, bs)
 	}
+	if c.Vectored() {
+		p.rich = make([]bool, len(c.Nodes))
+		for t := range c.Types {
+			bs := make([]bucket, c.MaxNodeGPUs(t)+1)
+			for k := range bs {
+				bs[k].words = make([]uint64, words)
+			}
+			p.tight = append(p.tight, bs)
+			p.richOf = append(p.richOf, make([]int, c.MaxNodeGPUs(t)+1))
+		}
+	}
 	return p
 }
 
@@ -76,20 +94,32 @@ func (p *Pool) Reset(s *model.State) {
 	p.version++
 	for t := range p.buckets {
 		p.typeFree[t] = 0
-		for k := range p.buckets[t] {
-			b := &p.buckets[t][k]
-			clear(b.words)
-			b.n, b.first = 0, len(b.words)
+		clearBuckets(p.buckets[t])
+		if p.tight != nil {
+			clearBuckets(p.tight[t])
+			clear(p.richOf[t])
 		}
 	}
+	clear(p.rich)
 	for i := range p.c.Nodes {
 		m := s.FreeMask(i)
 		p.free[i] = m
 		t, k := p.c.Nodes[i].Type, bits.OnesCount64(m)
 		p.typeFree[t] += k
 		p.buckets[t][k].add(i)
+		if p.tight != nil {
+			p.tight[t][k].add(i)
+		}
 	}
 	p.resetVectors(s)
+}
+
+// clearBuckets empties an index of buckets.
+func clearBuckets(bs []bucket) {
+	for k := range bs {
+		clear(bs[k].words)
+		bs[k].n, bs[k].first = 0, len(bs[k].words)
+	}
 }
 
 // Round counts the pool's resets: placers may cache per-round indexes by it.
@@ -204,6 +234,9 @@ func (p *Pool) set(node int, mask uint64) {
 		p.buckets[t][before].remove(node)
 		p.buckets[t][after].add(node)
 		p.typeFree[t] += after - before
+		if p.tight != nil {
+			p.moveTight(node, t, before, after)
+		}
 	}
 	p.free[node] = mask
 }
@@ -211,7 +244,11 @@ func (p *Pool) set(node int, mask uint64) {
 // FreeNodes appends to dst every node of type t with at least least free
 // GPUs: by free count, then by node index.
 func (p *Pool) FreeNodes(dst []int32, t, least int) []int32 {
-	bs := p.buckets[t]
+	return appendNodes(dst, p.buckets[t], least)
+}
+
+// appendNodes appends the nodes of buckets bs from least on.
+func appendNodes(dst []int32, bs []bucket, least int) []int32 {
 	for k := max(least, 1); k < len(bs); k++ {
 		b := &bs[k]
 		if b.n == 0 {

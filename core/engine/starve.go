@@ -22,24 +22,24 @@ import (
 // for nothing the cluster models, the floor is zero and no node starves.
 func (p *Pool) resetFloor(s *model.State) {
 	v := &p.vec
-	v.floor = v.floor[:0]
+	v.floor, v.ceil = v.floor[:0], v.ceil[:0]
 	clear(v.starvedOf)
 	clear(v.starvedBy)
 	if v.res == 0 {
 		return
 	}
 	for range v.res {
-		v.floor = append(v.floor, math.MaxInt64)
+		v.floor, v.ceil = append(v.floor, math.MaxInt64), append(v.ceil, 0)
 	}
 	for _, jobs := range [2][]*model.Job{s.Waiting(), s.Running()} {
 		for _, j := range jobs {
 			req := s.Request(j)
 			if req == nil {
-				v.floor = v.floor[:0]
+				v.floor, v.ceil = v.floor[:0], v.ceil[:0]
 				return
 			}
 			for r, q := range req {
-				v.floor[r] = min(v.floor[r], q)
+				v.floor[r], v.ceil[r] = min(v.floor[r], q), max(v.ceil[r], q)
 			}
 		}
 	}
@@ -75,6 +75,48 @@ func (p *Pool) reconsider(n int) {
 	default:
 		p.setStarved(n, p.starved[n], starve)
 	}
+	p.setRich(n, starve < 0 && covers(free, v.ceil))
+}
+
+// setRich records whether node n's free resources cover a replica of any
+// job of the round (rich), moving its free GPUs between the tight index
+// and the rich counts.
+func (p *Pool) setRich(n int, rich bool) {
+	if p.rich[n] == rich {
+		return
+	}
+	t, k := p.c.Nodes[n].Type, bits.OnesCount64(p.free[n])
+	if rich {
+		p.tight[t][k].remove(n)
+		p.richOf[t][k]++
+	} else {
+		p.richOf[t][k]--
+		p.tight[t][k].add(n)
+	}
+	p.rich[n] = rich
+}
+
+// moveTight follows a change of node n's free GPUs (of type t) from
+// before to after in the tight index or the rich counts.
+func (p *Pool) moveTight(n, t, before, after int) {
+	if p.rich[n] {
+		p.richOf[t][before]--
+		p.richOf[t][after]++
+		return
+	}
+	p.tight[t][before].remove(n)
+	p.tight[t][after].add(n)
+}
+
+// richUsable returns how many of the rich nodes' free GPUs of type t a
+// job of n GPUs could use, where each node holds at most one of its
+// replicas: min(free, n) per node.
+func (p *Pool) richUsable(t, n int) int {
+	u := 0
+	for k, c := range p.richOf[t] {
+		u += c * min(k, n)
+	}
+	return u
 }
 
 // setStarved records node n's starved GPUs and the resource it lacks,

@@ -31,14 +31,14 @@ type vectors struct {
 	// quiet is set while a placer works: its own Take and Give of GPUs
 	// free nothing for good.
 	quiet bool
-	// whole is tryWhole's credit in the round, and how many placements it
+	// refine is refine's credit in the round, and how many placements it
 	// skipped without.
-	whole struct{ credit, skipped int }
+	refine struct{ credit, skipped int }
 	// floor is the least that any job of the round asks per replica of
 	// each resource; starvedOf and starvedBy count the starved GPUs by
 	// type and by the resource their node lacks, starveRes is that
 	// resource per node (starve.go).
-	floor                []int64
+	floor, ceil          []int64 // ceil: the most any job asks (rich nodes)
 	starvedOf, starvedBy []int
 	starveRes            []int8
 }
@@ -49,7 +49,7 @@ func (p *Pool) resetVectors(s *model.State) {
 	v.state, v.res = s, len(p.c.Resources())
 	v.freed++
 	v.shorts = v.shorts[:0]
-	v.whole.credit, v.whole.skipped = wholeCredit/2, 0
+	v.refine.credit, v.refine.skipped = refineCredit/2, 0
 	if v.res == 0 {
 		v.free = v.free[:0]
 		return
@@ -211,6 +211,9 @@ func (p *Pool) focus(j *model.Job, n int, fit TypeSet) (hid, hopeless bool) {
 	}
 	clear(v.why)
 	rg, usable := j.Spec.Replica(), 0 // the most usable GPUs of one type
+	// A node holds at most one replica of j's (n ≤ rg), and j asks no more
+	// than the round's largest request: the rich nodes need no look.
+	onePerNode := n <= rg && len(v.ceil) > 0 && covers(v.ceil, req)
 	v.reps = v.reps[:0]
 	for k := range min(n, 64) + 1 {
 		v.reps = append(v.reps, int64(model.Replicas(k, rg)))
@@ -219,8 +222,11 @@ func (p *Pool) focus(j *model.Job, n int, fit TypeSet) (hid, hopeless bool) {
 		if !fit.Has(t) || p.typeFree[t] < n {
 			continue
 		}
-		u := 0
-		v.nodes = p.FreeNodes(v.nodes[:0], t, 1)
+		u, index := 0, p.buckets[t]
+		if onePerNode {
+			u, index = p.richUsable(t, n), p.tight[t] // rich nodes hold j
+		}
+		v.nodes = appendNodes(v.nodes[:0], index, 1)
 		for _, i := range v.nodes {
 			m := p.free[i]
 			want := min(bits.OnesCount64(m), n)
@@ -398,7 +404,7 @@ func (e *Engine) placeWith(s *model.State, j *model.Job, n int, fit TypeSet) Pla
 	if p.knownShort(j, req, n, fit) {
 		return e.shortOf(n, fit)
 	}
-	if pl, ok := e.tryWhole(s, j, n, fit); ok {
+	if pl, ok := e.refine(s, j, req, n, fit); ok {
 		return pl
 	}
 	hid, hopeless := p.focus(j, n, fit)
@@ -422,36 +428,73 @@ func (e *Engine) placeWith(s *model.State, j *model.Job, n int, fit TypeSet) Pla
 	return pl
 }
 
-// tryWhole asks the placer to place j on the whole pool, without focus,
-// and keeps the answer when it fits every resource — while such answers
-// keep fitting: on a cluster where the nodes with free GPUs mostly have
-// room, this spares focus's visit of each of them; where they mostly do
-// not (CPU or memory run out first), misses use up the credit and the
-// engine tries only every wholeProbe-th placement until a hit earns it
-// back. The credit depends only on the round's history, so rounds stay
-// deterministic.
-func (e *Engine) tryWhole(s *model.State, j *model.Job, n int, fit TypeSet) (Placement, bool) {
-	w := &e.pool.vec.whole
-	if w.credit <= 0 {
-		if w.skipped++; w.skipped%wholeProbe != 0 {
+// refine asks the placer to place j on the pool as it is and, while its
+// answer takes more GPUs of some node than the node has room for, hides
+// that node's excess and asks again, up to refineTries times. A placer's
+// first choices are usually a few nodes away from one that fits, where
+// focus checks every node with free GPUs. ok is false when it gives up
+// (the caller focuses); the pool is left as it was. A placer that finds
+// nothing on this view, which holds every GPU j could use, finds nothing
+// with focus either.
+func (e *Engine) refine(s *model.State, j *model.Job, req model.Vec, n int, fit TypeSet) (Placement, bool) {
+	p := e.pool
+	if r := &p.vec.refine; r.credit <= 0 {
+		if r.skipped++; r.skipped%refineProbe != 0 {
 			return Placement{}, false
 		}
 	}
-	pl := e.quietPlace(s, j, n, fit)
-	if pl.GPUs == nil || !e.pool.FitsPlacement(j, pl) {
-		w.credit = max(w.credit-2, -wholeCredit)
-		return Placement{}, false
+	clear(p.vec.why)
+	defer p.unfocus()
+	for range refineTries {
+		pl := e.quietPlace(s, j, n, fit)
+		switch {
+		case pl.GPUs == nil:
+			if pl.Pause == "" {
+				e.shortOf(n, fit)
+			}
+			return pl, true
+		case p.FitsPlacement(j, pl):
+			p.vec.refine.credit = min(p.vec.refine.credit+1, refineCredit)
+			return pl, true
+		case !p.hideExcess(j, req, pl.GPUs):
+			return Placement{}, false // a job it moves does not fit
+		}
 	}
-	w.credit = min(w.credit+1, wholeCredit)
-	return pl, true
+	p.vec.refine.credit = max(p.vec.refine.credit-2, -refineCredit)
+	return Placement{}, false
 }
 
-// wholeCredit bounds tryWhole's credit; wholeProbe is how often it tries
-// without credit.
+// refineTries bounds refine's placer calls. Refining costs more than
+// focusing where most nodes lack room or the placer is dear (fit scores
+// many nodes a call): a placement that needed more tries takes 2 from a
+// credit that each refined placement adds 1 to (at most refineCredit);
+// without credit, refine tries only every refineProbe-th placement. The
+// credit depends only on the round's history, so rounds stay
+// deterministic.
 const (
-	wholeCredit = 8
-	wholeProbe  = 16
+	refineTries  = 4
+	refineCredit = 8
+	refineProbe  = 16
 )
+
+// hideExcess hides, as focus does, the free GPUs beyond j's room on the
+// nodes where gpus take more than that, and reports whether there were
+// any.
+func (p *Pool) hideExcess(j *model.Job, req model.Vec, gpus []model.GPU) bool {
+	rg, hid := j.Spec.Replica(), false
+	model.NodeCounts(gpus, func(i, k int) {
+		room, limit := p.freshRoom(req, rg, i)
+		if k <= room || p.vec.hidOn[i] > 0 {
+			return
+		}
+		m := p.free[i]
+		p.vec.why[limit]++
+		p.vec.masks = append(p.vec.masks, nodeMask{node: int32(i), mask: m, keep: int8(room)})
+		p.hide(i, m, room)
+		hid = true
+	})
+	return hid
+}
 
 // shortReason is reasonShort(resource), built once per resource.
 func (e *Engine) shortReason(resource string) string {
