@@ -58,6 +58,16 @@
 // preemptive order ranks high enough to keep its GPUs is never a candidate,
 // whatever its checkpoint.
 //
+// On a cluster that models resources besides GPUs (CPU, memory, pods,
+// named ones: model.Node.Capacity, model.JobSpec.Requests), the pool books
+// them beside the GPUs (vector.go), placers see only GPUs a job can use
+// (focus.go, place.go: refine, then focus), every placement and every job
+// it moves is checked against every resource, nodes that no job of the
+// round can use are set aside (starve.go), preemptive policies budget the
+// resources per type as they do GPUs, and a job that waits for a resource
+// is told which (docs/RESOURCES.md). Without such resources every path is
+// the GPU-only one.
+//
 // The engine keeps scratch buffers between rounds, so one Engine must not be
 // used by two goroutines at once; its results depend only on its inputs.
 package engine

@@ -88,3 +88,55 @@ func (e *Engine) cancelIdlePreemptions(plan *Plan) {
 	}
 	plan.Preempt = kept
 }
+
+// resetRemainRes sets, per GPU type, what its nodes offer in all of each
+// resource besides GPUs: preemptive's budget (bookRes).
+func (e *Engine) resetRemainRes(s *model.State) {
+	res := len(s.Cluster.Resources())
+	e.remainRes = e.remainRes[:0]
+	if res == 0 {
+		return
+	}
+	for range len(s.Cluster.Types) * res {
+		e.remainRes = append(e.remainRes, 0)
+	}
+	for n, node := range s.Cluster.Nodes {
+		capa := s.Cluster.Capacity(n)
+		for r, v := range capa {
+			e.remainRes[node.Type*res+r] += v
+		}
+	}
+}
+
+// resRoom reports whether the nodes of type t have left, in all, what reps
+// replicas of j ask: preemptive selects a job only then, and stops a
+// running job that does not fit the budget, so that a job kept waiting by
+// CPU or memory, not GPUs, may still claim what lower jobs hold.
+func (e *Engine) resRoom(s *model.State, j *model.Job, t, reps int) bool {
+	req := s.Request(j)
+	if len(e.remainRes) == 0 || req == nil {
+		return true
+	}
+	left := e.remainRes[t*len(req):]
+	for r, q := range req {
+		if left[r] < int64(reps)*q {
+			return false
+		}
+	}
+	return true
+}
+
+// bookRes books reps replicas of j against type t's budget when it has
+// room, and reports whether it had.
+func (e *Engine) bookRes(s *model.State, j *model.Job, t, reps int) bool {
+	if !e.resRoom(s, j, t, reps) {
+		return false
+	}
+	if req := s.Request(j); len(e.remainRes) > 0 && req != nil {
+		left := e.remainRes[t*len(req):]
+		for r, q := range req {
+			left[r] -= int64(reps) * q
+		}
+	}
+	return true
+}
