@@ -191,10 +191,10 @@ func (p *Pool) Give(gpus []model.GPU) {
 	if !p.vec.quiet {
 		p.vec.freed++
 	}
-	for _, g := range gpus {
+	for i, g := range gpus {
 		p.set(int(g.Node), p.free[g.Node]|1<<uint(g.Index))
-		if !p.vec.quiet {
-			p.reconsider(int(g.Node))
+		if !p.vec.quiet && (i+1 == len(gpus) || gpus[i+1].Node != g.Node) {
+			p.reconsider(int(g.Node)) // once per run of a node's GPUs
 		}
 	}
 }
