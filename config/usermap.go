@@ -18,6 +18,10 @@ import (
 type UserMap struct {
 	// Users maps a gpusched user name to its account.
 	Users map[string]UserAccount `json:"users"`
+	// Default is the account of users Users does not name, and of jobs
+	// without an owner; nil: the account named like the user (an owner
+	// is then required).
+	Default *UserAccount `json:"default,omitempty"`
 }
 
 // UserAccount is the Unix account a gpusched user's replicas run as.
@@ -56,35 +60,46 @@ func DecodeUserMap(name string, data []byte) (*UserMap, error) {
 // check returns the first invalid entry of m, by user name.
 func (m *UserMap) check() error {
 	for _, user := range slices.Sorted(maps.Keys(m.Users)) {
-		a := m.Users[user]
 		if !unixName(user) {
 			return fmt.Errorf("users.%s: want a user name (letters, digits, '.', '_', '-', '@')", user)
 		}
-		if a.Account != "" && !unixName(a.Account) {
-			return fmt.Errorf("users.%s.account: %q: want a Unix account name", user, a.Account)
+		if err := m.Users[user].check("users." + user); err != nil {
+			return err
 		}
-		for i, g := range a.Groups {
-			if !unixName(g) {
-				return fmt.Errorf("users.%s.groups[%d]: %q: want a Unix group name", user, i, g)
-			}
+	}
+	if m.Default != nil {
+		return m.Default.check("default")
+	}
+	return nil
+}
+
+// check returns a's first invalid field; field names a.
+func (a UserAccount) check(field string) error {
+	if a.Account != "" && !unixName(a.Account) {
+		return fmt.Errorf("%s.account: %q: want a Unix account name", field, a.Account)
+	}
+	for i, g := range a.Groups {
+		if !unixName(g) {
+			return fmt.Errorf("%s.groups[%d]: %q: want a Unix group name", field, i, g)
 		}
 	}
 	return nil
 }
 
-// Lookup returns the account gpusched user user runs as and the extra
-// groups; explicit is false when the map does not name user (the account
-// is then user itself).
+// Lookup returns the account gpusched user user runs as and its extra
+// groups: its entry in Users, else Default, else the account named like
+// user ("" for no user). explicit is true when the map names the account
+// (the only way to run as root).
 func (m *UserMap) Lookup(user string) (account string, groups []string, explicit bool) {
 	if m == nil {
 		return user, nil, false
 	}
 	a, ok := m.Users[user]
-	if !ok {
-		return user, nil, false
+	if !ok && m.Default != nil {
+		a, ok = *m.Default, true
 	}
-	if a.Account == "" {
-		return user, a.Groups, true
+	if !ok || a.Account == "" {
+		return user, a.Groups, false
 	}
 	return a.Account, a.Groups, true
 }

@@ -20,6 +20,8 @@ func TestDecodeUserMap(t *testing.T) {
 			want: map[string]UserAccount{"bob": {Groups: []string{"data"}}}},
 		{name: "root explicit", in: `{"users":{"ops":{"account":"root"}}}`,
 			want: map[string]UserAccount{"ops": {Account: "root"}}},
+		{name: "default", in: "default: {account: root}\n", want: nil},
+		{name: "bad default", in: "default: {groups: ['a b']}\n", err: `m.yaml: default.groups[0]: "a b"`},
 		{name: "unknown top field", in: "user:\n  alice: {}\n", err: `m.yaml: top level: unknown field "user"`},
 		{name: "unknown account field", in: "users:\n  alice: {acount: x}\n", err: `m.yaml: users.alice: unknown field "acount"`},
 		{name: "bad account", in: "users:\n  alice: {account: 'a b'}\n", err: `m.yaml: users.alice.account: "a b"`},
@@ -61,13 +63,23 @@ func TestUserMapLookup(t *testing.T) {
 		explicit      bool
 	}{
 		{"alice", "asmith", []string{"gpu"}, true},
-		{"bob", "bob", nil, true},
+		{"bob", "bob", nil, false},
 		{"carol", "carol", nil, false},
 	} {
 		a, g, e := m.Lookup(tc.user)
 		if a != tc.account || !slices.Equal(g, tc.groups) || e != tc.explicit {
 			t.Errorf("Lookup(%s) = %s %v %v, want %s %v %v", tc.user, a, g, e, tc.account, tc.groups, tc.explicit)
 		}
+	}
+	m.Default = &UserAccount{Account: "root"}
+	for _, u := range []string{"carol", ""} {
+		if a, _, e := m.Lookup(u); a != "root" || !e {
+			t.Errorf("with default: Lookup(%q) = %s %v, want root true", u, a, e)
+		}
+	}
+	m.Default = &UserAccount{Groups: []string{"gpu"}}
+	if a, g, e := m.Lookup("carol"); a != "carol" || !slices.Equal(g, []string{"gpu"}) || e {
+		t.Errorf("default groups: Lookup(carol) = %s %v %v", a, g, e)
 	}
 	var none *UserMap
 	if a, _, e := none.Lookup("x"); a != "x" || e {
@@ -89,7 +101,7 @@ func FuzzDecodeUserMap(f *testing.F) {
 		}
 		for user, a := range m.Users {
 			acct, groups, explicit := m.Lookup(user)
-			if !explicit || !unixName(acct) || !unixName(user) {
+			if explicit != (a.Account != "") || !unixName(acct) || !unixName(user) {
 				t.Fatalf("accepted %q → %+v", user, a)
 			}
 			for _, g := range groups {

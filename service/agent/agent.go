@@ -105,9 +105,6 @@ func makeDataDir(cfg Config) error {
 			return fmt.Errorf("agent data dir: %w", err)
 		}
 	}
-	if cfg.RunAs == RunAsOwner {
-		return checkReachable(cfg.DataDir)
-	}
 	return nil
 }
 

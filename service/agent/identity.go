@@ -43,10 +43,10 @@ func (a *Agent) accountOf(owner string) (*account, error) {
 	if a.cfg.RunAs != RunAsOwner {
 		return nil, nil
 	}
-	if owner == "" {
+	name, extra, explicit := a.cfg.UserMap.Lookup(owner)
+	if name == "" {
 		return nil, errors.New("the job has no owner: this agent runs jobs only as their owners' Unix accounts")
 	}
-	name, extra, explicit := a.cfg.UserMap.Lookup(owner)
 	u, err := lookupUser(name)
 	if err != nil {
 		if errors.As(err, new(user.UnknownUserError)) || errors.As(err, new(user.UnknownUserIdError)) {
@@ -61,6 +61,9 @@ func (a *Agent) accountOf(owner string) (*account, error) {
 	if acct.uid == 0 && !explicit {
 		return nil, fmt.Errorf("owner %q has Unix account %q with uid 0: jobs run as root only when the user map (--user-map) says so",
 			owner, name)
+	}
+	if int(acct.uid) == os.Geteuid() && len(extra) == 0 {
+		return nil, nil // mapped to the agent's own account (root, explicitly): as RunAsAgent
 	}
 	for _, g := range extra {
 		gid, err := lookupGroup(g)
@@ -203,6 +206,9 @@ func checkReachable(dir string) error {
 func (a *Agent) logRunAs() {
 	if a.cfg.RunAs == RunAsOwner {
 		a.log.Info("replicas run as their job owners' Unix accounts", "user_map", a.cfg.UserMap != nil)
+		if err := checkReachable(a.cfg.DataDir); err != nil {
+			a.log.Warn("replicas running as other accounts cannot start", "err", err)
+		}
 		return
 	}
 	name := strconv.Itoa(os.Geteuid())
