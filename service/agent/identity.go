@@ -47,7 +47,7 @@ func (a *Agent) accountOf(owner string) (*account, error) {
 	if name == "" {
 		return nil, errors.New("the job has no owner: this agent runs jobs only as their owners' Unix accounts")
 	}
-	u, err := lookupUser(name)
+	u, err := lookupUser(name, explicit)
 	if err != nil {
 		if errors.As(err, new(user.UnknownUserError)) || errors.As(err, new(user.UnknownUserIdError)) {
 			return nil, fmt.Errorf("no Unix account %q on node %s", name, a.cfg.Name)
@@ -77,10 +77,12 @@ func (a *Agent) accountOf(owner string) (*account, error) {
 	return acct, nil
 }
 
-// lookupUser looks account name up by name, or as a numeric uid.
-func lookupUser(name string) (*user.User, error) {
+// lookupUser looks account name up by name, or, when numeric is set (the
+// user map names the account), as a numeric uid: a gpusched user named
+// "1001" does not get uid 1001 by default.
+func lookupUser(name string, numeric bool) (*user.User, error) {
 	u, err := user.Lookup(name)
-	if _, nerr := strconv.ParseUint(name, 10, 32); err != nil && nerr == nil {
+	if _, nerr := strconv.ParseUint(name, 10, 32); err != nil && nerr == nil && numeric {
 		return user.LookupId(name)
 	}
 	return u, err
