@@ -99,11 +99,13 @@ func (a *Agent) applyChange(c change) {
 	if err := writeHostFiles(p.dir, spec.HostFile, a.cfg.Name); err != nil {
 		a.log.Warn("update host files", "replica", spec.ID, "err", err)
 	}
+	// A replica adopted from an older agent's record has no owner: it runs
+	// as the agent, and so does its file (so does one whose account is gone).
 	acct, err := a.accountOf(spec.User)
-	if err == nil {
-		err = a.writeEnvFile(spec, p.dir, acct)
-	}
 	if err != nil {
+		a.log.Warn("environment file kept by the agent", "replica", spec.ID, "err", err)
+	}
+	if err := a.writeEnvFile(spec, p.dir, acct); err != nil {
 		a.log.Warn("update environment file", "replica", spec.ID, "err", err)
 	}
 	a.save(p)
