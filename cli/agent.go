@@ -28,6 +28,7 @@ type agentOptions struct {
 	verbose                        bool
 	joinToken, ca                  string
 	capacity                       capacityOptions
+	userMap                        string
 }
 
 // capacityOptions are the agent flags of what its node offers besides
@@ -85,7 +86,7 @@ func newAgentCommand() *cobra.Command {
 	o := &agentOptions{}
 	cmd := &cobra.Command{
 		Use: "agent --server URL [--join-token T] [--ca FILE] [--name NODE] [--data DIR] [--gpus auto|TYPE=N,...] " +
-			"[--cpus N] [--memory Q] [--reserve cpu=N,memory=Q] [--resource NAME=N]... [--power-redfish URL | --power-file FILE | --power-http URL]",
+			"[--user-map FILE] [--cpus N] [--memory Q] [--reserve cpu=N,memory=Q] [--resource NAME=N]... [--power-redfish URL | --power-file FILE | --power-http URL]",
 		Short: "Run this machine's node agent: offer its GPUs and run the replicas the server assigns",
 		Long: "agent registers this machine's GPUs with the scheduler service, runs the job\n" +
 			"replicas the server assigns to it (each in its own process group, output in\n" +
@@ -98,12 +99,18 @@ func newAgentCommand() *cobra.Command {
 			"Besides its GPUs the node offers jobs its CPUs and memory (detected, or --cpus\n" +
 			"and --memory) less what --reserve keeps for the system, and the named resources\n" +
 			"of --resource: jobs that ask for CPUs, memory or resources (submit --cpus,\n" +
-			"--memory, --resource) go only where enough of them is left.",
+			"--memory, --resource) go only where enough of them is left.\n\n" +
+			"An agent running as root starts each replica as its job owner's Unix account\n" +
+			"(uid, groups, HOME), the account of the same name unless --user-map FILE maps\n" +
+			"the owner to another account (and extra groups); a job whose owner has no\n" +
+			"account on the node fails there, and none runs as root unless the map says so.\n" +
+			"An agent not running as root runs every replica as itself. See docs/SECURITY.md.",
 		Example: "  gpusched agent --server https://head:7070 --join-token \"$(cat join.token)\" --ca ca.crt\n" +
 			"  gpusched agent --server http://head:7070\n" +
 			"  gpusched agent --server http://head:7070 --name gpu7 --gpus v100=8\n" +
 			"  gpusched agent --server http://head:7070 --reserve cpu=2,memory=8Gi --resource rdma/hca=4\n" +
-			"  GPUSCHED_SERVER=http://head:7070 gpusched agent --data /var/lib/gpusched",
+			"  GPUSCHED_SERVER=http://head:7070 gpusched agent --data /var/lib/gpusched\n" +
+			"  sudo gpusched agent --server http://head:7070 --data /var/lib/gpusched --user-map /etc/gpusched/users.yaml",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runAgent(cmd.Context(), o, cmd.ErrOrStderr())
@@ -122,7 +129,29 @@ func newAgentCommand() *cobra.Command {
 	f.StringVar(&o.joinToken, "join-token", "", "join token for a server that requires authentication (default $"+envJoinToken+
 		"); the node's own credential is then kept in DIR/node.token")
 	f.StringVar(&o.ca, "ca", "", "CA certificate to trust for an https server, e.g. its DATA/tls/ca.crt (default $"+client.EnvCA+")")
+	f.StringVar(&o.userMap, "user-map", "", "YAML file mapping gpusched users to Unix accounts and extra groups (agent running as root; "+
+		"default: each job runs as the account named like its owner, never root)")
 	return cmd
+}
+
+// runAs returns whose accounts the agent runs replicas as: as root, each
+// job owner's (through --user-map when given); otherwise the agent's own.
+func (o *agentOptions) runAs() (agent.RunAs, *config.UserMap, error) {
+	if os.Geteuid() != 0 {
+		if o.userMap != "" {
+			return 0, nil, badInput("--user-map %s: the agent runs as uid %d, not root, so replicas run as its own account",
+				o.userMap, os.Geteuid())
+		}
+		return agent.RunAsAgent, nil, nil
+	}
+	if o.userMap == "" {
+		return agent.RunAsOwner, nil, nil
+	}
+	m, err := config.LoadUserMap(o.userMap)
+	if err != nil {
+		return 0, nil, badInput("--user-map: %w", err)
+	}
+	return agent.RunAsOwner, m, nil
 }
 
 // runAgent resolves the node's GPUs, builds the agent and runs it until
@@ -137,6 +166,10 @@ func runAgent(ctx context.Context, o *agentOptions, stderr io.Writer) error {
 		return usageError{err}
 	}
 	capa, err := o.capacity.capacity()
+	if err != nil {
+		return err
+	}
+	runAs, userMap, err := o.runAs()
 	if err != nil {
 		return err
 	}
@@ -174,6 +207,8 @@ func runAgent(ctx context.Context, o *agentOptions, stderr io.Writer) error {
 		PowerSamplers: o.power.sources().Samplers(name, gpus, os.Getenv, logger),
 		PowerEvery:    o.power.powerEvery,
 		ProbeEvery:    o.power.probeEvery,
+		RunAs:         runAs,
+		UserMap:       userMap,
 	})
 	if errors.Is(err, agent.ErrInvalidConfig) {
 		return usageError{err}

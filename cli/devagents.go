@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -100,6 +101,9 @@ func newDevAgents(o *devOptions, srv *server.Server, nodes []devNode, url string
 		if err := o.secureAgent(srv, url, &cfg); err != nil {
 			return nil, err
 		}
+		if err := o.devRunAs(srv, &cfg); err != nil {
+			return nil, err
+		}
 		a, err := agent.New(cfg)
 		if err != nil {
 			if errors.Is(err, agent.ErrInvalidConfig) {
@@ -136,4 +140,24 @@ func runAgents(ctx context.Context, agents []*agent.Agent) error {
 	}
 	wg.Wait()
 	return first
+}
+
+// devRunAs makes dev's agents behave as `gpusched agent` as root when the
+// server requires authentication and dev runs as root: several people
+// share the machine, so each job runs as its owner's Unix account, and
+// the data directory becomes 0711 (its files stay private: 0600 and 0700)
+// so that they reach their replicas' directories. Without authentication
+// (one person's workstation) or as an ordinary user, replicas run as dev.
+func (o *devOptions) devRunAs(srv *server.Server, cfg *agent.Config) error {
+	if srv.Tokens() == nil || os.Geteuid() != 0 {
+		return nil
+	}
+	cfg.RunAs = agent.RunAsOwner
+	data := filepath.Clean(o.server.data)
+	for d := filepath.Dir(cfg.DataDir); d == data || strings.HasPrefix(d, data+string(filepath.Separator)); d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o711); err != nil {
+			return fmt.Errorf("data directory: %w", err)
+		}
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -51,6 +52,7 @@ type proc struct {
 // stops it (SIGTERM, then SIGKILL) and prints its output if the test failed.
 func start(t testing.TB, name string, args ...string) *proc {
 	t.Helper()
+	args = asAgentAccount(t, args)
 	p := &proc{cmd: exec.Command(binary, args...), out: &servicetest.SyncBuffer{}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -65,6 +67,22 @@ func start(t testing.TB, name string, args ...string) *proc {
 		}
 	})
 	return p
+}
+
+// asAgentAccount returns args, plus, for an agent started as root without
+// --user-map, a user map that runs every job as root (`default: {account:
+// root}`): tests not about identity run jobs of owners without Unix
+// accounts, as the agent's own account, which an agent running as root
+// does only when an admin's map says so.
+func asAgentAccount(t testing.TB, args []string) []string {
+	if len(args) == 0 || args[0] != "agent" || os.Geteuid() != 0 || slices.Contains(args, "--user-map") {
+		return args
+	}
+	path := filepath.Join(t.TempDir(), "users.yaml")
+	if err := os.WriteFile(path, []byte("default: {account: root}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return append(slices.Clone(args), "--user-map", path)
 }
 
 // stop ends the process politely, then by force.

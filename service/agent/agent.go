@@ -70,8 +70,8 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
-	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "replicas"), 0o755); err != nil {
-		return nil, fmt.Errorf("agent data dir: %w", err)
+	if err := makeDataDir(cfg); err != nil {
+		return nil, err
 	}
 	a := &Agent{
 		cfg:    cfg,
@@ -85,6 +85,27 @@ func New(cfg Config) (*Agent, error) {
 		probes: newProbeState(),
 	}
 	return a, nil
+}
+
+// makeDataDir creates the agent's data directory and its replicas/. Only
+// the agent's account may list them: 0700, or 0711 under RunAsOwner, where
+// the replicas' accounts must pass through them to reach their own
+// directories (each 0711 too, holding files only the replica's account or
+// root may read).
+func makeDataDir(cfg Config) error {
+	mode := os.FileMode(0o700)
+	if cfg.RunAs == RunAsOwner {
+		mode = 0o711
+	}
+	for _, d := range []string{cfg.DataDir, filepath.Join(cfg.DataDir, "replicas")} {
+		if err := os.MkdirAll(d, mode); err != nil {
+			return fmt.Errorf("agent data dir: %w", err)
+		}
+		if err := os.Chmod(d, mode); err != nil {
+			return fmt.Errorf("agent data dir: %w", err)
+		}
+	}
+	return nil
 }
 
 // Name returns the node's name (Config.Name or its default).

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
 	svcclient "github.com/gpusched/gpusched/service/client"
@@ -92,6 +93,14 @@ type Config struct {
 	// GPUSCHED_CA in their environment, for gpusched hostfile); the agent's
 	// own trust is in Client.
 	CAFile string
+	// RunAs says whose Unix account replicas run as: RunAsAgent (the zero
+	// value, the agent's own) or RunAsOwner (each job owner's account),
+	// which needs root (docs/SECURITY.md, "On the nodes").
+	RunAs RunAs
+	// UserMap maps job owners to Unix accounts and extra groups under
+	// RunAsOwner (config.LoadUserMap); nil: every owner runs as the account
+	// of the same name, never root.
+	UserMap *config.UserMap
 }
 
 // DefaultDataDir is the data directory of the agent for node name when
@@ -144,6 +153,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Shim[0] == "" {
 		return cfg, errors.New("shim: empty command")
 	}
+	if err := checkRunAs(cfg); err != nil {
+		return cfg, err
+	}
 	if err := validateGPUs(cfg.GPUs); err != nil {
 		return cfg, fmt.Errorf("GPUs: %w", err)
 	}
@@ -177,6 +189,25 @@ func (cfg Config) withDefaults() (Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// checkRunAs checks cfg.RunAs and cfg.UserMap: RunAsOwner needs root and
+// the data directory reachable by other accounts; a user map needs
+// RunAsOwner.
+func checkRunAs(cfg Config) error {
+	switch cfg.RunAs {
+	case RunAsAgent:
+		if cfg.UserMap != nil {
+			return errors.New("user map: replicas run as the agent's own account (only an agent running as root runs them as their owners)")
+		}
+		return nil
+	case RunAsOwner:
+		if os.Geteuid() != 0 {
+			return fmt.Errorf("run replicas as their owners' accounts: the agent runs as uid %d, not root", os.Geteuid())
+		}
+		return nil
+	}
+	return fmt.Errorf("run as %d: want RunAsAgent or RunAsOwner", cfg.RunAs)
 }
 
 // checkHostName reports whether s can go into a host list ("host:slots"

@@ -83,6 +83,15 @@
 // agent is a child subreaper too: it reaps the orphans that escaped their
 // group once their shim has exited.
 //
+// Under RunAsOwner (an agent running as root) each replica's command runs
+// as its job owner's Unix account (api.Replica.User, through
+// Config.UserMap): its shim stays root and starts the command with that
+// account's uid, gid and groups (shim --uid/--gid/--groups); the replica's
+// directory is the agent's (0711) with records only root reads, and its
+// working directory (work/), output, progress and environment files belong
+// to the account. An owner without an account on the node fails to start
+// there; root only when the map names it (identity.go).
+//
 // GPUs are declared (ParseGPUs: "v100=4") or discovered through NVML
 // (DiscoverGPUs; needs cgo and the NVIDIA driver). The package runs on Unix
 // systems; docs/AGENT.md is the user's guide.

@@ -69,9 +69,15 @@ func envText(env []string) string {
 	return b.String()
 }
 
-// writeEnvFile writes the replica's environment file into dir, atomically.
-func (a *Agent) writeEnvFile(spec api.Replica, dir string) error {
-	return writeFileAtomic(filepath.Join(dir, envFile), []byte(envText(a.replicaEnv(spec, dir))), 0o644)
+// writeEnvFile writes the replica's environment file into dir, atomically:
+// readable by the agent's account alone (it holds the job token), or
+// handed to acct, the replica's account, when that is not nil.
+func (a *Agent) writeEnvFile(spec api.Replica, dir string, acct *account) error {
+	path := filepath.Join(dir, envFile)
+	if acct == nil {
+		return writeFileAtomic(path, []byte(envText(a.replicaEnv(spec, dir))), 0o600)
+	}
+	return writeFileOwned(path, []byte(envText(a.replicaEnv(spec, dir))), acct)
 }
 
 // change is a running replica whose work entry changed.
@@ -93,7 +99,13 @@ func (a *Agent) applyChange(c change) {
 	if err := writeHostFiles(p.dir, spec.HostFile, a.cfg.Name); err != nil {
 		a.log.Warn("update host files", "replica", spec.ID, "err", err)
 	}
-	if err := a.writeEnvFile(spec, p.dir); err != nil {
+	// A replica adopted from an older agent's record has no owner: it runs
+	// as the agent, and so does its file (so does one whose account is gone).
+	acct, err := a.accountOf(spec.User)
+	if err != nil {
+		a.log.Warn("environment file kept by the agent", "replica", spec.ID, "err", err)
+	}
+	if err := a.writeEnvFile(spec, p.dir, acct); err != nil {
 		a.log.Warn("update environment file", "replica", spec.ID, "err", err)
 	}
 	a.save(p)

@@ -76,7 +76,7 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	return writeFileAtomic(path, append(b, '\n'), 0o644)
+	return writeFileAtomic(path, append(b, '\n'), 0o600)
 }
 
 // writeFileAtomic writes data to path through a temporary file in the same
@@ -90,6 +90,30 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	_, err = f.Write(data)
 	if err == nil {
 		err = f.Chmod(perm)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeFileOwned writes data to path atomically, as a file of acct with
+// mode 0600: it belongs to acct before it gets its name.
+func writeFileOwned(path string, data []byte, acct *account) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chown(int(acct.uid), int(acct.gid))
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -6,11 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -26,6 +28,12 @@ type shimOptions struct {
 	dir     string        // the replica's directory, absolute
 	grace   time.Duration // leftover processes: SIGTERM, grace, SIGKILL
 	helloFD int           // where to say that the command started; 0: nowhere
+	// cred, when set, is the account the command runs as. The shim itself
+	// stays the agent's account (root): it alone writes the replica's
+	// records (shim.json, exit.json) into a directory the command cannot
+	// write to, keeps signalling the whole group, and cannot be signalled
+	// or traced by the command.
+	cred    *syscall.Credential
 	command []string
 }
 
@@ -40,8 +48,11 @@ type shimHello struct {
 // agent starts for every replica, in a session of its own, so that it
 // outlives the agent. args are
 //
-//	--dir DIR [--grace SECONDS] [--hello-fd N] -- COMMAND ARGS...
+//	--dir DIR [--grace SECONDS] [--hello-fd N] [--uid U --gid G [--groups G,...]] -- COMMAND ARGS...
 //
+// With --uid the command runs as that user, group and supplementary groups
+// (the shim stays as it is) and enters its working directory — the
+// shim's — as that user.
 // RunShim starts COMMAND in a new process group, with the shim's own
 // environment, working directory, stdout and stderr, and records it in
 // DIR/shim.json; it writes {"pid":N} (or {"error":"..."}) to file
@@ -97,7 +108,14 @@ func parseShimArgs(args []string) (shimOptions, error) {
 	fs.StringVar(&o.dir, "dir", "", "the replica's directory")
 	fs.IntVar(&grace, "grace", 30, "grace period in seconds")
 	fs.IntVar(&o.helloFD, "hello-fd", 0, "file descriptor to report the start on")
+	uid := fs.Int64("uid", -1, "user the command runs as")
+	gid := fs.Int64("gid", -1, "group the command runs as, with --uid")
+	groups := fs.String("groups", "", "supplementary groups of the command, with --uid")
 	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	var err error
+	if o.cred, err = parseCredential(*uid, *gid, *groups); err != nil {
 		return o, err
 	}
 	o.command, o.grace = fs.Args(), time.Duration(max(grace, 0))*time.Second
@@ -112,12 +130,45 @@ func parseShimArgs(args []string) (shimOptions, error) {
 	return o, nil
 }
 
+// parseCredential reads the --uid, --gid and --groups flags: nil without
+// --uid.
+func parseCredential(uid, gid int64, groups string) (*syscall.Credential, error) {
+	switch {
+	case uid < 0 && gid < 0 && groups == "":
+		return nil, nil
+	case uid < 0 || uid > math.MaxUint32 || gid < 0 || gid > math.MaxUint32:
+		return nil, fmt.Errorf("--uid %d --gid %d: want both, as numbers", uid, gid)
+	}
+	c := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
+	for g := range strings.SplitSeq(groups, ",") {
+		if g == "" {
+			continue
+		}
+		n, err := strconv.ParseUint(g, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("--groups %q: want numeric group IDs", groups)
+		}
+		c.Groups = append(c.Groups, uint32(n))
+	}
+	return c, nil
+}
+
 // startShimCommand starts the replica's command in a new process group and
 // returns its PID (the group's ID).
 func startShimCommand(o shimOptions) (int, error) {
 	cmd := exec.Command(o.command[0], o.command[1:]...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if o.cred != nil {
+		// The child changes its identity before it changes directory: it
+		// enters the working directory by its whole path, as its own user,
+		// rather than inheriting one its user may not reach.
+		wd, err := os.Getwd()
+		if err != nil {
+			return 0, fmt.Errorf("working directory: %w", err)
+		}
+		cmd.Dir, cmd.SysProcAttr.Credential = wd, o.cred
+	}
 	if err := cmd.Start(); err != nil {
 		return 0, err
 	}
@@ -204,9 +255,11 @@ func exitOfStatus(pid int, ws syscall.WaitStatus) shimExit {
 }
 
 // shimArgs returns the arguments (after the shim command) that start a
-// replica's shim for command in directory dir.
-func shimArgs(dir string, grace int, helloFD int, command []string) []string {
-	args := []string{"--dir", dir, "--grace", strconv.Itoa(max(grace, 0)), "--hello-fd", strconv.Itoa(helloFD), "--"}
+// replica's shim for command in directory dir; extra (e.g. the account's --uid) go before
+// the command.
+func shimArgs(dir string, grace int, helloFD int, extra, command []string) []string {
+	args := []string{"--dir", dir, "--grace", strconv.Itoa(max(grace, 0)), "--hello-fd", strconv.Itoa(helloFD)}
+	args = append(append(args, extra...), "--")
 	return append(args, command...)
 }
 

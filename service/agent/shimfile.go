@@ -82,7 +82,7 @@ func writeDurable(path string, v any) error {
 	defer os.Remove(f.Name())
 	_, err = f.Write(append(b, '\n'))
 	if err == nil {
-		err = f.Chmod(0o644)
+		err = f.Chmod(0o600)
 	}
 	if err == nil {
 		err = f.Sync()

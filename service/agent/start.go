@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -82,7 +83,8 @@ func closeOutput(cmd *exec.Cmd) {
 // prepare creates p's directory, host files, environment file and log file
 // and returns the command that starts its shim, in a session of its own,
 // with the replica's environment and working directory and its output
-// going to the log file. The shim starts the replica's command.
+// going to the log file. The shim starts the replica's command, as the
+// job owner's account under RunAsOwner (accountOf).
 func (a *Agent) prepare(p *proc) (*exec.Cmd, error) {
 	spec := p.spec
 	if p.dir == "" {
@@ -91,45 +93,128 @@ func (a *Agent) prepare(p *proc) (*exec.Cmd, error) {
 	if len(spec.Command) == 0 || spec.Command[0] == "" {
 		return nil, errors.New("empty command")
 	}
-	if err := os.MkdirAll(p.dir, 0o755); err != nil {
-		return nil, fmt.Errorf("replica directory: %w", err)
+	acct, err := a.accountOf(spec.User)
+	if err != nil {
+		return nil, err
+	}
+	home, err := makeReplicaDir(p.dir, acct)
+	if err != nil {
+		return nil, err
 	}
 	if err := writeHostFiles(p.dir, spec.HostFile, a.cfg.Name); err != nil {
 		return nil, fmt.Errorf("host files: %w", err)
 	}
-	if err := a.writeEnvFile(spec, p.dir); err != nil {
+	if err := a.writeEnvFile(spec, p.dir, acct); err != nil {
 		return nil, fmt.Errorf("environment file: %w", err)
 	}
-	dir := p.dir
-	switch {
-	case spec.Workdir == "":
-	case filepath.IsAbs(spec.Workdir):
-		dir = spec.Workdir
-	default: // relative to the replica's directory
-		dir = filepath.Join(p.dir, spec.Workdir)
+	dir, err := workdir(spec.Workdir, p.dir, home)
+	if err != nil {
+		return nil, err
 	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		if err == nil {
-			return nil, fmt.Errorf("workdir %s: not a directory", dir)
-		}
-		return nil, fmt.Errorf("workdir: %w", err)
-	}
-	out, err := os.OpenFile(filepath.Join(p.dir, logFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	out, err := openOwned(filepath.Join(p.dir, logFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, acct)
 	if err != nil {
 		return nil, fmt.Errorf("log file: %w", err)
 	}
 	shim := a.cfg.Shim
-	cmd := exec.Command(shim[0], append(shim[1:len(shim):len(shim)], shimArgs(p.dir, spec.GracePeriodS, 3, spec.Command)...)...)
-	cmd.Env, cmd.Dir = a.environ(p), dir
+	args := shimArgs(p.dir, spec.GracePeriodS, 3, acct.shimArgs(), spec.Command)
+	cmd := exec.Command(shim[0], append(shim[1:len(shim):len(shim)], args...)...)
+	cmd.Env, cmd.Dir = a.environ(p, acct), dir
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	return cmd, nil
 }
 
-// environ is a replica's environment: the agent's own, then replicaEnv
-// (the replica's Env, which wins, and the agent's GPUSCHED_* variables).
-func (a *Agent) environ(p *proc) []string {
-	return append(os.Environ(), a.replicaEnv(p.spec, p.dir)...)
+// workDir is the name of the working directory, in a replica's directory,
+// of a replica that runs as its owner's account.
+const workDir = "work"
+
+// makeReplicaDir creates replica directory dir and returns the directory
+// relative working directories start from. For a replica running as acct
+// (not nil), dir is the agent's (0711: acct passes through it but cannot
+// list or change it, so the records the agent and the shim keep there are
+// safe from the job) and acct gets its own working directory dir/work
+// (0700) and progress file (0600); for a replica running as the agent it
+// is dir itself.
+func makeReplicaDir(dir string, acct *account) (string, error) {
+	if acct == nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", fmt.Errorf("replica directory: %w", err)
+		}
+		return dir, nil
+	}
+	home := filepath.Join(dir, workDir)
+	for _, d := range []struct {
+		path string
+		mode os.FileMode
+	}{{dir, 0o711}, {home, 0o700}} {
+		if err := os.Mkdir(d.path, d.mode); err != nil && !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("replica directory: %w", err)
+		}
+		if err := os.Chmod(d.path, d.mode); err != nil {
+			return "", fmt.Errorf("replica directory: %w", err)
+		}
+	}
+	if err := acct.own(home); err != nil {
+		return "", err
+	}
+	f, err := openOwned(progressPath(dir), os.O_WRONLY|os.O_CREATE, acct)
+	if err != nil {
+		return "", fmt.Errorf("progress file: %w", err)
+	}
+	f.Close()
+	return home, nil
+}
+
+// workdir is the replica's working directory: spec's Workdir (absolute,
+// or relative to dir), else home; it must exist.
+func workdir(spec, dir, home string) (string, error) {
+	wd := home
+	switch {
+	case spec == "":
+	case filepath.IsAbs(spec):
+		wd = spec
+	default: // relative to the replica's directory
+		wd = filepath.Join(dir, spec)
+	}
+	if fi, err := os.Stat(wd); err != nil || !fi.IsDir() {
+		if err == nil {
+			return "", fmt.Errorf("workdir %s: not a directory", wd)
+		}
+		return "", fmt.Errorf("workdir: %w", err)
+	}
+	return wd, nil
+}
+
+// openOwned opens file path with flag, creating it 0644 for the agent's
+// own replicas, or 0600 and handed to acct (not nil) through the open
+// descriptor.
+func openOwned(path string, flag int, acct *account) (*os.File, error) {
+	if acct == nil {
+		return os.OpenFile(path, flag, 0o644)
+	}
+	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Chown(int(acct.uid), int(acct.gid)); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("hand %s to account %s: %w", path, acct.name, err)
+	}
+	return f, nil
+}
+
+// environ is a replica's environment: the agent's own, then acct's HOME,
+// USER and LOGNAME, then replicaEnv (the replica's Env, which wins, and
+// the agent's GPUSCHED_* variables). A replica running as another account
+// (acct not nil) gets none of the agent's variables that may hold a
+// credential (secretEnv): its job token (GPUSCHED_TOKEN, in its Env) is the
+// only one it sees.
+func (a *Agent) environ(p *proc, acct *account) []string {
+	env := os.Environ()
+	if acct != nil {
+		env = slices.DeleteFunc(env, secretEnv)
+	}
+	return append(append(env, acct.environ()...), a.replicaEnv(p.spec, p.dir)...)
 }
 
 // failStart records that p could not start: the reason goes into its log

@@ -144,6 +144,11 @@ type Replica struct {
 	// as sent), docs/AGENT.md.
 	HostFile     string `json:"host_file"`
 	GracePeriodS int    `json:"grace_period_s"`
+	// User is the job's owner (the authenticated user who submitted it):
+	// an agent running as root starts the replica as that user's Unix
+	// account (docs/SECURITY.md, "On the nodes"). Empty in work sent by
+	// older servers and in older agents' records.
+	User string `json:"user,omitempty"`
 }
 
 // LogChunk carries replica output from an agent to the server (POST

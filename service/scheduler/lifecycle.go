@@ -154,7 +154,7 @@ func (s *Scheduler) replicas(rec *record) ([]api.Replica, error) {
 			full["GPUSCHED_TOKEN"] = tok
 		}
 		out = append(out, api.Replica{ID: rr.ID, Job: rec.ID, Command: rec.Command, Env: full, Workdir: rec.Workdir,
-			GPUs: rr.GPUs, HostFile: hostFile, GracePeriodS: rec.GracePeriodS})
+			GPUs: rr.GPUs, HostFile: hostFile, GracePeriodS: rec.GracePeriodS, User: rec.User})
 	}
 	return out, nil
 }
