@@ -82,6 +82,18 @@ func writeJSON(path string, v any) error {
 // writeFileAtomic writes data to path through a temporary file in the same
 // directory and a rename, so that readers see the old or the new content.
 func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return writeFile(path, data, perm, nil)
+}
+
+// writeFileOwned writes data to path atomically, as a file of acct with
+// mode 0600: it belongs to acct before it gets its name.
+func writeFileOwned(path string, data []byte, acct *account) error {
+	return writeFile(path, data, 0o600, acct)
+}
+
+// writeFile writes data to path through a temporary file of mode perm
+// (owned by acct when not nil) and a rename.
+func writeFile(path string, data []byte, perm os.FileMode, acct *account) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -91,28 +103,7 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if err == nil {
 		err = f.Chmod(perm)
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-// writeFileOwned writes data to path atomically, as a file of acct with
-// mode 0600: it belongs to acct before it gets its name.
-func writeFileOwned(path string, data []byte, acct *account) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(f.Name())
-	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && acct != nil {
 		err = f.Chown(int(acct.uid), int(acct.gid))
 	}
 	if cerr := f.Close(); err == nil {
