@@ -28,17 +28,27 @@ func AmountOf(s string) Amount { return Amount{text: s} }
 // UnmarshalJSON keeps a JSON number or string (null is the empty string);
 // anything else is a *json.UnmarshalTypeError.
 func (a *Amount) UnmarshalJSON(b []byte) error {
+	text, number, err := DecodeAmount(b, reflect.TypeFor[Amount]())
+	if err != nil {
+		return err
+	}
+	a.text, a.number = text, number
+	return nil
+}
+
+// DecodeAmount reads a resource amount as JSON writes it: a number (its
+// text, number true), a string, or null (""). Anything else is a
+// *json.UnmarshalTypeError naming the kind of value and type t.
+func DecodeAmount(b []byte, t reflect.Type) (text string, number bool, err error) {
 	b = bytes.TrimSpace(b)
 	switch {
 	case len(b) > 0 && b[0] == '"':
-		a.number = false
-		return json.Unmarshal(b, &a.text)
+		err = json.Unmarshal(b, &text)
+		return text, false, err
 	case string(b) == "null":
-		*a = Amount{}
-		return nil
+		return "", false, nil
 	case len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9'):
-		a.text, a.number = string(b), true
-		return nil
+		return string(b), true, nil
 	}
 	what := "value"
 	switch {
@@ -50,7 +60,7 @@ func (a *Amount) UnmarshalJSON(b []byte) error {
 	case b[0] == 't' || b[0] == 'f':
 		what = "bool"
 	}
-	return &json.UnmarshalTypeError{Value: what, Type: reflect.TypeFor[Amount]()}
+	return "", false, &json.UnmarshalTypeError{Value: what, Type: t}
 }
 
 // MarshalJSON writes the amount as it was read.

@@ -8,7 +8,7 @@ import (
 
 // focus hides from the pool, until unfocus, the free GPUs that job j
 // cannot use because a node lacks its other resources: on each node with
-// free GPUs and room for fewer than n of them (Room(j, n, 0)) it leaves
+// free GPUs and room for fewer than n of them (freshRoom) it leaves
 // that many, the lowest — a placement takes at most n GPUs of any node, so
 // a node with room for n needs no hiding. Placers
 // then see only GPUs that j can take, on the types in fit that have n free
@@ -97,8 +97,10 @@ func (p *Pool) holdsGPUs(req model.Vec, reps int64, n int) bool {
 	return true
 }
 
-// freshRoom is Room(j, n, 0) for a job whose replicas have rg GPUs and
-// ask req each, capped at 64 (no node has more GPUs).
+// freshRoom returns how many GPUs node n has room for, as far as its
+// resources besides GPUs go, for a job that holds none there and whose
+// replicas have rg GPUs and ask req each: whole replicas, capped at 64 (no
+// node has more GPUs); limit is the resource that bounds it.
 func (p *Pool) freshRoom(req model.Vec, rg, n int) (room, limit int) {
 	free := p.vec.free[n*p.vec.res : (n+1)*p.vec.res]
 	for r, q := range req {

@@ -1,10 +1,6 @@
 package engine
 
-import (
-	"math"
-
-	"github.com/gpusched/gpusched/core/model"
-)
+import "github.com/gpusched/gpusched/core/model"
 
 // vectors is the pool's view of the resources besides GPUs (CPU, memory,
 // pods, named resources) that the cluster models: what is free on each
@@ -94,30 +90,6 @@ func (p *Pool) NodeFreeVec(n int) model.Vec {
 // Request returns what one replica of j asks of the cluster's resources
 // (nil: nothing that the cluster models). Do not modify the slice.
 func (p *Pool) Request(j *model.Job) model.Vec { return p.request(j) }
-
-// Room returns how many more GPUs job j may take on node n, where it holds
-// have GPUs already, as far as the node's other resources go (not its free
-// GPUs): whole replicas only, the one that have started counting whole.
-// It is math.MaxInt when j asks for nothing the cluster models; limit, when
-// not negative, is the resource that bounds it.
-func (p *Pool) Room(j *model.Job, n, have int) (room, limit int) {
-	req := p.request(j)
-	if req == nil {
-		return math.MaxInt, -1
-	}
-	rg := j.Spec.Replica()
-	reps, limit := int64(math.MaxInt32), -1
-	free := p.NodeFreeVec(n)
-	for r, q := range req {
-		if q <= 0 {
-			continue
-		}
-		if k := max(free[r], 0) / q; k < reps {
-			reps, limit = k, r
-		}
-	}
-	return int(int64(model.Replicas(have, rg)+int(reps))*int64(rg)) - have, limit
-}
 
 // charge adds (sign 1) or removes (-1) what j's replicas on gpus ask to or
 // from the nodes' free resources.

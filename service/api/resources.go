@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -25,21 +24,11 @@ type Quantity string
 
 // UnmarshalJSON accepts a JSON number, string or null (absent).
 func (q *Quantity) UnmarshalJSON(data []byte) error {
-	data = bytes.TrimSpace(data)
-	switch {
-	case string(data) == "null":
-		*q = ""
-	case len(data) > 0 && data[0] == '"':
-		var s string
-		if err := json.Unmarshal(data, &s); err != nil {
-			return err
-		}
-		*q = Quantity(s)
-	case len(data) > 0 && (data[0] == '-' || data[0] >= '0' && data[0] <= '9'):
-		*q = Quantity(data)
-	default:
-		return &json.UnmarshalTypeError{Value: jsonKind(data), Type: reflect.TypeFor[Quantity]()}
+	text, _, err := config.DecodeAmount(data, reflect.TypeFor[Quantity]())
+	if err != nil {
+		return err
 	}
+	*q = Quantity(text)
 	return nil
 }
 
@@ -49,21 +38,6 @@ func (q Quantity) MarshalJSON() ([]byte, error) {
 		return []byte(q), nil
 	}
 	return json.Marshal(string(q))
-}
-
-// jsonKind names the kind of a JSON value for an error message.
-func jsonKind(data []byte) string {
-	switch {
-	case len(data) == 0:
-		return "value"
-	case data[0] == '{':
-		return "object"
-	case data[0] == '[':
-		return "array"
-	case data[0] == 't' || data[0] == 'f':
-		return "bool"
-	}
-	return "value"
 }
 
 // Amount returns the quantity of the named resource in the model's unit
