@@ -24,8 +24,8 @@ const FitScoreNodes = 64
 //     resource would run out first;
 //  2. leaves the fewest free GPUs (best fit on GPUs);
 //  3. leaves the smallest dominant share of any other resource free
-//     (best fit on the dominant share; on a node left without free GPUs
-//     it counts as none, since no GPU job can use it);
+//     (best fit on the dominant share: a node with much CPU or memory
+//     stays free for the jobs that need it);
 //
 // then the lowest node index; across GPU types, the fewest nodes, then the
 // same order, then the type declared first. A job that needs several nodes
@@ -82,7 +82,7 @@ func (f *Fit) fitOn(p *engine.Pool, j *model.Job, req model.Vec, t, n int) fitCh
 	f.nodes = p.FreeNodes(f.nodes[:0], t, n)
 	for scored, i := range f.nodes {
 		k := p.NodeFree(int(i))
-		if bestNode >= 0 && (scored >= FitScoreNodes || best.stranded == 0 && (best.gpu == 0 || best.gpu < k-n)) {
+		if bestNode >= 0 && (scored >= FitScoreNodes || best.stranded == 0 && best.gpu < k-n) {
 			break // enough were scored, or no node left scores better
 		}
 		cand := score(p, j, req, int(i), n)
@@ -116,8 +116,5 @@ func score(p *engine.Pool, j *model.Job, req model.Vec, i, n int) fitChoice {
 		}
 	}
 	usable := int(min(perReplica*int64(j.Spec.Replica()), int64(left)))
-	if left == 0 {
-		share = 0 // what a node without free GPUs has left serves no GPU job
-	}
 	return fitChoice{nodes: 1, stranded: left - usable, gpu: left, share: share}
 }
