@@ -276,7 +276,7 @@ func (r *round) reasons(plan *engine.Plan) {
 	trace := map[string]string{}
 	if plan != nil {
 		for _, d := range plan.Trace {
-			if why, ok := waitReason(d); ok {
+			if why, ok := engine.WaitReason(d); ok {
 				trace[d.Job] = why
 			}
 		}

@@ -2,12 +2,10 @@ package kube
 
 import (
 	"fmt"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 
-	"github.com/gpusched/gpusched/core/engine"
 	"github.com/gpusched/gpusched/core/model"
 )
 
@@ -114,19 +112,6 @@ func tooLarge(req, most model.Resources) string {
 	return ""
 }
 
-// waitReason is engine.WaitReason, except that a job blocked by a
-// resource besides GPUs (GPUs were free, on nodes without enough of it)
-// waits for that resource, named as in kube-scheduler's "Insufficient
-// cpu".
-func waitReason(d engine.Decision) (string, bool) {
-	if d.Status == engine.Blocked {
-		if res := shortResource(d.Reason); res != "" {
-			return "waiting for free " + res + ": " + d.Reason, true
-		}
-	}
-	return engine.WaitReason(d)
-}
-
 // roomOn reports whether cluster node n has room, besides GPUs, for one
 // more pod of job j: what the jobs there ask (the state's Used) and one
 // more replica's request within its capacity.
@@ -208,21 +193,4 @@ func keepStatuses(cs []v1.ContainerStatus) []v1.ContainerStatus {
 		}
 	}
 	return out
-}
-
-// shortPrefix and shortSuffix frame the engine's reason for a job blocked
-// by a resource besides GPUs ("not enough free cpu on the nodes with free
-// GPUs of a feasible type").
-const (
-	shortPrefix = "not enough free "
-	shortSuffix = " on the nodes with free GPUs of a feasible type"
-)
-
-// shortResource returns the resource that a blocked decision's reason
-// names, "" when it names none besides GPUs.
-func shortResource(reason string) string {
-	if !strings.HasPrefix(reason, shortPrefix) || !strings.HasSuffix(reason, shortSuffix) {
-		return ""
-	}
-	return strings.TrimSuffix(strings.TrimPrefix(reason, shortPrefix), shortSuffix)
 }

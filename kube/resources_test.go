@@ -265,18 +265,3 @@ func TestRoundRefillRoom(t *testing.T) {
 		t.Fatalf("the replacement bound %v, want on b (waits for %q)", bound, reasonOf(r, "g-2"))
 	}
 }
-
-// TestShortResource pins the engine's wording of a job blocked by a
-// resource besides GPUs, which waitReason reads.
-func TestShortResource(t *testing.T) {
-	for reason, want := range map[string]string{
-		"not enough free cpu on the nodes with free GPUs of a feasible type":      "cpu",
-		"not enough free rdma/hca on the nodes with free GPUs of a feasible type": "rdma/hca",
-		"not enough free GPUs of a feasible type":                                 "",
-		"placed on free GPUs": "",
-	} {
-		if got := shortResource(reason); got != want {
-			t.Errorf("shortResource(%q) = %q, want %q", reason, got, want)
-		}
-	}
-}

@@ -133,7 +133,22 @@ func BestSpeed(s *model.State, j *model.Job, n int, ts TypeSet) (float64, int) {
 // reasonShort is the reason of a job blocked by a resource besides GPUs:
 // GPUs of a type it could use were free, on nodes without enough of it.
 func reasonShort(resource string) string {
-	return "not enough free " + resource + " on the nodes with free GPUs of a feasible type"
+	return shortPrefix + resource + shortSuffix
+}
+
+// shortPrefix and shortSuffix frame reasonShort's resource.
+const (
+	shortPrefix = "not enough free "
+	shortSuffix = " on the nodes with free GPUs of a feasible type"
+)
+
+// ShortResource returns the resource that a blocked decision's reason
+// names as short (reasonShort), "" when it names none besides GPUs.
+func ShortResource(reason string) string {
+	if !strings.HasPrefix(reason, shortPrefix) || !strings.HasSuffix(reason, shortSuffix) {
+		return ""
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(reason, shortPrefix), shortSuffix)
 }
 
 // Reasons used in decision traces.

@@ -23,10 +23,15 @@ const (
 // WaitReason returns the wait reason of a waiting job that decision d is
 // about, and false when d does not make the job wait (Placed, Preempted,
 // Resized and Migrated decisions). A placed job that a shell could not
-// start yet waits for WaitHeld.
+// start yet waits for WaitHeld. A job blocked by a resource besides GPUs
+// (free GPUs there were, on nodes short of it) waits for that resource:
+// "waiting for free cpu: not enough free cpu on the nodes ...".
 func WaitReason(d Decision) (string, bool) {
 	switch d.Status {
 	case Blocked:
+		if res := ShortResource(d.Reason); res != "" {
+			return "waiting for free " + res + ": " + d.Reason, true
+		}
 		return WaitBlocked, true
 	case Unschedulable:
 		return WaitNeverFits, true

@@ -66,7 +66,7 @@ func (s *Scheduler) noteWaits(plan engine.Plan) {
 		case engine.Placed: // shown only when the start had to wait
 			j.waitReason = waitHeld
 		case engine.Blocked:
-			j.waitReason = blockedReason(d.Reason)
+			j.waitReason, _ = engine.WaitReason(d)
 		case engine.Unschedulable:
 			j.waitReason = waitNeverFits
 			if strings.HasPrefix(d.Reason, "its queue") {
@@ -83,16 +83,6 @@ func (s *Scheduler) noteWaits(plan engine.Plan) {
 			}
 		}
 	}
-}
-
-// blockedReason is the wait reason of a job the engine blocked for reason:
-// waitBlocked, naming the resource when free GPUs were there but another
-// resource of their nodes was short ("not enough free cpu on ...").
-func blockedReason(reason string) string {
-	if strings.HasPrefix(reason, "not enough free ") && !strings.HasPrefix(reason, "not enough free GPUs") {
-		return waitBlocked + ": " + reason
-	}
-	return waitBlocked
 }
 
 // settling reports whether a restarted server still waits for nodes of
