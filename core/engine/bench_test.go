@@ -85,6 +85,16 @@ func startVec(b *testing.B, s *model.State) {
 	}
 }
 
+// timedRound schedules the benchmark's round and returns how many jobs it
+// started. It is a function of its own, never inlined, so that an
+// instruction count can be limited to the timed rounds, without the
+// set-up's: valgrind --tool=callgrind --toggle-collect='*timedRound'.
+//
+//go:noinline
+func timedRound(e *engine.Engine, s *model.State) int {
+	return len(e.Schedule(s, model.Time(20000)).Start)
+}
+
 // vecLoad draws the request of a replica of n GPUs.
 type vecLoad func(rng *rand.Rand, n int) model.Resources
 
@@ -156,11 +166,15 @@ func BenchmarkSchedule(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
+			defer lockThread()()
 			b.ResetTimer()
+			cpu0, cpuOK := threadCPU()
 			var started int
 			for i := 0; i < b.N; i++ {
-				plan := e.Schedule(s, model.Time(20000))
-				started = len(plan.Start)
+				started = timedRound(e, s)
+			}
+			if cpu1, ok := threadCPU(); ok && cpuOK {
+				b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 			}
 			b.ReportMetric(float64(started), "started/op")
 		})

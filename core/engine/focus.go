@@ -38,11 +38,11 @@ func (p *Pool) focus(j *model.Job, n int, fit TypeSet) (hid, hopeless bool) {
 		if !fit.Has(t) || p.typeFree[t] < n {
 			continue
 		}
-		u, index := 0, p.buckets[t]
+		u, index := 0, &p.buckets[t].any
 		if onePerNode {
-			u, index = p.richUsable(t, n), p.tight[t] // rich nodes hold j
+			u, index = p.richUsable(t, n), &p.tight[t] // rich nodes hold j
 		}
-		v.nodes = appendNodes(v.nodes[:0], index, 1)
+		v.nodes = index.appendTo(v.nodes[:0])
 		for _, i := range v.nodes {
 			m := p.free[i]
 			want := min(bits.OnesCount64(m), n)

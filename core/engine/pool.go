@@ -12,8 +12,10 @@ import (
 type Pool struct {
 	c         *model.Cluster
 	free      []uint64            // per node, free GPU mask
+	count     []int8              // per node, free GPUs (free's popcount)
+	typeOf    []int8              // per node, its GPU type
 	typeFree  []int               // free GPUs per type
-	buckets   [][]bucket          // [type][free count] -> nodes
+	buckets   []index             // per type: nodes by free count
 	unsettled map[*model.Job]bool // running jobs stopped or moved this round
 	round     int
 	version   uint64
@@ -22,11 +24,11 @@ type Pool struct {
 	// for want of other resources there (starve.go); they are not in free.
 	starved []uint64
 	// rich marks the nodes whose free resources cover a replica of any
-	// job of the round; tight indexes the free GPUs of the others as
-	// buckets does, richOf counts rich nodes by type and free GPUs
+	// job of the round; tight holds, per type, the others with free GPUs
+	// (what focus visits); richOf counts rich nodes by type and free GPUs
 	// (starve.go). Nil on a cluster that models no resources.
 	rich   []bool
-	tight  [][]bucket
+	tight  []bucket
 	richOf [][]int
 }
 
@@ -48,6 +50,62 @@ func (b *bucket) remove(node int) {
 	b.n--
 }
 
+// appendTo appends the bucket's nodes to dst in index order.
+func (b *bucket) appendTo(dst []int32) []int32 {
+	left := b.n
+	for w := b.first; left > 0 && w < len(b.words); w++ {
+		for m := b.words[w]; m != 0; m &= m - 1 {
+			dst = append(dst, int32(w<<6+bits.TrailingZeros64(m)))
+			left--
+		}
+	}
+	return dst
+}
+
+// index finds the nodes of one GPU type by their free GPUs: by[k] holds
+// the nodes with exactly k free, any those with at least one (what focus
+// visits, in one pass over the nodes rather than one per count).
+type index struct {
+	by  []bucket
+	any bucket
+}
+
+// newIndex sizes an index for nodes of at most maxGPUs GPUs in a cluster
+// whose node bitsets have words words.
+func newIndex(maxGPUs, words int) index {
+	x := index{by: make([]bucket, maxGPUs+1), any: bucket{words: make([]uint64, words)}}
+	for k := range x.by {
+		x.by[k].words = make([]uint64, words)
+	}
+	return x
+}
+
+// add records node with k free GPUs.
+func (x *index) add(node, k int) {
+	x.by[k].add(node)
+	if k > 0 {
+		x.any.add(node)
+	}
+}
+
+// move follows node's free GPUs from before to after.
+func (x *index) move(node, before, after int) {
+	x.by[before].remove(node)
+	x.by[after].add(node)
+	switch {
+	case before == 0 && after > 0:
+		x.any.add(node)
+	case before > 0 && after == 0:
+		x.any.remove(node)
+	}
+}
+
+// clear empties the index.
+func (x *index) clear() {
+	clearBuckets(x.by)
+	x.any.clear()
+}
+
 // lowest returns the lowest node in the bucket, or -1.
 func (b *bucket) lowest() int {
 	if b.n == 0 {
@@ -64,22 +122,18 @@ func (b *bucket) lowest() int {
 // NewPool allocates a pool for cluster c.
 func NewPool(c *model.Cluster) *Pool {
 	p := &Pool{c: c, free: make([]uint64, len(c.Nodes)), starved: make([]uint64, len(c.Nodes)), typeFree: make([]int, len(c.Types)), unsettled: map[*model.Job]bool{}}
+	p.count, p.typeOf = make([]int8, len(c.Nodes)), make([]int8, len(c.Nodes))
+	for i, n := range c.Nodes {
+		p.typeOf[i] = int8(n.Type)
+	}
 	words := (len(c.Nodes) + 63) / 64
 	for t := range c.Types {
-		bs := make([]bucket, c.MaxNodeGPUs(t)+1)
-		for k := range bs {
-			bs[k].words = make([]uint64, words)
-		}
-		p.buckets = append(p.buckets, bs)
+		p.buckets = append(p.buckets, newIndex(c.MaxNodeGPUs(t), words))
 	}
 	if c.Vectored() {
 		p.rich = make([]bool, len(c.Nodes))
 		for t := range c.Types {
-			bs := make([]bucket, c.MaxNodeGPUs(t)+1)
-			for k := range bs {
-				bs[k].words = make([]uint64, words)
-			}
-			p.tight = append(p.tight, bs)
+			p.tight = append(p.tight, bucket{words: make([]uint64, words)})
 			p.richOf = append(p.richOf, make([]int, c.MaxNodeGPUs(t)+1))
 		}
 	}
@@ -94,32 +148,37 @@ func (p *Pool) Reset(s *model.State) {
 	p.version++
 	for t := range p.buckets {
 		p.typeFree[t] = 0
-		clearBuckets(p.buckets[t])
+		p.buckets[t].clear()
 		if p.tight != nil {
-			clearBuckets(p.tight[t])
+			p.tight[t].clear()
 			clear(p.richOf[t])
 		}
 	}
 	clear(p.rich)
 	for i := range p.c.Nodes {
 		m := s.FreeMask(i)
-		p.free[i] = m
 		t, k := p.c.Nodes[i].Type, bits.OnesCount64(m)
+		p.free[i], p.count[i] = m, int8(k)
 		p.typeFree[t] += k
-		p.buckets[t][k].add(i)
-		if p.tight != nil {
-			p.tight[t][k].add(i)
+		p.buckets[t].add(i, k)
+		if p.tight != nil && k > 0 {
+			p.tight[t].add(i)
 		}
 	}
 	p.resetVectors(s)
 }
 
-// clearBuckets empties an index of buckets.
+// clearBuckets empties buckets.
 func clearBuckets(bs []bucket) {
 	for k := range bs {
-		clear(bs[k].words)
-		bs[k].n, bs[k].first = 0, len(bs[k].words)
+		bs[k].clear()
 	}
+}
+
+// clear empties the bucket.
+func (b *bucket) clear() {
+	clear(b.words)
+	b.n, b.first = 0, len(b.words)
 }
 
 // Round counts the pool's resets: placers may cache per-round indexes by it.
@@ -153,7 +212,7 @@ func (p *Pool) NodeMask(n int) uint64 { return p.free[n] }
 // BestFit returns the lowest-index node of type t whose free count is the
 // smallest that is at least k, or -1.
 func (p *Pool) BestFit(t, k int) int {
-	bs := p.buckets[t]
+	bs := p.buckets[t].by
 	for c := max(k, 1); c < len(bs); c++ {
 		if n := bs[c].lowest(); n >= 0 {
 			return n
@@ -165,7 +224,7 @@ func (p *Pool) BestFit(t, k int) int {
 // Fullest returns the lowest-index node of type t with the most free GPUs,
 // or -1 when no GPU of type t is free.
 func (p *Pool) Fullest(t int) int {
-	bs := p.buckets[t]
+	bs := p.buckets[t].by
 	for c := len(bs) - 1; c >= 1; c-- {
 		if n := bs[c].lowest(); n >= 0 {
 			return n
@@ -228,11 +287,11 @@ func (p *Pool) AllFree(gpus []model.GPU) bool {
 
 func (p *Pool) set(node int, mask uint64) {
 	p.version++
-	t := p.c.Nodes[node].Type
-	before, after := bits.OnesCount64(p.free[node]), bits.OnesCount64(mask)
+	t := int(p.typeOf[node])
+	before, after := int(p.count[node]), bits.OnesCount64(mask)
 	if before != after {
-		p.buckets[t][before].remove(node)
-		p.buckets[t][after].add(node)
+		p.count[node] = int8(after)
+		p.buckets[t].move(node, before, after)
 		p.typeFree[t] += after - before
 		if p.tight != nil {
 			p.moveTight(node, t, before, after)
@@ -244,7 +303,7 @@ func (p *Pool) set(node int, mask uint64) {
 // FreeNodes appends to dst every node of type t with at least least free
 // GPUs: by free count, then by node index.
 func (p *Pool) FreeNodes(dst []int32, t, least int) []int32 {
-	return appendNodes(dst, p.buckets[t], least)
+	return appendNodes(dst, p.buckets[t].by, least)
 }
 
 // appendNodes appends the nodes of buckets bs from least on.
@@ -254,11 +313,7 @@ func appendNodes(dst []int32, bs []bucket, least int) []int32 {
 		if b.n == 0 {
 			continue
 		}
-		for w := b.first; w < len(b.words); w++ {
-			for m := b.words[w]; m != 0; m &= m - 1 {
-				dst = append(dst, int32(w<<6+bits.TrailingZeros64(m)))
-			}
-		}
+		dst = b.appendTo(dst)
 	}
 	return dst
 }

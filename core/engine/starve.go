@@ -86,12 +86,17 @@ func (p *Pool) setRich(n int, rich bool) {
 		return
 	}
 	t, k := p.c.Nodes[n].Type, bits.OnesCount64(p.free[n])
-	if rich {
-		p.tight[t][k].remove(n)
+	switch {
+	case rich:
 		p.richOf[t][k]++
-	} else {
+		if k > 0 {
+			p.tight[t].remove(n)
+		}
+	default:
 		p.richOf[t][k]--
-		p.tight[t][k].add(n)
+		if k > 0 {
+			p.tight[t].add(n)
+		}
 	}
 	p.rich[n] = rich
 }
@@ -104,8 +109,12 @@ func (p *Pool) moveTight(n, t, before, after int) {
 		p.richOf[t][after]++
 		return
 	}
-	p.tight[t][before].remove(n)
-	p.tight[t][after].add(n)
+	switch {
+	case before == 0 && after > 0:
+		p.tight[t].add(n)
+	case before > 0 && after == 0:
+		p.tight[t].remove(n)
+	}
 }
 
 // richUsable returns how many of the rich nodes' free GPUs of type t a

@@ -19,6 +19,7 @@ type SRTF struct {
 
 type srtfKey struct {
 	left float64 // seconds of work left at the job's best speed
+	seq  int     // the job's Seq, here so that ties need not load the job
 	job  *model.Job
 }
 
@@ -39,14 +40,18 @@ func (p *SRTF) Order(s *model.State, now model.Time, buf []*model.Job) engine.Or
 				v = bestSpeed(s, j)
 				p.best[j] = v
 			}
-			p.keys = append(p.keys, srtfKey{left: remaining(j, now, v), job: j})
+			p.keys = append(p.keys, srtfKey{left: remaining(j, now, v), seq: j.Seq, job: j})
 		}
 	}
 	slices.SortFunc(p.keys, func(a, b srtfKey) int {
-		if c := cmp.Compare(a.left, b.left); c != 0 {
-			return c
+		// left is never NaN (remaining), so < orders it as cmp.Compare does.
+		switch {
+		case a.left < b.left:
+			return -1
+		case a.left > b.left:
+			return 1
 		}
-		return a.job.Seq - b.job.Seq
+		return cmp.Compare(a.seq, b.seq)
 	})
 	for _, k := range p.keys {
 		buf = append(buf, k.job)
