@@ -38,7 +38,51 @@ func (r *run) emitCluster() {
 	case len(r.jobs) > 0:
 		t = r.jobs[0].Spec.Submit
 	}
-	r.emit(eventlog.Event{T: t, Kind: eventlog.Cluster, GPUs: gpus})
+	r.emit(eventlog.Event{T: t, Kind: eventlog.Cluster, GPUs: gpus, Nodes: nodeInfos(c)})
+}
+
+// nodeInfos lists every node's capacity of the resources besides GPUs that
+// c models, for the cluster event; nil when it models none.
+func nodeInfos(c *model.Cluster) []eventlog.NodeInfo {
+	if !c.Vectored() {
+		return nil
+	}
+	names := c.Resources()
+	out := make([]eventlog.NodeInfo, len(c.Nodes))
+	for ni, n := range c.Nodes {
+		capa := make(map[string]int64, len(names))
+		for r, v := range c.Capacity(ni) {
+			capa[names[r]] = v
+		}
+		out[ni] = eventlog.NodeInfo{Node: n.Name, Capacity: capa}
+	}
+	return out
+}
+
+// replicaGPUs is s's replica size for the submit event where c models
+// other resources (it matters there only), else 0: a GPU-only log stays
+// as it was.
+func replicaGPUs(c *model.Cluster, s *model.JobSpec) int {
+	if !c.Vectored() {
+		return 0
+	}
+	return s.ReplicaGPUs
+}
+
+// requestOf is what one replica of j asks of c's resources besides GPUs,
+// by name, as the engine books it (Cluster.Request); nil when nothing.
+func requestOf(c *model.Cluster, s *model.JobSpec) map[string]int64 {
+	v := c.Request(s)
+	if v == nil {
+		return nil
+	}
+	names, out := c.Resources(), map[string]int64{}
+	for r, q := range v {
+		if q != 0 {
+			out[names[r]] = q
+		}
+	}
+	return out
 }
 
 // applyFinishes ends every running job whose finish falls at t.
@@ -78,7 +122,8 @@ func (r *run) applySubmits(t model.Time) bool {
 		s := &j.Spec
 		r.emit(eventlog.Event{T: t, Kind: eventlog.Submit, Job: s.ID, Request: &eventlog.Request{
 			GPUs: s.GPUs, MinGPUs: s.MinGPUs, MaxGPUs: s.MaxGPUs, Model: s.Model, Steps: s.Steps,
-			Duration: s.Duration, GPUType: s.GPUType, Priority: s.Priority}})
+			Duration: s.Duration, GPUType: s.GPUType, Priority: s.Priority,
+			ReplicaGPUs: replicaGPUs(r.cfg.Cluster, s), Requests: requestOf(r.cfg.Cluster, s)}})
 		if why := r.tooLong(j, t); why != "" {
 			if err := r.reject(j, why, t); err != nil {
 				r.fail(err)

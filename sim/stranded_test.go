@@ -52,7 +52,9 @@ func TestStrandedGPUs(t *testing.T) {
 		makeJob("C", 0).dur(50).asks(4, 8).obj(),
 	}
 	res, log := scenario{vectorCluster(t), policy.FIFO{Backfill: true}, 30, jobs, nil}.run(t)
-	for _, want := range []string{`"job":"A","alloc":["n0/0"]`, `"job":"B","alloc":["n1/0"]`, `"job":"C","alloc":["n1/1"]`} {
+	for _, want := range []string{`"job":"A","alloc":["n0/0"]`, `"job":"B","alloc":["n1/0"]`, `"job":"C","alloc":["n1/1"]`,
+		// What the audit (scenario.run) books the nodes' CPU and memory by.
+		`"nodes":[{"node":"n0","capacity":{"cpu":8000,"memory":68719476736}}`, `"job":"A","gpus":1,"min_gpus":1,"max_gpus":1,"duration_s":100,"requests":{"cpu":6000,"memory":8589934592}`} {
 		if !strings.Contains(log, want) {
 			t.Fatalf("placement differs from the hand computation: no %s in\n%s", want, log)
 		}

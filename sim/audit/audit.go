@@ -47,6 +47,10 @@ type rawEvent struct {
 	MaxGPUs *int            `json:"max_gpus"`
 	GPUType string          `json:"gpu_type"`
 	Reason  string          `json:"reason"`
+	// Resources besides GPUs (resources.go).
+	Nodes       json.RawMessage  `json:"nodes"`
+	ReplicaGPUs *int             `json:"replica_gpus"`
+	Requests    map[string]int64 `json:"requests"`
 }
 
 // gpuInfo is one GPU of a cluster event.

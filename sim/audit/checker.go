@@ -51,6 +51,10 @@ type job struct {
 	firstStart float64
 	finish     float64
 	heldAtEnd  bool // running when reported unfinished
+	// replicaGPUs and requests: what each replica asks of its node's other
+	// resources (book).
+	replicaGPUs int
+	requests    map[string]int64
 }
 
 // checker holds the log's state between lines.
@@ -61,6 +65,7 @@ type checker struct {
 	jobs    map[string]*job
 	order   []*job // in submit order
 	res     Result
+	book    book // resources besides GPUs
 }
 
 func newChecker() *checker {
@@ -87,7 +92,7 @@ func (c *checker) cluster(e *rawEvent) error {
 		c.gpuType[g.ID] = g.Type
 	}
 	c.res.ClusterGPUs = len(gpus)
-	return nil
+	return c.book.nodes(e, gpus)
 }
 
 // submit records a new job from line n.
@@ -116,6 +121,9 @@ func (c *checker) submit(n int, e *rawEvent) error {
 		return fmt.Errorf("submit of %s: want 1 ≤ min_gpus ≤ gpus ≤ max_gpus, got %d, %d, %d",
 			e.Job, j.minGPUs, gpus, j.maxGPUs)
 	}
+	if err := c.book.request(e, j); err != nil {
+		return err
+	}
 	c.jobs[e.Job] = j
 	c.order = append(c.order, j)
 	c.res.Jobs++
@@ -142,7 +150,9 @@ func (c *checker) start(e *rawEvent, j *job) error {
 	if err := c.checkAlloc(e, j); err != nil {
 		return err
 	}
-	c.hold(j, e.Alloc)
+	if err := c.hold(j, e.Alloc); err != nil {
+		return err
+	}
 	j.state = running
 	if !j.ran {
 		j.ran, j.firstStart = true, c.now
@@ -162,7 +172,9 @@ func (c *checker) resize(e *rawEvent, j *job) error {
 		return fmt.Errorf("resize of %s leaves its allocation unchanged", j.id)
 	}
 	c.release(j)
-	c.hold(j, e.Alloc)
+	if err := c.hold(j, e.Alloc); err != nil {
+		return err
+	}
 	c.res.Resizes++
 	return nil
 }
@@ -264,13 +276,15 @@ func (c *checker) checkAlloc(e *rawEvent, j *job) error {
 	return nil
 }
 
-// hold gives alloc to j from now on.
-func (c *checker) hold(j *job, alloc []string) {
+// hold gives alloc to j from now on; it fails when a node cannot hold
+// what j's replicas there ask besides GPUs.
+func (c *checker) hold(j *job, alloc []string) error {
 	j.alloc = slices.Clone(alloc)
 	j.since = c.now
 	for _, g := range alloc {
 		c.holder[g] = j.id
 	}
+	return c.book.charge(j, alloc, 1)
 }
 
 // release takes j's allocation back, accounting the GPU-seconds it held.
@@ -279,6 +293,7 @@ func (c *checker) release(j *job) {
 	for _, g := range j.alloc {
 		delete(c.holder, g)
 	}
+	c.book.charge(j, j.alloc, -1) // taking back never fails
 	j.alloc = nil
 }
 

@@ -14,6 +14,8 @@ func FuzzCheck(f *testing.F) {
 	f.Add([]byte(cluster4 + "\n" + subA + "\n" + startA + "\n" + `{"t":3,"event":"resize","job":"a","alloc":["n0/0","n0/1"]}`))
 	f.Add([]byte(cluster4 + "\n" + subA + "\n" + subB + "\n" + startA + "\n" + `{"t":2,"event":"start","job":"b","alloc":["n0/0"]}`))
 	f.Add([]byte(`{"t":0,"event":"cluster","gpus":[{"id":"g"}]}` + "\n" + `{"t":1,"event":"submit","job":"a","gpus":1,"gpu_type":"x"}`))
+	f.Add([]byte(cluster2 + "\n" + `{"t":1,"event":"submit","job":"a","gpus":2,"replica_gpus":2,"requests":{"cpu":5000}}` + "\n" +
+		`{"t":2,"event":"start","job":"a","alloc":["n0/0","n0/1"]}` + "\n" + `{"t":3,"event":"finish","job":"a"}`))
 	f.Add([]byte(`{"t":0,"event":"cluster","gpus":null}`))
 	f.Add([]byte("\n\n"))
 	f.Fuzz(func(t *testing.T, log []byte) {

@@ -148,3 +148,65 @@ func checkViolations(t *testing.T, tests []violation) {
 		})
 	}
 }
+
+// cluster2 is two nodes of two GPUs: n0 offers 8 CPUs and 16 GiB, n1 4
+// CPUs and no memory figure (so none to give).
+const cluster2 = `{"t":0,"event":"cluster","gpus":[{"id":"n0/0","node":"n0"},{"id":"n0/1","node":"n0"},` +
+	`{"id":"n1/0","node":"n1"},{"id":"n1/1","node":"n1"}],` +
+	`"nodes":[{"node":"n0","capacity":{"cpu":8000,"memory":17179869184}},{"node":"n1","capacity":{"cpu":4000}}]}`
+
+func TestCheckViolationsResources(t *testing.T) {
+	sub := func(job, rest string) string { return `{"t":1,"event":"submit","job":"` + job + `","gpus":2` + rest + `}` }
+	checkViolations(t, []violation{
+		{"nodes not a list", []string{`{"t":0,"event":"cluster","gpus":[{"id":"g0"}],"nodes":{}}`},
+			"x.jsonl:1: cluster event: nodes must be a list of nodes with a capacity: json: cannot unmarshal object into Go value of type []audit.nodeInfo"},
+		{"node without name", []string{`{"t":0,"event":"cluster","gpus":[{"id":"g0"}],"nodes":[{"capacity":{}}]}`},
+			"x.jsonl:1: cluster event: node #1 has no name"},
+		{"node twice", []string{`{"t":0,"event":"cluster","gpus":[{"id":"g0"}],"nodes":[{"node":"a","capacity":{}},{"node":"a","capacity":{}}]}`},
+			"x.jsonl:1: cluster event: node a listed twice"},
+		{"negative capacity", []string{`{"t":0,"event":"cluster","gpus":[{"id":"g0"}],"nodes":[{"node":"a","capacity":{"cpu":-1}}]}`},
+			"x.jsonl:1: cluster event: node a has a negative capacity of cpu (-1)"},
+		{"negative request", []string{cluster2, sub("a", `,"requests":{"cpu":-5}`)},
+			"x.jsonl:2: submit of a asks a negative amount of cpu (-5)"},
+		{"zero replica GPUs", []string{cluster2, sub("a", `,"replica_gpus":0`)},
+			"x.jsonl:2: submit of a: replica_gpus must be at least 1, got 0"},
+		{"requests without capacities", []string{cluster4, sub("a", `,"requests":{"cpu":1000}`)},
+			"x.jsonl:2: submit of a asks for cpu, but the cluster event lists no node capacities"},
+		// Two replicas of 5 CPUs on n0's 8.
+		{"overbooked by one job", []string{cluster2, sub("a", `,"requests":{"cpu":5000}`),
+			`{"t":2,"event":"start","job":"a","alloc":["n0/0","n0/1"]}`},
+			"x.jsonl:3: node n0 overbooked on cpu after a got 2 of its GPUs: its jobs ask 10000, it offers 8000"},
+		// One replica of 2 GPUs asks 5 CPUs: fits n0; a second job's 4 do not.
+		{"overbooked by a second job", []string{cluster2, sub("a", `,"replica_gpus":2,"requests":{"cpu":5000}`),
+			`{"t":1,"event":"submit","job":"b","gpus":1,"max_gpus":2,"requests":{"cpu":4000}}`,
+			`{"t":2,"event":"start","job":"a","alloc":["n0/0","n0/1"]}`,
+			`{"t":2,"event":"start","job":"b","alloc":["n1/0"]}`,
+			`{"t":3,"event":"resize","job":"b","alloc":["n1/0","n1/1"]}`},
+			"x.jsonl:6: node n1 overbooked on cpu after b got 2 of its GPUs: its jobs ask 8000, it offers 4000"},
+		{"a resource the node lacks", []string{cluster2, sub("a", `,"requests":{"memory":1}`),
+			`{"t":2,"event":"start","job":"a","alloc":["n1/0","n1/1"]}`},
+			"x.jsonl:3: node n1 overbooked on memory after a got 2 of its GPUs: its jobs ask 2, it offers 0"},
+	})
+}
+
+// TestCheckResourcesFreed: what a job's replicas asked is given back when it
+// stops, so the next job fits where it would not have before.
+func TestCheckResourcesFreed(t *testing.T) {
+	log := strings.Join([]string{cluster2,
+		`{"t":1,"event":"submit","job":"a","gpus":1,"requests":{"cpu":6000}}`,
+		`{"t":1,"event":"submit","job":"b","gpus":1,"requests":{"cpu":6000}}`,
+		`{"t":2,"event":"start","job":"a","alloc":["n0/0"]}`,
+		`{"t":3,"event":"preempt","job":"a"}`,
+		`{"t":3,"event":"start","job":"b","alloc":["n0/1"]}`,
+		`{"t":4,"event":"finish","job":"b"}`,
+		`{"t":4,"event":"start","job":"a","alloc":["n0/0"]}`,
+		`{"t":5,"event":"finish","job":"a"}`,
+	}, "\n")
+	res, err := Check(strings.NewReader(log), "x.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Completed != 2 || res.Preemptions != 1 {
+		t.Errorf("completed %d, preemptions %d; want 2 and 1", res.Completed, res.Preemptions)
+	}
+}

@@ -36,6 +36,14 @@ type GPUInfo struct {
 	MemMiB int    `json:"mem_mib"`
 }
 
+// NodeInfo describes one node's resources besides GPUs in a cluster event
+// (only when the cluster models any): its capacity of each, in the units
+// of docs/RESOURCES.md (cpu in millicores, memory and storage in bytes).
+type NodeInfo struct {
+	Node     string           `json:"node"`
+	Capacity map[string]int64 `json:"capacity"`
+}
+
 // Event is one line of the log. Fields that do not apply to a kind are left
 // zero and omitted.
 type Event struct {
@@ -43,8 +51,9 @@ type Event struct {
 	Kind    Kind
 	Job     string
 	Alloc   []string
-	GPUs    []GPUInfo // cluster only
-	Request *Request  // submit only
+	GPUs    []GPUInfo  // cluster only
+	Nodes   []NodeInfo // cluster only, when it models other resources
+	Request *Request   // submit only
 	Reason  string
 }
 
@@ -58,6 +67,12 @@ type Request struct {
 	Duration model.Time
 	GPUType  string
 	Priority int
+	// ReplicaGPUs is the GPUs of one replica (0 or 1: one per GPU), and
+	// Requests what one replica asks of the cluster's other resources
+	// (nil when nothing): a node holding k of the job's GPUs holds
+	// ⌈k/ReplicaGPUs⌉ replicas.
+	ReplicaGPUs int
+	Requests    map[string]int64
 }
 
 // Writer writes events as JSON lines. Errors are sticky: after the first
@@ -101,6 +116,10 @@ func Append(b []byte, e Event) []byte {
 	if e.Kind == Cluster {
 		g, _ := json.Marshal(e.GPUs) // plain structs of strings and ints: cannot fail
 		b = append(append(b, `,"gpus":`...), g...)
+		if len(e.Nodes) > 0 {
+			n, _ := json.Marshal(e.Nodes) // strings and int maps, keys sorted: cannot fail
+			b = append(append(b, `,"nodes":`...), n...)
+		}
 	}
 	if r := e.Request; r != nil {
 		b = appendRequest(b, r)
@@ -139,6 +158,13 @@ func appendRequest(b []byte, r *Request) []byte {
 	}
 	if r.Priority != 0 {
 		b = strconv.AppendInt(append(b, `,"priority":`...), int64(r.Priority), 10)
+	}
+	if r.ReplicaGPUs > 1 {
+		b = strconv.AppendInt(append(b, `,"replica_gpus":`...), int64(r.ReplicaGPUs), 10)
+	}
+	if len(r.Requests) > 0 {
+		q, _ := json.Marshal(r.Requests) // an int map, keys sorted: cannot fail
+		b = append(append(b, `,"requests":`...), q...)
 	}
 	return b
 }
