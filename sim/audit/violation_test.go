@@ -156,7 +156,9 @@ const cluster2 = `{"t":0,"event":"cluster","gpus":[{"id":"n0/0","node":"n0"},{"i
 	`"nodes":[{"node":"n0","capacity":{"cpu":8000,"memory":17179869184}},{"node":"n1","capacity":{"cpu":4000}}]}`
 
 func TestCheckViolationsResources(t *testing.T) {
-	sub := func(job, rest string) string { return `{"t":1,"event":"submit","job":"` + job + `","gpus":2` + rest + `}` }
+	sub := func(job, rest string) string {
+		return `{"t":1,"event":"submit","job":"` + job + `","gpus":2` + rest + `}`
+	}
 	checkViolations(t, []violation{
 		{"nodes not a list", []string{`{"t":0,"event":"cluster","gpus":[{"id":"g0"}],"nodes":{}}`},
 			"x.jsonl:1: cluster event: nodes must be a list of nodes with a capacity: json: cannot unmarshal object into Go value of type []audit.nodeInfo"},
