@@ -30,6 +30,7 @@ type compareOptions struct {
 	gavelPeer  string
 	gavelCache string
 	json       bool
+	traces     string // a family: every trace in this directory (comparefamily.go)
 }
 
 // compareRow is one line of the comparison.
@@ -56,7 +57,9 @@ func newCompareCommand() *cobra.Command {
 			"cluster) through the peer runner, and adds its average JCT (docs/FIDELITY.md).",
 		Example: "  gpusched sim compare --trace heavy.trace --gpus v100=8,p100=8,k80=8 \\\n" +
 			"      --policies fifo+hetero,las+hetero,maxmin,esrpt --round 1h \\\n" +
-			"      --gavel-policies max_min_fairness_perf,max_sum_throughput_perf",
+			"      --gavel-policies max_min_fairness_perf,max_sum_throughput_perf\n" +
+			"  gpusched sim compare --traces traces/heavy/ --gpus v100=8,p100=8,k80=8 \\\n" +
+			"      --policies gittins+hetero,maxmin --gavel-policies max_min_fairness_perf,max_sum_throughput_perf",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runCompare(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -69,6 +72,7 @@ func newCompareCommand() *cobra.Command {
 	f.StringVar(&o.gavelPeer, "gavel-peer", "", "Gavel's runner (default: ../shared/peers/gavel/gavel, then $GAVEL_PEER)")
 	f.StringVar(&o.gavelCache, "gavel-cache", "out/gavel-cache", "directory where Gavel's answers are cached (\"\": none)")
 	f.BoolVar(&o.json, "json-rows", false, "print the rows as a JSON array instead of the table")
+	f.StringVar(&o.traces, "traces", "", "a family of traces: run every trace file in this directory and print each entry's average JCT as a ratio to Gavel's best (or to the best entry without --gavel-policies), per trace and as a geometric mean")
 	return cmd
 }
 
@@ -110,15 +114,33 @@ func runCompare(ctx context.Context, o *compareOptions, stdout, stderr io.Writer
 	if o.sim.events != "" || o.sim.report != "" {
 		return badInput("compare writes no event log or report: run `gpusched sim` for one entry")
 	}
+	if o.traces != "" {
+		return runFamily(ctx, o, entries, stdout, stderr)
+	}
 	gavelPolicies, runner, cluster, err := o.gavelSetup()
 	if err != nil {
 		return err
 	}
+	rows, err := o.compareTrace(ctx, entries, gavelPolicies, runner, cluster, stderr)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		enc := json.NewEncoder(stdout)
+		return enc.Encode(rows)
+	}
+	return writeCompare(stdout, rows)
+}
+
+// compareTrace runs every entry, and every Gavel policy through runner, on
+// o.sim.trace.
+func (o *compareOptions) compareTrace(ctx context.Context, entries []compareEntry, gavelPolicies []string,
+	runner *peer.Gavel, cluster string, stderr io.Writer) ([]compareRow, error) {
 	var rows []compareRow
 	for _, e := range entries {
 		row, err := o.runEntry(e)
 		if err != nil {
-			return fmt.Errorf("%s: %w", e.label, err)
+			return nil, fmt.Errorf("%s: %w", e.label, err)
 		}
 		rows = append(rows, row)
 	}
@@ -126,15 +148,11 @@ func runCompare(ctx context.Context, o *compareOptions, stdout, stderr io.Writer
 		fmt.Fprintf(stderr, "gavel %s on %s (%s)...\n", p, o.sim.trace, cluster)
 		r, err := runner.Run(ctx, o.sim.trace, p, cluster)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rows = append(rows, compareRow{Name: "gavel:" + p, Simulator: "gavel", AvgJCT: r.AvgJCT, Preemptions: -1})
 	}
-	if o.json {
-		enc := json.NewEncoder(stdout)
-		return enc.Encode(rows)
-	}
-	return writeCompare(stdout, rows)
+	return rows, nil
 }
 
 // runEntry simulates one entry with the shared settings.
@@ -171,8 +189,8 @@ func (o *compareOptions) gavelSetup() ([]string, *peer.Gavel, string, error) {
 			ps = append(ps, p)
 		}
 	}
-	if o.sim.trace == "" {
-		return nil, nil, "", badInput("--gavel-policies needs --trace (a Gavel-format trace)")
+	if o.sim.trace == "" && o.traces == "" {
+		return nil, nil, "", badInput("--gavel-policies needs --trace (a Gavel-format trace) or --traces")
 	}
 	cluster, err := gavelCluster(o.sim.gpus)
 	if err != nil {

@@ -225,3 +225,104 @@ func TestAllocationSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestSimCompareFamily: over a directory of traces, each entry's ratio is
+// its average JCT (as `gpusched sim` gives it) over the trace's reference,
+// the best entry's without Gavel, and the geometric mean is that of the
+// ratios.
+func TestSimCompareFamily(t *testing.T) {
+	dir := t.TempDir()
+	traces := []string{"artifact_evaluation.trace", "small_test.trace"}
+	for _, name := range traces {
+		b, err := os.ReadFile(testdata + "gavel/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("not a trace"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "sim", "compare", "--traces", dir, "--gpus", "v100=2,p100=2,k80=2",
+		"--policies", "fifo+hetero,gittins+hetero", "--json-rows")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rep struct {
+		Reference string `json:"reference"`
+		Traces    []struct {
+			Trace     string  `json:"trace"`
+			Reference float64 `json:"reference_avg_jct_s"`
+			Rows      []struct {
+				AvgJCT float64 `json:"avg_jct_s"`
+			} `json:"rows"`
+		} `json:"traces"`
+		Scores []struct {
+			Name    string  `json:"name"`
+			GeoMean float64 `json:"geomean_ratio"`
+		} `json:"scores"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if rep.Reference != "entries" || len(rep.Traces) != 2 || len(rep.Scores) != 2 {
+		t.Fatalf("want 2 traces and 2 scores against the entries, got %+v", rep)
+	}
+	logs := make([]float64, 2)
+	for i, tr := range rep.Traces {
+		if tr.Trace != traces[i] {
+			t.Errorf("trace %d is %s, want %s (name order, README left out)", i, tr.Trace, traces[i])
+		}
+		for k, e := range []struct{ policy, placer string }{{"fifo", "hetero"}, {"gittins", "hetero"}} {
+			avg := simAvgJCT(t, "--trace", testdata+"gavel/"+traces[i], "--gpus", "v100=2,p100=2,k80=2",
+				"--policy", e.policy, "--placer", e.placer)
+			if got := tr.Rows[k].AvgJCT; got != avg {
+				t.Errorf("%s %s+%s: avg JCT %v, `sim` says %v", tr.Trace, e.policy, e.placer, got, avg)
+			}
+		}
+		best := min(tr.Rows[0].AvgJCT, tr.Rows[1].AvgJCT)
+		if tr.Reference != best {
+			t.Errorf("%s: reference %v, want the best entry's %v", tr.Trace, tr.Reference, best)
+		}
+		for k := range logs {
+			logs[k] += math.Log(tr.Rows[k].AvgJCT / best)
+		}
+	}
+	for k, sc := range rep.Scores {
+		if want := math.Exp(logs[k] / 2); math.Abs(sc.GeoMean-want) > 1e-12 {
+			t.Errorf("%s: geometric mean %v, want %v", sc.Name, sc.GeoMean, want)
+		}
+	}
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--traces", dir, "--trace", testdata + "gavel/small_test.trace"}, "give --trace or --traces, not both"},
+		{[]string{"--traces", empty}, "no trace files in it"},
+		{[]string{"--traces", filepath.Join(empty, "nowhere")}, "--traces: open"},
+	} {
+		code, _, errs := run(t, append([]string{"sim", "compare", "--policies", "fifo"}, tc.args...)...)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+}
+
+// simAvgJCT is the average JCT that `gpusched sim ARGS --json` reports.
+func simAvgJCT(t *testing.T, args ...string) float64 {
+	t.Helper()
+	code, js, errs := run(t, append([]string{"sim", "--json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, errs)
+	}
+	var sum struct {
+		AvgJCT float64 `json:"avg_jct_s"`
+	}
+	if err := json.Unmarshal([]byte(js), &sum); err != nil {
+		t.Fatal(err)
+	}
+	return sum.AvgJCT
+}
