@@ -1,0 +1,143 @@
+// Command families writes the workload families of issue 29 as Gavel-format
+// traces, so that gpusched's policies and Gavel's can be compared on each
+// (`gpusched sim compare --traces DIR --gavel-policies …`, docs/FIDELITY.md):
+//
+//	go run ./scripts/families [-shared ../shared] [-out out/families] [-jobs 200] [-gpus 24]
+//
+// Every family has a development set of seeds and a held-out set, fixed
+// here before any policy was tuned on them: tune on OUT/F/dev, report on
+// OUT/F/heldout. A family fixes the jobs' arrivals, GPU counts and run
+// times (synth.Shape); job types and steps are drawn as Gavel's generator
+// draws them (synth.FromShapes), so that Gavel's simulator can run every
+// trace. Loads are the GPU time the jobs ask at V100 speed over what -gpus
+// GPUs give between the first and the last arrival (synth.OfferedLoad).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/profile"
+	"github.com/gpusched/gpusched/internal/assets"
+	"github.com/gpusched/gpusched/sim/synth"
+	"github.com/gpusched/gpusched/sim/trace"
+)
+
+// Seeds: the development set and the held-out set, for every family.
+var (
+	devSeeds     = []uint64{1, 2, 3, 4}
+	heldOutSeeds = []uint64{101, 102, 103, 104}
+)
+
+// family is one kind of workload at one load.
+type family struct {
+	name   string
+	source string // "gavel", or a trace under -shared and its format
+	format string
+	load   float64
+}
+
+// families are issue 29's: Gavel's generator with more multi-GPU jobs at
+// three loads; jobs shaped like Philly's and like Alibaba's 2023 whole-GPU
+// tasks (consecutive windows, their arrival bursts kept) at two.
+func families() []family {
+	return []family{
+		{"gavel-multi-light", "gavel", "", 0.6},
+		{"gavel-multi-medium", "gavel", "", 1.0},
+		{"gavel-multi-heavy", "gavel", "", 1.5},
+		{"philly-light", "traces/philly/philly.csv", "philly", 0.6},
+		{"philly-heavy", "traces/philly/philly.csv", "philly", 1.5},
+		{"alibaba-light", "traces/alibaba-v2023/openb_pod_list_default.csv", "alibaba", 0.6},
+		{"alibaba-heavy", "traces/alibaba-v2023/openb_pod_list_default.csv", "alibaba", 1.5},
+	}
+}
+
+// gavelMulti are the scale factors' weights of the gavel-multi families:
+// 1, 2, 4 and 8 GPUs (Gavel's own: 0.7, 0.1, 0.15, 0.05).
+var gavelMulti = [4]float64{0.4, 0.2, 0.25, 0.15}
+
+func main() {
+	shared := flag.String("shared", "../shared", "the shared folder with traces/")
+	out := flag.String("out", "out/families", "where to write OUT/FAMILY/{dev,heldout}/FAMILY-sSEED.trace")
+	jobs := flag.Int("jobs", 200, "jobs per trace")
+	gpus := flag.Int("gpus", 24, "GPUs of the cluster the loads are for (8:8:8)")
+	flag.Parse()
+	if err := run(*shared, *out, *jobs, *gpus); err != nil {
+		fmt.Fprintln(os.Stderr, "families:", err)
+		os.Exit(1)
+	}
+}
+
+func run(shared, out string, jobs, gpus int) error {
+	m, err := profile.ParseMatrix("embedded throughput matrix", assets.Throughputs())
+	if err != nil {
+		return err
+	}
+	sources := map[string][]model.JobSpec{}
+	for _, f := range families() {
+		if f.source != "gavel" && sources[f.source] == nil {
+			specs, err := readSource(filepath.Join(shared, f.source), f.format)
+			if err != nil {
+				return err
+			}
+			sources[f.source] = specs
+		}
+		for set, seeds := range map[string][]uint64{"dev": devSeeds, "heldout": heldOutSeeds} {
+			for _, seed := range seeds {
+				path := filepath.Join(out, f.name, set, fmt.Sprintf("%s-s%d.trace", f.name, seed))
+				if err := write(path, m, f, sources[f.source], jobs, gpus, seed); err != nil {
+					return fmt.Errorf("%s: %w", path, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// readSource reads a trace of the given format.
+func readSource(path, format string) ([]model.JobSpec, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w (give -shared)", err)
+	}
+	defer f.Close()
+	return trace.Read(f, path, format)
+}
+
+// write draws one trace of family f and writes it to path.
+func write(path string, m *profile.Matrix, f family, specs []model.JobSpec, jobs, gpus int, seed uint64) error {
+	var shapes []synth.Shape
+	var err error
+	if f.source == "gavel" {
+		shapes, err = synth.Poisson(jobs, 1, gavelMulti, seed)
+	} else {
+		shapes, err = synth.Window(specs, jobs, seed)
+	}
+	if err != nil {
+		return err
+	}
+	synth.ScaleLoad(shapes, gpus, f.load)
+	js, err := synth.FromShapes(m, shapes, seed)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	w, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if err := synth.WriteGavel(w, js); err != nil {
+		w.Close()
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
