@@ -149,18 +149,9 @@ func TestSimCompare(t *testing.T) {
 	}
 	// Each row's average JCT is that of `gpusched sim` with the same flags.
 	for _, e := range []struct{ policy, placer string }{{"fifo", "hetero"}, {"maxmin", "pack"}, {"esrpt", "pack"}} {
-		code, js, errs := run(t, "sim", "--trace", testdata+"gavel/artifact_evaluation.trace", "--gpus", "v100=2,p100=2,k80=2",
-			"--policy", e.policy, "--placer", e.placer, "--json")
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, errs)
-		}
-		var sum struct {
-			AvgJCT float64 `json:"avg_jct_s"`
-		}
-		if err := json.Unmarshal([]byte(js), &sum); err != nil {
-			t.Fatal(err)
-		}
-		if want := strconv.FormatFloat(sum.AvgJCT, 'f', 1, 64); !strings.Contains(out, " "+want+" ") {
+		avg := simAvgJCT(t, "--trace", testdata+"gavel/artifact_evaluation.trace", "--gpus", "v100=2,p100=2,k80=2",
+			"--policy", e.policy, "--placer", e.placer)
+		if want := strconv.FormatFloat(avg, 'f', 1, 64); !strings.Contains(out, " "+want+" ") {
 			t.Errorf("%s+%s: the table lacks %s:\n%s", e.policy, e.placer, want, out)
 		}
 	}
@@ -188,18 +179,8 @@ func TestSimCompare(t *testing.T) {
 func TestAllocationSettings(t *testing.T) {
 	avg := func(args ...string) float64 {
 		t.Helper()
-		code, out, errs := run(t, append([]string{"sim", "--trace", testdata + "gavel-gen/heavy-400-s1.trace",
-			"--gpus", "v100=8,p100=8,k80=8", "--policy", "gittins", "--json"}, args...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, errs)
-		}
-		var sum struct {
-			AvgJCT float64 `json:"avg_jct_s"`
-		}
-		if err := json.Unmarshal([]byte(out), &sum); err != nil {
-			t.Fatal(err)
-		}
-		return sum.AvgJCT
+		return simAvgJCT(t, append([]string{"--trace", testdata + "gavel-gen/heavy-400-s1.trace",
+			"--gpus", "v100=8,p100=8,k80=8", "--policy", "gittins"}, args...)...)
 	}
 	for _, tc := range []struct {
 		flag, key string
