@@ -5,6 +5,7 @@
 //	go run ./scripts/experiments [-bin bin/gpusched] [-shared ../shared] [-section S]
 //	go run ./scripts/experiments -section gavel [-loads 1800,3600] [-seeds 1-6] [-flags "..."]
 //	go run ./scripts/experiments -section alibaba
+//	go run ./scripts/experiments -section robust [-set dev|held|both]
 package main
 
 import (
@@ -42,10 +43,11 @@ var policies = [][]string{
 func main() {
 	bin := flag.String("bin", "bin/gpusched", "gpusched binary")
 	shared := flag.String("shared", "../shared", "the shared folder with the full traces")
-	section := flag.String("section", "all", "which tables: seed003, elastic, energy, queues, all (these four), gavel (issue 21's head-to-head with Gavel's simulator: tens of minutes the first time) or alibaba (issue 26: the Alibaba 2023 trace with pack and fit)")
+	section := flag.String("section", "all", "which tables: seed003, elastic, energy, queues, all (these four), gavel (issue 21's head-to-head with Gavel's simulator: tens of minutes the first time) alibaba (issue 26: the Alibaba 2023 trace with pack and fit) or robust (issue 28's grid: minutes)")
 	loads := flag.String("loads", "3600", "gavel: the heavy traces' mean seconds between arrivals, comma-separated")
 	seeds := flag.String("seeds", "1-6", "gavel: the generator's seeds, comma-separated numbers and ranges")
 	extra := flag.String("flags", "", "gavel: flags added to every gpusched run, e.g. \"--gang-probe-light 0\"")
+	set := flag.String("set", "both", "robust: the generator seeds to run: dev (development), held (held-out) or both")
 	flag.Parse()
 	var err error
 	switch *section {
@@ -68,6 +70,8 @@ func main() {
 		err = queues(*bin, *shared)
 	case "alibaba":
 		err = alibaba(*bin, *shared)
+	case "robust":
+		err = robust(*bin, *set)
 	case "all":
 		if err = seed003(*bin, *shared); err == nil {
 			err = elastic(*bin, *shared)
@@ -79,7 +83,7 @@ func main() {
 			err = queues(*bin, *shared)
 		}
 	default:
-		err = fmt.Errorf("-section %q: want seed003, elastic, energy, queues, all, gavel or alibaba", *section)
+		err = fmt.Errorf("-section %q: want seed003, elastic, energy, queues, all, gavel, alibaba or robust", *section)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "experiments:", err)
