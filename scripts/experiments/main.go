@@ -5,7 +5,7 @@
 //	go run ./scripts/experiments [-bin bin/gpusched] [-shared ../shared] [-section S]
 //	go run ./scripts/experiments -section gavel [-loads 1800,3600] [-seeds 1-6] [-flags "..."]
 //	go run ./scripts/experiments -section alibaba
-//	go run ./scripts/experiments -section robust [-set dev|held|both]
+//	go run ./scripts/experiments -section robust [-set dev|held|both] [-traces DIR]
 package main
 
 import (
@@ -47,6 +47,7 @@ func main() {
 	loads := flag.String("loads", "3600", "gavel: the heavy traces' mean seconds between arrivals, comma-separated")
 	seeds := flag.String("seeds", "1-6", "gavel: the generator's seeds, comma-separated numbers and ranges")
 	extra := flag.String("flags", "", "gavel: flags added to every gpusched run, e.g. \"--gang-probe-light 0\"")
+	keep := flag.String("traces", "", "robust: write the grid's traces into this folder and keep them")
 	set := flag.String("set", "both", "robust: the generator seeds to run: dev (development), held (held-out) or both")
 	flag.Parse()
 	var err error
@@ -71,7 +72,7 @@ func main() {
 	case "alibaba":
 		err = alibaba(*bin, *shared)
 	case "robust":
-		err = robust(*bin, *set)
+		err = robust(*bin, *set, *keep)
 	case "all":
 		if err = seed003(*bin, *shared); err == nil {
 			err = elastic(*bin, *shared)

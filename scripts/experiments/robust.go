@@ -178,13 +178,20 @@ func robustRunSet(bin string, ws []robustWorkload) (*robustRuns, error) {
 }
 
 // robust prints the grid's tables for the development and the held-out
-// seeds (set: dev, held or both).
-func robust(bin, set string) error {
-	dir, err := os.MkdirTemp("", "robust-exp-")
-	if err != nil {
+// seeds (set: dev, held or both); the traces are written into keep, and
+// kept, when it is not empty.
+func robust(bin, set, keep string) error {
+	dir := keep
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "robust-exp-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
 	sets := []struct {
 		name  string
 		seeds []uint64
