@@ -37,7 +37,8 @@ type Options struct {
 	TiresiasPromoteKnob float64
 	// Threshold is the threshold scaler's elasticConfig (seed 000).
 	Threshold scaler.ThresholdConfig
-	// MaxLoad is the fulfillment scaler's desired maximum load (seed 001).
+	// MaxLoad is the fulfillment scaler's desired maximum load (seed 001);
+	// Threshold.Reclaim is the fulfillment scaler's reclaim setting too.
 	MaxLoad float64
 	// Energy is what the energy placer needs (seed 002); shells derive it
 	// from the cluster description.
@@ -308,7 +309,7 @@ func newScaler(name string, o Options) (engine.Scaler, error) {
 	case "threshold":
 		return scaler.NewThreshold(o.Threshold)
 	case "fulfillment":
-		return scaler.NewFulfillment(o.MaxLoad)
+		return scaler.NewFulfillment(o.MaxLoad, o.Threshold.Reclaim)
 	}
 	return nil, unknown("scaler", name, Scalers())
 }
