@@ -164,6 +164,9 @@ var scalerRows = []struct{ name, args string }{
 	{"threshold, seed's elasticConfig", "--scaler threshold --elastic-min 0.5"},
 	{"threshold, p=1 et=0.8 st=1", "--scaler threshold --elastic-min 0.5 --elastic-proportion 1 --expand-threshold 0.8 --scaling-threshold 1"},
 	{"fulfillment", "--scaler fulfillment --elastic-min 0.5"},
+	{"threshold, seed's elasticConfig, as written", "--scaler threshold --elastic-min 0.5 --reclaim=false"},
+	{"threshold, p=1 et=0.8 st=1, as written", "--scaler threshold --elastic-min 0.5 --elastic-proportion 1 --expand-threshold 0.8 --scaling-threshold 1 --reclaim=false"},
+	{"fulfillment, as written", "--scaler fulfillment --elastic-min 0.5 --reclaim=false"},
 }
 
 // elastic prints the scaler tables of issue 4: the eight Pollux workloads

@@ -31,12 +31,16 @@ var (
 		{"slow", "v100=8,p100=8,k80=32"},
 	}
 	robustPlacers = []string{"pack", "spread", "energy", "hetero", "fit"}
-	// robustScalers are the scaler settings of the elastic workloads; the
-	// last is seed 000's rule as written (docs/ELASTIC.md).
+	// robustScalers are the scaler settings of the elastic workloads: the
+	// defaults (reclaim on), threshold with the whole idle capacity lent,
+	// and the seeds' rules as written (--reclaim=false).
 	robustScalers = []struct{ name, args string }{
 		{"none", "--scaler none"},
 		{"threshold", "--scaler threshold"},
 		{"fulfillment", "--scaler fulfillment"},
+		{"threshold p=1 et=0.8 st=1", "--scaler threshold --elastic-proportion 1 --expand-threshold 0.8 --scaling-threshold 1"},
+		{"threshold as written", "--scaler threshold --reclaim=false"},
+		{"fulfillment as written", "--scaler fulfillment --reclaim=false"},
 	}
 )
 
