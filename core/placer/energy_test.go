@@ -417,3 +417,32 @@ func TestEnergySleepingNodes(t *testing.T) {
 		})
 	}
 }
+
+// TestEnergyNoSlowerTypeToSpareAWakeUp is issue 28's rule for sleeping
+// nodes: a job never runs on a GPU type 1.5 times slower, or more, to
+// spare a wake-up. The GPU type comes first (the fastest with room),
+// sleeping or not; sleeping nodes only reorder the nodes of that type.
+// Type a runs the job 1.5× (or 3×) as fast as type b; n0 (type a) is
+// idle and asleep, n1 (type b) is on with 2 of its 8 GPUs busy.
+func TestEnergyNoSlowerTypeToSpareAWakeUp(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		v    speeds
+		want string
+	}{
+		{"1.5 times faster asleep", speeds{1.5, 1}, "n0:2"},
+		{"3 times faster asleep", speeds{3, 1}, "n0:2"},
+		// At equal speed the tie goes to the type declared first, asleep
+		// or not (issue 28 left this alone: no slowdown is at stake).
+		{"equal speed: the type declared first", speeds{1, 1}, "n0:2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nodes := []enode{{"a", 8, 0, []float64{0.1}}, {"b", 8, 2, []float64{0.1}}}
+			f := newEnergySleeps(t, nodes, []bool{true, true}, th8, []float64{1}, tc.v)
+			got, pause := f.job(t, 2, 1, 3)
+			if perNode(got) != tc.want || pause != "" {
+				t.Errorf("got %q (pause %q), want %q", perNode(got), pause, tc.want)
+			}
+		})
+	}
+}
