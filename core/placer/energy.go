@@ -63,7 +63,10 @@ import (
 // efficient headroom of running nodes before it wakes one — and before
 // those in state 3: while a node can be woken, the platform is not wholly
 // in its high-energy region, so the job is not paused. Without
-// power-managed nodes the sequence is the seed's.
+// power-managed nodes the sequence is the seed's. Sleep orders nodes
+// within the job's GPU type only: the type is chosen first, so a job never
+// runs on a slower type to spare a wake-up (issue 28; a wake-up of minutes
+// is shorter than what a slower type costs a job of hours).
 //
 // A node that cannot reach the storage device of the job's data
 // (network.Link.Unreachable, from the service's probes) is left out of the
