@@ -43,7 +43,7 @@ var policies = [][]string{
 func main() {
 	bin := flag.String("bin", "bin/gpusched", "gpusched binary")
 	shared := flag.String("shared", "../shared", "the shared folder with the full traces")
-	section := flag.String("section", "all", "which tables: seed003, elastic, energy, queues, all (these four), gavel (issue 21's head-to-head with Gavel's simulator: tens of minutes the first time) alibaba (issue 26: the Alibaba 2023 trace with pack and fit) or robust (issue 28's grid: minutes)")
+	section := flag.String("section", "all", "which tables: seed003, elastic, energy, queues, robust (issue 28's grid: minutes), all (these five), gavel (issue 21's head-to-head with Gavel's simulator: tens of minutes the first time) or alibaba (issue 26: the Alibaba 2023 trace with pack and fit)")
 	loads := flag.String("loads", "3600", "gavel: the heavy traces' mean seconds between arrivals, comma-separated")
 	seeds := flag.String("seeds", "1-6", "gavel: the generator's seeds, comma-separated numbers and ranges")
 	extra := flag.String("flags", "", "gavel: flags added to every gpusched run, e.g. \"--gang-probe-light 0\"")
@@ -82,6 +82,9 @@ func main() {
 		}
 		if err == nil {
 			err = queues(*bin, *shared)
+		}
+		if err == nil {
+			err = robust(*bin, *set, *keep)
 		}
 	default:
 		err = fmt.Errorf("-section %q: want seed003, elastic, energy, queues, all, gavel, alibaba or robust", *section)

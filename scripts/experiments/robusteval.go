@@ -38,14 +38,16 @@ var robustSleeps = [2]string{"on", "sleep"}
 type robustScore struct {
 	energyLE, energyOver2, energyJCT tally
 	sleep                            tally
-	scaler                           map[string]*tally
+	// scaler is the Done-when figure of each scaler row; scalerJCT and
+	// scalerUtil are its two halves, counted apart.
+	scaler, scalerJCT, scalerUtil map[string]*tally
 }
 
 // score computes the Done-when tallies of issue 28.
 func (rr *robustRuns) score() robustScore {
-	sc := robustScore{scaler: map[string]*tally{}}
+	sc := robustScore{scaler: map[string]*tally{}, scalerJCT: map[string]*tally{}, scalerUtil: map[string]*tally{}}
 	for _, s := range robustScalers[1:] {
-		sc.scaler[s.name] = &tally{}
+		sc.scaler[s.name], sc.scalerJCT[s.name], sc.scalerUtil[s.name] = &tally{}, &tally{}, &tally{}
 	}
 	for i, w := range rr.ws {
 		for sl := range 2 {
@@ -76,7 +78,10 @@ func (rr *robustRuns) score() robustScore {
 			for _, s := range robustScalers[1:] {
 				x := rr.scalers[i][sl][s.name]
 				d := x.AvgJCT/none.AvgJCT - 1
-				sc.scaler[s.name].add(d <= 0.02 && x.GPUUtil >= none.GPUUtil-1e-9, d, at)
+				util := x.GPUUtil >= none.GPUUtil-1e-9
+				sc.scaler[s.name].add(d <= 0.02 && util, d, at)
+				sc.scalerJCT[s.name].add(d <= 0.02, d, at)
+				sc.scalerUtil[s.name].add(util, none.GPUUtil-x.GPUUtil, at)
 			}
 		}
 	}
@@ -94,6 +99,9 @@ func (rr *robustRuns) print() {
 	fmt.Printf("| sleep vs on: avg JCT at most +2 %% (target: all) | %s |\n", &sc.sleep)
 	for _, s := range robustScalers[1:] {
 		fmt.Printf("| %s: util ≥ and avg JCT ≤ +2 %% against none (target ≥ 90 %%) | %s |\n", s.name, sc.scaler[s.name])
+		fmt.Printf("| %s: avg JCT ≤ +2 %% against none, alone | %s |\n", s.name, sc.scalerJCT[s.name])
+		j := sc.scalerUtil[s.name]
+		fmt.Printf("| %s: util ≥ none's, alone | %d of %d; worst %.3f below none's (%s) |\n", s.name, j.met, j.total, j.worst, j.worstAt)
 	}
 	fmt.Println()
 	fmt.Println("| workload | nodes | energy kWh: pack / spread / energy | Δ energy | Δ JCT (energy) | worst Δ JCT asleep vs on | threshold Δ JCT, util | fulfillment Δ JCT, util |")
