@@ -136,6 +136,7 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 	default:
 		e.walk(s, ord, &plan)
 		e.cancelIdlePreemptions(&plan)
+		e.upgrade(s, &plan)
 	}
 	if e.scaler != nil {
 		e.scale(s, now, &plan)

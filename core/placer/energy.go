@@ -76,6 +76,10 @@ import (
 // O(nodes of the type + claims · log nodes): the sequence is a binary heap,
 // rebuilt after a claim by moving only the claiming node.
 type Energy struct {
+	// Upgrades enables Upgrade (engine.Upgrader): off, the placer never
+	// moves a running job.
+	Upgrades bool
+
 	table *EnergyTable
 	net   *network.Network
 
@@ -388,4 +392,32 @@ func (e *Energy) down(k int) {
 		seq[k], seq[c] = seq[c], seq[k]
 		k = c
 	}
+}
+
+// MinUpgrade is how many times faster a GPU type must run a job for the
+// energy placer to move the running job there (Upgrade).
+const MinUpgrade = 1.5
+
+// Upgrade implements engine.Upgrader (issue 28): a running job moves to
+// the types in types on which it runs at least MinUpgrade times as fast
+// as where it runs, placed there by Place (seed 002's sequence), when
+// they have room; nil otherwise. A job on a slower type draws for longer
+// per unit of work and keeps its nodes on for longer; the move costs one
+// restart pause.
+func (e *Energy) Upgrade(s *model.State, p *engine.Pool, j *model.Job, types engine.TypeSet) []model.GPU {
+	n := len(j.Alloc)
+	if !e.Upgrades || n == 0 || p.Cluster() != e.cluster {
+		return nil
+	}
+	floor := MinUpgrade * s.Profile.Speed(j, e.cluster.TypeOf(j.Alloc[0]), n)
+	var faster engine.TypeSet
+	for t := range e.cluster.Types {
+		if types.Has(t) && p.Free(t) >= n && s.Profile.Speed(j, t, n) >= floor {
+			faster |= 1 << uint(t)
+		}
+	}
+	if faster == 0 {
+		return nil
+	}
+	return e.Place(s, p, j, n, faster).GPUs
 }

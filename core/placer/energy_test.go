@@ -9,6 +9,7 @@ import (
 	"github.com/gpusched/gpusched/core/engine"
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/network"
+	"github.com/gpusched/gpusched/core/policy"
 	"github.com/gpusched/gpusched/core/placer"
 )
 
@@ -442,6 +443,54 @@ func TestEnergyNoSlowerTypeToSpareAWakeUp(t *testing.T) {
 			got, pause := f.job(t, 2, 1, 3)
 			if perNode(got) != tc.want || pause != "" {
 				t.Errorf("got %q (pause %q), want %q", perNode(got), pause, tc.want)
+			}
+		})
+	}
+}
+
+// TestEnergyUpgrade: with Upgrades, a round in which no job waits moves a
+// running job to a type on which it runs at least MinUpgrade times as
+// fast and that has room (a migration, which pays the restart pause), to
+// the node seed 002's sequence puts first; never to a type less than
+// MinUpgrade times as fast, never while a job waits, never without room,
+// and never with Upgrades off. n0: type a, 8 GPUs, idle; n1: type b, 8
+// GPUs, 2 of them held by job busy1.
+func TestEnergyUpgrade(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		v        speeds
+		aBusy    int
+		upgrades bool
+		waiting  bool
+		want     string // busy1's new GPUs per node, "" for no move
+	}{
+		{"twice as fast: moves", speeds{2, 1}, 0, true, false, "n0:2"},
+		{"1.5 times as fast: moves", speeds{1.5, 1}, 0, true, false, "n0:2"},
+		{"1.4 times as fast: stays", speeds{1.4, 1}, 0, true, false, ""},
+		{"no room on the faster type: stays", speeds{2, 1}, 7, true, false, ""},
+		{"a job waits: stays", speeds{2, 1}, 0, true, true, ""},
+		{"upgrades off: stays", speeds{2, 1}, 0, false, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newEnergySleeps(t, []enode{{"a", 8, tc.aBusy, nil}, {"b", 8, 2, nil}}, nil, th8, nil, tc.v)
+			f.place.Upgrades = tc.upgrades
+			if tc.waiting { // 7 GPUs of type b, which has 6 free: it waits
+				f.s.Submit(model.NewJob(model.JobSpec{ID: "w", GPUs: 7, MinGPUs: 7, MaxGPUs: 7, GPUType: "b"}, 50, -1, 1))
+			}
+			e, err := engine.New(policy.FIFO{}, f.place, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := e.Schedule(f.s, 0)
+			got := ""
+			for _, m := range plan.Migrate {
+				if m.Job.Spec.ID != "busy1" {
+					t.Errorf("moved %s, want only busy1", m.Job.Spec.ID)
+				}
+				got = perNode(names(f.pool, m.GPUs))
+			}
+			if got != tc.want {
+				t.Errorf("busy1 moved to %q, want %q", got, tc.want)
 			}
 		})
 	}
