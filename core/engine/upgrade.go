@@ -6,10 +6,10 @@ import "github.com/gpusched/gpusched/core/model"
 // much faster type once such GPUs are free and no job waits for them
 // (issue 28): a job that found only a slow type free when it started does
 // not stay there for its whole run. Upgrade returns the job's new GPUs
-// (as many as it holds, of a type in types), or nil to leave it; it must
-// not change the pool.
+// (as many as it holds, of a type it may use: Feasible), or nil to leave
+// it; it must not change the pool.
 type Upgrader interface {
-	Upgrade(s *model.State, p *Pool, j *model.Job, types TypeSet) []model.GPU
+	Upgrade(s *model.State, p *Pool, j *model.Job) []model.GPU
 }
 
 // upgrade offers every settled running job to an Upgrader placer when no
@@ -24,8 +24,7 @@ func (e *Engine) upgrade(s *model.State, plan *Plan) {
 		if !e.pool.Settled(j) {
 			continue
 		}
-		ts := Feasible(s, j, len(j.Alloc))
-		gpus := u.Upgrade(s, e.pool, j, ts)
+		gpus := u.Upgrade(s, e.pool, j)
 		if gpus == nil {
 			continue
 		}

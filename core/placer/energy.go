@@ -399,16 +399,18 @@ func (e *Energy) down(k int) {
 const MinUpgrade = 1.5
 
 // Upgrade implements engine.Upgrader (issue 28): a running job moves to
-// the types in types on which it runs at least MinUpgrade times as fast
+// the types it may use (engine.Feasible) on which it runs at least
+// MinUpgrade times as fast
 // as where it runs, placed there by Place (seed 002's sequence), when
 // they have room; nil otherwise. A job on a slower type draws for longer
 // per unit of work and keeps its nodes on for longer; the move costs one
 // restart pause.
-func (e *Energy) Upgrade(s *model.State, p *engine.Pool, j *model.Job, types engine.TypeSet) []model.GPU {
+func (e *Energy) Upgrade(s *model.State, p *engine.Pool, j *model.Job) []model.GPU {
 	n := len(j.Alloc)
 	if !e.Upgrades || n == 0 || p.Cluster() != e.cluster {
 		return nil
 	}
+	types := engine.Feasible(s, j, n)
 	floor := MinUpgrade * s.Profile.Speed(j, e.cluster.TypeOf(j.Alloc[0]), n)
 	var faster engine.TypeSet
 	for t := range e.cluster.Types {

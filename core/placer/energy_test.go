@@ -9,8 +9,8 @@ import (
 	"github.com/gpusched/gpusched/core/engine"
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/network"
-	"github.com/gpusched/gpusched/core/policy"
 	"github.com/gpusched/gpusched/core/placer"
+	"github.com/gpusched/gpusched/core/policy"
 )
 
 // enode is one node of an energy fixture: its GPU type ("a" or "b"), its
