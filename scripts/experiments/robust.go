@@ -68,9 +68,6 @@ func (w robustWorkload) name() string {
 	return fmt.Sprintf("%.1f %s %s s%d", w.load, robustMixes[w.mix].name, kind, w.seed)
 }
 
-// robustCell is one run's figures.
-type robustCell struct{ summary }
-
 // robustRate returns the arrival rate (jobs per hour) that offers load of a
 // cluster of gpus GPUs: load·gpus·3600 ÷ the mean V100-GPU-seconds of a
 // job, measured on 20,000 jobs of the generator (seed 0).
