@@ -14,7 +14,9 @@ type Upgrader interface {
 
 // upgrade offers every settled running job to an Upgrader placer when no
 // job is left waiting after the round's placements, and records the moves
-// in plan.Migrate.
+// in plan.Migrate. Schedule calls it after the walk of a non-preemptive
+// order only: preemptive and allocation orders place running jobs again
+// themselves.
 func (e *Engine) upgrade(s *model.State, plan *Plan) {
 	u, ok := e.placer.(Upgrader)
 	if !ok || len(s.Waiting()) > len(plan.Start)+len(plan.Reject) {
