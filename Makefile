@@ -159,7 +159,8 @@ bench-philly: build
 	    $(BIN) sim --trace $(PHILLY) --gpus v100=2500 --gpus-per-node 8 --policy fifo --json; \
 	done
 
-## experiments: the policy comparison tables of docs/EXPERIMENTS.md.
+## experiments: the policy comparison tables of docs/EXPERIMENTS.md, with
+## issue 28's robustness grid (minutes; not in make test).
 experiments: build
 	$(GO) run ./scripts/experiments -bin $(BIN) -shared $(SHARED)
 

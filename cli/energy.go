@@ -42,7 +42,7 @@ func buildEngine(o *simOptions, f *config.File, in *simInputs) (*engine.Engine, 
 		if err != nil {
 			return nil, badInput("--placer energy: %w", err)
 		}
-		opts.Energy = recipe.EnergyInputs{Cluster: in.cluster, Table: table, Network: in.network}
+		opts.Energy = recipe.EnergyInputs{Cluster: in.cluster, Table: table, Network: in.network, Upgrade: o.upgrade}
 	}
 	eng, err := recipe.New(o.names, opts)
 	if err != nil {

@@ -62,6 +62,9 @@ type ElasticSpec struct {
 	// CountWaiting counts waiting jobs' minimums in the work in use
 	// (scaler.ThresholdConfig.CountWaiting).
 	CountWaiting *bool `json:"countWaiting,omitempty"`
+	// Reclaim takes lent GPUs back at once, under both scalers
+	// (scaler.ThresholdConfig.Reclaim); false: the seeds as written.
+	Reclaim *bool `json:"reclaim,omitempty"`
 }
 
 // FulfillmentSpec is the fulfillment block.
@@ -181,6 +184,9 @@ func (f *SchedFile) Apply(n *recipe.Names, o *recipe.Options, given func(flag st
 	}
 	if e.CountWaiting != nil {
 		o.Threshold.CountWaiting = *e.CountWaiting
+	}
+	if e.Reclaim != nil && !given("reclaim") {
+		o.Threshold.Reclaim = *e.Reclaim
 	}
 	num("max-load", f.fulfillment().MaxLoad, &o.MaxLoad)
 	f.applyAllocation(o, given)

@@ -48,6 +48,28 @@ func TestSchedFileFlagsWin(t *testing.T) {
 	}
 }
 
+// TestReclaimSetting: elasticConfig.reclaim: false is the seeds' rules as
+// written (reclaim is on by default); --reclaim given wins over the file.
+func TestReclaimSetting(t *testing.T) {
+	f, err := ParseSchedFile("c.yaml", []byte("elasticConfig: {reclaim: false}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		given bool
+		want  bool
+	}{{false, false}, {true, true}} {
+		n, o := recipe.Defaults(), recipe.DefaultOptions()
+		if !o.Threshold.Reclaim {
+			t.Fatal("reclaim is off by default")
+		}
+		f.Apply(&n, &o, func(flag string) bool { return tc.given && flag == "reclaim" })
+		if o.Threshold.Reclaim != tc.want {
+			t.Errorf("flag given %v: reclaim %v, want %v", tc.given, o.Threshold.Reclaim, tc.want)
+		}
+	}
+}
+
 func TestParseSchedFileErrors(t *testing.T) {
 	tests := []struct{ name, yaml, want string }{
 		{"unknown top field", "polcy: fifo\n", `c.yaml: top level: unknown field "polcy" (known: allocation, backfill, default_queue, elasticConfig`},

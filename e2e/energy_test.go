@@ -439,3 +439,38 @@ func httpGet(t *testing.T, url string) string {
 	data, _ := io.ReadAll(resp.Body)
 	return string(data)
 }
+
+// TestShortJobsEnergy is issue 28's check of live energy accounting: on a
+// fresh `gpusched dev` whose node has no power readings (declared GPUs, no
+// meter), two 3-second jobs each get a non-zero, modelled share in
+// `gpusched energy`, and the node's account covers them.
+func TestShortJobsEnergy(t *testing.T) {
+	url := startDev(t, "v100=2")
+	var ids []string
+	for i := range 2 {
+		id := submit(t, url, fmt.Sprint("short", i), 1, "sleep 3")
+		waitState(t, url, id, 30*time.Second, api.Succeeded)
+		ids = append(ids, id)
+	}
+	out := mustCLI(t, url, "energy")
+	t.Logf("gpusched energy:\n%s", out)
+	var rep api.EnergyReport
+	if err := json.Unmarshal([]byte(mustCLI(t, url, "energy", "-o", "json")), &rep); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, j := range rep.Jobs {
+		got[j.ID] = j.KWh
+		if j.Measured {
+			t.Errorf("job %s: measured, want modelled (the node has no readings)", j.ID)
+		}
+	}
+	for _, id := range ids {
+		if !(got[id] > 0) {
+			t.Errorf("job %s: %v kWh, want more than 0", id, got[id])
+		}
+	}
+	if !(rep.TotalKWh >= rep.JobsKWh) || !(rep.JobsKWh > 0) {
+		t.Errorf("total %v kWh, jobs %v kWh", rep.TotalKWh, rep.JobsKWh)
+	}
+}

@@ -248,7 +248,7 @@ func TestEnergySumRule(t *testing.T) {
 		jobs = append(jobs, j)
 	}
 	sortBySubmit(jobs)
-	sc, err := scaler.NewFulfillment(0.9)
+	sc, err := scaler.NewFulfillment(0.9, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -217,7 +217,7 @@ func TestZeroThroughputTypeNeverUsed(t *testing.T) {
 // E (M, elastic 1..2, on four K80s, where M cannot run on 2) stays at one
 // K80 and runs its 100 steps at 1 step/s: 0–100.
 func TestElasticNeverGrowsOntoZeroSpeed(t *testing.T) {
-	sc, err := scaler.NewFulfillment(1)
+	sc, err := scaler.NewFulfillment(1, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,6 +136,7 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 	default:
 		e.walk(s, ord, &plan)
 		e.cancelIdlePreemptions(&plan)
+		e.upgrade(s, &plan)
 	}
 	if e.scaler != nil {
 		e.scale(s, now, &plan)
@@ -225,7 +226,7 @@ func (e *Engine) place(s *model.State, j *model.Job, ts TypeSet, plan *Plan, cla
 	// Under Order.Stepwise, released candidates' GPUs are free in the pool
 	// for the leading claiming jobs: only within their quota (Gate).
 	e.claiming = claim && e.victims.force && !e.pastClaims && e.released > 0
-	placed := e.tryPlace(s, j, ts, plan)
+	placed := e.reclaim(s, j, ts, plan) || e.tryPlace(s, j, ts, plan)
 	e.claiming = false
 	if placed {
 		return true

@@ -63,7 +63,10 @@ import (
 // efficient headroom of running nodes before it wakes one — and before
 // those in state 3: while a node can be woken, the platform is not wholly
 // in its high-energy region, so the job is not paused. Without
-// power-managed nodes the sequence is the seed's.
+// power-managed nodes the sequence is the seed's. Sleep orders nodes
+// within the job's GPU type only: the type is chosen first, so a job never
+// runs on a slower type to spare a wake-up (issue 28; a wake-up of minutes
+// is shorter than what a slower type costs a job of hours).
 //
 // A node that cannot reach the storage device of the job's data
 // (network.Link.Unreachable, from the service's probes) is left out of the
@@ -73,6 +76,10 @@ import (
 // O(nodes of the type + claims · log nodes): the sequence is a binary heap,
 // rebuilt after a claim by moving only the claiming node.
 type Energy struct {
+	// Upgrades enables Upgrade (engine.Upgrader): off, the placer never
+	// moves a running job.
+	Upgrades bool
+
 	table *EnergyTable
 	net   *network.Network
 
@@ -385,4 +392,34 @@ func (e *Energy) down(k int) {
 		seq[k], seq[c] = seq[c], seq[k]
 		k = c
 	}
+}
+
+// MinUpgrade is how many times faster a GPU type must run a job for the
+// energy placer to move the running job there (Upgrade).
+const MinUpgrade = 1.5
+
+// Upgrade implements engine.Upgrader (issue 28): a running job moves to
+// the types it may use (engine.Feasible) on which it runs at least
+// MinUpgrade times as fast
+// as where it runs, placed there by Place (seed 002's sequence), when
+// they have room; nil otherwise. A job on a slower type draws for longer
+// per unit of work and keeps its nodes on for longer; the move costs one
+// restart pause.
+func (e *Energy) Upgrade(s *model.State, p *engine.Pool, j *model.Job) []model.GPU {
+	n := len(j.Alloc)
+	if !e.Upgrades || n == 0 || p.Cluster() != e.cluster {
+		return nil
+	}
+	types := engine.Feasible(s, j, n)
+	floor := MinUpgrade * s.Profile.Speed(j, e.cluster.TypeOf(j.Alloc[0]), n)
+	var faster engine.TypeSet
+	for t := range e.cluster.Types {
+		if types.Has(t) && p.Free(t) >= n && s.Profile.Speed(j, t, n) >= floor {
+			faster |= 1 << uint(t)
+		}
+	}
+	if faster == 0 {
+		return nil
+	}
+	return e.Place(s, p, j, n, faster).GPUs
 }

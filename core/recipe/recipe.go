@@ -37,7 +37,8 @@ type Options struct {
 	TiresiasPromoteKnob float64
 	// Threshold is the threshold scaler's elasticConfig (seed 000).
 	Threshold scaler.ThresholdConfig
-	// MaxLoad is the fulfillment scaler's desired maximum load (seed 001).
+	// MaxLoad is the fulfillment scaler's desired maximum load (seed 001);
+	// Threshold.Reclaim is the fulfillment scaler's reclaim setting too.
 	MaxLoad float64
 	// Energy is what the energy placer needs (seed 002); shells derive it
 	// from the cluster description.
@@ -108,6 +109,12 @@ type EnergyInputs struct {
 	// Network is the cluster's network model; nil when it has no storage
 	// devices.
 	Network *network.Network
+	// Upgrade lets the energy placer move a running job to a type on
+	// which it runs at least placer.MinUpgrade times as fast once that
+	// type has room and no job waits (placer.Energy.Upgrades; issue 28).
+	// The simulator sets it by default (sim --upgrade); a shell whose
+	// migrations restart jobs without their progress leaves it off.
+	Upgrade bool
 }
 
 // DefaultOptions returns the stage settings used when a shell is given none.
@@ -297,7 +304,12 @@ func energy(in EnergyInputs) (*placer.Energy, error) {
 	if in.Cluster == nil || in.Table == nil {
 		return nil, errors.New("placer energy: needs the cluster's load thresholds (the shell derives them from its power model)")
 	}
-	return placer.NewEnergy(in.Cluster, in.Table, in.Network)
+	e, err := placer.NewEnergy(in.Cluster, in.Table, in.Network)
+	if err != nil {
+		return nil, err
+	}
+	e.Upgrades = in.Upgrade
+	return e, nil
 }
 
 // newScaler builds the named scaler; nil for "none".
@@ -308,7 +320,7 @@ func newScaler(name string, o Options) (engine.Scaler, error) {
 	case "threshold":
 		return scaler.NewThreshold(o.Threshold)
 	case "fulfillment":
-		return scaler.NewFulfillment(o.MaxLoad)
+		return scaler.NewFulfillment(o.MaxLoad, o.Threshold.Reclaim)
 	}
 	return nil, unknown("scaler", name, Scalers())
 }

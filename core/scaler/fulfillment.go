@@ -16,17 +16,24 @@ const DefaultMaxLoad = 0.97
 // Fulfillment is seed 001's scaler. Build it with NewFulfillment.
 type Fulfillment struct {
 	maxLoad float64
+	reclaim bool
 	h       growHeap
 }
 
 // NewFulfillment returns a fulfillment scaler that never fills the cluster
-// beyond maxLoad, a fraction in (0, 1].
-func NewFulfillment(maxLoad float64) (*Fulfillment, error) {
+// beyond maxLoad, a fraction in (0, 1]. With reclaim, a waiting job that
+// would go to GPUs lent to elastic growth takes them back at once
+// (engine.Reclaimer) even when it could run elsewhere; without, it takes
+// replicas only when it fits nowhere (seed 001 as written).
+func NewFulfillment(maxLoad float64, reclaim bool) (*Fulfillment, error) {
 	if !(maxLoad > 0 && maxLoad <= 1) {
 		return nil, fmt.Errorf("fulfillment scaler: maximum load must be in (0, 1], got %g", maxLoad)
 	}
-	return &Fulfillment{maxLoad: maxLoad}, nil
+	return &Fulfillment{maxLoad: maxLoad, reclaim: reclaim}, nil
 }
+
+// Reclaims implements engine.Reclaimer.
+func (f *Fulfillment) Reclaims() bool { return f.reclaim }
 
 // Name returns "fulfillment".
 func (*Fulfillment) Name() string { return "fulfillment" }

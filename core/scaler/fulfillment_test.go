@@ -14,7 +14,7 @@ import (
 
 func newFulfillment(t testing.TB, maxLoad float64) *scaler.Fulfillment {
 	t.Helper()
-	f, err := scaler.NewFulfillment(maxLoad)
+	f, err := scaler.NewFulfillment(maxLoad, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,15 +78,15 @@ func TestScore(t *testing.T) {
 
 func TestNewFulfillment(t *testing.T) {
 	for _, load := range []float64{0.5, 0.97, 1, math.SmallestNonzeroFloat64} {
-		f, err := scaler.NewFulfillment(load)
+		f, err := scaler.NewFulfillment(load, true)
 		if err != nil || f == nil || f.Name() != "fulfillment" {
-			t.Errorf("NewFulfillment(%g) = %v, %v", load, f, err)
+			t.Errorf("NewFulfillment(%g, true) = %v, %v", load, f, err)
 		}
 	}
 	for _, load := range []float64{0, -0.5, 1.01, math.NaN(), math.Inf(1)} {
-		f, err := scaler.NewFulfillment(load)
+		f, err := scaler.NewFulfillment(load, true)
 		if err == nil || f != nil || !strings.Contains(err.Error(), "maximum load") {
-			t.Errorf("NewFulfillment(%g) = %v, %v; want an error", load, f, err)
+			t.Errorf("NewFulfillment(%g, true) = %v, %v; want an error", load, f, err)
 		}
 	}
 }

@@ -28,11 +28,18 @@ type ThresholdConfig struct {
 	// above st, and the pass shrinks the elastic jobs so that it starts.
 	// Off (the default), a counts running work only.
 	CountWaiting bool
+	// Reclaim (elasticConfig.reclaim, sim --reclaim) takes lent GPUs back
+	// at once: a waiting job that would go to GPUs elastic jobs hold above
+	// their minimums shrinks them in the same round (engine.Reclaimer),
+	// in the shrink order of step 4, instead of waiting for the next pass
+	// or going to another GPU type. On by default; off, the scaler is
+	// seed 000's rule as written.
+	Reclaim bool
 }
 
 // DefaultThresholdConfig returns the seed's example configuration.
 func DefaultThresholdConfig() ThresholdConfig {
-	return ThresholdConfig{Proportion: 0.3, Expand: 0.3, Shrink: 0.9, Period: 5 * model.Minute}
+	return ThresholdConfig{Proportion: 0.3, Expand: 0.3, Shrink: 0.9, Period: 5 * model.Minute, Reclaim: true}
 }
 
 // Validate checks the configuration's ranges.
@@ -207,18 +214,43 @@ func (t *Threshold) expand(jobs []*model.Job, r *engine.Resizer, em float64) boo
 // shrink order while the budget lasts (step 4); it reports whether any
 // replica was taken.
 func (t *Threshold) shrink(jobs []*model.Job, r *engine.Resizer, em float64) bool {
+	t.shrinkOrder(jobs, r, ^engine.TypeSet(0))
+	return walk(t.cands, em, func(j *model.Job, k int) bool { return r.Shrink(j, k) })
+}
+
+// shrinkOrder sets t.cands to the jobs above their minimums on a type in
+// types, in seed 000's shrink order: lower priority, fewer past shrinks,
+// earlier last shrink.
+func (t *Threshold) shrinkOrder(jobs []*model.Job, r *engine.Resizer, types engine.TypeSet) {
 	t.cands = t.cands[:0]
 	for _, j := range jobs {
-		if r.Size(j) > j.Spec.MinGPUs {
+		if r.Size(j) > j.Spec.MinGPUs && types.Has(r.Type(j)) {
 			t.cands = append(t.cands, j)
 		}
 	}
-	// Lower priority, fewer past shrinks, earlier last shrink.
 	slices.SortFunc(t.cands, func(a, b *model.Job) int {
 		return cmp.Or(cmp.Compare(a.Spec.Priority, b.Spec.Priority), cmp.Compare(a.Shrinks, b.Shrinks),
 			cmp.Compare(a.LastShrink, b.LastShrink), cmp.Compare(a.Seq, b.Seq))
 	})
-	return walk(t.cands, em, func(j *model.Job, k int) bool { return r.Shrink(j, k) })
+}
+
+// Reclaims implements engine.Reclaimer: ThresholdConfig.Reclaim.
+func (t *Threshold) Reclaims() bool { return t.cfg.Reclaim }
+
+// Donate implements engine.Donor (with Reclaim; without, it gives
+// nothing): one replica from the first job in seed 000's shrink order
+// among those above their minimums on a type in types.
+func (t *Threshold) Donate(_ *model.State, _ model.Time, r *engine.Resizer, _ *model.Job, types engine.TypeSet) bool {
+	if !t.cfg.Reclaim {
+		return false
+	}
+	t.shrinkOrder(r.Jobs(), r, types)
+	for _, j := range t.cands {
+		if r.Shrink(j, j.Spec.Replica()) {
+			return true
+		}
+	}
+	return false
 }
 
 // budgetSlack absorbs floating-point rounding in budget comparisons.

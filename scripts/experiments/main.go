@@ -5,6 +5,7 @@
 //	go run ./scripts/experiments [-bin bin/gpusched] [-shared ../shared] [-section S]
 //	go run ./scripts/experiments -section gavel [-loads 1800,3600] [-seeds 1-6] [-flags "..."]
 //	go run ./scripts/experiments -section alibaba
+//	go run ./scripts/experiments -section robust [-set dev|held|both] [-traces DIR]
 package main
 
 import (
@@ -42,10 +43,12 @@ var policies = [][]string{
 func main() {
 	bin := flag.String("bin", "bin/gpusched", "gpusched binary")
 	shared := flag.String("shared", "../shared", "the shared folder with the full traces")
-	section := flag.String("section", "all", "which tables: seed003, elastic, energy, queues, all (these four), gavel (issue 21's head-to-head with Gavel's simulator: tens of minutes the first time) or alibaba (issue 26: the Alibaba 2023 trace with pack and fit)")
+	section := flag.String("section", "all", "which tables: seed003, elastic, energy, queues, robust (issue 28's grid: minutes), all (these five), gavel (issue 21's head-to-head with Gavel's simulator: tens of minutes the first time) or alibaba (issue 26: the Alibaba 2023 trace with pack and fit)")
 	loads := flag.String("loads", "3600", "gavel: the heavy traces' mean seconds between arrivals, comma-separated")
 	seeds := flag.String("seeds", "1-6", "gavel: the generator's seeds, comma-separated numbers and ranges")
 	extra := flag.String("flags", "", "gavel: flags added to every gpusched run, e.g. \"--gang-probe-light 0\"")
+	keep := flag.String("traces", "", "robust: write the grid's traces into this folder and keep them")
+	set := flag.String("set", "both", "robust: the generator seeds to run: dev (development), held (held-out) or both")
 	flag.Parse()
 	var err error
 	switch *section {
@@ -68,6 +71,8 @@ func main() {
 		err = queues(*bin, *shared)
 	case "alibaba":
 		err = alibaba(*bin, *shared)
+	case "robust":
+		err = robust(*bin, *set, *keep)
 	case "all":
 		if err = seed003(*bin, *shared); err == nil {
 			err = elastic(*bin, *shared)
@@ -78,8 +83,11 @@ func main() {
 		if err == nil {
 			err = queues(*bin, *shared)
 		}
+		if err == nil {
+			err = robust(*bin, *set, *keep)
+		}
 	default:
-		err = fmt.Errorf("-section %q: want seed003, elastic, energy, queues, all, gavel or alibaba", *section)
+		err = fmt.Errorf("-section %q: want seed003, elastic, energy, queues, all, gavel, alibaba or robust", *section)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "experiments:", err)
@@ -159,6 +167,9 @@ var scalerRows = []struct{ name, args string }{
 	{"threshold, seed's elasticConfig", "--scaler threshold --elastic-min 0.5"},
 	{"threshold, p=1 et=0.8 st=1", "--scaler threshold --elastic-min 0.5 --elastic-proportion 1 --expand-threshold 0.8 --scaling-threshold 1"},
 	{"fulfillment", "--scaler fulfillment --elastic-min 0.5"},
+	{"threshold, seed's elasticConfig, as written", "--scaler threshold --elastic-min 0.5 --reclaim=false"},
+	{"threshold, p=1 et=0.8 st=1, as written", "--scaler threshold --elastic-min 0.5 --elastic-proportion 1 --expand-threshold 0.8 --scaling-threshold 1 --reclaim=false"},
+	{"fulfillment, as written", "--scaler fulfillment --elastic-min 0.5 --reclaim=false"},
 }
 
 // elastic prints the scaler tables of issue 4: the eight Pollux workloads

@@ -159,7 +159,7 @@ func (s *Scheduler) Status(name string, st api.Status) (api.Work, error) {
 	if err != nil {
 		return api.Work{}, err
 	}
-	n.lastSeen = s.now()
+	n.lastSeen, n.unmetered = s.now(), st.Power == nil
 	acked, err := s.report(n, st.Replicas, st.Version)
 	if err != nil {
 		return api.Work{}, err

@@ -22,7 +22,14 @@ type batch struct {
 	ports map[string]map[int]bool
 }
 
-func (s *Scheduler) newBatch() *batch { return &batch{s: s, recs: map[*job]*record{}} }
+// newBatch starts a batch of record edits. The modelled energy of the
+// nodes without readings is accounted up to now first, into the jobs'
+// records, so that a job the batch ends keeps its share (a batch edits
+// copies of the records).
+func (s *Scheduler) newBatch() *batch {
+	s.accountModelled(s.now())
+	return &batch{s: s, recs: map[*job]*record{}}
+}
 
 // edit returns the pending record of j, a copy made on first use.
 func (b *batch) edit(j *job) *record {

@@ -15,8 +15,9 @@ import (
 
 // Energy accounting (docs/ENERGY.md, "What energy placement saved"): every
 // ready node's energy is integrated from its power readings (recordPower,
-// measured) and, while it has none — no reading for powerMaxGap — from
-// its class's power model at its busy GPUs (accountModelled, modelled),
+// measured) and, while it has none — from its first second when it has
+// never sent one, after powerMaxGap without one otherwise — from its
+// class's power model at its busy GPUs (accountModelled, modelled),
 // each split by the node's load state at the time. The jobs on the node
 // get their share either way (attributeEnergy for readings; for the model
 // each busy GPU's own draw plus its share of the base power), and
@@ -135,10 +136,14 @@ func readingEnergy(prev, cur *api.PowerReading, sec float64) float64 {
 	return sum
 }
 
-// accountModelled integrates the power model of every ready node that has
-// had no reading for powerMaxGap (since its latest reading, or since it
-// became ready) up to now, from that reading or that time on, giving the
-// jobs on it their share. Called with s.mu held.
+// accountModelled integrates the power model of every ready node without
+// readings up to now, giving the jobs on it their share: a node whose
+// status reports carry no reading and never did (node.unmetered) from the
+// time it became ready, so that short jobs on it are accounted before they
+// end; any other node once it has had no reading for powerMaxGap, from its
+// latest reading, or from the time it became ready, on. Shells call
+// it before busy GPUs change (a round, a batch of agent reports). Called
+// with s.mu held.
 func (s *Scheduler) accountModelled(now time.Time) {
 	for _, name := range slicesSortedKeys(s.nodes) {
 		n := s.nodes[name]
@@ -152,11 +157,11 @@ func (s *Scheduler) accountModelled(now time.Time) {
 		if ne.readyAt.IsZero() {
 			ne.readyAt = now
 		}
-		ref := ne.readyAt
+		ref, read := ne.readyAt, false
 		if np := s.power[name]; np != nil && np.last != nil {
-			ref = later(np.last.At, ref)
+			ref, read = later(np.last.At, ref), true
 		}
-		if now.Sub(ref) <= powerMaxGap {
+		if (read || !n.unmetered) && now.Sub(ref) <= powerMaxGap {
 			ne.modelAt = ref // readings come, or may still: the model waits
 			continue
 		}

@@ -265,6 +265,45 @@ func TestModelledEnergy(t *testing.T) {
 	}
 }
 
+// TestModelledShortJobs: a node whose status reports carry no power
+// reading is modelled from its first second, so that two jobs that end
+// long before powerMaxGap are accounted: on node v100 × 4 (default node
+// power), one GPU busy for 3 s each, one after the other: 635 W while a job
+// runs, the job's share 350 W, i.e. 350·3 J each; the node draws 380 W idle
+// in between (200 + 4·45).
+func TestModelledShortJobs(t *testing.T) {
+	clock := &fakeClock{t: time.Now()}
+	h := newHarness(t, func(c *Config) { c.Clock, c.HeartbeatTimeout = clock.now, time.Hour })
+	a := h.agent("n1", "v100", 4)
+	a.register()
+	a.status()
+	var ids []string
+	for range 2 {
+		j := h.submit(`{"command":["x"],"gpus":1}`)
+		w := a.waitWork("the job", agenttest.HasReplica(j.ID))
+		x := *agenttest.FindReplica(w, j.ID)
+		a.status(agenttest.Running(x))
+		clock.add(3 * time.Second)
+		a.status(agenttest.Exited(x, 0))
+		h.waitState(j.ID, api.Succeeded)
+		clock.add(time.Second)
+		a.status()
+		ids = append(ids, j.ID)
+	}
+	rep := h.s.Energy()
+	if len(rep.Jobs) != 2 {
+		t.Fatalf("jobs %+v, want both", rep.Jobs)
+	}
+	for i, j := range rep.Jobs {
+		if want := 350 * 3 / 3.6e6; j.ID != ids[i] || math.Abs(j.KWh-want) > 1e-9 || j.Measured {
+			t.Errorf("job %+v, want %s with %v kWh modelled", j, ids[i], want)
+		}
+	}
+	if want := (2*635*3 + 380*2) / 3.6e6; math.Abs(rep.TotalKWh-want) > 1e-9 || len(rep.Nodes) != 1 || rep.Nodes[0].Measured {
+		t.Errorf("total %v kWh, nodes %+v; want %v kWh modelled", rep.TotalKWh, rep.Nodes, want)
+	}
+}
+
 // TestReplayOtherTypes: as in TestModelledEnergy, one node and one job
 // leave pack no choice, so the replay's figure is the run's own under the
 // model, whatever the node's GPU type: the job's time on an H100 or a K80

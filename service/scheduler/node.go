@@ -48,6 +48,10 @@ type node struct {
 	// registered again.
 	pending  bool
 	lastSeen time.Time
+	// unmetered: the node's latest status report carried no power
+	// reading, so the power model accounts it from its first second
+	// (accountModelled) until readings come.
+	unmetered bool
 
 	version int64
 	work    map[string]api.Replica

@@ -1,0 +1,71 @@
+package engine
+
+import "github.com/gpusched/gpusched/core/model"
+
+// Reclaimer is implemented by Donor scalers that take lent GPUs back at
+// once (Volcano's reclaim): GPUs that elastic jobs hold above their
+// minimums are lent, and a waiting job is placed where it would go if they
+// were free. When that is on GPUs that are lent, the lending jobs give
+// them back (Donor.Donate, on that GPU type only) in the same round, so
+// that elastic growth never pushes an arriving job onto another, possibly
+// slower, GPU type or makes it wait. Reclaims reports whether the scaler
+// does so (a scaler may make it a setting).
+type Reclaimer interface {
+	Donor
+	Reclaims() bool
+}
+
+// reclaim places waiting job j, whose feasible types are ts, on the GPU
+// type it would take if every lent GPU were free, shrinking the lending
+// jobs of that type for it, when that type has too few free GPUs now. It
+// reports whether it placed j; false leaves the round unchanged.
+func (e *Engine) reclaim(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
+	rc, ok := e.scaler.(Reclaimer)
+	if !ok || !rc.Reclaims() {
+		return false
+	}
+	r := e.resizer
+	sizes, _ := e.sizes(j)
+	n := sizes[0]
+	t := r.lentType(func() Placement { return e.placeWith(s, j, n, fitTypes(s, j, ts, n)) }, ts)
+	if t < 0 || e.pool.Free(t) >= n {
+		return false // nothing lent, or j fits on that type without it
+	}
+	only := TypeSet(1) << uint(t)
+	r.begin()
+	for rc.Donate(s, e.now, r, j, only) {
+		if e.tryPlace(s, j, ts&only, plan) {
+			r.commit()
+			return true
+		}
+	}
+	r.rollback()
+	return false
+}
+
+// lentType returns the GPU type of the placement place makes once every
+// lent GPU of a type in ts is free (every candidate shrunk to its
+// minimum), or -1 when no GPU of those types is lent or place finds
+// nothing. The resizer and the pool are left as they were.
+func (r *Resizer) lentType(place func() Placement, ts TypeSet) int {
+	lent := false
+	for t, k := range r.surplus {
+		lent = lent || (ts.Has(t) && k > 0)
+	}
+	if !lent {
+		return -1
+	}
+	r.begin()
+	for _, j := range r.Jobs() {
+		if ts.Has(r.Type(j)) {
+			for k := r.Size(j) - j.Spec.MinGPUs; k > 0 && !r.Shrink(j, k); k -= j.Spec.Replica() {
+			}
+		}
+	}
+	pl := place()
+	r.rollback()
+	if pl.GPUs == nil {
+		return -1
+	}
+	return r.pool.c.TypeOf(pl.GPUs[0])
+}

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gpusched/gpusched/core/profile"
+	"github.com/gpusched/gpusched/internal/assets"
+	"github.com/gpusched/gpusched/sim/synth"
+)
+
+// The robustness grid of issue 28 (docs/EXPERIMENTS.md): Gavel-style
+// workloads from the project's own generator (package synth) at loads 0.3
+// to 1.5 of the cluster's capacity, on three type mixes, rigid and elastic,
+// each run with idle nodes sleeping and always on, with every placer and
+// every scaler. The generator's seeds are split, once and before any
+// tuning, into a development set (the only one tuned on) and a held-out
+// set; the Done-when figures are reported for each separately.
+var (
+	robustDev  = []uint64{1, 2, 3}
+	robustHeld = []uint64{101, 102, 103}
+	// robustLoads are offered loads: V100-GPU-seconds of work submitted
+	// per second ÷ the cluster's GPUs (robustRate).
+	robustLoads = []float64{0.3, 0.6, 1.0, 1.5}
+	robustMixes = []struct{ name, gpus string }{
+		{"even", "v100=16,p100=16,k80=16"},
+		{"fast", "v100=32,p100=8,k80=8"},
+		{"slow", "v100=8,p100=8,k80=32"},
+	}
+	robustPlacers = []string{"pack", "spread", "energy", "hetero", "fit"}
+	// robustScalers are the scaler settings of the elastic workloads: the
+	// defaults (reclaim on), threshold with the whole idle capacity lent,
+	// and the seeds' rules as written (--reclaim=false).
+	robustScalers = []struct{ name, args string }{
+		{"none", "--scaler none"},
+		{"threshold", "--scaler threshold"},
+		{"fulfillment", "--scaler fulfillment"},
+		{"threshold p=1 et=0.8 st=1", "--scaler threshold --elastic-proportion 1 --expand-threshold 0.8 --scaling-threshold 1"},
+		{"threshold as written", "--scaler threshold --reclaim=false"},
+		{"fulfillment as written", "--scaler fulfillment --reclaim=false"},
+	}
+)
+
+// robustJobs is the number of jobs of a grid workload, and robustGPUs the
+// GPUs of every mix.
+const (
+	robustJobs = 200
+	robustGPUs = 48
+)
+
+// robustWorkload is one workload of the grid.
+type robustWorkload struct {
+	load    float64
+	mix     int
+	elastic bool
+	seed    uint64
+	trace   string
+}
+
+func (w robustWorkload) name() string {
+	kind := "rigid"
+	if w.elastic {
+		kind = "elastic"
+	}
+	return fmt.Sprintf("%.1f %s %s s%d", w.load, robustMixes[w.mix].name, kind, w.seed)
+}
+
+// robustRate returns the arrival rate (jobs per hour) that offers load of a
+// cluster of gpus GPUs: load·gpus·3600 ÷ the mean V100-GPU-seconds of a
+// job, measured on 20,000 jobs of the generator (seed 0).
+func robustRate(m *profile.Matrix, load float64, gpus int) (float64, error) {
+	jobs, err := synth.Generate(m, synth.Options{Jobs: 20000, Rate: 1, Seed: 0})
+	if err != nil {
+		return 0, err
+	}
+	var work float64
+	for _, j := range jobs {
+		for _, p := range m.Points(j.Model, "v100") {
+			if p.GPUs == j.GPUs {
+				work += float64(j.GPUs) * float64(j.Steps) / p.Rate
+			}
+		}
+	}
+	return load * float64(gpus) * 3600 / (work / float64(len(jobs))), nil
+}
+
+// robustTraces writes the workloads of seeds into dir.
+func robustTraces(dir string, seeds []uint64) ([]robustWorkload, error) {
+	m, err := profile.ParseMatrix("embedded throughput matrix", assets.Throughputs())
+	if err != nil {
+		return nil, err
+	}
+	var ws []robustWorkload
+	for _, load := range robustLoads {
+		rate, err := robustRate(m, load, robustGPUs)
+		if err != nil {
+			return nil, err
+		}
+		for mix := range robustMixes {
+			for _, elastic := range []bool{false, true} {
+				for _, seed := range seeds {
+					w := robustWorkload{load: load, mix: mix, elastic: elastic, seed: seed}
+					share := 0.0
+					if elastic {
+						share = 0.5
+					}
+					jobs, err := synth.Generate(m, synth.Options{Jobs: robustJobs, Rate: rate, Seed: seed, Data: true, Elastic: share})
+					if err != nil {
+						return nil, err
+					}
+					w.trace = filepath.Join(dir, strings.ReplaceAll(w.name(), " ", "_")+".jsonl")
+					if err := writeTrace(w.trace, jobs); err != nil {
+						return nil, err
+					}
+					ws = append(ws, w)
+				}
+			}
+		}
+	}
+	return ws, nil
+}
+
+func writeTrace(path string, jobs []synth.Job) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	if err := synth.WriteJSONL(w, jobs); err != nil {
+		f.Close()
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// robustRuns holds a set's figures: by workload, sleep (0 on, 1 asleep),
+// then placer or scaler name.
+type robustRuns struct {
+	ws      []robustWorkload
+	placers [][2]map[string]summary
+	scalers [][2]map[string]summary
+}
+
+// robustRunSet runs every cell of the workloads.
+func robustRunSet(bin string, ws []robustWorkload) (*robustRuns, error) {
+	rr := &robustRuns{ws: ws, placers: make([][2]map[string]summary, len(ws)), scalers: make([][2]map[string]summary, len(ws))}
+	for i, w := range ws {
+		for sl, sleep := range []string{"--sleep=false", "--sleep=true"} {
+			base := fmt.Sprintf("--trace %s --gpus %s %s", w.trace, robustMixes[w.mix].gpus, sleep)
+			rr.placers[i][sl] = map[string]summary{}
+			for _, pl := range robustPlacers {
+				s, err := run(bin, strings.Fields(base+" --placer "+pl))
+				if err != nil {
+					return nil, err
+				}
+				rr.placers[i][sl][pl] = s
+			}
+			if !w.elastic {
+				continue
+			}
+			rr.scalers[i][sl] = map[string]summary{}
+			for _, sc := range robustScalers {
+				s, err := run(bin, strings.Fields(base+" --placer pack "+sc.args))
+				if err != nil {
+					return nil, err
+				}
+				rr.scalers[i][sl][sc.name] = s
+			}
+		}
+	}
+	return rr, nil
+}
+
+// robust prints the grid's tables for the development and the held-out
+// seeds (set: dev, held or both); the traces are written into keep, and
+// kept, when it is not empty.
+func robust(bin, set, keep string) error {
+	dir := keep
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "robust-exp-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	sets := []struct {
+		name  string
+		seeds []uint64
+	}{{"development", robustDev}, {"held-out", robustHeld}}
+	fmt.Println("## Issue 28: the robustness grid")
+	fmt.Println()
+	for _, s := range sets {
+		if set != "both" && !strings.HasPrefix(s.name, set) {
+			continue
+		}
+		ws, err := robustTraces(dir, s.seeds)
+		if err != nil {
+			return err
+		}
+		rr, err := robustRunSet(bin, ws)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("### %s seeds %v\n\n", s.name, s.seeds)
+		rr.print()
+	}
+	return nil
+}
