@@ -115,8 +115,13 @@ func (a *Agent) prepare(p *proc) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, fmt.Errorf("log file: %w", err)
 	}
+	box, err := a.makeBox(p)
+	if err != nil {
+		out.Close()
+		return nil, err
+	}
 	shim := a.cfg.Shim
-	args := shimArgs(p.dir, spec.GracePeriodS, 3, acct.shimArgs(), spec.Command)
+	args := shimArgs(p.dir, spec.GracePeriodS, 3, append(acct.shimArgs(), box...), spec.Command)
 	cmd := exec.Command(shim[0], append(shim[1:len(shim):len(shim)], args...)...)
 	cmd.Env, cmd.Dir = a.environ(p, acct), dir
 	cmd.Stdout, cmd.Stderr = out, out

@@ -36,7 +36,7 @@ func host(t *testing.T) Host {
 // parentPaths are the directories of h's parent.
 func parentPaths(t *testing.T, h Host) map[string]string {
 	t.Helper()
-	b, err := h.Create("x", Limits{})
+	b, err := h.Create("x", Limits{Devices: baseRules()})
 	if err != nil {
 		t.Fatal(err)
 	}
