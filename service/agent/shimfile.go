@@ -51,7 +51,7 @@ type shimExit struct {
 	// (Error names the limit).
 	OutOfMemory bool      `json:"out_of_memory,omitempty"`
 	FinishedAt  time.Time `json:"finished_at"`
-	BootID     string    `json:"boot_id,omitempty"`
+	BootID      string    `json:"boot_id,omitempty"`
 }
 
 // info is the exit as the agent records it.
