@@ -135,6 +135,9 @@ func TestBoxCPUQuota(t *testing.T) {
 	}
 	share := s.CPU.Seconds() / wall.Seconds()
 	t.Logf("busy loop in a 250m box: %v CPU in %v wall (%.2f CPUs), %d throttled periods", s.CPU, wall, share, s.Throttled)
+	if s.CPULimit != 250 {
+		t.Errorf("CPU limit read back = %dm, want 250m", s.CPULimit)
+	}
 	if share > 0.35 || s.Throttled == 0 {
 		t.Errorf("busy loop used %.2f CPUs with %d throttled periods; want at most about 0.25 and some throttling", share, s.Throttled)
 	}

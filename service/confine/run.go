@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -161,6 +163,9 @@ type Stats struct {
 	// Memory is the memory it holds now, and MaxMemory the most it held
 	// (v1; 0 on v2 kernels without memory.peak).
 	Memory, MaxMemory uint64
+	// CPULimit is its CPU quota in millicores, as the kernel has it
+	// (cpu.max, cpu.cfs_quota_us ÷ cpu.cfs_period_us); 0 when none.
+	CPULimit int64
 }
 
 // Stats reads b's usage.
@@ -173,6 +178,44 @@ func (b Box) Stats() (Stats, error) {
 	if err != nil {
 		return Stats{}, fmt.Errorf("cgroup stats: %w", err)
 	}
+	limit, err := b.cpuLimit()
+	if err != nil {
+		return Stats{}, err
+	}
 	return Stats{CPU: time.Duration(s.CpuStats.CpuUsage.TotalUsage), Throttled: s.CpuStats.ThrottlingData.ThrottledPeriods,
-		Memory: s.MemoryStats.Usage.Usage, MaxMemory: s.MemoryStats.Usage.MaxUsage}, nil
+		Memory: s.MemoryStats.Usage.Usage, MaxMemory: s.MemoryStats.Usage.MaxUsage, CPULimit: limit}, nil
+}
+
+// cpuLimit reads b's CPU quota in millicores; 0 when unlimited.
+func (b Box) cpuLimit() (int64, error) {
+	var quota, period string
+	if b.Version == V2 {
+		s, err := cgroups.ReadFile(b.Paths[""], "cpu.max")
+		if err != nil {
+			return 0, fmt.Errorf("cgroup cpu.max: %w", err)
+		}
+		quota, period, _ = strings.Cut(strings.TrimSpace(s), " ")
+	} else {
+		q, err := cgroups.ReadFile(b.Paths["cpu"], "cpu.cfs_quota_us")
+		if err != nil {
+			return 0, fmt.Errorf("cgroup cpu quota: %w", err)
+		}
+		p, err := cgroups.ReadFile(b.Paths["cpu"], "cpu.cfs_period_us")
+		if err != nil {
+			return 0, fmt.Errorf("cgroup cpu period: %w", err)
+		}
+		quota, period = strings.TrimSpace(q), strings.TrimSpace(p)
+	}
+	if quota == "max" || quota == "-1" {
+		return 0, nil
+	}
+	q, err := strconv.ParseInt(quota, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("cgroup cpu quota %q: %w", quota, err)
+	}
+	p, err := strconv.ParseInt(period, 10, 64)
+	if err != nil || p <= 0 {
+		return 0, fmt.Errorf("cgroup cpu period %q: want a positive number", period)
+	}
+	return q * 1000 / p, nil
 }
