@@ -119,9 +119,11 @@ func needCgroups(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("not root: the agent confines replicas in cgroups only as root, and the test needs useradd and mknod")
 	}
-	if _, err := confine.Detect("gpusched-e2e-probe"); err != nil {
+	h, err := confine.Detect("gpusched-e2e-probe")
+	if err != nil {
 		t.Skipf("no cgroups on this machine: %v", err)
 	}
+	h.Tidy()
 }
 
 // TestJobsStayInTheirBoxes (issue 27, cgroups and devices): with an agent

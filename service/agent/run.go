@@ -54,6 +54,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	close(a.detach)
 	stopHK()
 	wg.Wait()
+	a.host.Tidy() // what replicas left running still hold stays
 	return nil
 }
 

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opencontainers/cgroups"
 	"golang.org/x/sys/unix"
 )
 
@@ -25,27 +24,8 @@ func host(t *testing.T) Host {
 	if err != nil {
 		t.Skipf("no cgroups to test with: %v", err)
 	}
-	t.Cleanup(func() {
-		for _, p := range (Box{Version: h.Version, Paths: parentPaths(t, h)}).Paths {
-			_ = cgroups.RemovePath(p)
-		}
-	})
+	t.Cleanup(h.Tidy)
 	return h
-}
-
-// parentPaths are the directories of h's parent.
-func parentPaths(t *testing.T, h Host) map[string]string {
-	t.Helper()
-	b, err := h.Create("x", Limits{Devices: baseRules()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = b.Remove()
-	out := map[string]string{}
-	for c, p := range b.Paths {
-		out[c] = filepath.Dir(p)
-	}
-	return out
 }
 
 // run starts sh -c script in box b and waits for it; it returns the

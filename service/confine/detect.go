@@ -4,10 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/opencontainers/cgroups"
+	"github.com/opencontainers/cgroups/fs"
+	"github.com/opencontainers/cgroups/fs2"
+	"golang.org/x/sys/unix"
 )
 
 // Detect returns the Host whose boxes go under parent (relative to the
@@ -57,4 +62,36 @@ func checkV1() error {
 		}
 	}
 	return nil
+}
+
+// Tidy removes h's parent cgroup, and those above it up to the agent's
+// own, where they are empty: a cgroup that still holds boxes (replicas
+// left running) or processes stays.
+func (h Host) Tidy() {
+	var (
+		m   cgroups.Manager
+		err error
+	)
+	cg := h.config("x", Limits{})
+	switch h.Version {
+	case V1:
+		m, err = fs.NewManager(cg, nil)
+	case V2:
+		m, err = fs2.NewManager(cg, "")
+	default:
+		return
+	}
+	if err != nil {
+		return
+	}
+	levels := strings.Count(filepath.Clean(h.Parent), "/") + 1
+	for _, p := range m.GetPaths() {
+		dir := filepath.Dir(p)
+		for range levels {
+			if unix.Rmdir(dir) != nil {
+				break
+			}
+			dir = filepath.Dir(dir)
+		}
+	}
 }
