@@ -114,7 +114,7 @@ func fakeGPUs(t *testing.T, n int) string {
 }
 
 // needCgroups skips the test unless this machine lets root make cgroups.
-func needCgroups(t *testing.T) {
+func needCgroups(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("not root: the agent confines replicas in cgroups only as root, and the test needs useradd and mknod")

@@ -17,7 +17,7 @@ import (
 
 // addAccount creates Unix account name with useradd for the test and
 // removes it (userdel) at its end.
-func addAccount(t *testing.T, name string) {
+func addAccount(t testing.TB, name string) {
 	t.Helper()
 	if _, err := user.Lookup(name); err == nil {
 		t.Skipf("Unix account %s exists already; the test creates and removes its own accounts", name)
@@ -34,7 +34,7 @@ func addAccount(t *testing.T, name string) {
 
 // replicaDir is the directory of job id's first replica under agent data
 // directory data.
-func replicaDir(t *testing.T, data, id string) string {
+func replicaDir(t testing.TB, data, id string) string {
 	t.Helper()
 	var dir string
 	eventually(t, 20*time.Second, "the replica directory of "+id, func() bool {
@@ -61,9 +61,9 @@ type rootCluster struct {
 
 // startRootCluster starts a server with --auth and agent n1 (as root, with
 // an empty user map: every owner runs as the account of the same name,
-// --stop-replicas-on-exit and agentArgs), and makes a token for each of
-// users.
-func startRootCluster(t *testing.T, users []string, agentArgs ...string) *rootCluster {
+// --stop-replicas-on-exit and agentArgs, where a later --user-map wins),
+// and makes a token for each of users.
+func startRootCluster(t testing.TB, users []string, agentArgs ...string) *rootCluster {
 	t.Helper()
 	// The replicas' accounts pass through the data directories (0711):
 	// not t.TempDir, which is 0700.
@@ -249,7 +249,7 @@ func checkOwners(t *testing.T, dir string) {
 }
 
 // jobAs reads job id with token.
-func jobAs(t *testing.T, url, token, id string) api.Job {
+func jobAs(t testing.TB, url, token, id string) api.Job {
 	t.Helper()
 	var j api.Job
 	if err := json.Unmarshal([]byte(mustSecure(t, url, token, "", "job", id, "-o", "json")), &j); err != nil {
