@@ -78,3 +78,31 @@ func TestDeviceRulesRefuseNonDevice(t *testing.T) {
 		t.Errorf("a plain file named nvidia0: %v, want an error saying it is no character device", err)
 	}
 }
+
+// FuzzLoad feeds Load arbitrary cgroup records: it never panics, and a
+// record it accepts names a cgroup version and only clean absolute paths.
+func FuzzLoad(f *testing.F) {
+	f.Add([]byte(`{"version":"v1","paths":{"memory":"/sys/fs/cgroup/memory/gpusched/n1/j1.1.0"},"memory_bytes":268435456}`))
+	f.Add([]byte(`{"version":"v2","paths":{"":"/sys/fs/cgroup/gpusched/n1/j1.1.0"}}`))
+	f.Add([]byte(`{"version":"v3","paths":{}}`))
+	f.Add([]byte(`{"version":"v2","paths":{"":"/sys/fs/cgroup/../etc"}}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "cgroup.json")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		b, found, err := Load(path)
+		if err != nil || !found {
+			return
+		}
+		if b.Version != V1 && b.Version != V2 {
+			t.Fatalf("accepted version %v", b.Version)
+		}
+		for _, p := range b.Paths {
+			if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+				t.Fatalf("accepted path %q", p)
+			}
+		}
+	})
+}
