@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -112,6 +113,10 @@ type Box struct {
 	// MemoryBytes is its memory limit (for the out-of-memory message); 0
 	// when none.
 	MemoryBytes int64 `json:"memory_bytes,omitempty"`
+	// Home are the cgroups (v1, by controller) of the agent that made the
+	// box, which its shim shares: Start returns the shim there after the
+	// fork. Empty: the shim looks its own up.
+	Home map[string]string `json:"home,omitempty"`
 }
 
 // Host is where a node makes its boxes: a version and a parent cgroup.
@@ -121,6 +126,8 @@ type Host struct {
 	// controller; v2: its parent's, the agent's slice), under which boxes
 	// are made, e.g. "gpusched/n1".
 	Parent string
+	// home are the agent's own v1 cgroups (Box.Home), looked up once.
+	home map[string]string
 }
 
 // config is the manager configuration of box name under h.
@@ -136,20 +143,11 @@ func (b Box) manager(r *cgroups.Resources) (cgroups.Manager, error) {
 	cg := &cgroups.Cgroup{Resources: r}
 	switch b.Version {
 	case V1:
-		return fs.NewManager(cg, maps(b.Paths))
+		return fs.NewManager(cg, maps.Clone(b.Paths)) // the manager deletes from its map
 	case V2:
 		return fs2.NewManager(cg, b.Paths[""])
 	}
 	return nil, errors.New("no cgroup")
-}
-
-// maps copies m (the fs manager deletes from the map it gets).
-func maps(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // Create makes box name (a single path element, e.g. the replica's ID)
@@ -175,7 +173,7 @@ func (h Host) Create(name string, l Limits) (Box, error) {
 	if err != nil {
 		return Box{}, fmt.Errorf("cgroup %s: %w", name, err)
 	}
-	b := Box{Version: h.Version, Paths: m.GetPaths(), MemoryBytes: l.MemoryBytes}
+	b := Box{Version: h.Version, Paths: m.GetPaths(), MemoryBytes: l.MemoryBytes, Home: h.home}
 	if h.Version == V1 {
 		b.Paths = only(b.Paths, v1Controllers)
 		if l.Devices == nil { // the manager makes no devices cgroup then

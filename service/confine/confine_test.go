@@ -18,7 +18,7 @@ import (
 
 // host returns a Host for the test's boxes, or skips saying why there is
 // none.
-func host(t *testing.T) Host {
+func host(t testing.TB) Host {
 	t.Helper()
 	h, err := Detect("gpusched-test-" + strconv.Itoa(os.Getpid()))
 	if err != nil {
@@ -157,7 +157,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // driver's) and nvidiactl in a new directory. Opening one gives ENXIO (no
 // driver behind it) where the cgroup allows it and EPERM where it does
 // not.
-func fakeGPUs(t *testing.T, n int) string {
+func fakeGPUs(t testing.TB, n int) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o755); err != nil {
@@ -171,7 +171,7 @@ func fakeGPUs(t *testing.T, n int) string {
 }
 
 // mknod makes character device path major:minor, mode 0666.
-func mknod(t *testing.T, path string, major, minor uint32) {
+func mknod(t testing.TB, path string, major, minor uint32) {
 	t.Helper()
 	if err := unix.Mknod(path, unix.S_IFCHR|0o666, int(unix.Mkdev(major, minor))); err != nil {
 		t.Skipf("mknod %s: %v (the test needs root)", path, err)

@@ -31,6 +31,8 @@ func Detect(parent string) (Host, error) {
 		h.Version = V2
 	} else if err := checkV1(); err != nil {
 		return Host{}, err
+	} else if h.home, err = ownPaths(v1Controllers); err != nil {
+		return Host{}, err
 	}
 	probe := "probe-" + strconv.Itoa(os.Getpid())
 	b, err := h.Create(probe, Limits{CPUMillis: 1000, MemoryBytes: 64 << 20, Pids: 16, Devices: baseRules()})

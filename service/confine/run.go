@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"maps"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,16 +28,19 @@ func (b Box) Start(cmd *exec.Cmd) error {
 	if b.Version == V2 {
 		return b.startV2(cmd)
 	}
-	home, err := ownPaths(b.Paths)
-	if err != nil {
-		return err
+	home := b.Home
+	if len(home) == 0 {
+		var err error
+		if home, err = ownPaths(slices.Collect(maps.Keys(b.Paths))); err != nil {
+			return err
+		}
 	}
 	self := os.Getpid()
 	if err := addPid(b.Paths, self); err != nil {
 		_ = addPid(home, self)
 		return fmt.Errorf("enter cgroup: %w", err)
 	}
-	err = cmd.Start()
+	err := cmd.Start()
 	if lerr := addPid(home, self); lerr != nil && err == nil {
 		// The command runs in the box; the caller stays in it too.
 		err = fmt.Errorf("leave cgroup: %w", lerr)
@@ -60,17 +65,16 @@ func (b Box) startV2(cmd *exec.Cmd) error {
 	return cmd.Start()
 }
 
-// ownPaths are the calling process's own cgroups of the controllers of
-// paths (v1).
-func ownPaths(paths map[string]string) (map[string]string, error) {
-	out := make(map[string]string, len(paths))
-	for c, p := range paths {
+// ownPaths are the calling process's own v1 cgroups of controllers.
+func ownPaths(controllers []string) (map[string]string, error) {
+	out := make(map[string]string, len(controllers))
+	for _, c := range controllers {
 		own, err := cgroups.GetOwnCgroupPath(c)
 		if err != nil {
 			return nil, fmt.Errorf("own %s cgroup: %w", c, err)
 		}
-		if own == p || !filepath.IsAbs(own) {
-			return nil, fmt.Errorf("own %s cgroup %q: already in the box", c, own)
+		if !filepath.IsAbs(own) {
+			return nil, fmt.Errorf("own %s cgroup %q: not an absolute path", c, own)
 		}
 		out[c] = own
 	}
