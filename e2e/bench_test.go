@@ -27,9 +27,10 @@ func BenchmarkSubmitToStart(b *testing.B) {
 // BenchmarkSubmitToStartConfined is BenchmarkSubmitToStart on a server
 // with authentication (alice's token) and an agent running as root, side
 // by side (docs/BENCHMARKS.md): as-root runs every job as root, unconfined
-// (a user map to root, --confine off); owner-cgroup runs it as alice's
-// Unix account in a cgroup of its own with its limits and device rules
-// (--confine require). It needs root, useradd and cgroups.
+// (a user map to root, --confine off); owner as alice's Unix account;
+// root-cgroup as root in a cgroup of its own with its limits and device
+// rules (--confine require); owner-cgroup as alice in a cgroup. It needs
+// root, useradd and cgroups.
 func BenchmarkSubmitToStartConfined(b *testing.B) {
 	needCgroups(b)
 	if _, err := exec.LookPath("useradd"); err != nil {
@@ -45,6 +46,8 @@ func BenchmarkSubmitToStartConfined(b *testing.B) {
 		args []string
 	}{
 		{"as-root", []string{"--confine", "off", "--user-map", root}},
+		{"owner", []string{"--confine", "off"}},
+		{"root-cgroup", []string{"--confine", "require", "--user-map", root}},
 		{"owner-cgroup", []string{"--confine", "require"}},
 	} {
 		b.Run(v.name, func(b *testing.B) {

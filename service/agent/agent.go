@@ -36,6 +36,9 @@ type Agent struct {
 	// host is where replicas' cgroups are made; confine.None when
 	// replicas run unconfined (set by Run, setupConfinement).
 	host confine.Host
+	// minors are the device minor numbers (/dev/nvidiaM) of the GPUs by
+	// index, from NVML; nil: M is the index.
+	minors map[int]int
 }
 
 // timing holds the agent's intervals; tests shorten them.

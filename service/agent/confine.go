@@ -53,7 +53,7 @@ func (a *Agent) setupConfinement() error {
 		a.log.Warn("replicas run unconfined: no cgroups for them (--confine require would refuse to start)", "why", err)
 		return nil
 	}
-	a.host = h
+	a.host, a.minors = h, gpuMinors()
 	mem := "none"
 	if a.cfg.DefaultMemory > 0 {
 		mem = model.FormatAmount(model.ResourceMemory, a.cfg.DefaultMemory)
@@ -86,10 +86,23 @@ func (a *Agent) limitsOf(spec api.Replica) (confine.Limits, error) {
 	if m := r[model.ResourceMemory]; m > 0 {
 		lim.MemoryBytes = m
 	}
-	if lim.Devices, err = confine.DeviceRules(a.cfg.DeviceDir, spec.GPUs); err != nil {
+	if lim.Devices, err = confine.DeviceRules(a.cfg.DeviceDir, a.deviceNumbers(spec.GPUs)); err != nil {
 		return lim, err
 	}
 	return lim, nil
+}
+
+// deviceNumbers are the N of the /dev/nvidiaN nodes of GPUs (indices):
+// their minor numbers where NVML told them, else the indices.
+func (a *Agent) deviceNumbers(gpus []int) []int {
+	out := make([]int, len(gpus))
+	for i, g := range gpus {
+		out[i] = g
+		if m, ok := a.minors[g]; ok {
+			out[i] = m
+		}
+	}
+	return out
 }
 
 // makeBox makes replica p's cgroup, records it in p's directory and

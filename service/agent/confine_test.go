@@ -3,6 +3,7 @@ package agent
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -97,5 +98,22 @@ func TestBoxParentIsPerDataDir(t *testing.T) {
 	pa, pb := a.boxParent(), b.boxParent()
 	if pa == pb || !strings.HasPrefix(pa, "gpusched/n_1.") || strings.Count(pa, "/") != 1 {
 		t.Errorf("box parents %q and %q: want gpusched/NODE.HASH, one per data directory", pa, pb)
+	}
+}
+
+func TestDeviceNumbers(t *testing.T) {
+	for _, tt := range []struct {
+		minors map[int]int
+		gpus   []int
+		want   []int
+	}{
+		{nil, []int{0, 3}, []int{0, 3}},                           // no NVML: /dev/nvidiaN for index N
+		{map[int]int{0: 2, 1: 0, 2: 1}, []int{0, 2}, []int{2, 1}}, // NVML's minors
+		{map[int]int{0: 5}, []int{0, 1}, []int{5, 1}},             // an index NVML did not list
+	} {
+		a := &Agent{minors: tt.minors}
+		if got := a.deviceNumbers(tt.gpus); !slices.Equal(got, tt.want) {
+			t.Errorf("deviceNumbers(%v) with minors %v = %v, want %v", tt.gpus, tt.minors, got, tt.want)
+		}
 	}
 }

@@ -37,8 +37,8 @@ func baseRules() []*devcfg.Rule {
 	}
 }
 
-// DeviceRules are the device rules of a replica given GPUs gpus (device
-// indices) on a node whose device nodes are in dir (/dev): the base
+// DeviceRules are the device rules of a replica given the GPUs whose
+// device nodes are nvidiaN for N in gpus (their minor numbers) on a node whose device nodes are in dir (/dev): the base
 // devices (baseRules), the NVIDIA control devices (NvidiaControl), the
 // RDMA devices under dir/infiniband (a multi-node job's NCCL needs them)
 // and the replica's own dir/nvidiaN — every other GPU is denied. Devices

@@ -3,8 +3,8 @@ package confine
 import (
 	"errors"
 	"fmt"
-	"os"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
