@@ -222,7 +222,7 @@ func TestBoxDevicesV1OrHost(t *testing.T) {
 // unifiedDir returns a new cgroup2 directory: under /sys/fs/cgroup on a
 // v2 host, under the hybrid mount /sys/fs/cgroup/unified on a v1 host that
 // has one (no controllers there, but BPF device programs work), or skips.
-func unifiedDir(t *testing.T) string {
+func unifiedDir(t testing.TB) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("not root: the test makes a cgroup")
