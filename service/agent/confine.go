@@ -3,6 +3,8 @@ package agent
 import (
 	"fmt"
 	"hash/fnv"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -106,25 +108,60 @@ func (a *Agent) deviceNumbers(gpus []int) []int {
 }
 
 // makeBox makes replica p's cgroup, records it in p's directory and
-// returns the shim's arguments that put the command into it; none when
-// replicas are not confined.
-func (a *Agent) makeBox(p *proc) ([]string, error) {
+// returns the shim's arguments that put the command into it — none when
+// replicas are not confined — and, on cgroup v1, the entry that moves the
+// shim in as it starts.
+func (a *Agent) makeBox(p *proc) ([]string, *boxEntry, error) {
 	if a.host.Version == confine.None {
-		return nil, nil
+		return nil, nil, nil
 	}
 	lim, err := a.limitsOf(p.spec)
 	if err != nil {
-		return nil, fmt.Errorf("cgroup: %w", err)
+		return nil, nil, fmt.Errorf("cgroup: %w", err)
 	}
 	b, err := a.host.Create(p.spec.ID, lim)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := b.Save(filepath.Join(p.dir, boxFile)); err != nil {
 		_ = b.Remove()
-		return nil, fmt.Errorf("cgroup: %w", err)
+		return nil, nil, fmt.Errorf("cgroup: %w", err)
 	}
-	return []string{"--cgroup"}, nil
+	if b.Version != confine.V1 {
+		return []string{"--cgroup"}, nil, nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		_ = b.Remove()
+		return nil, nil, fmt.Errorf("cgroup pipe: %w", err)
+	}
+	return []string{"--cgroup", "--cgroup-fd", "4"}, &boxEntry{box: b, r: r, w: w, log: a.log}, nil
+}
+
+// boxEntry moves a replica's shim into its v1 cgroup while the shim's
+// program loads, then closes the shim's --cgroup-fd pipe; the shim waits
+// for that before it starts the command in the cgroup (confine.Box.Start):
+// the RCU grace period a move into a v1 cgroup waits for then passes
+// beside the shim's start, not after it.
+type boxEntry struct {
+	box  confine.Box
+	r, w *os.File // the shim's end (its file descriptor 4), the agent's
+	log  *slog.Logger
+}
+
+// done moves process pid (the shim; 0: it did not start) into the cgroup
+// and closes the pipe. Nil-safe.
+func (e *boxEntry) done(pid int) {
+	if e == nil {
+		return
+	}
+	e.r.Close() // the shim has its own copy
+	if pid > 0 {
+		if err := e.box.Enter(pid); err != nil {
+			e.log.Debug("shim not moved into its cgroup; it moves itself", "pid", pid, "err", err)
+		}
+	}
+	e.w.Close()
 }
 
 // boxOf returns the cgroup recorded in replica directory dir, if any.

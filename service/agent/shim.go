@@ -39,7 +39,11 @@ type shimOptions struct {
 	// box, when set (--cgroup), is the replica's cgroup (the agent's
 	// cgroup.json in dir): the command starts in it, every process of the
 	// replica stays in it, and the shim waits until it is empty.
-	box     *confine.Box
+	box *confine.Box
+	// boxFD, when set, is a pipe the agent closes once it has moved the
+	// shim into box (cgroup v1): the shim waits for that, then starts the
+	// command, entering the box itself if it is not in it.
+	boxFD   int
 	command []string
 }
 
@@ -125,6 +129,7 @@ func parseShimArgs(args []string) (shimOptions, error) {
 	gid := fs.Int64("gid", -1, "group the command runs as, with --uid")
 	groups := fs.String("groups", "", "supplementary groups of the command, with --uid")
 	cgroup := fs.Bool("cgroup", false, "start the command in the cgroup DIR/"+boxFile+" names")
+	fs.IntVar(&o.boxFD, "cgroup-fd", 0, "with --cgroup: a pipe the agent closes once it has moved the shim into the cgroup")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -195,6 +200,7 @@ func startShimCommand(o shimOptions) (int, error) {
 	}
 	start := cmd.Start
 	if o.box != nil {
+		waitEntry(o.boxFD)
 		start = func() error { return o.box.Start(cmd) }
 	}
 	if err := start(); err != nil {
@@ -202,6 +208,19 @@ func startShimCommand(o shimOptions) (int, error) {
 	}
 	// The shim reaps the process itself (waitGroup), never through cmd.
 	return cmd.Process.Pid, nil
+}
+
+// waitEntry waits until the agent closes pipe fd (its boxEntry): it has
+// moved the shim into the replica's cgroup, or failed to. Nothing for fd
+// 0.
+func waitEntry(fd int) {
+	if fd <= 2 {
+		return
+	}
+	syscall.CloseOnExec(fd)
+	f := os.NewFile(uintptr(fd), "cgroup-entry")
+	_, _ = io.Copy(io.Discard, f)
+	_ = f.Close()
 }
 
 // sayHello writes h to the hello pipe, if there is one, and closes it.

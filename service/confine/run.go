@@ -21,9 +21,15 @@ import (
 
 // Start starts cmd as a member of b, so that every process it forks is one
 // too. On v2 the kernel clones it into the box (CLONE_INTO_CGROUP); on v1
-// the calling process steps into the box for the fork and back into its
-// own cgroups right after, so it is a member for that moment only. The
-// caller must not start other processes meanwhile.
+// the calling process steps into the box for the fork, unless it is a
+// member already (Enter), and back into its own cgroups right after, so it
+// is a member for that moment only. The caller must not start other
+// processes meanwhile.
+//
+// Moving a process into a v1 cgroup waits for an RCU grace period (several
+// milliseconds, more on a busy machine) unless another move just did: an
+// agent moves a shim in (Enter) while the shim's program loads, so that
+// the wait is not added to the replica's start.
 func (b Box) Start(cmd *exec.Cmd) error {
 	if b.Version == V2 {
 		return b.startV2(cmd)
@@ -36,9 +42,11 @@ func (b Box) Start(cmd *exec.Cmd) error {
 		}
 	}
 	self := os.Getpid()
-	if err := addPid(b.Paths, self); err != nil {
-		_ = addPid(home, self)
-		return fmt.Errorf("enter cgroup: %w", err)
+	if !b.holdsSelf() {
+		if err := addPid(b.Paths, self); err != nil {
+			_ = addPid(home, self)
+			return fmt.Errorf("enter cgroup: %w", err)
+		}
 	}
 	err := cmd.Start()
 	if lerr := addPid(home, self); lerr != nil && err == nil {
@@ -63,6 +71,29 @@ func (b Box) startV2(cmd *exec.Cmd) error {
 	}
 	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
 	return cmd.Start()
+}
+
+// Enter moves process pid into b (v1: into each controller's directory).
+func (b Box) Enter(pid int) error {
+	if err := addPid(b.Paths, pid); err != nil {
+		return fmt.Errorf("enter cgroup: %w", err)
+	}
+	return nil
+}
+
+// holdsSelf reports whether the calling process is in b's directory of
+// every controller (v1).
+func (b Box) holdsSelf() bool {
+	own, err := cgroups.ParseCgroupFile("/proc/self/cgroup")
+	if err != nil {
+		return false
+	}
+	for c, p := range b.Paths {
+		if o, ok := own[c]; !ok || o == "/" || !strings.HasSuffix(p, o) {
+			return false
+		}
+	}
+	return true
 }
 
 // ownPaths are the calling process's own v1 cgroups of controllers.
