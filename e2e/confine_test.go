@@ -150,6 +150,9 @@ func TestJobsStayInTheirBoxes(t *testing.T) {
 	if pids, _ := bobBox.Pids(); !containsPID(pids, bobPID) {
 		t.Fatalf("bob's replica %d is not in its cgroup %v (members %v)", bobPID, bobBox.Paths, pids)
 	}
+	if st, err := bobBox.Stats(); err == nil {
+		t.Logf("bob's cgroup (sh, then sleep): %d KiB of memory charged, at most %d KiB", st.Memory>>10, st.MaxMemory>>10)
+	}
 
 	corpus := hostileJobs(escapeTargets{adminToken: c.tokenFile, nodeToken: c.nodeToken, bobDir: bobDir, bobPID: bobPID,
 		bobBox: bobBox, devDir: dev})
