@@ -113,6 +113,24 @@ func fakeGPUs(t *testing.T, n int) string {
 	return dir
 }
 
+// tidyCgroups removes, when empty, the parent cgroup that an agent's log
+// names (`replicas run in cgroups of their own … parent=P`): an agent that
+// exits removes it itself, one killed with SIGKILL leaves it.
+func tidyCgroups(log string) {
+	_, rest, ok := strings.Cut(log, "replicas run in cgroups of their own")
+	if !ok {
+		return
+	}
+	_, rest, ok = strings.Cut(rest, " parent=")
+	if !ok {
+		return
+	}
+	parent, _, _ := strings.Cut(rest, " ")
+	if h, err := confine.Detect(parent); err == nil {
+		h.Tidy()
+	}
+}
+
 // needCgroups skips the test unless this machine lets root make cgroups.
 func needCgroups(t testing.TB) {
 	t.Helper()
