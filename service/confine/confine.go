@@ -151,8 +151,8 @@ func (b Box) manager(r *cgroups.Resources) (cgroups.Manager, error) {
 }
 
 // Create makes box name (a single path element, e.g. the replica's ID)
-// under h's parent with limits l. A box of that name left by an earlier
-// run is removed first, when empty.
+// under h's parent with limits l. An empty box of that name, left by an
+// earlier run, is removed first; one that holds processes is an error.
 func (h Host) Create(name string, l Limits) (Box, error) {
 	if name == "" || name != filepath.Base(name) || name == "." || name == ".." {
 		return Box{}, fmt.Errorf("cgroup name %q: want a single path element", name)
@@ -183,7 +183,9 @@ func (h Host) Create(name string, l Limits) (Box, error) {
 			return Box{}, fmt.Errorf("cgroup %s: %w", name, err)
 		}
 	}
-	_ = b.Remove() // a stale box of an earlier run; fails, harmlessly, if busy
+	if err := b.Remove(); err != nil && !b.Empty() { // a stale box of an earlier run
+		return Box{}, fmt.Errorf("cgroup %s exists and holds processes", name)
+	}
 	if err := m.Apply(-1); err != nil {
 		_ = b.Remove()
 		return Box{}, fmt.Errorf("create cgroup %s: %w", name, err)

@@ -273,3 +273,24 @@ func TestBoxDevicesV2(t *testing.T) {
 	}
 	waitFor(t, "an empty cgroup2 directory", b.Empty)
 }
+
+func TestCreateRefusesABusyBox(t *testing.T) {
+	h := host(t)
+	b := create(t, h, "busy", Limits{Pids: 8})
+	cmd := exec.Command("sleep", "30")
+	if err := b.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait() }()
+	if _, err := h.Create("busy", Limits{Pids: 8}); err == nil || !strings.Contains(err.Error(), "holds processes") {
+		t.Errorf("Create over a box with a process: %v, want it refused", err)
+	}
+	if err := b.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "an empty box", b.Empty)
+	again, err := h.Create("busy", Limits{Pids: 8})
+	if err != nil || !again.Exists() {
+		t.Errorf("Create over the emptied box: %v", err)
+	}
+}
