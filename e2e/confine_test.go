@@ -147,7 +147,7 @@ func needCgroups(t testing.TB) {
 // TestJobsStayInTheirBoxes (issue 27, cgroups and devices): with an agent
 // running as root that requires confinement, every command of the
 // hostile-job corpus fails from inside alice's job while bob's job runs on;
-// a job asking 256Mi that allocates 1 GB is killed and reported out of
+// a job asking 256Mi that allocates 1 GiB is killed and reported out of
 // memory; a job forking beyond --pids-max cannot; a 1-CPU job's busy loops
 // use about one CPU (cpuacct / cpu.stat); a stopped job's cgroup is gone.
 func TestJobsStayInTheirBoxes(t *testing.T) {
@@ -190,25 +190,25 @@ func TestJobsStayInTheirBoxes(t *testing.T) {
 	if j := jobAs(t, c.url, c.admin, bobJob); j.State != api.Running {
 		t.Errorf("bob's job: %s, want running", j.State)
 	}
-	checkLimits(t, c)
+	checkLimits(t, c, bobBox.Version)
 	mustSecure(t, c.url, c.admin, "", "cancel", bobJob)
 	eventually(t, 30*time.Second, "bob's cgroup removed once his job is stopped", func() bool { return !bobBox.Exists() })
 }
 
 // checkLimits runs alice's jobs that exceed their memory, task and CPU
-// limits, side by side.
-func checkLimits(t *testing.T, c *rootCluster) {
+// limits, side by side, on an agent whose cgroups are of version.
+func checkLimits(t *testing.T, c *rootCluster, version confine.Version) {
 	done := make(chan func(), 2)
-	go func() { // a 256Mi job that allocates 1 GB in a shell variable
+	go func() { // a 256Mi job that allocates 1 GiB in a shell variable
 		j, logs := runJobQuiet(t, c, "alice", "--gpus", "1", "--memory", "256Mi", "--",
-			"sh", "-c", "x=$(head -c 1000000000 /dev/zero | tr '\\0' a); echo survived ${#x}")
+			"sh", "-c", "x=$(head -c 1073741824 /dev/zero | tr '\\0' a); echo survived ${#x}")
 		done <- func() {
-			want := "out of memory (memory.limit_in_bytes 256Mi)"
-			if bobV2 := !strings.Contains(j.Reason, "limit_in_bytes"); bobV2 {
-				want = "out of memory (memory.max 256Mi)"
+			want := "out of memory (memory.max 256Mi)"
+			if version == confine.V1 {
+				want = "out of memory (memory.limit_in_bytes 256Mi)"
 			}
 			if j.State != api.Failed || !strings.Contains(j.Reason, want) || strings.Contains(j.Reason, "exit code 137") {
-				t.Errorf("the 256Mi job that allocates 1 GB: %s (%s), want failed with %q, not exit code 137\n%s", j.State, j.Reason, want, logs)
+				t.Errorf("the 256Mi job that allocates 1 GiB: %s (%s), want failed with %q, not exit code 137\n%s", j.State, j.Reason, want, logs)
 			}
 		}
 	}()
