@@ -3,14 +3,17 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gpusched/gpusched/internal/servicetest"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/confine"
 )
@@ -296,4 +299,61 @@ func containsPID(pids []int, pid int) bool {
 		}
 	}
 	return false
+}
+
+// TestAgentWithoutCgroups: an agent that cannot make cgroups — here
+// because it runs as nobody, not root — says so at start and runs
+// replicas unconfined; with --confine require it refuses to start, saying
+// why.
+func TestAgentWithoutCgroups(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: the test runs the agent as the account nobody")
+	}
+	dir, err := os.MkdirTemp("", "gpusched-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin, data := filepath.Join(dir, "gpusched"), filepath.Join(dir, "data")
+	raw, err := os.ReadFile(binary)
+	if err == nil {
+		err = os.WriteFile(bin, raw, 0o755)
+	}
+	if err == nil {
+		err = os.Mkdir(data, 0o700)
+	}
+	for _, p := range []string{dir, data} {
+		if err == nil {
+			err = os.Chown(p, 65534, 65534)
+		}
+	}
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := func(mode string) *exec.Cmd {
+		cmd := exec.Command(bin, "agent", "--server", "http://127.0.0.1:9", "--name", "n1", "--data", data, "--gpus", "v100=1",
+			"--confine", mode)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		return cmd
+	}
+	out, err := agent("require").CombinedOutput()
+	want := "confinement required (--confine require), but replicas cannot be confined: the agent runs as uid 65534, not root"
+	if err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("--confine require as nobody: %v, output %q; want a refusal saying %q", err, out, want)
+	}
+
+	cmd := agent("auto")
+	var buf servicetest.SyncBuffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	eventually(t, 20*time.Second, "the agent says it runs replicas unconfined", func() bool {
+		return strings.Contains(buf.String(), "replicas run unconfined: no cgroups for them") &&
+			strings.Contains(buf.String(), "not root")
+	})
 }
