@@ -92,14 +92,7 @@ func hostileScript(jobs []hostileJob, devDir string) string {
 // driver behind it) where the cgroup lets it through, EPERM where not.
 func fakeGPUs(t *testing.T, n int) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "gpusched-dev-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := sharedDir(t, "gpusched-dev-", 0o755)
 	for i := range n + 1 {
 		name, minor := fmt.Sprintf("nvidia%d", i), uint32(i)
 		if i == n {
@@ -309,11 +302,7 @@ func TestAgentWithoutCgroups(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("not root: the test runs the agent as the account nobody")
 	}
-	dir, err := os.MkdirTemp("", "gpusched-nobody-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := sharedDir(t, "gpusched-nobody-", 0o755)
 	bin, data := filepath.Join(dir, "gpusched"), filepath.Join(dir, "data")
 	raw, err := os.ReadFile(binary)
 	if err == nil {
@@ -322,13 +311,8 @@ func TestAgentWithoutCgroups(t *testing.T) {
 	if err == nil {
 		err = os.Mkdir(data, 0o700)
 	}
-	for _, p := range []string{dir, data} {
-		if err == nil {
-			err = os.Chown(p, 65534, 65534)
-		}
-	}
 	if err == nil {
-		err = os.Chmod(dir, 0o755)
+		err = os.Chown(data, 65534, 65534)
 	}
 	if err != nil {
 		t.Fatal(err)

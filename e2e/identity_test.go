@@ -65,16 +65,8 @@ type rootCluster struct {
 // and makes a token for each of users.
 func startRootCluster(t testing.TB, users []string, agentArgs ...string) *rootCluster {
 	t.Helper()
-	// The replicas' accounts pass through the data directories (0711):
-	// not t.TempDir, which is 0700.
-	data, err := os.MkdirTemp("", "gpusched-root-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(data) })
-	if err := os.Chmod(data, 0o711); err != nil {
-		t.Fatal(err)
-	}
+	// The replicas' accounts pass through the data directories (0711).
+	data := sharedDir(t, "gpusched-root-", 0o711)
 	c := &rootCluster{data: data, tokens: map[string]string{}, agentData: filepath.Join(data, "agent")}
 	addr := freeAddr(t)
 	c.url = "http://" + addr
@@ -101,6 +93,22 @@ func startRootCluster(t testing.TB, users []string, agentArgs ...string) *rootCl
 	})
 	c.nodeToken = filepath.Join(c.agentData, "node.token")
 	return c
+}
+
+// sharedDir makes a temporary directory of mode perm, which other
+// accounts may enter (t.TempDir's are 0700 under a 0700 directory), and
+// removes it at the test's end.
+func sharedDir(t testing.TB, prefix string, perm os.FileMode) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, perm); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // startSleeper submits user's job that writes its PID (pid) and a secret
