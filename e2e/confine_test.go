@@ -187,8 +187,35 @@ func TestJobsStayInTheirBoxes(t *testing.T) {
 		t.Errorf("bob's job: %s, want running", j.State)
 	}
 	checkLimits(t, c, bobBox.Version)
+	checkEscapeKilled(t, c)
 	mustSecure(t, c.url, c.admin, "", "cancel", bobJob)
 	eventually(t, 30*time.Second, "bob's cgroup removed once his job is stopped", func() bool { return !bobBox.Exists() })
+}
+
+// checkEscapeKilled cancels alice's job whose child left its session and
+// process group and ignores SIGTERM: the stop kills it through the cgroup
+// after the grace period, and the cgroup goes.
+func checkEscapeKilled(t *testing.T, c *rootCluster) {
+	id := strings.TrimSpace(mustSecure(t, c.url, c.tokens["alice"], "", "submit", "--gpus", "1", "--grace-period", "1", "--",
+		"sh", "-c", "setsid sh -c 'trap \"\" TERM; echo $$ > escaped; while :; do sleep 1; done' & exec sleep 300"))
+	dir := replicaDir(t, c.agentData, id)
+	var pid int
+	eventually(t, 20*time.Second, "the escaped child writes its PID", func() bool {
+		b, err := os.ReadFile(filepath.Join(dir, "work", "escaped"))
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
+	})
+	box, found, err := confine.Load(filepath.Join(dir, "cgroup.json"))
+	if err != nil || !found {
+		t.Fatalf("the job's cgroup record: %v, %v", found, err)
+	}
+	if pgid, _ := unix.Getpgid(pid); pgid != pid {
+		t.Fatalf("the escaped child %d is in process group %d, want its own", pid, pgid)
+	}
+	mustSecure(t, c.url, c.admin, "", "cancel", id)
+	eventually(t, 20*time.Second, "the escaped child killed through the cgroup", func() bool {
+		return unix.Kill(pid, 0) == unix.ESRCH && !box.Exists()
+	})
 }
 
 // checkLimits runs alice's jobs that exceed their memory, task and CPU
