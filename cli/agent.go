@@ -29,6 +29,7 @@ type agentOptions struct {
 	joinToken, ca                  string
 	capacity                       capacityOptions
 	userMap                        string
+	confine                        confineOptions
 }
 
 // capacityOptions are the agent flags of what its node offers besides
@@ -86,7 +87,7 @@ func newAgentCommand() *cobra.Command {
 	o := &agentOptions{}
 	cmd := &cobra.Command{
 		Use: "agent --server URL [--join-token T] [--ca FILE] [--name NODE] [--data DIR] [--gpus auto|TYPE=N,...] " +
-			"[--user-map FILE] [--cpus N] [--memory Q] [--reserve cpu=N,memory=Q] [--resource NAME=N]... [--power-redfish URL | --power-file FILE | --power-http URL]",
+			"[--user-map FILE] [--confine auto|require|off] [--default-memory Q] [--cpus N] [--memory Q] [--reserve cpu=N,memory=Q] [--resource NAME=N]... [--power-redfish URL | --power-file FILE | --power-http URL]",
 		Short: "Run this machine's node agent: offer its GPUs and run the replicas the server assigns",
 		Long: "agent registers this machine's GPUs with the scheduler service, runs the job\n" +
 			"replicas the server assigns to it (each in its own process group, output in\n" +
@@ -104,7 +105,13 @@ func newAgentCommand() *cobra.Command {
 			"(uid, groups, HOME), the account of the same name unless --user-map FILE maps\n" +
 			"the owner to another account (and extra groups); a job whose owner has no\n" +
 			"account on the node fails there, and none runs as root unless the map says so.\n" +
-			"An agent not running as root runs every replica as itself. See docs/SECURITY.md.",
+			"An agent not running as root runs every replica as itself.\n\n" +
+			"With --confine auto (the default) an agent running as root puts each replica\n" +
+			"in a cgroup of its own (v2, else v1): its job's CPUs and memory (or\n" +
+			"--default-memory) as limits, at most --pids-max tasks, and only its own GPUs'\n" +
+			"/dev/nvidiaN among the node's GPUs; an out-of-memory kill fails the job saying\n" +
+			"so. Without cgroups it says so at start and runs replicas unconfined; --confine\n" +
+			"require refuses to start instead. See docs/SECURITY.md.",
 		Example: "  gpusched agent --server https://head:7070 --join-token \"$(cat join.token)\" --ca ca.crt\n" +
 			"  gpusched agent --server http://head:7070\n" +
 			"  gpusched agent --server http://head:7070 --name gpu7 --gpus v100=8\n" +
@@ -124,6 +131,7 @@ func newAgentCommand() *cobra.Command {
 	f.StringVar(&o.gpus, "gpus", agent.AutoGPUs, "the node's GPUs: auto (discover with NVML) or TYPE=N, e.g. v100=4")
 	f.BoolVar(&o.stopOnExit, "stop-replicas-on-exit", false, "stop every running replica before the agent exits")
 	addCapacityFlags(cmd, &o.capacity)
+	addConfineFlags(cmd, &o.confine)
 	addPowerFlags(cmd, &o.power, true)
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log debug messages")
 	f.StringVar(&o.joinToken, "join-token", "", "join token for a server that requires authentication (default $"+envJoinToken+
@@ -192,7 +200,7 @@ func runAgent(ctx context.Context, o *agentOptions, stderr io.Writer) error {
 	if err != nil {
 		return badInput("--ca: %w", err)
 	}
-	a, err := agent.New(agent.Config{
+	cfg := agent.Config{
 		Client:        hc,
 		JoinToken:     first(o.joinToken, os.Getenv(envJoinToken)),
 		CAFile:        ca,
@@ -209,7 +217,11 @@ func runAgent(ctx context.Context, o *agentOptions, stderr io.Writer) error {
 		ProbeEvery:    o.power.probeEvery,
 		RunAs:         runAs,
 		UserMap:       userMap,
-	})
+	}
+	if err := o.confine.apply(&cfg); err != nil {
+		return err
+	}
+	a, err := agent.New(cfg)
 	if errors.Is(err, agent.ErrInvalidConfig) {
 		return usageError{err}
 	}

@@ -144,7 +144,8 @@ func runAgents(ctx context.Context, agents []*agent.Agent) error {
 
 // devRunAs makes dev's agents behave as `gpusched agent` as root when the
 // server requires authentication and dev runs as root: several people
-// share the machine, so each job runs as its owner's Unix account, and
+// share the machine, so each job runs as its owner's Unix account, in a
+// cgroup of its own when the machine has them (agent.ConfineAuto), and
 // the data directory becomes 0711 (its files stay private: 0600 and 0700)
 // so that they reach their replicas' directories. Without authentication
 // (one person's workstation) or as an ordinary user, replicas run as dev.
@@ -152,7 +153,7 @@ func (o *devOptions) devRunAs(srv *server.Server, cfg *agent.Config) error {
 	if srv.Tokens() == nil || os.Geteuid() != 0 {
 		return nil
 	}
-	cfg.RunAs = agent.RunAsOwner
+	cfg.RunAs, cfg.Confine = agent.RunAsOwner, agent.ConfineAuto
 	data := filepath.Clean(o.server.data)
 	for d := filepath.Dir(cfg.DataDir); d == data || strings.HasPrefix(d, data+string(filepath.Separator)); d = filepath.Dir(d) {
 		if err := os.Chmod(d, 0o711); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -20,14 +21,68 @@ import (
 // median and 90th percentile over b.N sequential jobs.
 func BenchmarkSubmitToStart(b *testing.B) {
 	url := startDev(b, "v100=4")
-	dir := b.TempDir()
+	submitToStart(b, url, "", b.TempDir())
+}
+
+// BenchmarkSubmitToStartConfined is BenchmarkSubmitToStart on a server
+// with authentication (alice's token) and an agent running as root, side
+// by side (docs/BENCHMARKS.md): as-root runs every job as root, unconfined
+// (a user map to root, --confine off); owner as alice's Unix account;
+// root-cgroup as root in a cgroup of its own with its limits and device
+// rules (--confine require); owner-cgroup as alice in a cgroup. It needs
+// root, useradd and cgroups.
+func BenchmarkSubmitToStartConfined(b *testing.B) {
+	needCgroups(b)
+	if _, err := exec.LookPath("useradd"); err != nil {
+		b.Skip("useradd not found: the benchmark runs jobs as Unix account alice")
+	}
+	addAccount(b, "alice")
+	root := filepath.Join(b.TempDir(), "users-root.yaml")
+	if err := os.WriteFile(root, []byte("default: {account: root}\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	for _, v := range []struct {
+		name string
+		args []string
+	}{
+		{"as-root", []string{"--confine", "off", "--user-map", root}},
+		{"owner", []string{"--confine", "off"}},
+		{"root-cgroup", []string{"--confine", "require", "--user-map", root}},
+		{"owner-cgroup", []string{"--confine", "require"}},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			c := startRootCluster(b, []string{"alice"}, append([]string{"--gpus", "v100=4"}, v.args...)...)
+			out := filepath.Join(c.data, "out")
+			if err := os.Mkdir(out, 0o777); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.Chmod(out, 0o777); err != nil {
+				b.Fatal(err)
+			}
+			submitToStart(b, c.url, c.tokens["alice"], out)
+		})
+	}
+}
+
+// submitToStart submits b.N jobs `touch DIR/N` one after the other, with
+// token (none when empty), and reports the median and 90th percentile of
+// the time from sending POST /v1/jobs until the file exists.
+func submitToStart(b *testing.B, url, token, dir string) {
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
 		file := filepath.Join(dir, fmt.Sprint(i))
 		body, _ := json.Marshal(api.JobSpec{Command: []string{"touch", file}, GPUs: 1})
+		req, err := http.NewRequest(http.MethodPost, url+"/v1/jobs", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
 		t0 := time.Now()
-		r, err := http.Post(url+"/v1/jobs", "application/json", bytes.NewReader(body))
+		r, err := http.DefaultClient.Do(req)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -62,6 +62,7 @@ func start(t testing.TB, name string, args ...string) *proc {
 	go func() { p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
 		p.stop()
+		tidyCgroups(p.out.String())
 		if t.Failed() {
 			t.Logf("--- output of %s (%s):\n%s", name, strings.Join(args, " "), p.out.String())
 		}

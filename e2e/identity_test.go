@@ -17,7 +17,7 @@ import (
 
 // addAccount creates Unix account name with useradd for the test and
 // removes it (userdel) at its end.
-func addAccount(t *testing.T, name string) {
+func addAccount(t testing.TB, name string) {
 	t.Helper()
 	if _, err := user.Lookup(name); err == nil {
 		t.Skipf("Unix account %s exists already; the test creates and removes its own accounts", name)
@@ -34,7 +34,7 @@ func addAccount(t *testing.T, name string) {
 
 // replicaDir is the directory of job id's first replica under agent data
 // directory data.
-func replicaDir(t *testing.T, data, id string) string {
+func replicaDir(t testing.TB, data, id string) string {
 	t.Helper()
 	var dir string
 	eventually(t, 20*time.Second, "the replica directory of "+id, func() bool {
@@ -45,6 +45,86 @@ func replicaDir(t *testing.T, data, id string) string {
 		return dir != ""
 	})
 	return dir
+}
+
+// rootCluster is a server that requires authentication and its agent n1,
+// running as root: jobs run as their owners' Unix accounts.
+type rootCluster struct {
+	url, admin string
+	tokens     map[string]string // each user's token
+	data       string            // the test's directory (0711)
+	agentData  string
+	tokenFile  string // the server's admin token
+	nodeToken  string // the agent's credential
+	agent      *proc
+}
+
+// startRootCluster starts a server with --auth and agent n1 (as root, with
+// an empty user map: every owner runs as the account of the same name,
+// --stop-replicas-on-exit and agentArgs, where a later --user-map wins),
+// and makes a token for each of users.
+func startRootCluster(t testing.TB, users []string, agentArgs ...string) *rootCluster {
+	t.Helper()
+	// The replicas' accounts pass through the data directories (0711).
+	data := sharedDir(t, "gpusched-root-", 0o711)
+	c := &rootCluster{data: data, tokens: map[string]string{}, agentData: filepath.Join(data, "agent")}
+	addr := freeAddr(t)
+	c.url = "http://" + addr
+	start(t, "server", "server", "--listen", addr, "--data", filepath.Join(data, "server"), "--auth")
+	c.tokenFile = filepath.Join(data, "server", "admin.token")
+	eventually(t, 20*time.Second, "the admin token", func() bool { _, err := os.Stat(c.tokenFile); return err == nil })
+	waitHealthy(t, c.url)
+	raw, _ := os.ReadFile(c.tokenFile)
+	c.admin = strings.TrimSpace(string(raw))
+	for _, u := range users {
+		c.tokens[u] = strings.TrimSpace(mustSecure(t, c.url, c.admin, "", "token", "create", "--user", u))
+	}
+	join := strings.TrimSpace(mustSecure(t, c.url, c.admin, "", "token", "create", "--join"))
+	// An empty user map: every owner runs as the account of the same name.
+	usersFile := filepath.Join(data, "users.yaml")
+	if err := os.WriteFile(usersFile, []byte("users: {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"agent", "--server", c.url, "--name", "n1", "--data", c.agentData, "--join-token", join,
+		"--user-map", usersFile, "--stop-replicas-on-exit"}, agentArgs...)
+	c.agent = start(t, "agent n1", args...)
+	eventually(t, 20*time.Second, "node n1 ready", func() bool {
+		return strings.Contains(mustSecure(t, c.url, c.admin, "", "nodes"), "n1")
+	})
+	c.nodeToken = filepath.Join(c.agentData, "node.token")
+	return c
+}
+
+// sharedDir makes a temporary directory of mode perm, which other
+// accounts may enter (t.TempDir's are 0700 under a 0700 directory), and
+// removes it at the test's end.
+func sharedDir(t testing.TB, prefix string, perm os.FileMode) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, perm); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// startSleeper submits user's job that writes its PID (pid) and a secret
+// (notes) into its working directory and sleeps; it returns the job's ID,
+// its replica's directory and PID.
+func startSleeper(t *testing.T, c *rootCluster, user string) (id, dir string, pid int) {
+	t.Helper()
+	id = strings.TrimSpace(mustSecure(t, c.url, c.tokens[user], "", "submit", "--name", user+"s", "--gpus", "1", "--",
+		"sh", "-c", "echo $$ > pid; echo "+user+"-secret > notes; exec sleep 300"))
+	dir = replicaDir(t, c.agentData, id)
+	eventually(t, 20*time.Second, user+"'s job writes its PID", func() bool {
+		b, err := os.ReadFile(filepath.Join(dir, "work", "pid"))
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
+	})
+	return id, dir, pid
 }
 
 // TestJobsRunAsTheirOwners (issue 27, identity and secrets): an agent
@@ -62,53 +142,11 @@ func TestJobsRunAsTheirOwners(t *testing.T) {
 	}
 	addAccount(t, "alice")
 	addAccount(t, "bob")
-	// The replicas' accounts pass through the data directories (0711):
-	// not t.TempDir, which is 0700.
-	data, err := os.MkdirTemp("", "gpusched-identity-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(data) })
-	if err := os.Chmod(data, 0o711); err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddr(t)
-	url := "http://" + addr
-	start(t, "server", "server", "--listen", addr, "--data", filepath.Join(data, "server"), "--auth")
-	tokenFile := filepath.Join(data, "server", "admin.token")
-	eventually(t, 20*time.Second, "the admin token", func() bool { _, err := os.Stat(tokenFile); return err == nil })
-	waitHealthy(t, url)
-	raw, _ := os.ReadFile(tokenFile)
-	admin := strings.TrimSpace(string(raw))
-	tokens := map[string]string{}
-	for _, u := range []string{"alice", "bob", "carol"} {
-		tokens[u] = strings.TrimSpace(mustSecure(t, url, admin, "", "token", "create", "--user", u))
-	}
-	join := strings.TrimSpace(mustSecure(t, url, admin, "", "token", "create", "--join"))
-
-	// An empty user map: every owner runs as the account of the same name.
-	users := filepath.Join(data, "users.yaml")
-	if err := os.WriteFile(users, []byte("users: {}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	agentData := filepath.Join(data, "agent")
 	t.Setenv("AGENT_SECRET_TOKEN", "agent-secret-value") // the agent's environment; no job may see it
-	start(t, "agent n1", "agent", "--server", url, "--name", "n1", "--gpus", "v100=4", "--data", agentData,
-		"--join-token", join, "--user-map", users, "--stop-replicas-on-exit")
-	eventually(t, 20*time.Second, "node n1 ready", func() bool {
-		return strings.Contains(mustSecure(t, url, admin, "", "nodes"), "n1")
-	})
-	nodeToken := filepath.Join(agentData, "node.token")
+	c := startRootCluster(t, []string{"alice", "bob", "carol"}, "--gpus", "v100=4")
+	url, admin, tokens, tokenFile, nodeToken := c.url, c.admin, c.tokens, c.tokenFile, c.nodeToken
 
-	bobJob := strings.TrimSpace(mustSecure(t, url, tokens["bob"], "", "submit", "--name", "bobs", "--gpus", "1", "--",
-		"sh", "-c", "echo $$ > bob.pid; echo bob-secret > notes; exec sleep 300"))
-	bobDir := replicaDir(t, agentData, bobJob)
-	var bobPID int
-	eventually(t, 20*time.Second, "bob's job writes its PID", func() bool {
-		b, err := os.ReadFile(filepath.Join(bobDir, "work", "bob.pid"))
-		bobPID, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil && bobPID > 0
-	})
+	bobJob, bobDir, bobPID := startSleeper(t, c, "bob")
 
 	aliceJob := strings.TrimSpace(mustSecure(t, url, tokens["alice"], "", "submit", "--name", "alices", "--gpus", "1", "--",
 		"sh", "-c", aliceScript(tokenFile, nodeToken, bobDir, bobPID)))
@@ -219,7 +257,7 @@ func checkOwners(t *testing.T, dir string) {
 }
 
 // jobAs reads job id with token.
-func jobAs(t *testing.T, url, token, id string) api.Job {
+func jobAs(t testing.TB, url, token, id string) api.Job {
 	t.Helper()
 	var j api.Job
 	if err := json.Unmarshal([]byte(mustSecure(t, url, token, "", "job", id, "-o", "json")), &j); err != nil {

@@ -4,7 +4,8 @@
 // transactions, nodes and their agents' work, and the scheduling loop that
 // runs the core's engine on the real clock; no transport), server (its
 // HTTP transport: the REST API and the agent protocol), agent (the node
-// agent that runs replicas under their shims), store (the durable,
+// agent that runs replicas under their shims), confine (a replica's
+// cgroup: its limits, its devices, its kill), store (the durable,
 // revisioned store), client (the Go client the CLI uses) and forecast
 // (start and finish forecasts: the live state simulated forward).
 //

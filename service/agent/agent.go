@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/gpusched/gpusched/service/confine"
 )
 
 // Agent runs one node's replicas for a gpusched server. Make one with New
@@ -31,6 +33,12 @@ type Agent struct {
 	power powerState
 	// probes are the data endpoints to probe and the results (probe.go).
 	probes *probeState
+	// host is where replicas' cgroups are made; confine.None when
+	// replicas run unconfined (set by Run, setupConfinement).
+	host confine.Host
+	// minors are the device minor numbers (/dev/nvidiaM) of the GPUs by
+	// index, from NVML; nil: M is the index.
+	minors map[int]int
 }
 
 // timing holds the agent's intervals; tests shorten them.

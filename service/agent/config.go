@@ -101,6 +101,20 @@ type Config struct {
 	// RunAsOwner (config.LoadUserMap); nil: every owner runs as the account
 	// of the same name, never root.
 	UserMap *config.UserMap
+	// Confine says whether each replica runs in a cgroup of its own:
+	// ConfineOff (the zero value), ConfineAuto or ConfineRequire
+	// (docs/SECURITY.md, "On the nodes").
+	Confine Confine
+	// DefaultMemory is the memory limit, in bytes, of a confined replica
+	// whose job asks for no memory; 0: none.
+	DefaultMemory int64
+	// PidsMax bounds the tasks of each confined replica; 0 means
+	// DefaultPidsMax.
+	PidsMax int64
+	// DeviceDir is where the node's device nodes are (/dev/nvidiaN,
+	// /dev/nvidiactl, ...); default "/dev". A confined replica may open
+	// only its own GPUs' nodes of those there (confine.DeviceRules).
+	DeviceDir string
 }
 
 // DefaultDataDir is the data directory of the agent for node name when
@@ -156,6 +170,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	if err := checkRunAs(cfg); err != nil {
 		return cfg, err
 	}
+	if err := checkConfine(&cfg); err != nil {
+		return cfg, err
+	}
 	if err := validateGPUs(cfg.GPUs); err != nil {
 		return cfg, fmt.Errorf("GPUs: %w", err)
 	}
@@ -208,6 +225,24 @@ func checkRunAs(cfg Config) error {
 		return nil
 	}
 	return fmt.Errorf("run as %d: want RunAsAgent or RunAsOwner", cfg.RunAs)
+}
+
+// checkConfine checks the confinement fields of cfg and fills in their
+// defaults.
+func checkConfine(cfg *Config) error {
+	if cfg.Confine < ConfineOff || cfg.Confine > ConfineRequire {
+		return fmt.Errorf("confine %d: want ConfineOff, ConfineAuto or ConfineRequire", cfg.Confine)
+	}
+	if cfg.DefaultMemory < 0 || cfg.PidsMax < 0 {
+		return fmt.Errorf("default memory %d, pids max %d: want amounts of at least 0", cfg.DefaultMemory, cfg.PidsMax)
+	}
+	if cfg.PidsMax == 0 {
+		cfg.PidsMax = DefaultPidsMax
+	}
+	if cfg.DeviceDir == "" {
+		cfg.DeviceDir = "/dev"
+	}
+	return nil
 }
 
 // checkHostName reports whether s can go into a host list ("host:slots"

@@ -24,6 +24,8 @@ func TestNewChecksConfig(t *testing.T) {
 		{"no GPUs", Config{Server: "http://h:1", Name: "a"}, "0 GPUs"},
 		{"mixed GPUs", Config{Server: "http://h:1", Name: "a", GPUs: append(gpus, api.GPU{Index: 1, Type: "k80"})}, "one GPU type"},
 		{"twice", Config{Server: "http://h:1", Name: "a", GPUs: append(gpus, gpus[0])}, "given twice"},
+		{"bad confine", Config{Server: "http://h:1", Name: "a", GPUs: gpus, Confine: 7}, "confine 7"},
+		{"negative memory", Config{Server: "http://h:1", Name: "a", GPUs: gpus, DefaultMemory: -1}, "default memory -1"},
 	}
 	for _, tt := range tests {
 		tt.cfg.DataDir = t.TempDir()
@@ -39,5 +41,8 @@ func TestNewChecksConfig(t *testing.T) {
 	}
 	if a.cfg.Addr != "n7" || a.cfg.Server != "http://h:1" || filepath.Base(a.DataDir()) != "agent-n7" {
 		t.Errorf("defaults: addr %q server %q data %q", a.cfg.Addr, a.cfg.Server, a.DataDir())
+	}
+	if a.cfg.Confine != ConfineOff || a.cfg.PidsMax != DefaultPidsMax || a.cfg.DeviceDir != "/dev" {
+		t.Errorf("defaults: confine %d pids max %d device dir %q", a.cfg.Confine, a.cfg.PidsMax, a.cfg.DeviceDir)
 	}
 }

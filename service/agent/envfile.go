@@ -108,6 +108,7 @@ func (a *Agent) applyChange(c change) {
 	if err := a.writeEnvFile(spec, p.dir, acct); err != nil {
 		a.log.Warn("update environment file", "replica", spec.ID, "err", err)
 	}
+	a.updateBox(p, spec)
 	a.save(p)
 	gen := spec.Env["GPUSCHED_GENERATION"]
 	if !c.notify {

@@ -61,3 +61,31 @@ func nvmlDevice(lib nvml.Interface, i int) (api.GPU, error) {
 	}
 	return g, nil
 }
+
+// gpuMinors returns the minor number of each GPU's device node
+// (/dev/nvidiaM) by its NVML index, which need not be equal; nil when
+// NVML cannot tell.
+func gpuMinors() map[int]int {
+	lib := nvml.New()
+	if ret := lib.Init(); ret != nvml.SUCCESS {
+		return nil
+	}
+	defer lib.Shutdown()
+	n, ret := lib.DeviceGetCount()
+	if ret != nvml.SUCCESS {
+		return nil
+	}
+	out := make(map[int]int, n)
+	for i := range n {
+		d, ret := lib.DeviceGetHandleByIndex(i)
+		if ret != nvml.SUCCESS {
+			return nil
+		}
+		m, ret := d.GetMinorNumber()
+		if ret != nvml.SUCCESS {
+			return nil
+		}
+		out[i] = m
+	}
+	return out
+}

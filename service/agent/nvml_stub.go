@@ -13,3 +13,7 @@ import (
 func DiscoverGPUs() ([]api.GPU, error) {
 	return nil, fmt.Errorf("%w: NVML not available (built without cgo or not on Linux)", ErrNoGPUs)
 }
+
+// gpuMinors would return the GPUs' device minor numbers through NVML; this
+// build has none.
+func gpuMinors() map[int]int { return nil }

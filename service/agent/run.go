@@ -28,6 +28,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		return fmt.Errorf("agent %s: %w", a.cfg.Name, err)
 	}
 	defer release()
+	if err := a.setupConfinement(); err != nil {
+		return fmt.Errorf("agent %s: %w", a.cfg.Name, err)
+	}
 	if err := a.load(time.Now()); err != nil {
 		return fmt.Errorf("agent %s: %w", a.cfg.Name, err)
 	}
@@ -51,6 +54,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	close(a.detach)
 	stopHK()
 	wg.Wait()
+	a.host.Tidy() // what replicas left running still hold stays
 	return nil
 }
 

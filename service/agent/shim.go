@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gpusched/gpusched/service/confine"
 )
 
 // shimPoll is how often a shim checks whether the leftover processes of a
@@ -33,7 +35,15 @@ type shimOptions struct {
 	// records (shim.json, exit.json) into a directory the command cannot
 	// write to, keeps signalling the whole group, and cannot be signalled
 	// or traced by the command.
-	cred    *syscall.Credential
+	cred *syscall.Credential
+	// box, when set (--cgroup), is the replica's cgroup (the agent's
+	// cgroup.json in dir): the command starts in it, every process of the
+	// replica stays in it, and the shim waits until it is empty.
+	box *confine.Box
+	// boxFD, when set, is a pipe the agent closes once it has moved the
+	// shim into box (cgroup v1): the shim waits for that, then starts the
+	// command, entering the box itself if it is not in it.
+	boxFD   int
 	command []string
 }
 
@@ -48,11 +58,14 @@ type shimHello struct {
 // agent starts for every replica, in a session of its own, so that it
 // outlives the agent. args are
 //
-//	--dir DIR [--grace SECONDS] [--hello-fd N] [--uid U --gid G [--groups G,...]] -- COMMAND ARGS...
+//	--dir DIR [--grace SECONDS] [--hello-fd N] [--uid U --gid G [--groups G,...]] [--cgroup] -- COMMAND ARGS...
 //
 // With --uid the command runs as that user, group and supplementary groups
 // (the shim stays as it is) and enters its working directory — the
-// shim's — as that user.
+// shim's — as that user. With --cgroup the command starts in the cgroup
+// that DIR/cgroup.json names (confine.Box), the shim waits until that
+// cgroup is empty too, kills what is left there after the grace period,
+// reports an out-of-memory kill as such and removes the cgroup.
 // RunShim starts COMMAND in a new process group, with the shim's own
 // environment, working directory, stdout and stderr, and records it in
 // DIR/shim.json; it writes {"pid":N} (or {"error":"..."}) to file
@@ -84,8 +97,9 @@ func RunShim(args []string) error {
 		st := shimStarted{ShimPID: os.Getpid(), ShimStart: startTime(os.Getpid()), PID: pid, BootID: boot,
 			StartedAt: time.Now().UTC()}
 		if err = writeDurable(filepath.Join(o.dir, shimFile), st); err != nil {
-			signalGroup(pid, syscall.SIGKILL)
-			waitGroup(pid, 0, nil)
+			m := members{pgid: pid, box: o.box}
+			m.kill()
+			waitGroup(m, 0, nil)
 		}
 	}
 	if err != nil {
@@ -94,7 +108,10 @@ func RunShim(args []string) error {
 		return writeDurable(filepath.Join(o.dir, exitFile), ex)
 	}
 	sayHello(hello, shimHello{PID: pid})
-	ex := waitGroup(pid, o.grace, sigs)
+	ex := waitGroup(members{pgid: pid, box: o.box}, o.grace, sigs)
+	if o.box != nil {
+		ex = boxExit(ex, *o.box)
+	}
 	ex.FinishedAt, ex.BootID = time.Now().UTC(), boot
 	return writeDurable(filepath.Join(o.dir, exitFile), ex)
 }
@@ -111,10 +128,22 @@ func parseShimArgs(args []string) (shimOptions, error) {
 	uid := fs.Int64("uid", -1, "user the command runs as")
 	gid := fs.Int64("gid", -1, "group the command runs as, with --uid")
 	groups := fs.String("groups", "", "supplementary groups of the command, with --uid")
+	cgroup := fs.Bool("cgroup", false, "start the command in the cgroup DIR/"+boxFile+" names")
+	fs.IntVar(&o.boxFD, "cgroup-fd", 0, "with --cgroup: a pipe the agent closes once it has moved the shim into the cgroup")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	var err error
+	if *cgroup && o.dir != "" {
+		b, found, err := confine.Load(filepath.Join(o.dir, boxFile))
+		if err == nil && !found {
+			err = fmt.Errorf("--cgroup: no %s in %s", boxFile, o.dir)
+		}
+		if err != nil {
+			return o, err
+		}
+		o.box = &b
+	}
 	if o.cred, err = parseCredential(*uid, *gid, *groups); err != nil {
 		return o, err
 	}
@@ -169,11 +198,29 @@ func startShimCommand(o shimOptions) (int, error) {
 		}
 		cmd.Dir, cmd.SysProcAttr.Credential = wd, o.cred
 	}
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if o.box != nil {
+		waitEntry(o.boxFD)
+		start = func() error { return o.box.Start(cmd) }
+	}
+	if err := start(); err != nil {
 		return 0, err
 	}
 	// The shim reaps the process itself (waitGroup), never through cmd.
 	return cmd.Process.Pid, nil
+}
+
+// waitEntry waits until the agent closes pipe fd (its boxEntry): it has
+// moved the shim into the replica's cgroup, or failed to. Nothing for fd
+// 0.
+func waitEntry(fd int) {
+	if fd <= 2 {
+		return
+	}
+	syscall.CloseOnExec(fd)
+	f := os.NewFile(uintptr(fd), "cgroup-entry")
+	_, _ = io.Copy(io.Discard, f)
+	_ = f.Close()
 }
 
 // sayHello writes h to the hello pipe, if there is one, and closes it.
@@ -186,11 +233,41 @@ func sayHello(f *os.File, h shimHello) {
 	_ = f.Close()
 }
 
-// waitGroup waits for main process pid and then until its whole process
-// group is gone, and returns how the main process ended. Members left
-// after the main process exited get SIGTERM, grace, then SIGKILL. Signals
-// from sigs are passed on to the group.
-func waitGroup(pid int, grace time.Duration, sigs <-chan os.Signal) shimExit {
+// members are the processes of a replica a shim waits for: the process
+// group of its main process and, when it is confined, its cgroup, which
+// also holds those that left the group.
+type members struct {
+	pgid int
+	box  *confine.Box
+}
+
+// signal sends sig to every member.
+func (m members) signal(sig syscall.Signal) {
+	signalGroup(m.pgid, sig)
+	if m.box != nil {
+		m.box.Signal(sig)
+	}
+}
+
+// kill sends SIGKILL to every member, through the cgroup when there is one.
+func (m members) kill() {
+	signalGroup(m.pgid, syscall.SIGKILL)
+	if m.box != nil {
+		_ = m.box.Kill()
+	}
+}
+
+// gone reports whether no member is left (zombies do not count).
+func (m members) gone() bool {
+	return groupGone(m.pgid) && (m.box == nil || m.box.Empty())
+}
+
+// waitGroup waits for main process m.pgid and then until every member of
+// m is gone, and returns how the main process ended. Members left after
+// the main process exited get SIGTERM, grace, then SIGKILL. Signals from
+// sigs are passed on to the members.
+func waitGroup(m members, grace time.Duration, sigs <-chan os.Signal) shimExit {
+	pid := m.pgid
 	leader := make(chan shimExit, 1)
 	none := make(chan struct{}) // closed when the shim has no child left
 	go reapChildren(pid, leader, none)
@@ -206,23 +283,23 @@ func waitGroup(pid int, grace time.Duration, sigs <-chan os.Signal) shimExit {
 		select {
 		case s := <-sigs:
 			if sig, ok := s.(syscall.Signal); ok {
-				signalGroup(pid, sig)
+				m.signal(sig)
 			}
 			continue
 		case ex = <-leader:
 			left, check = true, tick.C
-			if !groupGone(pid) {
-				signalGroup(pid, syscall.SIGTERM)
+			if !m.gone() {
+				m.signal(syscall.SIGTERM)
 				kill = time.After(grace)
 			}
 		case <-kill:
 			kill = nil
-			signalGroup(pid, syscall.SIGKILL)
+			m.kill()
 		case <-none:
 			none = nil
 		case <-check:
 		}
-		if left && groupGone(pid) {
+		if left && m.gone() {
 			return ex
 		}
 	}
@@ -244,6 +321,18 @@ func reapChildren(pid int, leader chan<- shimExit, none chan<- struct{}) {
 			leader <- exitOfStatus(pid, ws)
 		}
 	}
+}
+
+// boxExit completes ex, the exit of a replica confined in box b: a
+// failure with a process of the box killed for want of memory is an
+// out-of-memory failure. The box, empty now, is removed (the agent tries
+// again when it sees the exit).
+func boxExit(ex shimExit, b confine.Box) shimExit {
+	if n, err := b.OOMKills(); err == nil && n > 0 && ex.ExitCode != 0 {
+		ex.OutOfMemory, ex.Error = true, oomMessage(b)
+	}
+	_ = b.Remove()
+	return ex
 }
 
 // exitOfStatus is how process pid ended, by its wait status.

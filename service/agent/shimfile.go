@@ -46,14 +46,17 @@ type shimExit struct {
 	// Signal names the signal that ended the main process, if one did.
 	Signal string `json:"signal,omitempty"`
 	// Error says why the command did not start.
-	Error      string    `json:"error,omitempty"`
-	FinishedAt time.Time `json:"finished_at"`
-	BootID     string    `json:"boot_id,omitempty"`
+	Error string `json:"error,omitempty"`
+	// OutOfMemory: the replica failed and its cgroup ran out of memory
+	// (Error names the limit).
+	OutOfMemory bool      `json:"out_of_memory,omitempty"`
+	FinishedAt  time.Time `json:"finished_at"`
+	BootID      string    `json:"boot_id,omitempty"`
 }
 
 // info is the exit as the agent records it.
 func (e shimExit) info() exitInfo {
-	return exitInfo{code: e.ExitCode, signal: e.Signal, err: e.Error}
+	return exitInfo{code: e.ExitCode, signal: e.Signal, err: e.Error, oom: e.OutOfMemory}
 }
 
 // readShimFile decodes the shim file name in replica directory dir into v;

@@ -31,7 +31,7 @@ type launch struct {
 // exited with exit code -1 and the reason.
 func (a *Agent) start(p *proc) {
 	now := time.Now()
-	cmd, err := a.prepare(p)
+	cmd, entry, err := a.prepare(p)
 	if err != nil {
 		a.failStart(p, err, now)
 		return
@@ -39,10 +39,11 @@ func (a *Agent) start(p *proc) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		closeOutput(cmd)
+		entry.done(0)
 		a.failStart(p, fmt.Errorf("hello pipe: %w", err), now)
 		return
 	}
-	cmd.ExtraFiles = []*os.File{w} // file descriptor 3 of the shim
+	cmd.ExtraFiles = append([]*os.File{w}, cmd.ExtraFiles...) // file descriptor 3 of the shim; the entry's 4
 	// Record the start before it happens: a restarted agent then knows the
 	// replica, even if this one dies right after starting it.
 	a.update(p, func(p *proc) { p.status.StartedAt, p.shim = now, true })
@@ -52,9 +53,11 @@ func (a *Agent) start(p *proc) {
 	closeOutput(cmd)
 	if err != nil {
 		r.Close()
+		entry.done(0)
 		a.failStart(p, fmt.Errorf("shim: %w", err), now)
 		return
 	}
+	go entry.done(cmd.Process.Pid)
 	l := &launch{cmd: cmd, hello: make(chan shimHello, 1), waited: make(chan struct{})}
 	go l.readHello(r)
 	go func() { _ = cmd.Wait(); close(l.waited) }()
@@ -85,43 +88,51 @@ func closeOutput(cmd *exec.Cmd) {
 // with the replica's environment and working directory and its output
 // going to the log file. The shim starts the replica's command, as the
 // job owner's account under RunAsOwner (accountOf).
-func (a *Agent) prepare(p *proc) (*exec.Cmd, error) {
+func (a *Agent) prepare(p *proc) (*exec.Cmd, *boxEntry, error) {
 	spec := p.spec
 	if p.dir == "" {
-		return nil, fmt.Errorf("replica id %q: want letters, digits, '.', '_' or '-'", spec.ID)
+		return nil, nil, fmt.Errorf("replica id %q: want letters, digits, '.', '_' or '-'", spec.ID)
 	}
 	if len(spec.Command) == 0 || spec.Command[0] == "" {
-		return nil, errors.New("empty command")
+		return nil, nil, errors.New("empty command")
 	}
 	acct, err := a.accountOf(spec.User)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	home, err := makeReplicaDir(p.dir, acct)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := writeHostFiles(p.dir, spec.HostFile, a.cfg.Name); err != nil {
-		return nil, fmt.Errorf("host files: %w", err)
+		return nil, nil, fmt.Errorf("host files: %w", err)
 	}
 	if err := a.writeEnvFile(spec, p.dir, acct); err != nil {
-		return nil, fmt.Errorf("environment file: %w", err)
+		return nil, nil, fmt.Errorf("environment file: %w", err)
 	}
 	dir, err := workdir(spec.Workdir, p.dir, home)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out, err := openOwned(filepath.Join(p.dir, logFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, acct)
 	if err != nil {
-		return nil, fmt.Errorf("log file: %w", err)
+		return nil, nil, fmt.Errorf("log file: %w", err)
+	}
+	box, entry, err := a.makeBox(p)
+	if err != nil {
+		out.Close()
+		return nil, nil, err
 	}
 	shim := a.cfg.Shim
-	args := shimArgs(p.dir, spec.GracePeriodS, 3, acct.shimArgs(), spec.Command)
+	args := shimArgs(p.dir, spec.GracePeriodS, 3, append(acct.shimArgs(), box...), spec.Command)
 	cmd := exec.Command(shim[0], append(shim[1:len(shim):len(shim)], args...)...)
 	cmd.Env, cmd.Dir = a.environ(p, acct), dir
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	return cmd, nil
+	if entry != nil {
+		cmd.ExtraFiles = []*os.File{entry.r}
+	}
+	return cmd, entry, nil
 }
 
 // workDir is the name of the working directory, in a replica's directory,

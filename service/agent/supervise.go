@@ -18,6 +18,9 @@ type exitInfo struct {
 	// recording it, or the node rebooted. The server handles it like a
 	// lost node, not like a failure.
 	lost bool
+	// oom: the replica's cgroup ran out of memory and the kernel killed
+	// a process of it (err says the limit).
+	oom bool
 }
 
 // unknownExit is how a replica adopted from an old record (started
@@ -103,6 +106,7 @@ func (a *Agent) supervise(p *proc, l *launch, sameBoot bool) {
 		case <-w.kill:
 			w.kill = nil
 			signalGroup(w.pgid, syscall.SIGKILL)
+			a.killBox(p)
 			a.log.Warn("grace period over: SIGKILL sent", "replica", w.id, "grace", w.grace)
 		case <-a.detach:
 			return
@@ -249,9 +253,10 @@ func (a *Agent) exit(p *proc, info exitInfo, now time.Time) {
 		}
 		p.status.Phase = api.ReplicaExited
 		p.status.ExitCode, p.status.Signal, p.status.Error = info.code, info.signal, info.err
-		p.status.Lost = info.lost
+		p.status.Lost, p.status.OutOfMemory = info.lost, info.oom
 		p.status.FinishedAt = &now
 	})
+	a.dropBox(p)
 	close(p.exited)
 	a.log.Info("replica exited", "replica", p.spec.ID, "job", p.spec.Job,
 		"exit_code", info.code, "signal", info.signal, "error", info.err, "lost", info.lost)

@@ -97,6 +97,10 @@ type ReplicaStatus struct {
 	// continues without it if it can, any other job is queued again to
 	// restart from its checkpoint; the job does not fail.
 	Lost bool `json:"lost,omitempty"`
+	// OutOfMemory (with the limit in Error, e.g. "out of memory
+	// (memory.max 256Mi)"): the kernel killed a process of the replica
+	// because its cgroup ran out of memory, and the replica failed.
+	OutOfMemory bool `json:"out_of_memory,omitempty"`
 }
 
 // Work is the complete list of replicas a node must run now.
@@ -149,6 +153,12 @@ type Replica struct {
 	// account (docs/SECURITY.md, "On the nodes"). Empty in work sent by
 	// older servers and in older agents' records.
 	User string `json:"user,omitempty"`
+	// Limits are what the replica may use of its node besides its GPUs:
+	// its GPUs' requests summed ("cpu", "memory"; Kubernetes quantity
+	// syntax, FormatResources). An agent that confines replicas gives each
+	// a cgroup with these limits (docs/SECURITY.md, "On the nodes"). Absent
+	// when the job asks for neither, and in work sent by older servers.
+	Limits map[string]string `json:"limits,omitempty"`
 }
 
 // LogChunk carries replica output from an agent to the server (POST

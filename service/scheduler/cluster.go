@@ -217,3 +217,20 @@ func (s *Scheduler) recordRequests(rec *record) model.Resources {
 	}
 	return r
 }
+
+// replicaLimits are what a replica of rec holding gpus GPUs may use of its
+// node (api.Replica.Limits): its GPUs' CPU and memory requests summed;
+// nil when the job asks for neither.
+func (s *Scheduler) replicaLimits(rec *record, gpus int) map[string]string {
+	reqs := s.recordRequests(rec)
+	var out model.Resources
+	for _, name := range []string{model.ResourceCPU, model.ResourceMemory} {
+		if v := reqs[name]; v > 0 {
+			if out == nil {
+				out = model.Resources{}
+			}
+			out[name] = v * int64(gpus)
+		}
+	}
+	return api.FormatResources(out)
+}

@@ -154,7 +154,8 @@ func (s *Scheduler) replicas(rec *record) ([]api.Replica, error) {
 			full["GPUSCHED_TOKEN"] = tok
 		}
 		out = append(out, api.Replica{ID: rr.ID, Job: rec.ID, Command: rec.Command, Env: full, Workdir: rec.Workdir,
-			GPUs: rr.GPUs, HostFile: hostFile, GracePeriodS: rec.GracePeriodS, User: rec.User})
+			GPUs: rr.GPUs, HostFile: hostFile, GracePeriodS: rec.GracePeriodS, User: rec.User,
+			Limits: s.replicaLimits(rec, len(rr.GPUs))})
 	}
 	return out, nil
 }

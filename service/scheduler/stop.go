@@ -154,6 +154,8 @@ func describeExit(rs api.ReplicaStatus) string {
 	switch {
 	case rs.Error != "" && rs.ExitCode == -1 && rs.PID == 0:
 		return "could not start: " + rs.Error
+	case rs.OutOfMemory && rs.Error != "":
+		return "was killed: " + rs.Error
 	case rs.Error != "":
 		return fmt.Sprintf("ended (exit code %d): %s", rs.ExitCode, rs.Error)
 	case rs.Signal != "":

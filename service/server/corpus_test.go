@@ -23,6 +23,10 @@ import (
 // slow headers and bodies — each answered with the right 4xx (the API's
 // JSON error where the handler answers), and the store byte for byte what
 // it was before them.
+//
+// Its counterpart on the nodes is the hostile-job corpus (issue 27:
+// hostileJobs in e2e/confine_test.go): job commands that try to escape
+// their account and their cgroup — each fails.
 
 // corpusCase is one hostile request.
 type corpusCase struct {
