@@ -42,6 +42,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	wg.Go(func() { a.probeLoop(hk) })
 	a.log.Info("agent running", "server", a.cfg.Server, "gpus", len(a.cfg.GPUs), "data", a.cfg.DataDir)
 	a.logRunAs()
+	a.warnAddr(ctx)
 	a.serve(ctx)
 	if a.cfg.StopOnExit {
 		a.stopAndReport()
