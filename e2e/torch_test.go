@@ -190,10 +190,10 @@ func checkTorchResult(t testing.TB, got, want torchResult, sizes ...int) {
 }
 
 // torchResize waits for job id's membership generation gen on size GPUs,
-// then for training at world size size after that change (its "resized"
-// event); it returns the resize's cost: from the event (the server's
-// decision) to the first step done at the new size.
-func torchResize(t testing.TB, url, id, logf string, gen, size int) time.Duration {
+// then for training at world size size after that change; it returns the
+// time of the change's "resized" event (the server's decision) and of the
+// first step done at the new size after it.
+func torchResize(t testing.TB, url, id, logf string, gen, size int) (decided, first time.Time) {
 	t.Helper()
 	var j api.Job
 	eventually(t, 60*time.Second, fmt.Sprintf("generation %d of %s", gen, id), func() bool {
@@ -204,13 +204,11 @@ func torchResize(t testing.TB, url, id, logf string, gen, size int) time.Duratio
 		t.Fatalf("want generation %d on %d GPUs, attempt 1: %s, generation %d on %v, attempt %d",
 			gen, size, j.State, j.Generation, j.Alloc, j.Attempt)
 	}
-	var decided time.Time
 	for _, e := range j.Events {
 		if e.Event == "resized" {
 			decided = e.Time
 		}
 	}
-	var first time.Time
 	eventually(t, 90*time.Second, fmt.Sprintf("3 steps at world size %d after generation %d", size, gen), func() bool {
 		n := 0
 		for _, e := range torchLog(t, logf) {
@@ -223,7 +221,7 @@ func torchResize(t testing.TB, url, id, logf string, gen, size int) time.Duratio
 		}
 		return n >= 3
 	})
-	return first.Sub(decided)
+	return decided, first
 }
 
 // replicaPID returns the process group of job id's running replica on

@@ -23,14 +23,14 @@ import (
 func TestTorchStaticPreempted(t *testing.T) {
 	python := torchPython(t)
 	t.Parallel()
-	const steps = 200
+	const steps = 120
 	ref := torchReference(t, python, steps)
 	cfg := policyConfig(t, "policy: tiresias\ntiresias:\n  thresholds_gpu_s: [1]\n")
 	c := newClusterWith(t, []string{"--config", cfg}, torchAgent, "alpha", "beta")
 	dir := t.TempDir()
 	logf, res := filepath.Join(dir, "log"), filepath.Join(dir, "result.json")
 	id := strings.TrimSpace(mustCLI(t, c.url, "submit", torchSpec(t, "static", dir,
-		"--steps", strconv.Itoa(steps), "--ckpt-every", "10", "--log", logf, "--result", res)))
+		"--steps", strconv.Itoa(steps), "--step-ms", "20", "--ckpt-every", "10", "--log", logf, "--result", res)))
 	t.Cleanup(func() { logTorchJob(t, c.url, id, logf) })
 	if j := waitState(t, c.url, id, 20*time.Second, api.Running); len(j.Alloc) != 2 {
 		t.Fatalf("the static job runs on %v, want 2 GPUs", j.Alloc)
