@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -30,6 +31,13 @@ import (
 
 var torchCycles = flag.Int("torch.cycles", 1,
 	"TestTorchElastic: how many times a rigid job arrives and leaves (one shrink and one growth each)")
+
+// torchDefaults is -torch.defaults: run the elastic jobs with torchrun's own
+// defaults for the rendezvous's last call (30 s) and the monitor interval
+// (5 s) instead of gpusched's, to measure what gpusched's save; the
+// resize bound is then not checked.
+var torchDefaults = flag.Bool("torch.defaults", false,
+	"TestTorchElastic, TestTorchNodeLoss: torchrun's own last_call_timeout and monitor_interval, for comparison")
 
 // torchAgent is the agents' flags: one GPU, reached at 127.0.0.1.
 var torchAgent = []string{"--gpus", "v100=1", "--addr", "127.0.0.1"}
@@ -131,9 +139,9 @@ func torchScript(t testing.TB) string {
 
 // torchSpec reads the job spec examples/pytorch/NAME.yaml, runs it in dir
 // (its workdir: the checkpoint goes there) with train.py's path made
-// absolute and args added to the command, and writes it to dir/NAME.json
-// for `gpusched submit`.
-func torchSpec(t testing.TB, name, dir string, args ...string) string {
+// absolute, args added to the command and env to its env, and writes it
+// to dir/NAME.json for `gpusched submit`.
+func torchSpec(t testing.TB, name, dir string, env map[string]string, args ...string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("../examples/pytorch", name+".yaml"))
 	if err != nil {
@@ -150,6 +158,7 @@ func torchSpec(t testing.TB, name, dir string, args ...string) string {
 	spec.Command[i] = torchScript(t)
 	spec.Command = append(spec.Command, args...)
 	spec.Workdir = dir
+	maps.Copy(spec.Env, env)
 	out, err := json.Marshal(spec)
 	if err != nil {
 		t.Fatal(err)

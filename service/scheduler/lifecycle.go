@@ -144,7 +144,7 @@ func (s *Scheduler) replicas(rec *record) ([]api.Replica, error) {
 		}
 		maps.Copy(full, env)
 		full["MASTER_ADDR"], full["PET_MASTER_ADDR"] = master, master
-		for k, v := range torchElastic(rec, master) {
+		for k, v := range torchElastic(rec, master, env["NODE_RANK"] == "0") {
 			if _, set := rec.Env[k]; !set {
 				full[k] = v
 			}
