@@ -104,7 +104,7 @@ def load(path, model, opt):
     """load restores the checkpoint at path, if any, and returns its history."""
     if not os.path.exists(path):
         return []
-    ck = torch.load(path)
+    ck = torch.load(path, map_location="cpu")
     model.load_state_dict(ck["model"])
     opt.load_state_dict(ck["opt"])
     return ck["history"]
