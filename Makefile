@@ -15,7 +15,7 @@ VOLCANO_FLAG  := $(if $(wildcard $(VOLCANO_SRC)),--volcano,)
 .PHONY: all build test vet fmt-check bench bench-core bench-philly fuzz experiments fidelity clean \
 	testbed testbed-down testbed-build bench-testbed bench-testbed-cold \
 	chromium vendor-web bench-eta bench-kube bench-kube-bundle bench-volcano \
-	etcd test-ha test-python
+	etcd test-ha test-python torch
 
 all: build
 
@@ -26,7 +26,7 @@ build:
 ## fuzz-corpus, end-to-end and browser tests (the README's and CI's command). The
 ## Kubernetes bed's binaries are built first (once per machine: minutes),
 ## outside the tests' time limit.
-test: fmt-check vet testbed-build chromium etcd
+test: fmt-check vet testbed-build chromium etcd torch
 	TESTBED_SHARED=$(abspath $(SHARED)) $(GO) test -count=1 ./...
 	$(MAKE) --no-print-directory test-python
 
@@ -101,6 +101,18 @@ chromium:
 	echo "installing Debian's chromium for the browser tests"; \
 	(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null) || \
 	  echo "could not install chromium: the browser tests will skip"
+
+## torch: Debian's PyTorch (python3-torch 1.13, CPU: torch.distributed with
+## gloo, torchrun), which the e2e tests of real training under the service
+## run (e2e/torch_test.go, examples/pytorch). Installed as root when no
+## python3 imports torch; without it those tests skip, saying so.
+torch:
+	@for py in /usr/bin/python3 python3; do $$py -c 'import torch' >/dev/null 2>&1 && exit 0; done; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "warning: PyTorch is missing and cannot be installed here (needs root and apt-get): the PyTorch tests will skip"; exit 0; fi; \
+	echo "installing Debian's python3-torch for the PyTorch tests"; \
+	(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-torch >/dev/null) || \
+	  echo "warning: could not install python3-torch: the PyTorch tests will skip"
 
 ## vendor-web: fetch the dashboard's and the report's chart library (uPlot)
 ## from npm into internal/web/uplot (committed; only to update it).

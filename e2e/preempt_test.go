@@ -60,6 +60,7 @@ func ckptBinary(t testing.TB) string {
 type testCluster struct {
 	url, data  string
 	serverArgs []string
+	agentArgs  []string
 	agents     map[string]*proc
 }
 
@@ -67,8 +68,15 @@ type testCluster struct {
 // v100 each), and waits until every node is ready.
 func newCluster(t testing.TB, extra []string, names ...string) *testCluster {
 	t.Helper()
+	return newClusterWith(t, extra, []string{"--gpus", "v100=2"}, names...)
+}
+
+// newClusterWith is newCluster with the agents' flags besides --server,
+// --name, --data and --stop-replicas-on-exit.
+func newClusterWith(t testing.TB, extra, agentArgs []string, names ...string) *testCluster {
+	t.Helper()
 	addr := freeAddr(t)
-	c := &testCluster{url: "http://" + addr, data: t.TempDir(), agents: map[string]*proc{}}
+	c := &testCluster{url: "http://" + addr, data: t.TempDir(), agentArgs: agentArgs, agents: map[string]*proc{}}
 	c.serverArgs = append([]string{"server", "--auth=false", "--listen", addr, "--data", filepath.Join(c.data, "server")}, extra...)
 	start(t, "server", c.serverArgs...)
 	waitHealthy(t, c.url)
@@ -84,8 +92,9 @@ func newCluster(t testing.TB, extra []string, names ...string) *testCluster {
 // startAgent starts (or restarts, on the same data) the agent of node name.
 func (c *testCluster) startAgent(t testing.TB, name string) *proc {
 	t.Helper()
-	p := start(t, "agent "+name, "agent", "--server", c.url, "--name", name, "--gpus", "v100=2",
-		"--data", c.agentData(name), "--stop-replicas-on-exit")
+	args := append([]string{"agent", "--server", c.url, "--name", name, "--data", c.agentData(name),
+		"--stop-replicas-on-exit"}, c.agentArgs...)
+	p := start(t, "agent "+name, args...)
 	c.agents[name] = p
 	return p
 }

@@ -58,7 +58,7 @@ func (m Membership) Env(host string, localRank, port int) (Env, error) {
 //
 //	PET_NNODES, PET_NODE_RANK, PET_NPROC_PER_NODE, PET_MASTER_ADDR, PET_MASTER_PORT
 //
-// PET_NPROC_PER_NODE (= LOCAL_WORLD_SIZE) is the --nproc-per-node value.
+// PET_NPROC_PER_NODE (= LOCAL_WORLD_SIZE) is the --nproc_per_node value.
 // TorchrunArgs gives the same settings as flags. port must be in 1..65535.
 func (m Membership) NodeEnv(host string, port int) (Env, error) {
 	e, _, _, err := m.common(host, port)
@@ -73,8 +73,10 @@ func (m Membership) NodeEnv(host string, port int) (Env, error) {
 }
 
 // TorchrunArgs returns the torchrun flags for the launcher on host:
-// --nnodes, --node-rank, --nproc-per-node, --master-addr and --master-port,
-// each as one "--flag=value" string. port must be in 1..65535.
+// --nnodes, --node_rank, --nproc_per_node, --master_addr and --master_port,
+// each as one "--flag=value" string, spelt with underscores: the only
+// spelling of torchrun 1.x (Debian's python3-torch is 1.13), which
+// torchrun 2.x accepts too. port must be in 1..65535.
 func (m Membership) TorchrunArgs(host string, port int) ([]string, error) {
 	e, _, _, err := m.common(host, port)
 	if err != nil {
@@ -82,10 +84,10 @@ func (m Membership) TorchrunArgs(host string, port int) ([]string, error) {
 	}
 	return []string{
 		"--nnodes=" + e["NNODES"],
-		"--node-rank=" + e["NODE_RANK"],
-		"--nproc-per-node=" + e["LOCAL_WORLD_SIZE"],
-		"--master-addr=" + e["MASTER_ADDR"],
-		"--master-port=" + e["MASTER_PORT"],
+		"--node_rank=" + e["NODE_RANK"],
+		"--nproc_per_node=" + e["LOCAL_WORLD_SIZE"],
+		"--master_addr=" + e["MASTER_ADDR"],
+		"--master_port=" + e["MASTER_PORT"],
 	}, nil
 }
 

@@ -61,7 +61,7 @@ func TestNodeEnvAndArgs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantArgs := []string{"--nnodes=2", "--node-rank=0", "--nproc-per-node=3", "--master-addr=a", "--master-port=1234"}
+	wantArgs := []string{"--nnodes=2", "--node_rank=0", "--nproc_per_node=3", "--master_addr=a", "--master_port=1234"}
 	if !reflect.DeepEqual(args, wantArgs) {
 		t.Errorf("TorchrunArgs = %v, want %v", args, wantArgs)
 	}

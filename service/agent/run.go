@@ -45,6 +45,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	wg.Go(func() { a.probeLoop(hk) })
 	a.log.Info("agent running", "server", a.cfg.Server, "gpus", len(a.cfg.GPUs), "data", a.cfg.DataDir)
 	a.logRunAs()
+	wg.Go(func() { a.warnAddr(hk) }) // a look-up must not delay the registration
 	a.serve(ctx)
 	if a.cfg.StopOnExit {
 		a.stopAndReport()

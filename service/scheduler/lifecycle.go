@@ -117,7 +117,8 @@ func (s *Scheduler) usedPorts() map[string]map[int]bool {
 // replicas builds the api.Replica of every member replica of the record's
 // attempt (not lost with its node, not taken out by a resize): the spec's
 // command and env plus the variables of the current membership, whose node
-// rank 0 is MASTER_ADDR. The host list holds the member replicas only.
+// rank 0 is MASTER_ADDR, and for an elastic job torchrun's elastic
+// settings (torchElastic). The host list holds the member replicas only.
 func (s *Scheduler) replicas(rec *record) ([]api.Replica, error) {
 	m := rec.membership()
 	if len(m.Hosts) == 0 {
@@ -143,6 +144,11 @@ func (s *Scheduler) replicas(rec *record) ([]api.Replica, error) {
 		}
 		maps.Copy(full, env)
 		full["MASTER_ADDR"], full["PET_MASTER_ADDR"] = master, master
+		for k, v := range torchElastic(rec, master, env["NODE_RANK"] == "0") {
+			if _, set := rec.Env[k]; !set {
+				full[k] = v
+			}
+		}
 		full["GPUSCHED_RESTART_COUNT"] = strconv.Itoa(rec.Attempt - 1)
 		full["GPUSCHED_CHECKPOINT_STEPS"] = strconv.FormatInt(rec.ResumeSteps, 10)
 		full["GPUSCHED_REPLICA_ID"] = rr.ID
