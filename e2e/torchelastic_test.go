@@ -93,6 +93,42 @@ func TestTorchNodeLoss(t *testing.T) {
 	tr.finish(res, ref, 1)
 }
 
+// TestTorchNodeRankZeroLoss kills node rank 0's agent and replica (-9):
+// its torchrun hosted the job's c10d rendezvous, so the survivor's torchrun
+// cannot go on. The job is not failed: it is queued again and restarts as
+// attempt 2 on the node left, from its checkpoint, and ends with the
+// weights of a run that lost nothing.
+func TestTorchNodeRankZeroLoss(t *testing.T) {
+	python := torchPython(t)
+	t.Parallel()
+	const steps = 150
+	ref := torchReference(t, python, steps)
+	c, dir, logf, res := newTorchElastic(t)
+	id := submitTorchElastic(t, c.url, dir, logf, res, steps)
+	if j := waitState(t, c.url, id, 20*time.Second, api.Running); len(j.Alloc) != 2 {
+		t.Fatalf("the elastic job started on %v, want both nodes", j.Alloc)
+	}
+	tr := &torchResizes{t: t, url: c.url, id: id, logf: logf, gen: 1}
+	tr.training(2)
+	hosts := strings.Fields(mustCLI(t, c.url, "hostfile", "--job", id)) // node-rank order
+	victim, _, _ := strings.Cut(hosts[0], ":")
+	killed := c.killNode(t, victim, c.replicaPID(t, victim, id))
+	var again api.Job
+	eventually(t, 60*time.Second, "attempt 2 running", func() bool {
+		again = job(t, c.url, id)
+		if again.State == api.Failed {
+			t.Fatalf("the job failed when its node rank 0 was lost: %s", again.Reason)
+		}
+		return again.Attempt == 2 && again.State == api.Running
+	})
+	t.Logf("attempt 2 running %v after the kill, on %v", time.Since(killed).Round(time.Millisecond), again.Alloc)
+	done := waitState(t, c.url, id, 120*time.Second, api.Succeeded, api.Failed, api.Cancelled)
+	if done.State != api.Succeeded || done.Attempt != 2 {
+		t.Fatalf("the job ended %s after %d attempts: %s", done.State, done.Attempt, done.Reason)
+	}
+	checkTorchResult(t, readTorchResult(t, res), ref, 1, 2)
+}
+
 // newTorchElastic starts a server with the fulfillment scaler allowed to
 // fill the cluster (max_load 1) and a 3 s heartbeat timeout, and two
 // 1-GPU agents; it returns the cluster, a directory for the job, and the

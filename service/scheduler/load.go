@@ -100,7 +100,7 @@ func (s *Scheduler) restoreWork() error {
 		}
 		for i, rr := range j.rec.Replicas {
 			if n := s.nodes[rr.Node]; !rr.Done && (n == nil || !n.ready) {
-				s.lose(b, j, i, "it was down when the server restarted", true, now)
+				s.lose(b, j, i, "it was down when the server restarted", true, now, now)
 			}
 		}
 	}

@@ -14,11 +14,20 @@ import (
 // with its node (nodeLost), or alone, its agent having reported that its
 // exit status is unknown (its shim died, or the node rebooted). An elastic
 // job whose other replicas still hold at least its minimum GPUs continues
-// without it (shrink); any other job is stopped and queued again, to
-// restart from its last checkpoint as a new attempt. A job that was
-// already stopping ends as it was going to.
-func (s *Scheduler) lose(b *batch, j *job, i int, why string, nodeLost bool, now time.Time) {
+// without it (shrink), unless the lost replica was its node rank 0, which
+// hosts the job's coordination (torchrun's c10d rendezvous, horovodrun's
+// driver, the membership signal): the survivors cannot go on without it.
+// Any other job, and that one, is stopped and queued again, to restart
+// from its last checkpoint as a new attempt. A job that was already
+// stopping ends as it was going to.
+//
+// silentSince is, for a node loss, the node's last heartbeat: when a
+// replica of the job failed after it (the job is stopping to fail), the
+// failure is the loss's doing — a peer that lost its rendezvous or its
+// collective when the node died — and the job is queued again instead.
+func (s *Scheduler) lose(b *batch, j *job, i int, why string, nodeLost bool, silentSince, now time.Time) {
 	rec := b.edit(j)
+	coordinator := rec.rankZero() == i
 	rr := &rec.Replicas[i]
 	rr.Done, rr.Lost = true, true
 	id, nodeName := rr.ID, rr.Node
@@ -28,6 +37,9 @@ func (s *Scheduler) lose(b *batch, j *job, i int, why string, nodeLost bool, now
 		b.then(func() { s.syncAlloc(j) })
 		return
 	}
+	if rec.Stopping == stopFail && nodeLost && rec.FailedAt != nil && rec.FailedAt.After(silentSince) {
+		s.blameLoss(rec, nodeName, why, silentSince, now)
+	}
 	if rec.Stopping != "" {
 		return
 	}
@@ -35,18 +47,37 @@ func (s *Scheduler) lose(b *batch, j *job, i int, why string, nodeLost bool, now
 	if !nodeLost {
 		lost = fmt.Sprintf("replica %s on node %s lost (%s)", id, nodeName, why)
 	}
-	if left := rec.liveGPUs(); rec.MinGPUs < rec.MaxGPUs && left > 0 && left >= rec.MinGPUs {
+	left := rec.liveGPUs()
+	elastic := rec.MinGPUs < rec.MaxGPUs && left > 0 && left >= rec.MinGPUs
+	if elastic && !coordinator {
 		s.shrink(b, j, lost, now)
 		if !nodeLost { // the node stays: give its GPUs back now
 			b.then(func() { s.syncAlloc(j) })
 		}
 		return
 	}
+	if elastic {
+		lost += " with node rank 0, which coordinates the job"
+	}
 	reason := lost + ": queued again to restart as a new attempt"
 	if note := checkpointNote(rec, now); note != "" {
 		reason += " from its " + note
 	}
 	s.stopJob(b, j, stopPreempt, reason, now)
+}
+
+// blameLoss turns a job that is stopping because a replica failed into one
+// that is queued again: the failure came after node nodeName's last
+// heartbeat, and that node is now lost.
+func (s *Scheduler) blameLoss(rec *record, nodeName, why string, silentSince, now time.Time) {
+	rec.Stopping, rec.ExitCode = stopPreempt, nil
+	rec.Reason = fmt.Sprintf("node %s lost (%s); the failure %s after its last heartbeat followed from it: queued again to restart as a new attempt",
+		nodeName, why, rec.FailedAt.Sub(silentSince).Round(time.Millisecond))
+	if note := checkpointNote(rec, now); note != "" {
+		rec.Reason += " from its " + note
+	}
+	rec.FailedAt = nil
+	rec.event(now, "stopping", "%s", rec.Reason)
 }
 
 // shrink lets running elastic job j continue on the GPUs of its replicas

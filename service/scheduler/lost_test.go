@@ -81,3 +81,67 @@ func TestReplicaLostElasticShrinks(t *testing.T) {
 		t.Errorf("new job on %v, want the lost replica's GPUs n2/0,n2/1", run.Alloc)
 	}
 }
+
+// TestReplicaLostElasticRankZeroRequeued: an elastic job that would keep its
+// minimum without a lost replica is still queued again, not shrunk, when
+// that replica was its node rank 0 — the one that hosts its coordination
+// (torchrun's rendezvous): the survivor is stopped, and the job starts
+// again as attempt 2.
+func TestReplicaLostElasticRankZeroRequeued(t *testing.T) {
+	h := newHarness(t, nil)
+	a, b := h.agent("n1", "v100", 2), h.agent("n2", "v100", 2)
+	a.register()
+	b.register()
+	j := h.submit(`{"command":["x"],"gpus":4,"min_gpus":2,"max_gpus":4}`)
+	r1 := *agenttest.FindReplica(a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID)), j.ID)
+	r2 := *agenttest.FindReplica(b.waitWork("with "+j.ID, agenttest.HasReplica(j.ID)), j.ID)
+	if r1.Env["NODE_RANK"] != "0" {
+		t.Fatalf("replica on n1 has NODE_RANK %q, want 0", r1.Env["NODE_RANK"])
+	}
+	a.status(lostStatus(r1))
+	b.waitWork("the survivor stopped", func(w api.Work) bool { return agenttest.FindReplica(w, j.ID) == nil })
+	b.status(agenttest.Exited(r2, 143))
+	got := h.waitJob(j.ID, "attempt 2", func(j api.Job) bool { return j.Attempt == 2 && j.State == api.Running })
+	if got.ExitCode != nil {
+		t.Errorf("job after the loss: %+v", got)
+	}
+	ev := eventText(got)
+	for _, want := range []string{"replica " + r1.ID + " on node n1 lost", "with node rank 0, which coordinates the job: queued again to restart as a new attempt"} {
+		if !strings.Contains(ev, want) {
+			t.Errorf("events lack %q:\n%s", want, ev)
+		}
+	}
+	if strings.Contains(ev, "continues on") {
+		t.Errorf("the job shrank without its node rank 0:\n%s", ev)
+	}
+}
+
+// TestFailureAfterSilentNodeRequeued: a two-node job's replica on n2 fails
+// after n1 went silent (torchrun or NCCL on n2 losing its peer when n1
+// died); when n1 is declared lost, the failure is put down to the loss and
+// the job is queued again, not failed.
+func TestFailureAfterSilentNodeRequeued(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.HeartbeatInterval, c.HeartbeatTimeout = 100*time.Millisecond, time.Second
+	})
+	a, b := h.agent("n1", "v100", 2), h.agent("n2", "v100", 2)
+	a.register()
+	b.register()
+	j := h.submit(`{"command":["x"],"gpus":4}`)
+	a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID))
+	r2 := *agenttest.FindReplica(b.waitWork("with "+j.ID, agenttest.HasReplica(j.ID)), j.ID)
+	stop := heartbeats(t, h, "n2", time.Now().Add(8*time.Second)) // n1 falls silent
+	defer stop()
+	time.Sleep(300 * time.Millisecond)
+	b.status(agenttest.Exited(r2, 1))
+	got := h.waitJob(j.ID, "queued again", func(j api.Job) bool { return j.State == api.Queued || j.State == api.Preempted })
+	if got.ExitCode != nil || got.Attempt != 1 {
+		t.Errorf("job after n1's loss: %+v", got)
+	}
+	ev := eventText(got)
+	for _, want := range []string{"replica-exited: " + r2.ID + " on n2 exited with code 1", "node n1 lost (no heartbeat", "after its last heartbeat followed from it: queued again to restart as a new attempt"} {
+		if !strings.Contains(ev, want) {
+			t.Errorf("events lack %q:\n%s", want, ev)
+		}
+	}
+}

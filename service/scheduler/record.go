@@ -41,6 +41,10 @@ type record struct {
 	Replicas []replicaRec `json:"replicas,omitempty"`
 	// Stopping says why the replicas are being stopped; empty otherwise.
 	Stopping string `json:"stopping,omitempty"`
+	// FailedAt is when a replica's failure set the job stopping (stopFail
+	// by exit): a node of the job lost later, that had been silent since
+	// before, takes the blame (lose).
+	FailedAt *time.Time `json:"failed_at,omitempty"`
 	// ResumeSteps is the checkpoint's steps when the current attempt
 	// started (its GPUSCHED_CHECKPOINT_STEPS).
 	ResumeSteps int64 `json:"resume_steps,omitempty"`
@@ -143,12 +147,21 @@ func (r *record) membership() membership.Membership {
 // master returns the node of the current node rank 0 (the first member
 // replica's), "" when there is none.
 func (r *record) master() string {
-	for _, rr := range r.Replicas {
-		if rr.member() {
-			return rr.Node
-		}
+	if i := r.rankZero(); i >= 0 {
+		return r.Replicas[i].Node
 	}
 	return ""
+}
+
+// rankZero returns the index of the replica of the current node rank 0
+// (the first member replica, as master), -1 when there is none.
+func (r *record) rankZero() int {
+	for i, rr := range r.Replicas {
+		if rr.member() {
+			return i
+		}
+	}
+	return -1
 }
 
 // draining reports whether a replica that a resize took out still runs.

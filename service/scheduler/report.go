@@ -41,7 +41,7 @@ func (s *Scheduler) report(n *node, reps []api.ReplicaStatus, version int64) ([]
 			if why == "" {
 				why = "its agent reports it lost"
 			}
-			s.lose(b, j, i, why, false, now)
+			s.lose(b, j, i, why, false, now, now)
 		default:
 			s.exit(b, j, i, rs, now)
 		}
@@ -131,7 +131,7 @@ func (s *Scheduler) nodeDown(n *node, now time.Time, why string) error {
 	ids := append(slicesSortedKeys(n.work), slicesSortedKeys(n.removed)...)
 	for _, id := range ids {
 		if j, i := s.expected(b, n, id); j != nil {
-			s.lose(b, j, i, why, true, now)
+			s.lose(b, j, i, why, true, n.lastSeen, now)
 		}
 	}
 	s.settle(b, now)

@@ -50,7 +50,7 @@ func (s *Scheduler) exit(b *batch, j *job, i int, rs api.ReplicaStatus, now time
 	if code == 0 {
 		code = -1
 	}
-	rec.ExitCode = ptr(code)
+	rec.ExitCode, rec.FailedAt = ptr(code), ptr(now)
 	s.stopJob(b, j, stopFail, fmt.Sprintf("replica %s on node %s %s", id, nodeName, how), now)
 }
 
