@@ -108,4 +108,7 @@ func TestSavedText(t *testing.T) {
 			t.Errorf("savedText(%v) = %q, want %q", tc.kwh, got, tc.want)
 		}
 	}
+	if got, want := savedText("pack", -0.25), "placement is pack itself: the live run and its replay with pack differ by 0.250 kWh"; got != want {
+		t.Errorf("savedText(pack) = %q, want %q", got, want)
+	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -86,8 +87,12 @@ func writeReplay(dir string, files api.EnergyReplay) error {
 
 // savedText says what placement by placer saved against pack: "saved X
 // against pack", or "cost X more than pack" when it saved less than
-// nothing.
+// nothing; when the placer is pack itself, that the difference is the
+// replay's, not placement's.
 func savedText(placer string, kwh float64) string {
+	if placer == "pack" {
+		return fmt.Sprintf("placement is pack itself: the live run and its replay with pack differ by %s", kWhText(math.Abs(kwh)))
+	}
 	if kwh < 0 {
 		return fmt.Sprintf("placement by %s cost %s more than pack", placer, kWhText(-kwh))
 	}
