@@ -246,4 +246,3 @@ func gatesText(pods []*podInfo) string {
 	}
 	return strings.Join(names, ", ")
 }
-
