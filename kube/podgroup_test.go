@@ -186,3 +186,104 @@ func TestPodGroups(t *testing.T) {
 	g.waitEvent("dup-a-0", two)
 	g.unbound("orphan", "dup-x", "dup-a-0")
 }
+
+func volcanoMember(group string, byLabel bool) func(*v1.Pod) {
+	return func(p *v1.Pod) {
+		if byLabel {
+			p.Labels["scheduling.volcano.sh/group-name"] = group
+		} else {
+			p.Annotations["scheduling.k8s.io/group-name"] = group
+		}
+	}
+}
+
+// TestVolcanoPodGroups: on the Volcano bed (its CRDs; no vc-scheduler),
+// Volcano PodGroups named by annotation (MPI Operator, KubeRay) and by
+// label (Kubeflow Trainer v2) are gangs of their minMember, and their
+// status moves as vc-scheduler moves it: Inqueue with the gang plugin's
+// Unschedulable condition (NotEnoughTasks while members are missing,
+// NotEnoughResources while GPUs are), then Running with the Scheduled
+// condition and the count of Running pods.
+func TestVolcanoPodGroups(t *testing.T) {
+	g := newGroupEnv(t, newEnvOn(t, volcanoShared))
+	g.node(g.name+"-a", "Tesla-V100-SXM2-16GB", 8)
+	g.node(g.name+"-b", "Tesla-V100-SXM2-16GB", 8)
+	g.group(volcanoGroups, "vca", map[string]any{"minMember": 2, "queue": "default"})
+	g.group(volcanoGroups, "vcl", map[string]any{"minMember": 2, "queue": "default"})
+	g.gpusched()
+
+	g.member("vca-0", 4, volcanoMember("vca", false))
+	g.waitEvent("vca-0", "waiting for the gang: 1 of its 2 pods (PodGroup "+g.name+"/vca minMember 2) exist")
+	g.waitStatus(volcanoGroups, "vca", `"phase":"Inqueue"`, `"reason":"NotEnoughTasks"`, `"type":"Unschedulable"`, "1/1 tasks in gang unschedulable")
+	g.unbound("vca-0")
+	g.member("vca-1", 4, volcanoMember("vca", false))
+	g.waitBound("vca-0", 30*time.Second)
+	g.waitBound("vca-1", 30*time.Second)
+	g.waitStatus(volcanoGroups, "vca", `"phase":"Running"`, `"running":2`, `"type":"Scheduled"`, `"reason":"tasks in gang are ready to be scheduled"`)
+
+	// Two pods of 8 GPUs: 8 GPUs are free, the gang needs 16.
+	g.member("vcl-0", 8, volcanoMember("vcl", true))
+	g.member("vcl-1", 8, volcanoMember("vcl", true))
+	g.waitStatus(volcanoGroups, "vcl", `"phase":"Inqueue"`, `"reason":"NotEnoughResources"`, "2/2 tasks in gang unschedulable: waiting for free GPUs")
+	g.unbound("vcl-0", "vcl-1")
+	zero := int64(0)
+	for _, name := range []string{"vca-0", "vca-1"} {
+		if err := g.cs.CoreV1().Pods(g.name).Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.waitBound("vcl-0", 30*time.Second)
+	g.waitBound("vcl-1", 30*time.Second)
+	g.waitStatus(volcanoGroups, "vcl", `"phase":"Running"`, `"running":2`)
+}
+
+// TestSchedulingGates: pods with scheduling gates (Kueue's
+// kueue.x-k8s.io/admission) are never bound, and a gang waits for all of
+// its gates; once the gates go, with a nodeSelector injected as Kueue's
+// topology-aware scheduling injects one, the gang is bound, and only to
+// the node it names.
+func TestSchedulingGates(t *testing.T) {
+	e := newEnv(t)
+	for _, n := range []string{"a", "b"} {
+		host := e.name + "-" + n
+		e.node(host, "Tesla-V100-SXM2-16GB", 8, func(node *v1.Node) { node.Labels["kubernetes.io/hostname"] = host })
+	}
+	e.gpusched()
+	for _, name := range []string{"tas-0", "tas-1"} {
+		p := e.podSpec(name, 2)
+		p.Labels["gpusched.io/job"] = "tas"
+		p.Annotations["gpusched.io/min-replicas"] = "2"
+		p.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "kueue.x-k8s.io/admission"}}
+		e.create(p)
+	}
+	lift := func(name string) {
+		t.Helper()
+		patch := `[{"op":"remove","path":"/spec/schedulingGates"},{"op":"add","path":"/spec/nodeSelector","value":{"kubernetes.io/hostname":"` + e.name + `-b"}}]`
+		if _, err := e.cs.CoreV1().Pods(e.name).Patch(context.Background(), name, "application/json-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Gated: the API server's SchedulingGated condition stays; no Binding.
+	time.Sleep(3 * time.Second)
+	for _, name := range []string{"tas-0", "tas-1"} {
+		if p := e.pod(name); p.Spec.NodeName != "" || !strings.Contains(condition(p), "SchedulingGated") {
+			t.Fatalf("%s: node %q, condition %s", name, p.Spec.NodeName, condition(p))
+		}
+	}
+	lift("tas-0")
+	e.eventually("tas-0 waiting for its gang's gates", 30*time.Second, func() string {
+		if c := condition(e.pod("tas-0")); !strings.Contains(c, "waiting for its pods' scheduling gates to be removed: kueue.x-k8s.io/admission") {
+			return c
+		}
+		return ""
+	})
+	if p := e.pod("tas-0"); p.Spec.NodeName != "" {
+		t.Fatalf("tas-0 bound to %s while tas-1 is gated", p.Spec.NodeName)
+	}
+	lift("tas-1")
+	for _, name := range []string{"tas-0", "tas-1"} {
+		if node := e.waitBound(name, 30*time.Second); node != e.name+"-b" {
+			t.Errorf("%s bound to %s, not to the node its selector names", name, node)
+		}
+	}
+}
