@@ -23,6 +23,9 @@ const (
 	// (scheduling.x-k8s.io/v1alpha1; the MPI Operator's
 	// --gang-scheduling for other scheduler names).
 	LabelCoschedulingGroup = "scheduling.x-k8s.io/pod-group"
+	// LabelJobSet is the JobSet a pod belongs to (the JobSet controller
+	// sets it): a JobSet without another group is one gang.
+	LabelJobSet = "jobset.sigs.k8s.io/jobset-name"
 )
 
 // groupAPI is the API of a pod group.
@@ -37,10 +40,14 @@ const (
 	apiCoscheduling
 	// apiVolcano is Volcano's PodGroup (scheduling.volcano.sh/v1beta1).
 	apiVolcano
+	// apiJobSet is a JobSet (jobset.x-k8s.io/v1alpha2): its pods are a
+	// gang of all its replicated jobs' pods, unless they name a PodGroup
+	// (Kubeflow Trainer's do).
+	apiJobSet
 )
 
 // groupAPIs lists the APIs in the order a pod's references are read.
-func groupAPIs() []groupAPI { return []groupAPI{apiNative, apiCoscheduling, apiVolcano} }
+func groupAPIs() []groupAPI { return []groupAPI{apiNative, apiCoscheduling, apiVolcano, apiJobSet} }
 
 // gvr returns the API's PodGroup resource.
 func (a groupAPI) gvr() schema.GroupVersionResource {
@@ -49,6 +56,8 @@ func (a groupAPI) gvr() schema.GroupVersionResource {
 		return schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1alpha2", Resource: "podgroups"}
 	case apiCoscheduling:
 		return schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
+	case apiJobSet:
+		return schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"}
 	}
 	return podGroupGVR()
 }
@@ -85,6 +94,9 @@ func podGroupRefs(p *v1.Pod) []groupRef {
 	}
 	if lv != "" && lv != av {
 		refs = append(refs, groupRef{apiVolcano, lv, "label " + LabelVolcanoGroup})
+	}
+	if v := p.Labels[LabelJobSet]; v != "" && len(refs) == 0 {
+		refs = append(refs, groupRef{apiJobSet, v, "label " + LabelJobSet})
 	}
 	return refs
 }
@@ -143,6 +155,8 @@ func stripGroup(api groupAPI) func(any) (any, error) {
 					g.scheduled, _ = m["status"].(string)
 				}
 			}
+		case apiJobSet:
+			min = jobSetPods(u)
 		default:
 			min, _, _ = unstructured.NestedInt64(u.Object, "spec", "minMember")
 		}
@@ -152,6 +166,34 @@ func stripGroup(api groupAPI) func(any) (any, error) {
 		}
 		return g, nil
 	}
+}
+
+// jobSetPods counts the pods a JobSet runs at once: over its replicated
+// jobs, replicas × parallelism (default 1, at most completions).
+func jobSetPods(u *unstructured.Unstructured) int64 {
+	rjs, _, _ := unstructured.NestedSlice(u.Object, "spec", "replicatedJobs")
+	var n int64
+	for _, rj := range rjs {
+		m, ok := rj.(map[string]any)
+		if !ok {
+			continue
+		}
+		replicas, ok, _ := unstructured.NestedInt64(m, "replicas")
+		if !ok {
+			replicas = 1
+		}
+		par, ok, _ := unstructured.NestedInt64(m, "template", "spec", "parallelism")
+		if !ok {
+			par = 1
+		}
+		if c, ok, _ := unstructured.NestedInt64(m, "template", "spec", "completions"); ok {
+			par = min(par, c)
+		}
+		if replicas > 0 && par > 0 && replicas <= maxMinReplicas && par <= maxMinReplicas {
+			n += replicas * par
+		}
+	}
+	return n
 }
 
 // condPodGroupScheduled is the native PodGroup's condition that
@@ -224,8 +266,11 @@ func (r *round) groupConflicts(byKey map[string]*rjob) {
 func (r *round) gangText(rj *rjob) string {
 	if g := r.w.pgroups[rj.kj.key]; g != nil && len(rj.pending) > 0 && rj.pending[0].group != nil {
 		what := "minMember"
-		if g.api == apiNative {
+		switch g.api {
+		case apiNative:
 			what = "gang minCount"
+		case apiJobSet:
+			return fmt.Sprintf("JobSet %s/%s: replicas × parallelism of its replicated jobs", g.Namespace, g.Name)
 		}
 		return fmt.Sprintf("PodGroup %s/%s %s %d", g.Namespace, g.Name, what, g.min)
 	}

@@ -33,6 +33,8 @@ func TestPodGroupOf(t *testing.T) {
 		{name: "native and scheduler-plugins", native: &name, labels: map[string]string{LabelCoschedulingGroup: "cos"},
 			want: "scheduling.k8s.io/nat", err: "and scheduling.x-k8s.io cos (label scheduling.x-k8s.io/pod-group)"},
 		{name: "empty values", labels: map[string]string{LabelCoschedulingGroup: "", LabelVolcanoGroup: ""}},
+		{name: "jobset", labels: map[string]string{LabelJobSet: "train"}, want: "jobset.x-k8s.io/train"},
+		{name: "jobset with a volcano group", labels: map[string]string{LabelJobSet: "train", LabelVolcanoGroup: "pg"}, want: "scheduling.volcano.sh/pg"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,6 +70,9 @@ func TestStripGroup(t *testing.T) {
 		{apiCoscheduling, `{"spec":{"minMember":-5}}`, 1, "", "", false},
 		{apiNative, `{"spec":{"schedulingPolicy":{"gang":{"minCount":8}}},"status":{"conditions":[{"type":"PodGroupScheduled","status":"True"}]}}`, 8, "", "True", false},
 		{apiNative, `{"spec":{"schedulingPolicy":{"basic":{}}}}`, 1, "", "", false},
+		{apiJobSet, `{"spec":{"replicatedJobs":[{"name":"a","replicas":2,"template":{"spec":{"parallelism":4,"completions":4}}},{"name":"b","template":{"spec":{}}}]}}`,
+			9, "", "", false},
+		{apiJobSet, `{"spec":{"replicatedJobs":[{"name":"a","replicas":1,"template":{"spec":{"parallelism":8,"completions":3}}},"junk"]}}`, 3, "", "", false},
 	}
 	for _, tt := range tests {
 		u := &unstructured.Unstructured{}

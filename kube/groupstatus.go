@@ -37,7 +37,7 @@ type groupState struct {
 func (r *round) groupStatuses() {
 	for _, rj := range r.jobs {
 		g := r.w.pgroups[rj.kj.key]
-		if g == nil || g.owned || rj.pending0().group == nil {
+		if g == nil || g.owned || g.api == apiJobSet || rj.pending0().group == nil {
 			continue
 		}
 		st := groupState{pods: len(rj.bound) + len(rj.pending), bound: len(rj.bound), min: g.min, why: rj.why}

@@ -215,7 +215,7 @@ func stripPod(obj any) (any, error) {
 	out := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID,
 		ResourceVersion: p.ResourceVersion, CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
 		DeletionGracePeriodSeconds: p.DeletionGracePeriodSeconds, OwnerReferences: p.OwnerReferences}}
-	for _, k := range []string{LabelJob, LabelVolcanoGroup, LabelCoschedulingGroup} {
+	for _, k := range []string{LabelJob, LabelVolcanoGroup, LabelCoschedulingGroup, LabelJobSet} {
 		if v := p.Labels[k]; v != "" {
 			if out.Labels == nil {
 				out.Labels = map[string]string{}

@@ -40,6 +40,9 @@ type Options struct {
 	// VolcanoScheduler also runs vc-scheduler (scheduler name volcano), as
 	// a peer to compare with; it implies Volcano.
 	VolcanoScheduler bool
+	// JobSet adds the JobSet CRD, controller and admission webhooks
+	// (built from the Go module sigs.k8s.io/jobset into the bed's cache).
+	JobSet bool
 }
 
 // Bed is a running test bed.
@@ -61,6 +64,8 @@ type Bed struct {
 	K8sVersion, KwokVersion string
 	// Volcano and VolcanoScheduler say what runs besides the control plane.
 	Volcano, VolcanoScheduler bool
+	// JobSet says whether the JobSet controller runs.
+	JobSet bool
 
 	script string
 }
@@ -115,6 +120,9 @@ func Up(ctx context.Context, dir string, opts Options) (*Bed, error) {
 	if opts.VolcanoScheduler {
 		extra = append(extra, "--volcano-scheduler")
 	}
+	if opts.JobSet {
+		extra = append(extra, "--jobset")
+	}
 	args := append([]string{"up", dir, "--owner", strconv.Itoa(os.Getpid())}, extra...)
 	script := filepath.Join(root, "scripts", "testbed")
 	ctx, cancel := context.WithTimeout(ctx, UpTimeout)
@@ -156,6 +164,7 @@ func load(dir string) (*Bed, error) {
 		CA: kv["CA"], ClientCert: kv["CLIENT_CERT"], ClientKey: kv["CLIENT_KEY"],
 		KubectlPath: kv["KUBECTL"], K8sVersion: kv["K8S_VERSION"], KwokVersion: kv["KWOK_VERSION"],
 		Volcano: kv["VOLCANO"] == "1", VolcanoScheduler: kv["VOLCANO_SCHEDULER"] == "1",
+		JobSet: kv["JOBSET"] == "1",
 	}, nil
 }
 
