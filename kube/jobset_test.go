@@ -22,7 +22,7 @@ var jobSets = schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "v1
 // jobSet returns a JobSet of the test's scheduler: replicated jobs a and b,
 // one Job each of pods pods (parallelism and completions) asking gpus
 // GPUs.
-func (g *genv) jobSet(name string, pods, gpus int) *unstructured.Unstructured {
+func (g *venv) jobSet(name string, pods, gpus int) *unstructured.Unstructured {
 	rj := func(n string) map[string]any {
 		return map[string]any{"name": n, "replicas": int64(1), "template": map[string]any{"spec": map[string]any{
 			"parallelism": int64(pods), "completions": int64(pods),
@@ -41,7 +41,7 @@ func (g *genv) jobSet(name string, pods, gpus int) *unstructured.Unstructured {
 // FailedScheduling Event); once a second node comes, all 8 pods, of both
 // replicated jobs, are bound together.
 func TestJobSet(t *testing.T) {
-	g := newGroupEnv(t, newEnvOn(t, jobsetShared))
+	g := newDynEnv(t, newEnvOn(t, jobsetShared))
 	g.node(g.name+"-a", "Tesla-V100-SXM2-16GB", 8)
 	g.gpusched()
 	ctx := context.Background()

@@ -23,13 +23,9 @@ var (
 	volcanoGroups = schema.GroupVersionResource{Group: "scheduling.volcano.sh", Version: "v1beta1", Resource: "podgroups"}
 )
 
-// genv is a test's share of a bed with a dynamic client for PodGroups.
-type genv struct {
-	*kenv
-	dyn dynamic.Interface
-}
-
-func newGroupEnv(t *testing.T, e *kenv) *genv {
+// newDynEnv adds a dynamic client (Volcano's objects, PodGroups, JobSets)
+// to a test's share of a bed.
+func newDynEnv(t *testing.T, e *kenv) *venv {
 	t.Helper()
 	rc, err := clientcmd.BuildConfigFromFlags("", e.bed.Kubeconfig)
 	if err != nil {
@@ -39,12 +35,12 @@ func newGroupEnv(t *testing.T, e *kenv) *genv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &genv{kenv: e, dyn: dyn}
+	return &venv{kenv: e, dyn: dyn}
 }
 
 // applyCRD applies a CRD committed under testdata/crds and waits until it
 // is Established.
-func (g *genv) applyCRD(file, name string) {
+func (g *venv) applyCRD(file, name string) {
 	g.t.Helper()
 	ctx := context.Background()
 	if out, err := g.bed.Kubectl(ctx, "apply", "-f", "testdata/crds/"+file); err != nil {
@@ -56,7 +52,7 @@ func (g *genv) applyCRD(file, name string) {
 }
 
 // group creates a PodGroup of gvr with spec.
-func (g *genv) group(gvr schema.GroupVersionResource, name string, spec map[string]any) {
+func (g *venv) group(gvr schema.GroupVersionResource, name string, spec map[string]any) {
 	g.t.Helper()
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": gvr.GroupVersion().String(), "kind": "PodGroup",
@@ -67,7 +63,7 @@ func (g *genv) group(gvr schema.GroupVersionResource, name string, spec map[stri
 }
 
 // groupStatus returns a PodGroup's status as JSON.
-func (g *genv) groupStatus(gvr schema.GroupVersionResource, name string) string {
+func (g *venv) groupStatus(gvr schema.GroupVersionResource, name string) string {
 	g.t.Helper()
 	u, err := g.dyn.Resource(gvr).Namespace(g.name).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
@@ -78,7 +74,7 @@ func (g *genv) groupStatus(gvr schema.GroupVersionResource, name string) string 
 }
 
 // waitStatus waits until a PodGroup's status holds every fragment.
-func (g *genv) waitStatus(gvr schema.GroupVersionResource, name string, fragments ...string) {
+func (g *venv) waitStatus(gvr schema.GroupVersionResource, name string, fragments ...string) {
 	g.t.Helper()
 	g.eventually("PodGroup "+name+" status "+strings.Join(fragments, " "), 30*time.Second, func() string {
 		st := g.groupStatus(gvr, name)
@@ -92,7 +88,7 @@ func (g *genv) waitStatus(gvr schema.GroupVersionResource, name string, fragment
 }
 
 // member creates a pod of gpus GPUs that names its group with mod.
-func (g *genv) member(name string, gpus int, mod func(*v1.Pod)) {
+func (g *venv) member(name string, gpus int, mod func(*v1.Pod)) {
 	g.t.Helper()
 	p := g.podSpec(name, gpus)
 	mod(p)
@@ -100,7 +96,7 @@ func (g *genv) member(name string, gpus int, mod func(*v1.Pod)) {
 }
 
 // waitEvent waits for a FailedScheduling Event on pod holding text.
-func (g *genv) waitEvent(pod, text string) {
+func (g *venv) waitEvent(pod, text string) {
 	g.t.Helper()
 	g.eventually("an Event on "+pod+" saying "+text, 30*time.Second, func() string {
 		if !g.hasEvent(pod, "FailedScheduling", text) {
@@ -119,7 +115,7 @@ func eventTexts(evs []v1.Event) []string {
 }
 
 // unbound fails the test if any of pods is bound.
-func (g *genv) unbound(pods ...string) {
+func (g *venv) unbound(pods ...string) {
 	g.t.Helper()
 	for _, name := range pods {
 		if p := g.pod(name); p == nil || p.Spec.NodeName != "" {
@@ -147,7 +143,7 @@ func cosMember(group string) func(*v1.Pod) {
 // Bad input binds nothing: a pod naming a group that does not exist, and
 // a pod claimed by two groups (neither group binds).
 func TestPodGroups(t *testing.T) {
-	g := newGroupEnv(t, newEnv(t))
+	g := newDynEnv(t, newEnv(t))
 	g.applyCRD("scheduling.x-k8s.io_podgroups.yaml", "podgroups.scheduling.x-k8s.io")
 	g.node(g.name+"-a", "Tesla-V100-SXM2-16GB", 8)
 	g.node(g.name+"-b", "Tesla-V100-SXM2-16GB", 8)
@@ -205,7 +201,7 @@ func volcanoMember(group string, byLabel bool) func(*v1.Pod) {
 // NotEnoughResources while GPUs are), then Running with the Scheduled
 // condition and the count of Running pods.
 func TestVolcanoPodGroups(t *testing.T) {
-	g := newGroupEnv(t, newEnvOn(t, volcanoShared))
+	g := newDynEnv(t, newEnvOn(t, volcanoShared))
 	g.node(g.name+"-a", "Tesla-V100-SXM2-16GB", 8)
 	g.node(g.name+"-b", "Tesla-V100-SXM2-16GB", 8)
 	g.group(volcanoGroups, "vca", map[string]any{"minMember": 2, "queue": "default"})
