@@ -43,6 +43,9 @@ type Options struct {
 	// JobSet adds the JobSet CRD, controller and admission webhooks
 	// (built from the Go module sigs.k8s.io/jobset into the bed's cache).
 	JobSet bool
+	// Kueue adds Kueue's CRDs and controller (batch/v1 Jobs with a
+	// kueue.x-k8s.io/queue-name label; its webhooks are not registered).
+	Kueue bool
 }
 
 // Bed is a running test bed.
@@ -64,8 +67,8 @@ type Bed struct {
 	K8sVersion, KwokVersion string
 	// Volcano and VolcanoScheduler say what runs besides the control plane.
 	Volcano, VolcanoScheduler bool
-	// JobSet says whether the JobSet controller runs.
-	JobSet bool
+	// JobSet and Kueue say whether their controllers run.
+	JobSet, Kueue bool
 
 	script string
 }
@@ -123,6 +126,9 @@ func Up(ctx context.Context, dir string, opts Options) (*Bed, error) {
 	if opts.JobSet {
 		extra = append(extra, "--jobset")
 	}
+	if opts.Kueue {
+		extra = append(extra, "--kueue")
+	}
 	args := append([]string{"up", dir, "--owner", strconv.Itoa(os.Getpid())}, extra...)
 	script := filepath.Join(root, "scripts", "testbed")
 	ctx, cancel := context.WithTimeout(ctx, UpTimeout)
@@ -164,7 +170,7 @@ func load(dir string) (*Bed, error) {
 		CA: kv["CA"], ClientCert: kv["CLIENT_CERT"], ClientKey: kv["CLIENT_KEY"],
 		KubectlPath: kv["KUBECTL"], K8sVersion: kv["K8S_VERSION"], KwokVersion: kv["KWOK_VERSION"],
 		Volcano: kv["VOLCANO"] == "1", VolcanoScheduler: kv["VOLCANO_SCHEDULER"] == "1",
-		JobSet: kv["JOBSET"] == "1",
+		JobSet: kv["JOBSET"] == "1", Kueue: kv["KUEUE"] == "1",
 	}, nil
 }
 
