@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -26,6 +27,11 @@ const (
 	// LabelJobSet is the JobSet a pod belongs to (the JobSet controller
 	// sets it): a JobSet without another group is one gang.
 	LabelJobSet = "jobset.sigs.k8s.io/jobset-name"
+	// LabelKueueGroup and AnnKueueGroupCount are Kueue's pod groups of
+	// plain pods: the group's name and how many pods it has, its gang
+	// size (no group object).
+	LabelKueueGroup    = "kueue.x-k8s.io/pod-group-name"
+	AnnKueueGroupCount = "kueue.x-k8s.io/pod-group-total-count"
 )
 
 // groupAPI is the API of a pod group.
@@ -44,6 +50,9 @@ const (
 	// gang of all its replicated jobs' pods, unless they name a PodGroup
 	// (Kubeflow Trainer's do).
 	apiJobSet
+	// apiKueuePods is a Kueue pod group: pods that share the label
+	// kueue.x-k8s.io/pod-group-name; no object, no informer.
+	apiKueuePods
 )
 
 // groupAPIs lists the APIs in the order a pod's references are read.
@@ -58,6 +67,8 @@ func (a groupAPI) gvr() schema.GroupVersionResource {
 		return schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
 	case apiJobSet:
 		return schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"}
+	case apiKueuePods:
+		return schema.GroupVersionResource{Group: "kueue.x-k8s.io"}
 	}
 	return podGroupGVR()
 }
@@ -94,6 +105,9 @@ func podGroupRefs(p *v1.Pod) []groupRef {
 	}
 	if lv != "" && lv != av {
 		refs = append(refs, groupRef{apiVolcano, lv, "label " + LabelVolcanoGroup})
+	}
+	if v := p.Labels[LabelKueueGroup]; v != "" {
+		refs = append(refs, groupRef{apiKueuePods, v, "label " + LabelKueueGroup})
 	}
 	if v := p.Labels[LabelJobSet]; v != "" && len(refs) == 0 {
 		refs = append(refs, groupRef{apiJobSet, v, "label " + LabelJobSet})
@@ -241,12 +255,31 @@ func (r *round) groupMin(rj *rjob, pods []*podInfo) (int, error) {
 		}
 	}
 	ref := pods[0].group
+	if ref.api == apiKueuePods {
+		return kueueCount(pods)
+	}
 	g := r.w.pgroups[rj.kj.key]
 	if g == nil {
 		return 0, fmt.Errorf("its pod group %s/%s (%s, named by %s) does not exist: create the PodGroup, or remove the reference",
 			pods[0].ns, ref.name, ref.api, ref.how)
 	}
 	return g.min, nil
+}
+
+// kueueCount reads the gang size of a Kueue pod group: its pods'
+// kueue.x-k8s.io/pod-group-total-count, on which they must agree.
+func kueueCount(pods []*podInfo) (int, error) {
+	v := pods[0].kueueCount
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 || n > maxMinReplicas {
+		return 0, &AnnotationError{AnnKueueGroupCount, v, fmt.Sprintf("want the group's number of pods, from 1 to %d", maxMinReplicas)}
+	}
+	for _, p := range pods[1:] {
+		if p.kueueCount != v {
+			return 0, fmt.Errorf("its pods disagree on annotation %s: %s has %q, %s has %q", AnnKueueGroupCount, pods[0].name, v, p.name, p.kueueCount)
+		}
+	}
+	return n, nil
 }
 
 // groupConflicts marks invalid the groups that a pod claimed by two
@@ -264,6 +297,9 @@ func (r *round) groupConflicts(byKey map[string]*rjob) {
 
 // gangText names where a job's gang size comes from, for wait reasons.
 func (r *round) gangText(rj *rjob) string {
+	if len(rj.pending) > 0 && rj.pending[0].group != nil && rj.pending[0].group.api == apiKueuePods {
+		return AnnKueueGroupCount
+	}
 	if g := r.w.pgroups[rj.kj.key]; g != nil && len(rj.pending) > 0 && rj.pending[0].group != nil {
 		what := "minMember"
 		switch g.api {

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,7 @@ func TestPodGroupOf(t *testing.T) {
 		{name: "native and scheduler-plugins", native: &name, labels: map[string]string{LabelCoschedulingGroup: "cos"},
 			want: "scheduling.k8s.io/nat", err: "and scheduling.x-k8s.io cos (label scheduling.x-k8s.io/pod-group)"},
 		{name: "empty values", labels: map[string]string{LabelCoschedulingGroup: "", LabelVolcanoGroup: ""}},
+		{name: "kueue pod group", labels: map[string]string{LabelKueueGroup: "kg"}, want: "kueue.x-k8s.io/kg"},
 		{name: "jobset", labels: map[string]string{LabelJobSet: "train"}, want: "jobset.x-k8s.io/train"},
 		{name: "jobset with a volcano group", labels: map[string]string{LabelJobSet: "train", LabelVolcanoGroup: "pg"}, want: "scheduling.volcano.sh/pg"},
 	}
@@ -189,4 +191,32 @@ func FuzzStripGroup(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestKueueCount(t *testing.T) {
+	pods := func(counts ...string) []*podInfo {
+		var out []*podInfo
+		for i, c := range counts {
+			out = append(out, &podInfo{name: fmt.Sprint("p", i), kueueCount: c})
+		}
+		return out
+	}
+	tests := []struct {
+		counts []string
+		want   int
+		err    string
+	}{
+		{[]string{"2", "2"}, 2, ""},
+		{[]string{" 3 "}, 3, ""},
+		{[]string{""}, 0, `annotation kueue.x-k8s.io/pod-group-total-count="": want the group's number of pods`},
+		{[]string{"0"}, 0, "want the group's number of pods, from 1 to 100000"},
+		{[]string{"two"}, 0, `"two"`},
+		{[]string{"2", "3"}, 0, `its pods disagree on annotation kueue.x-k8s.io/pod-group-total-count: p0 has "2", p1 has "3"`},
+	}
+	for _, tt := range tests {
+		n, err := kueueCount(pods(tt.counts...))
+		if n != tt.want || (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("%q: %d, %v; want %d, %q", tt.counts, n, err, tt.want, tt.err)
+		}
+	}
 }

@@ -283,3 +283,31 @@ func TestSchedulingGates(t *testing.T) {
 		}
 	}
 }
+
+// TestKueuePodGroup: plain pods that Kueue's pod integration groups
+// (label kueue.x-k8s.io/pod-group-name, annotation
+// kueue.x-k8s.io/pod-group-total-count; Kueue itself does not run here:
+// the test writes what it writes) are one gang of the total count: one
+// pod waits, with a FailedScheduling Event, until the other exists, then
+// both bind; a malformed count binds nothing and is named in an Event.
+func TestKueuePodGroup(t *testing.T) {
+	e := newEnv(t)
+	e.node(e.name+"-a", "Tesla-V100-SXM2-16GB", 8)
+	e.gpusched()
+	member := func(name, group, count string) {
+		p := e.podSpec(name, 2)
+		p.Labels["kueue.x-k8s.io/pod-group-name"] = group
+		p.Annotations["kueue.x-k8s.io/pod-group-total-count"] = count
+		e.create(p)
+	}
+	member("kq-0", "kq", "2")
+	member("bad-0", "bad", "two")
+	g := &venv{kenv: e}
+	g.waitEvent("kq-0", "waiting for the gang: 1 of its 2 pods (kueue.x-k8s.io/pod-group-total-count) exist")
+	g.waitEvent("bad-0", `annotation kueue.x-k8s.io/pod-group-total-count="two": want the group's number of pods`)
+	g.unbound("kq-0", "bad-0")
+	member("kq-1", "kq", "2")
+	e.waitBound("kq-0", 30*time.Second)
+	e.waitBound("kq-1", 30*time.Second)
+	g.unbound("bad-0")
+}

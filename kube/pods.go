@@ -75,6 +75,8 @@ type podInfo struct {
 	group       *groupRef
 	otherGroups []groupRef
 	groupErr    string
+	// kueueCount is its Kueue pod group's total count (annotation).
+	kueueCount string
 	// gates are the names of its scheduling gates: a gated pod is never
 	// bound. running: its phase is Running.
 	gates   []string
@@ -112,6 +114,7 @@ func newPodInfo(p *v1.Pod) *podInfo {
 		pi.gates = append(pi.gates, g.Name)
 	}
 	pi.running = p.Status.Phase == v1.PodRunning
+	pi.kueueCount = p.Annotations[AnnKueueGroupCount]
 	for _, c := range p.Status.Conditions {
 		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
 			pi.cond = c.Message
@@ -215,7 +218,7 @@ func stripPod(obj any) (any, error) {
 	out := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID,
 		ResourceVersion: p.ResourceVersion, CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
 		DeletionGracePeriodSeconds: p.DeletionGracePeriodSeconds, OwnerReferences: p.OwnerReferences}}
-	for _, k := range []string{LabelJob, LabelVolcanoGroup, LabelCoschedulingGroup, LabelJobSet} {
+	for _, k := range []string{LabelJob, LabelVolcanoGroup, LabelCoschedulingGroup, LabelJobSet, LabelKueueGroup} {
 		if v := p.Labels[k]; v != "" {
 			if out.Labels == nil {
 				out.Labels = map[string]string{}
@@ -224,7 +227,7 @@ func stripPod(obj any) (any, error) {
 		}
 	}
 	for k, v := range p.Annotations {
-		if strings.HasPrefix(k, annPrefix) || k == annCompletionIndex || k == annVolcanoIndex || k == annVolcanoTask || k == AnnVolcanoGroup {
+		if strings.HasPrefix(k, annPrefix) || k == annCompletionIndex || k == annVolcanoIndex || k == annVolcanoTask || k == AnnVolcanoGroup || k == AnnKueueGroupCount {
 			if out.Annotations == nil {
 				out.Annotations = map[string]string{}
 			}

@@ -199,8 +199,9 @@ func (w *world) setPod(p *v1.Pod, now time.Time) (*kjob, bool) {
 	relevant := old == nil || old.node != pi.node && (!confirmed || elastic) || old.host != pi.host ||
 		old.deleting != pi.deleting && !ownDelete ||
 		old.gpus != pi.gpus || !old.req.Equal(pi.req) || old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann) ||
-		len(old.gates) != len(pi.gates) || pi.group != nil && old.running != pi.running
-	if old == nil || old.gpus != pi.gpus || !old.req.Equal(pi.req) || old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann) {
+		len(old.gates) != len(pi.gates) || pi.group != nil && old.running != pi.running || old.kueueCount != pi.kueueCount
+	if old == nil || old.gpus != pi.gpus || !old.req.Equal(pi.req) || old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann) ||
+		old.kueueCount != pi.kueueCount {
 		j.version++
 	}
 	return j, relevant
