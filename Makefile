@@ -41,9 +41,10 @@ testbed-down:
 	$(TESTBED) down $(TESTBED_DIR)
 
 ## testbed-build: build the bed's binaries into the cache (or find them
-## there); Volcano's too when its source is in $(SHARED).
+## there); Volcano's too when its source is in $(SHARED), and the JobSet and
+## Kueue controllers (kube's TestJobSet and TestKueue).
 testbed-build:
-	$(TESTBED) build $(VOLCANO_FLAG)
+	$(TESTBED) build $(VOLCANO_FLAG) --jobset --kueue
 
 ## bench-testbed: wall time of `scripts/testbed up` with a warm cache (and
 ## with --volcano when its source is there) and of `down`, three times each.

@@ -294,6 +294,7 @@ func (r *round) reasons(plan *engine.Plan) {
 		default:
 			why = engine.WaitBehind
 		}
+		rj.why = why
 		for _, p := range rj.pending {
 			r.note(p, why, rj.event)
 		}
@@ -304,8 +305,8 @@ func (r *round) reasons(plan *engine.Plan) {
 // FailedScheduling event when its reason changed, once it has waited
 // condDelay.
 func (r *round) note(p *podInfo, why string, event bool) {
-	if r.w.assumed[p.uid] != "" || r.now.Sub(p.seen) < condDelay {
-		return
+	if r.w.assumed[p.uid] != "" || r.now.Sub(p.seen) < condDelay || len(p.gates) > 0 {
+		return // a gated pod keeps the API server's SchedulingGated condition
 	}
 	if event && p.evented != why {
 		p.evented = why

@@ -49,6 +49,7 @@ func TestDeployManifests(t *testing.T) {
 		// (Volcano's resources are not served by this bed: kubectl cannot
 		// check them here.)
 		{"create", "configmaps", "team-a", true}, {"update", "configmaps", "team-a", true},
+		{"watch", "podgroups.scheduling.k8s.io", "team-a", true}, {"patch", "podgroups.scheduling.k8s.io/status", "team-a", true},
 		{"update", "leases.coordination.k8s.io/gpusched", "gpusched", true},
 		{"create", "tokenreviews.authentication.k8s.io", "", true},
 		{"create", "subjectaccessreviews.authorization.k8s.io", "", true},
@@ -58,9 +59,10 @@ func TestDeployManifests(t *testing.T) {
 		{"update", "leases.coordination.k8s.io/other", "gpusched", false},
 		{"create", "leases.coordination.k8s.io", "team-a", false},
 		{"delete", "jobs.batch", "team-a", false}, {"delete", "configmaps", "team-a", false},
+		{"patch", "podgroups.scheduling.k8s.io", "team-a", false}, {"delete", "podgroups.scheduling.k8s.io", "team-a", false},
 	} {
 		args := []string{"auth", "can-i", tc.verb, tc.resource, "--as", serviceAccount}
-		if res, sub, ok := strings.Cut(tc.resource, "/"); ok && strings.HasPrefix(res, "pods") {
+		if res, sub, ok := strings.Cut(tc.resource, "/"); ok && (strings.HasPrefix(res, "pods") || strings.HasPrefix(res, "podgroups")) {
 			args[3] = res
 			args = append(args, "--subresource", sub)
 		}

@@ -6,10 +6,16 @@
 // only what scheduling needs) maintain the world: the nodes with
 // nvidia.com/gpu (GPU type from NVIDIA's nvidia.com/gpu.product label,
 // ProductType), gpusched's pending and bound pods, other schedulers'
-// bound pods (whose GPUs are not free) and batch/v1 Jobs. Pods form jobs
-// by job key: their owning batch/v1 Job, else the gpusched.io/job label,
-// else the pod alone; annotations (gpusched.io/min-replicas, model,
-// priority, gpu-type) set a job's gang size and settings.
+// bound pods (whose GPUs are not free), batch/v1 Jobs and the pod groups
+// of every API served. Pods form jobs by job key: their owning Volcano
+// Job, else the pod group they name (groups.go: Kubernetes' own PodGroup,
+// scheduler-plugins' or Volcano's, Kueue's pod group, else their JobSet;
+// the group sets the gang size, and groupstatus.go keeps its status as
+// its own scheduler would), else their owning batch/v1 Job, else the
+// gpusched.io/job label, else the pod alone; annotations
+// (gpusched.io/min-replicas, model, priority, gpu-type) set a job's gang
+// size and settings. Pods with scheduling gates are never bound, and
+// their job waits for every gate.
 //
 // Resources besides GPUs (resources.go) are counted as kube-scheduler's
 // NodeResourcesFit counts them: a pod asks what

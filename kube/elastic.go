@@ -510,7 +510,7 @@ func (w *world) failedWorker(p *v1.Pod) {
 	if p.Status.Phase != v1.PodFailed || p.DeletionTimestamp != nil || ref == nil || ref.APIVersion != volcanoJobAPI {
 		return
 	}
-	kj := w.jobs[jobKey(p, ref)]
+	kj := w.jobs[jobKey(p, ref, nil)]
 	if kj == nil || kj.formed == nil || !kj.formed.elastic {
 		return
 	}

@@ -23,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpusched/gpusched/internal/kubebed"
@@ -37,7 +36,7 @@ var volcanoShared = kubebed.NewShared(kubebed.Options{Volcano: true})
 
 var vcJobs = schema.GroupVersionResource{Group: "batch.volcano.sh", Version: "v1alpha1", Resource: "jobs"}
 
-// venv is a test's share of the Volcano bed.
+// venv is a test's share of a bed with a dynamic client.
 type venv struct {
 	*kenv
 	dyn dynamic.Interface
@@ -45,16 +44,7 @@ type venv struct {
 
 func newVolcanoEnv(t *testing.T) *venv {
 	t.Helper()
-	e := newEnvOn(t, volcanoShared)
-	rc, err := clientcmd.BuildConfigFromFlags("", e.bed.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &venv{kenv: e, dyn: dyn}
+	return newDynEnv(t, newEnvOn(t, volcanoShared))
 }
 
 // vcJob is a Volcano Job of the test's scheduler: a launcher without GPUs

@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	for _, sh := range []*kubebed.Shared{shared, volcanoShared} {
+	for _, sh := range []*kubebed.Shared{shared, volcanoShared, jobsetShared, kueueShared} {
 		if err := sh.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 		}

@@ -118,11 +118,11 @@ func TestPodReading(t *testing.T) {
 	}
 	p.OwnerReferences[0].Kind = "ReplicaSet"
 	p.Labels = map[string]string{LabelJob: "exp"}
-	if k := jobKey(p, controllerOf(p)); k != "ml/label/exp" || jobName(k) != "ml/exp" {
+	if k := jobKey(p, controllerOf(p), nil); k != "ml/label/exp" || jobName(k) != "ml/exp" {
 		t.Errorf("label key %s", k)
 	}
 	p.Labels = nil
-	if k := jobKey(p, controllerOf(p)); k != "ml/pod/train-0/u1" || jobName(k) != "ml/train-0" {
+	if k := jobKey(p, controllerOf(p), nil); k != "ml/pod/train-0/u1" || jobName(k) != "ml/train-0" {
 		t.Errorf("pod key %s", k)
 	}
 }

@@ -69,6 +69,18 @@ type podInfo struct {
 	// cond is the message of the pod's PodScheduled=False condition, ""
 	// when it has none.
 	cond string
+	// group is the pod group the pod names (groups.go), nil when none;
+	// groupErr says why the pod cannot be placed with its group (it names
+	// two: the others are otherGroups).
+	group       *groupRef
+	otherGroups []groupRef
+	groupErr    string
+	// kueueCount is its Kueue pod group's total count (annotation).
+	kueueCount string
+	// gates are the names of its scheduling gates: a gated pod is never
+	// bound. running: its phase is Running.
+	gates   []string
+	running bool
 	// seen is when gpusched first saw the pod; want the wait reason last
 	// queued for its condition; evented the last reason it got an Event
 	// for; progressErr the last malformed progress annotation reported.
@@ -90,7 +102,19 @@ func newPodInfo(p *v1.Pod) *podInfo {
 	}
 	pi.task, pi.host = p.Annotations[annVolcanoTask], hostName(p)
 	pi.owner = controllerOf(p)
-	pi.key = jobKey(p, pi.owner)
+	if pi.owner == nil || pi.owner.APIVersion != volcanoJobAPI {
+		// A Volcano Job's pods name its PodGroup too: the Job is the job.
+		pi.group, pi.otherGroups, pi.groupErr = podGroupOf(p)
+	}
+	if pi.group != nil {
+		pi.owner = nil // the group, not a batch Job of it, is the job
+	}
+	pi.key = jobKey(p, pi.owner, pi.group)
+	for _, g := range p.Spec.SchedulingGates {
+		pi.gates = append(pi.gates, g.Name)
+	}
+	pi.running = p.Status.Phase == v1.PodRunning
+	pi.kueueCount = p.Annotations[AnnKueueGroupCount]
 	for _, c := range p.Status.Conditions {
 		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
 			pi.cond = c.Message
@@ -118,10 +142,13 @@ func controllerOf(p *v1.Pod) *metav1.OwnerReference {
 
 // jobKey returns the key of the pod's job: its owner (namespace, kind,
 // name and UID, so that a Job created again under the same name is a new
-// job), else the value of its gpusched.io/job label, else the pod itself.
-// Keys of the three kinds never collide.
-func jobKey(p *v1.Pod, owner *metav1.OwnerReference) string {
+// job), else its pod group (groupKey), else the value of its
+// gpusched.io/job label, else the pod itself. Keys of the four kinds never
+// collide.
+func jobKey(p *v1.Pod, owner *metav1.OwnerReference, group *groupRef) string {
 	switch {
+	case group != nil:
+		return groupKey(p.Namespace, *group)
 	case owner != nil:
 		return p.Namespace + "/" + owner.Kind + "/" + owner.Name + "/" + string(owner.UID)
 	case p.Labels[LabelJob] != "":
@@ -191,11 +218,16 @@ func stripPod(obj any) (any, error) {
 	out := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID,
 		ResourceVersion: p.ResourceVersion, CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
 		DeletionGracePeriodSeconds: p.DeletionGracePeriodSeconds, OwnerReferences: p.OwnerReferences}}
-	if v := p.Labels[LabelJob]; v != "" {
-		out.Labels = map[string]string{LabelJob: v}
+	for _, k := range []string{LabelJob, LabelVolcanoGroup, LabelCoschedulingGroup, LabelJobSet, LabelKueueGroup} {
+		if v := p.Labels[k]; v != "" {
+			if out.Labels == nil {
+				out.Labels = map[string]string{}
+			}
+			out.Labels[k] = v
+		}
 	}
 	for k, v := range p.Annotations {
-		if strings.HasPrefix(k, annPrefix) || k == annCompletionIndex || k == annVolcanoIndex || k == annVolcanoTask {
+		if strings.HasPrefix(k, annPrefix) || k == annCompletionIndex || k == annVolcanoIndex || k == annVolcanoTask || k == AnnVolcanoGroup || k == AnnKueueGroupCount {
 			if out.Annotations == nil {
 				out.Annotations = map[string]string{}
 			}
@@ -206,6 +238,7 @@ func stripPod(obj any) (any, error) {
 	s.NodeName, s.SchedulerName, s.NodeSelector, s.Tolerations = p.Spec.NodeName, p.Spec.SchedulerName, p.Spec.NodeSelector, p.Spec.Tolerations
 	s.TerminationGracePeriodSeconds = p.Spec.TerminationGracePeriodSeconds
 	s.Hostname, s.Subdomain = p.Spec.Hostname, p.Spec.Subdomain
+	s.SchedulingGates, s.SchedulingGroup = p.Spec.SchedulingGates, p.Spec.SchedulingGroup
 	out.Status.PodIP = p.Status.PodIP
 	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
 		s.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{

@@ -31,6 +31,7 @@ const (
 	waitNoNodes = "no node is registered: no Ready, schedulable node with nvidia.com/gpu"
 	waitReplace = "waiting for free GPUs (of its running job's type, on a node its pods may use) to join its job"
 	waitAway    = "its job's other pods run on nodes gpusched does not use now (not Ready or cordoned)"
+	waitGated   = "waiting for its pods' scheduling gates to be removed"
 )
 
 // round is one scheduling round's working data, built and used under
@@ -97,6 +98,10 @@ type rjob struct {
 	compBound, compPending []*podInfo
 	// growReady: its growth's pods all exist and its GPUs are free.
 	growReady bool
+	// gated: some of its pods have scheduling gates; why is the wait
+	// reason its pending pods were given (reasons).
+	gated bool
+	why   string
 }
 
 // run builds the model state from the world, carries out the
@@ -105,6 +110,7 @@ type rjob struct {
 func (r *round) run() {
 	r.readNodes()
 	r.formJobs()
+	defer r.groupStatuses()
 	r.restarts()
 	r.reservations()
 	defer r.elasticTail()
@@ -187,6 +193,13 @@ func (r *round) formJobs() {
 			r.jobs = append(r.jobs, rj)
 		}
 	}
+	if len(r.w.conflicts) > 0 {
+		byKey := make(map[string]*rjob, len(r.jobs))
+		for _, rj := range r.jobs {
+			byKey[rj.kj.key] = rj
+		}
+		r.groupConflicts(byKey)
+	}
 	// By seq already: mostly in submission order too.
 	byQueue := func(a, b *rjob) int {
 		return cmp.Or(cmp.Compare(a.kj.mj.Spec.Submit, b.kj.mj.Spec.Submit), cmp.Compare(a.kj.seq, b.kj.seq))
@@ -223,11 +236,16 @@ func (r *round) formJob(kj *kjob) *rjob {
 		case p.node != "" || r.w.assumed[p.uid] != "":
 			rj.bound = append(rj.bound, p)
 		default:
+			rj.gated = rj.gated || len(p.gates) > 0
 			rj.pending = append(rj.pending, p)
 		}
 	}
 	if len(rj.bound)+len(rj.pending) == 0 {
 		return nil
+	}
+	if rj.gated && len(rj.bound) > 0 {
+		// A running job's gated pods wait for their gates alone.
+		rj.pending = slices.DeleteFunc(rj.pending, func(p *podInfo) bool { return len(p.gates) > 0 })
 	}
 	slices.SortFunc(rj.pending, podOrder)
 	slices.SortFunc(rj.bound, podOrder)
@@ -244,8 +262,10 @@ func (r *round) formJob(kj *kjob) *rjob {
 	case err != nil:
 		rj.setReason(err.Error(), true)
 		rj.invalid = true
+	case rj.gated:
+		rj.setReason(waitGated+": "+gatesText(rj.pending), false)
 	case len(rj.pending) < rj.min:
-		rj.setReason(fmt.Sprintf("waiting for the gang: %d of its %d pods (%s) exist", len(rj.pending), rj.min, AnnMinReplicas), true)
+		rj.setReason(fmt.Sprintf("waiting for the gang: %d of its %d pods (%s) exist", len(rj.pending), rj.min, r.gangText(rj)), true)
 	default:
 		if why := r.neverFits(rj); why != "" {
 			rj.setReason(engine.WaitNeverFits+": "+why, true)
@@ -340,6 +360,13 @@ func (r *round) readSettings(rj *rjob) error {
 		rj.pod = 1
 		return fmt.Errorf("pod %s asks for %d %s; gpusched places pods that ask for 1 to %d (others belong to another scheduler)",
 			first.name, first.gpus, ResourceGPU, model.MaxGPUsPerNode)
+	}
+	if first.group != nil {
+		m, err := r.groupMin(rj, pods)
+		if err != nil {
+			return err
+		}
+		rj.min = m
 	}
 	set, err := parseSettings(ann)
 	if err != nil {

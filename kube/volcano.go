@@ -115,29 +115,12 @@ func stripVolcanoJob(obj any) (any, error) {
 	return j, nil
 }
 
-// podGroup is what the PodGroup informer keeps: identity and phase.
-type podGroup struct {
-	metav1.ObjectMeta
-	phase string
-}
-
-func stripPodGroup(obj any) (any, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return obj, nil
-	}
-	phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
-	return &podGroup{ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
-		ResourceVersion: u.GetResourceVersion()}, phase: phase}, nil
-}
-
-// volcanoServed reports whether the API server serves Volcano's Jobs and
-// PodGroups.
-func (s *Scheduler) volcanoServed() bool {
+// served reports whether the API server serves every resource of gvrs.
+func (s *Scheduler) served(gvrs ...schema.GroupVersionResource) bool {
 	if s.cfg.Dynamic == nil {
 		return false
 	}
-	for _, gvr := range []schema.GroupVersionResource{vcJobGVR(), podGroupGVR()} {
+	for _, gvr := range gvrs {
 		list, err := s.client.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())
 		if err != nil {
 			return false
@@ -153,36 +136,44 @@ func (s *Scheduler) volcanoServed() bool {
 	return true
 }
 
-// volcanoInformers returns the informers of Volcano's Jobs and PodGroups
-// with their transforms and handlers, none when the API server lacks
-// Volcano's CRDs.
+// volcanoInformers returns the informers of Volcano's Jobs and of the
+// PodGroups of every API served (groups.go), with their transforms and
+// handlers.
 func (s *Scheduler) volcanoInformers() ([]cache.SharedIndexInformer, []cache.TransformFunc, []cache.ResourceEventHandler) {
-	if !s.volcanoServed() {
-		s.log.Info("Volcano's Jobs are not served: gpusched schedules pods, batch/v1 Jobs and bare pods only")
+	if s.cfg.Dynamic == nil {
 		return nil, nil, nil
 	}
 	f := dynamicinformer.NewDynamicSharedInformerFactory(s.cfg.Dynamic, 0)
-	jobs, groups := f.ForResource(vcJobGVR()).Informer(), f.ForResource(podGroupGVR()).Informer()
-	return []cache.SharedIndexInformer{jobs, groups},
-		[]cache.TransformFunc{stripVolcanoJob, stripPodGroup},
-		s.volcanoHandlers()
+	var infs []cache.SharedIndexInformer
+	var trs []cache.TransformFunc
+	var hs []cache.ResourceEventHandler
+	if s.served(vcJobGVR(), podGroupGVR()) {
+		infs, trs = append(infs, f.ForResource(vcJobGVR()).Informer()), append(trs, stripVolcanoJob)
+		hs = append(hs, s.volcanoJobHandler())
+	} else {
+		s.log.Info("Volcano's Jobs are not served: gpusched schedules pods, batch/v1 Jobs and bare pods only")
+	}
+	for _, api := range groupAPIs() {
+		if !s.served(api.gvr()) {
+			continue
+		}
+		s.log.Info("PodGroups are served: pods that name one are its gang", "api", api.gvr().GroupVersion().String())
+		infs, trs = append(infs, f.ForResource(api.gvr()).Informer()), append(trs, stripGroup(api))
+		hs = append(hs, s.handler(onWorld(s, s.w.setGroup), onWorld(s, s.w.deleteGroup)))
+	}
+	return infs, trs, hs
 }
 
-// volcanoHandlers returns the handlers of Volcano Jobs (gpusched's only)
-// and PodGroups.
-func (s *Scheduler) volcanoHandlers() []cache.ResourceEventHandler {
+// volcanoJobHandler returns the handler of Volcano Jobs (gpusched's only).
+func (s *Scheduler) volcanoJobHandler() cache.ResourceEventHandler {
 	w := s.w
-	return []cache.ResourceEventHandler{
-		s.handler(onWorld(s, func(j *vcJob) bool {
-			if j.scheduler != s.cfg.SchedulerName {
-				return false
-			}
-			w.setVolcanoJob(j)
-			return true
-		}), onWorld(s, func(j *vcJob) bool { delete(w.owners, j.UID); return false })),
-		s.handler(onWorld(s, func(g *podGroup) bool { w.groups[g.Namespace+"/"+g.Name] = g.phase; return true }),
-			onWorld(s, func(g *podGroup) bool { delete(w.groups, g.Namespace+"/"+g.Name); return false })),
-	}
+	return s.handler(onWorld(s, func(j *vcJob) bool {
+		if j.scheduler != s.cfg.SchedulerName {
+			return false
+		}
+		w.setVolcanoJob(j)
+		return true
+	}), onWorld(s, func(j *vcJob) bool { delete(w.owners, j.UID); return false }))
 }
 
 // setVolcanoJob records a Volcano Job of gpusched's.
@@ -246,20 +237,28 @@ func (v *vcInfo) fixedPods() int {
 	return n
 }
 
-// groupTask sets a Volcano PodGroup's phase (the PodGroup CRD has no
-// status subresource: a merge patch of the object).
+// groupTask writes a PodGroup's status: a merge patch of the object
+// (Volcano's PodGroup CRD has no status subresource) or of its status
+// subresource; key is its entry in world.groupWant.
 type groupTask struct {
-	ns, name, phase string
+	gvr           schema.GroupVersionResource
+	ns, name, key string
+	status        bool
+	patch         []byte
 }
 
-// setGroupPhase patches a PodGroup's status.phase.
-func (s *Scheduler) setGroupPhase(ctx context.Context, g groupTask) {
-	patch := []byte(`{"status":{"phase":"` + g.phase + `"}}`)
-	_, err := s.cfg.Dynamic.Resource(podGroupGVR()).Namespace(g.ns).Patch(ctx, g.name, types.MergePatchType, patch, metav1.PatchOptions{})
+// setGroupStatus makes a groupTask's patch; on failure the next round
+// tries again.
+func (s *Scheduler) setGroupStatus(ctx context.Context, g groupTask) {
+	var sub []string
+	if g.status {
+		sub = []string{"status"}
+	}
+	_, err := s.cfg.Dynamic.Resource(g.gvr).Namespace(g.ns).Patch(ctx, g.name, types.MergePatchType, g.patch, metav1.PatchOptions{}, sub...)
 	if err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
-		s.log.Warn("cannot set the PodGroup's phase", "podgroup", g.ns+"/"+g.name, "phase", g.phase, "err", err)
+		s.log.Warn("cannot write the PodGroup's status", "podgroup", g.ns+"/"+g.name, "api", g.gvr.Group, "err", err)
 		s.w.mu.Lock()
-		delete(s.w.groupWant, g.ns+"/"+g.name)
+		delete(s.w.groupWant, g.key)
 		s.w.mu.Unlock()
 	}
 }
@@ -298,6 +297,7 @@ func (r *round) podGroups() {
 			continue
 		}
 		w.groupWant[key] = want
-		r.work.groups = append(r.work.groups, groupTask{ns: o.ns, name: o.name + "-" + string(uid), phase: want})
+		r.work.groups = append(r.work.groups, groupTask{gvr: podGroupGVR(), ns: o.ns, name: o.name + "-" + string(uid), key: key,
+			patch: []byte(`{"status":{"phase":"` + want + `"}}`)})
 	}
 }

@@ -115,7 +115,7 @@ func (s *Scheduler) runWorkers(ctx context.Context) func() {
 			case o := <-s.owners:
 				s.patchOwner(ctx, o)
 			case g := <-s.groups:
-				s.setGroupPhase(ctx, g)
+				s.setGroupStatus(ctx, g)
 			case <-ctx.Done():
 				return
 			}

@@ -43,6 +43,10 @@ type world struct {
 	// groups holds the phase of every Volcano PodGroup by namespace/name;
 	// groupWant the phase gpusched last asked for.
 	groups, groupWant map[string]string
+	// pgroups holds the PodGroups of every API by their jobs' key
+	// (groupKey); conflicts the pods that name two groups (groups.go).
+	pgroups   map[string]*podGroup
+	conflicts map[types.UID]*podInfo
 	// failed holds the pods of elastic jobs that failed on their node
 	// (their controller replaces them once they are deleted).
 	failed []deleteTask
@@ -51,7 +55,8 @@ type world struct {
 func newWorld() *world {
 	return &world{nodes: map[string]*nodeInfo{}, foreign: map[types.UID]foreignPod{}, pods: map[types.UID]*podInfo{},
 		jobs: map[string]*kjob{}, owners: map[types.UID]*ownerInfo{}, assumed: map[types.UID]string{},
-		deleted: map[types.UID]bool{}, groups: map[string]string{}, groupWant: map[string]string{}}
+		deleted: map[types.UID]bool{}, groups: map[string]string{}, groupWant: map[string]string{},
+		pgroups: map[string]*podGroup{}, conflicts: map[types.UID]*podInfo{}}
 }
 
 // kjob is one job: the pods of gpusched's that share a job key, and what
@@ -164,6 +169,11 @@ func (w *world) setPod(p *v1.Pod, now time.Time) (*kjob, bool) {
 		}
 	}
 	w.pods[pi.uid] = pi
+	if pi.groupErr != "" {
+		w.conflicts[pi.uid] = pi
+	} else {
+		delete(w.conflicts, pi.uid)
+	}
 	j := w.job(pi.key, now)
 	j.pods[pi.uid], j.empty = pi, time.Time{}
 	if pi.owner != nil {
@@ -188,8 +198,10 @@ func (w *world) setPod(p *v1.Pod, now time.Time) (*kjob, bool) {
 	elastic := j.formed != nil && j.formed.elastic
 	relevant := old == nil || old.node != pi.node && (!confirmed || elastic) || old.host != pi.host ||
 		old.deleting != pi.deleting && !ownDelete ||
-		old.gpus != pi.gpus || !old.req.Equal(pi.req) || old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann)
-	if old == nil || old.gpus != pi.gpus || !old.req.Equal(pi.req) || old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann) {
+		old.gpus != pi.gpus || !old.req.Equal(pi.req) || old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann) ||
+		len(old.gates) != len(pi.gates) || pi.group != nil && old.running != pi.running || old.kueueCount != pi.kueueCount
+	if old == nil || old.gpus != pi.gpus || !old.req.Equal(pi.req) || old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann) ||
+		old.kueueCount != pi.kueueCount {
 		j.version++
 	}
 	return j, relevant
@@ -214,6 +226,7 @@ func (w *world) deletePod(uid types.UID, now time.Time) *kjob {
 		return nil
 	}
 	delete(w.pods, uid)
+	delete(w.conflicts, uid)
 	delete(w.assumed, uid)
 	delete(w.deleted, uid)
 	return w.dropFromJob(pi, now)

@@ -40,6 +40,12 @@ type Options struct {
 	// VolcanoScheduler also runs vc-scheduler (scheduler name volcano), as
 	// a peer to compare with; it implies Volcano.
 	VolcanoScheduler bool
+	// JobSet adds the JobSet CRD, controller and admission webhooks
+	// (built from the Go module sigs.k8s.io/jobset into the bed's cache).
+	JobSet bool
+	// Kueue adds Kueue's CRDs and controller (batch/v1 Jobs with a
+	// kueue.x-k8s.io/queue-name label; its webhooks are not registered).
+	Kueue bool
 }
 
 // Bed is a running test bed.
@@ -61,6 +67,8 @@ type Bed struct {
 	K8sVersion, KwokVersion string
 	// Volcano and VolcanoScheduler say what runs besides the control plane.
 	Volcano, VolcanoScheduler bool
+	// JobSet and Kueue say whether their controllers run.
+	JobSet, Kueue bool
 
 	script string
 }
@@ -115,6 +123,12 @@ func Up(ctx context.Context, dir string, opts Options) (*Bed, error) {
 	if opts.VolcanoScheduler {
 		extra = append(extra, "--volcano-scheduler")
 	}
+	if opts.JobSet {
+		extra = append(extra, "--jobset")
+	}
+	if opts.Kueue {
+		extra = append(extra, "--kueue")
+	}
 	args := append([]string{"up", dir, "--owner", strconv.Itoa(os.Getpid())}, extra...)
 	script := filepath.Join(root, "scripts", "testbed")
 	ctx, cancel := context.WithTimeout(ctx, UpTimeout)
@@ -156,6 +170,7 @@ func load(dir string) (*Bed, error) {
 		CA: kv["CA"], ClientCert: kv["CLIENT_CERT"], ClientKey: kv["CLIENT_KEY"],
 		KubectlPath: kv["KUBECTL"], K8sVersion: kv["K8S_VERSION"], KwokVersion: kv["KWOK_VERSION"],
 		Volcano: kv["VOLCANO"] == "1", VolcanoScheduler: kv["VOLCANO_SCHEDULER"] == "1",
+		JobSet: kv["JOBSET"] == "1", Kueue: kv["KUEUE"] == "1",
 	}, nil
 }
 
