@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -38,6 +39,7 @@ type serverOptions struct {
 	names                       recipe.Names
 	heartbeatTimeout            time.Duration
 	jobRetention                time.Duration
+	masterPorts                 string // BASE-LAST: the MASTER_PORTs jobs get
 	verbose                     bool
 	etcd                        etcdOptions
 	// sec holds authentication and TLS (serversec.go); dev sets devAuth:
@@ -88,11 +90,24 @@ func (o *serverOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.names.Scaler, "scaler", def.Scaler, "elastic scaler: "+strings.Join(recipe.Scalers(), ", "))
 	f.DurationVar(&o.heartbeatTimeout, "heartbeat-timeout", scheduler.DefaultHeartbeatTimeout,
 		"mark a node down when its agent has not reported for this long: its replicas are lost, elastic jobs at or above min continue smaller, other jobs are re-queued")
+	f.StringVar(&o.masterPorts, "master-ports", fmt.Sprintf("%d-%d", scheduler.DefaultPortBase, scheduler.DefaultPortBase+scheduler.DefaultPortRange-1),
+		"the ports a job attempt's MASTER_PORT is chosen from (FIRST-LAST, on its node rank 0): open them between the nodes; two servers whose agents share hosts need ranges of their own")
 	f.DurationVar(&o.jobRetention, "job-retention", 0,
 		"delete ended jobs (record, logs, EDL state) this long after they ended, e.g. 720h for 30 days (checked at start, then every tenth of it, at most hourly; 0: keep every job)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log debug messages")
 	o.etcd.addFlags(cmd)
 	addLiveFlags(cmd, &o.live)
+}
+
+// parsePortRange reads --master-ports: FIRST-LAST, both within 1..65535.
+func parsePortRange(s string) (base, n int, err error) {
+	first, last, ok := strings.Cut(s, "-")
+	a, errA := strconv.Atoi(strings.TrimSpace(first))
+	b, errB := strconv.Atoi(strings.TrimSpace(last))
+	if !ok || errA != nil || errB != nil || a < 1 || b > 65535 || b < a {
+		return 0, 0, badInput("--master-ports %q: want FIRST-LAST with 1 ≤ FIRST ≤ LAST ≤ 65535, e.g. 29500-30499", s)
+	}
+	return a, b - a + 1, nil
 }
 
 // servicePolicies are the policies the service accepts (srtf needs job
@@ -129,6 +144,10 @@ func (o *serverOptions) serverConfig(logger *slog.Logger) (server.Config, error)
 	if o.jobRetention < 0 {
 		return server.Config{}, badInput("--job-retention %s: must be positive, or 0 to keep every job", o.jobRetention)
 	}
+	portBase, portRange, err := parsePortRange(o.masterPorts)
+	if err != nil {
+		return server.Config{}, err
+	}
 	names, opts := o.names, recipe.DefaultOptions()
 	var queues *config.QueuesSpec
 	var sched *config.SchedFile
@@ -154,7 +173,8 @@ func (o *serverOptions) serverConfig(logger *slog.Logger) (server.Config, error)
 		return server.Config{}, err
 	}
 	cfg := server.Config{Config: scheduler.Config{DataDir: dir, Names: names, Options: &opts, Queues: queues,
-		HeartbeatTimeout: o.heartbeatTimeout, Logger: logger, Live: live, PowerSampleEvery: sampleEvery},
+		HeartbeatTimeout: o.heartbeatTimeout, Logger: logger, Live: live, PowerSampleEvery: sampleEvery,
+		PortBase: portBase, PortRange: portRange},
 		BodyTimeout: o.sec.bodyTimeout, AuditRetention: o.sec.auditRetention, JobRetention: o.jobRetention}
 	if o.authOn(o.devAuth) {
 		cfg.Auth = &server.AuthConfig{AdminTokenFile: filepath.Join(dir, "admin.token")}

@@ -20,6 +20,8 @@ func TestServerFlagErrors(t *testing.T) {
 		{[]string{"server", "--data", dir, "--job-retention", "-1h"}, "--job-retention -1h0m0s: must be positive, or 0 to keep every job"},
 		{[]string{"dev", "--data", dir, "--job-retention", "-1m"}, "--job-retention -1m0s"},
 		{[]string{"server", "--data", dir, "--heartbeat-timeout", "0s"}, "--heartbeat-timeout 0s: must be positive"},
+		{[]string{"server", "--data", dir, "--master-ports", "30000-29000"}, `--master-ports "30000-29000": want FIRST-LAST`},
+		{[]string{"server", "--data", dir, "--master-ports", "29500"}, `--master-ports "29500": want FIRST-LAST`},
 		{[]string{"server", "--data", dir, "--store", "postgres://db"}, `--store "postgres://db": want bolt or etcd://`},
 	} {
 		if code, _, errs := run(t, tc.args...); code != 2 || !strings.Contains(errs, tc.err) {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -225,4 +226,16 @@ func waitState(t testing.TB, server, id string, timeout time.Duration, states ..
 func groupAlive(pgid int) bool {
 	err := syscall.Kill(-pgid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// clusters counts the test clusters that asked for MASTER_PORTs.
+var clusters atomic.Int32
+
+// masterPorts returns a --master-ports range of 50 ports of its own for a
+// test cluster: the agents of every cluster share 127.0.0.1, and the jobs
+// of two servers (each with its job j1) would otherwise get the same
+// MASTER_PORT — two torchrun rendezvous on one port.
+func masterPorts() string {
+	base := 31000 + 50*int(clusters.Add(1)%600)
+	return fmt.Sprintf("%d-%d", base, base+49)
 }

@@ -77,7 +77,8 @@ func newClusterWith(t testing.TB, extra, agentArgs []string, names ...string) *t
 	t.Helper()
 	addr := freeAddr(t)
 	c := &testCluster{url: "http://" + addr, data: t.TempDir(), agentArgs: agentArgs, agents: map[string]*proc{}}
-	c.serverArgs = append([]string{"server", "--auth=false", "--listen", addr, "--data", filepath.Join(c.data, "server")}, extra...)
+	c.serverArgs = append([]string{"server", "--auth=false", "--listen", addr, "--data", filepath.Join(c.data, "server"),
+		"--master-ports", masterPorts()}, extra...)
 	start(t, "server", c.serverArgs...)
 	waitHealthy(t, c.url)
 	for _, n := range names {

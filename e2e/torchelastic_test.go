@@ -73,24 +73,15 @@ func TestTorchElastic(t *testing.T) {
 // again), and the job finishes as one attempt with the reference's
 // weights.
 func TestTorchNodeLoss(t *testing.T) {
-	python := torchPython(t)
-	t.Parallel()
 	const steps = 150
-	ref := torchReference(t, python, steps)
-	c, dir, logf, res := newTorchElastic(t)
-	id := submitTorchElastic(t, c.url, dir, logf, res, steps)
-	if j := waitState(t, c.url, id, 20*time.Second, api.Running); len(j.Alloc) != 2 {
-		t.Fatalf("the elastic job started on %v, want both nodes", j.Alloc)
-	}
-	tr := &torchResizes{t: t, url: c.url, id: id, logf: logf, gen: 1}
-	tr.training(2)
-	hosts := strings.Fields(mustCLI(t, c.url, "hostfile", "--job", id)) // node-rank order
-	victim, _, _ := strings.Cut(hosts[1], ":")
+	k := startTorchOnTwo(t, steps)
+	c, id, tr := k.c, k.id, k.tr
+	victim := k.hosts[1]
 	killed := c.killNode(t, victim, c.replicaPID(t, victim, id))
 	again := tr.resize(1, "continues without the killed node "+victim)
 	t.Logf("training again at world size 1 %v after the kill", again.Sub(killed).Round(time.Millisecond))
-	t.Logf("%d of %d steps done when training resumed", lastTorchStep(t, logf)+1, steps)
-	tr.finish(res, ref, 1)
+	t.Logf("%d of %d steps done when training resumed", lastTorchStep(t, k.logf)+1, steps)
+	tr.finish(k.res, k.ref, 1)
 }
 
 // TestTorchNodeRankZeroLoss kills node rank 0's agent and replica (-9):
@@ -99,19 +90,9 @@ func TestTorchNodeLoss(t *testing.T) {
 // attempt 2 on the node left, from its checkpoint, and ends with the
 // weights of a run that lost nothing.
 func TestTorchNodeRankZeroLoss(t *testing.T) {
-	python := torchPython(t)
-	t.Parallel()
-	const steps = 150
-	ref := torchReference(t, python, steps)
-	c, dir, logf, res := newTorchElastic(t)
-	id := submitTorchElastic(t, c.url, dir, logf, res, steps)
-	if j := waitState(t, c.url, id, 20*time.Second, api.Running); len(j.Alloc) != 2 {
-		t.Fatalf("the elastic job started on %v, want both nodes", j.Alloc)
-	}
-	tr := &torchResizes{t: t, url: c.url, id: id, logf: logf, gen: 1}
-	tr.training(2)
-	hosts := strings.Fields(mustCLI(t, c.url, "hostfile", "--job", id)) // node-rank order
-	victim, _, _ := strings.Cut(hosts[0], ":")
+	k := startTorchOnTwo(t, 150)
+	c, id := k.c, k.id
+	victim := k.hosts[0]
 	killed := c.killNode(t, victim, c.replicaPID(t, victim, id))
 	var again api.Job
 	eventually(t, 60*time.Second, "attempt 2 running", func() bool {
@@ -126,7 +107,40 @@ func TestTorchNodeRankZeroLoss(t *testing.T) {
 	if done.State != api.Succeeded || done.Attempt != 2 {
 		t.Fatalf("the job ended %s after %d attempts: %s", done.State, done.Attempt, done.Reason)
 	}
-	checkTorchResult(t, readTorchResult(t, res), ref, 1, 2)
+	checkTorchResult(t, readTorchResult(t, k.res), k.ref, 1, 2)
+}
+
+// torchOnTwo is an elastic PyTorch job training on both nodes of a
+// cluster of its own (startTorchOnTwo).
+type torchOnTwo struct {
+	c             *testCluster
+	id, logf, res string
+	ref           torchResult
+	tr            *torchResizes
+	hosts         []string // node names in node-rank order
+}
+
+// startTorchOnTwo skips without PyTorch, runs the test in parallel,
+// submits an elastic job of steps steps to a new two-node cluster and
+// waits until it trains at world size 2.
+func startTorchOnTwo(t *testing.T, steps int) torchOnTwo {
+	t.Helper()
+	python := torchPython(t)
+	t.Parallel()
+	k := torchOnTwo{ref: torchReference(t, python, steps)}
+	var dir string
+	k.c, dir, k.logf, k.res = newTorchElastic(t)
+	k.id = submitTorchElastic(t, k.c.url, dir, k.logf, k.res, steps)
+	if j := waitState(t, k.c.url, k.id, 20*time.Second, api.Running); len(j.Alloc) != 2 {
+		t.Fatalf("the elastic job started on %v, want both nodes", j.Alloc)
+	}
+	k.tr = &torchResizes{t: t, url: k.c.url, id: k.id, logf: k.logf, gen: 1}
+	k.tr.training(2)
+	for _, h := range strings.Fields(mustCLI(t, k.c.url, "hostfile", "--job", k.id)) {
+		name, _, _ := strings.Cut(h, ":")
+		k.hosts = append(k.hosts, name)
+	}
+	return k
 }
 
 // newTorchElastic starts a server with the fulfillment scaler allowed to
