@@ -383,7 +383,10 @@ func checkEnergyReport(t *testing.T, c apiClient, url, dir string) {
 	if err := json.Unmarshal([]byte(mustCLI(t, url, "energy", "-o", "json", "--replay", replay)), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.TotalKWh <= 0 || rep.PackKWh == nil || len(rep.Nodes) != 3 || len(rep.Jobs) == 0 || rep.ModelledKWh != 0 {
+	// Every node is metered; what is modelled is only each node's first
+	// moments, before its first reading reached the server (accounts have
+	// no gap, issue 28): far under 1 % of the run here.
+	if rep.TotalKWh <= 0 || rep.PackKWh == nil || len(rep.Nodes) != 3 || len(rep.Jobs) == 0 || rep.ModelledKWh > 0.01*rep.TotalKWh {
 		t.Fatalf("report: total %v, pack %v (%s), %d nodes, %d jobs, modelled %v", rep.TotalKWh, rep.PackKWh, rep.PackError,
 			len(rep.Nodes), len(rep.Jobs), rep.ModelledKWh)
 	}
