@@ -267,6 +267,7 @@ func (a *Alloc) init(c *model.Cluster) {
 	a.rng = newPyRand(a.Seed)
 	a.fifoType = map[*model.Job]int{}
 	a.finished = nil
+	a.surv.forget()
 }
 
 // size returns the GPU count job j is scheduled at: its request or, when

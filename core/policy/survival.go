@@ -28,6 +28,11 @@ type survival struct {
 	tail []float64 // ∫_{at[i]}^∞ S(x) dx
 	end  float64   // the largest observation
 	obs  []observation
+	// fin is the finished sizes seen so far, ascending: fit merges the
+	// new ones in rather than sorting them all again every round.
+	fin    []float64
+	merged []float64 // addFinished's scratch, swapped with fin
+	live   []float64 // fit's scratch: the active jobs' service, ascending
 }
 
 type observation struct {
@@ -38,29 +43,13 @@ type observation struct {
 // minRemaining is the least expected remaining size: a minute.
 const minRemaining = 60
 
-// fit estimates S from finished sizes and active jobs' service.
+// fit estimates S from finished sizes and active jobs' service. finished
+// only grows between calls of a run (forget starts a new one).
 func (s *survival) fit(finished, attained []float64) {
-	s.obs = s.obs[:0]
-	for _, f := range finished {
-		s.obs = append(s.obs, observation{f, true})
-	}
-	for _, a := range attained {
-		s.obs = append(s.obs, observation{a, false})
-	}
-	slices.SortFunc(s.obs, func(x, y observation) int {
-		// at equal values events come first: a censored job of that size
-		// was still at risk
-		if c := cmp.Compare(x.v, y.v); c != 0 {
-			return c
-		}
-		if x.event == y.event {
-			return 0
-		}
-		if x.event {
-			return -1
-		}
-		return 1
-	})
+	s.addFinished(finished)
+	s.live = append(s.live[:0], attained...)
+	slices.SortFunc(s.live, cmp.Compare[float64])
+	s.mergeObservations()
 	s.at, s.surv = append(s.at[:0], 0), append(s.surv[:0], 1)
 	n, sv := len(s.obs), 1.0
 	s.end = 0
@@ -80,6 +69,59 @@ func (s *survival) fit(finished, attained []float64) {
 		if i > 0 {
 			acc += s.surv[i-1] * (s.at[i] - s.at[i-1])
 		}
+	}
+}
+
+// addFinished merges the sizes of finished that fit has not seen into
+// s.fin, keeping it ascending.
+func (s *survival) addFinished(finished []float64) {
+	if len(finished) < len(s.fin) {
+		s.fin = s.fin[:0] // a new run
+	}
+	seen := len(s.fin)
+	if seen == len(finished) {
+		return
+	}
+	fresh := append(s.live[:0], finished[seen:]...) // live is free until fit fills it
+	slices.SortFunc(fresh, cmp.Compare[float64])
+	s.merged = mergeAscending(s.merged[:0], s.fin, fresh)
+	s.fin, s.merged = s.merged, s.fin
+	s.live = fresh[:0]
+}
+
+// mergeAscending appends to dst the values of a and b, both ascending, in
+// ascending order.
+func mergeAscending(dst, a, b []float64) []float64 {
+	i, k := 0, 0
+	for i < len(a) && k < len(b) {
+		if cmp.Compare(a[i], b[k]) <= 0 {
+			dst = append(dst, a[i])
+			i++
+		} else {
+			dst = append(dst, b[k])
+			k++
+		}
+	}
+	return append(append(dst, a[i:]...), b[k:]...)
+}
+
+// forget drops the finished sizes seen (a new run).
+func (s *survival) forget() { s.fin = s.fin[:0] }
+
+// mergeObservations lays the finished sizes (events) and the active jobs'
+// service (censored) out in s.obs by size; at equal sizes events come
+// first: a censored job of that size was still at risk.
+func (s *survival) mergeObservations() {
+	s.obs = s.obs[:0]
+	i, k := 0, 0
+	for i < len(s.fin) || k < len(s.live) {
+		if k == len(s.live) || i < len(s.fin) && cmp.Compare(s.fin[i], s.live[k]) <= 0 {
+			s.obs = append(s.obs, observation{s.fin[i], true})
+			i++
+			continue
+		}
+		s.obs = append(s.obs, observation{s.live[k], false})
+		k++
 	}
 }
 

@@ -2,6 +2,8 @@ package policy
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -77,5 +79,51 @@ func TestSurvivalQuantile(t *testing.T) {
 		if got, ok := s.quantile(tc.p); got != tc.want || ok != tc.ok {
 			t.Errorf("%s: quantile(%v) = %v, %v; want %v, %v", tc.name, tc.p, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+// TestSurvivalIncremental: fitting round after round, with the finished
+// sizes growing as they do in a run (ties with each other and with the
+// active jobs' service included, and a new run after forget), gives
+// exactly the estimate of a fit from scratch on the same observations.
+func TestSurvivalIncremental(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	draw := func() float64 { return float64(1 + rng.IntN(40)) } // few values: many ties
+	var inc survival
+	var finished []float64
+	for round := range 300 {
+		if round == 150 {
+			finished = nil
+			inc.forget()
+		}
+		for range rng.IntN(4) {
+			finished = append(finished, draw())
+		}
+		attained := make([]float64, rng.IntN(8))
+		for i := range attained {
+			attained[i] = draw()
+		}
+		inc.fit(finished, attained)
+		var fresh survival
+		fresh.fit(slices.Clone(finished), attained)
+		if !slices.Equal(inc.at, fresh.at) || !slices.Equal(inc.surv, fresh.surv) || !slices.Equal(inc.tail, fresh.tail) || inc.end != fresh.end {
+			t.Fatalf("round %d: incremental fit %v %v, from scratch %v %v", round, inc.at, inc.surv, fresh.at, fresh.surv)
+		}
+		for _, a := range []float64{0, 5, 20, 39, 45} {
+			if x, y := inc.remaining(a), fresh.remaining(a); x != y {
+				t.Fatalf("round %d: remaining(%v) %v incremental, %v from scratch", round, a, x, y)
+			}
+		}
+	}
+}
+
+// TestSurvivalMatchesSort: the merged observations are those a sort by
+// size, events first at equal sizes, gives.
+func TestSurvivalMatchesSort(t *testing.T) {
+	s := survival{}
+	s.fit([]float64{3, 1, 2, 2}, []float64{2, 0.5, 3, 4})
+	want := []observation{{0.5, false}, {1, true}, {2, true}, {2, true}, {2, false}, {3, true}, {3, false}, {4, false}}
+	if !slices.Equal(s.obs, want) {
+		t.Errorf("observations %v, want %v", s.obs, want)
 	}
 }
