@@ -8,9 +8,11 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/gpusched/gpusched/internal/kubebed"
 )
@@ -20,7 +22,9 @@ import (
 var kueueShared = kubebed.NewShared(kubebed.Options{Kueue: true})
 
 // kueueObject creates a Kueue object of resource res (cluster-scoped when
-// ns is "") from its spec.
+// ns is "") from its spec. With -count above 1, the previous run's object
+// of that name may still be held by Kueue's finalizers: it waits for it to
+// go, as newEnvOn does for namespaces.
 func (g *venv) kueueObject(res, kind, ns, name string, spec map[string]any) {
 	g.t.Helper()
 	gvr := schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: res}
@@ -29,14 +33,18 @@ func (g *venv) kueueObject(res, kind, ns, name string, spec map[string]any) {
 		meta["namespace"] = ns
 	}
 	u := map[string]any{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": kind, "metadata": meta, "spec": spec}
-	var err error
-	if ns == "" {
-		_, err = g.dyn.Resource(gvr).Create(context.Background(), &unstructured.Unstructured{Object: u}, metav1.CreateOptions{})
-	} else {
-		_, err = g.dyn.Resource(gvr).Namespace(ns).Create(context.Background(), &unstructured.Unstructured{Object: u}, metav1.CreateOptions{})
+	var client dynamic.ResourceInterface = g.dyn.Resource(gvr)
+	if ns != "" {
+		client = g.dyn.Resource(gvr).Namespace(ns)
 	}
-	if err != nil {
-		g.t.Fatalf("create %s %s: %v", kind, name, err)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		_, err := client.Create(context.Background(), &unstructured.Unstructured{Object: u}, metav1.CreateOptions{})
+		if err == nil {
+			return
+		}
+		if !apierrors.IsAlreadyExists(err) || time.Now().After(deadline) {
+			g.t.Fatalf("create %s %s: %v", kind, name, err)
+		}
 	}
 }
 

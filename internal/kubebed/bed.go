@@ -43,8 +43,9 @@ type Options struct {
 	// JobSet adds the JobSet CRD, controller and admission webhooks
 	// (built from the Go module sigs.k8s.io/jobset into the bed's cache).
 	JobSet bool
-	// Kueue adds Kueue's CRDs and controller (batch/v1 Jobs with a
-	// kueue.x-k8s.io/queue-name label; its webhooks are not registered).
+	// Kueue adds Kueue's CRDs, controller and batch/v1 Job admission
+	// webhooks (Jobs with a kueue.x-k8s.io/queue-name label), topology-aware
+	// scheduling included.
 	Kueue bool
 }
 
