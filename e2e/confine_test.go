@@ -2,6 +2,12 @@ package e2e
 
 import (
 	"fmt"
+
+	"github.com/gpusched/gpusched/internal/agenttest"
+	"github.com/gpusched/gpusched/internal/servicetest"
+	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/confine"
+	"golang.org/x/sys/unix"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,12 +16,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
-
-	"github.com/gpusched/gpusched/internal/servicetest"
-	"github.com/gpusched/gpusched/service/api"
-	"github.com/gpusched/gpusched/service/confine"
 )
 
 // hostileJob is one entry of the hostile-job corpus (issue 27): a command
@@ -93,18 +93,8 @@ func hostileScript(jobs []hostileJob, devDir string) string {
 func fakeGPUs(t *testing.T, n int) string {
 	t.Helper()
 	dir := sharedDir(t, "gpusched-dev-", 0o755)
-	for i := range n + 1 {
-		name, minor := fmt.Sprintf("nvidia%d", i), uint32(i)
-		if i == n {
-			name, minor = "nvidiactl", 255
-		}
-		path := filepath.Join(dir, name)
-		if err := unix.Mknod(path, unix.S_IFCHR|0o666, int(unix.Mkdev(195, minor))); err != nil {
-			t.Skipf("mknod %s: %v", path, err)
-		}
-		if err := os.Chmod(path, 0o666); err != nil {
-			t.Fatal(err)
-		}
+	if err := agenttest.FakeGPUs(dir, n); err != nil {
+		t.Skipf("fake GPUs: %v (the test needs root)", err)
 	}
 	return dir
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gpusched/gpusched/internal/agenttest"
 )
 
 // host returns a Host for the test's boxes, or skips saying why there is
@@ -163,22 +165,10 @@ func fakeGPUs(t testing.TB, n int) string {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for i := range n {
-		mknod(t, filepath.Join(dir, fmt.Sprintf("nvidia%d", i)), 195, uint32(i))
+	if err := agenttest.FakeGPUs(dir, n); err != nil {
+		t.Skipf("fake GPUs: %v (the test needs root)", err)
 	}
-	mknod(t, filepath.Join(dir, "nvidiactl"), 195, 255)
 	return dir
-}
-
-// mknod makes character device path major:minor, mode 0666.
-func mknod(t testing.TB, path string, major, minor uint32) {
-	t.Helper()
-	if err := unix.Mknod(path, unix.S_IFCHR|0o666, int(unix.Mkdev(major, minor))); err != nil {
-		t.Skipf("mknod %s: %v (the test needs root)", path, err)
-	}
-	if err := os.Chmod(path, 0o666); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // openScript tries to open each of paths and prints NAME:ok, NAME:EPERM

@@ -53,8 +53,9 @@ type job struct {
 	heldAtEnd  bool // running when reported unfinished
 	// replicaGPUs and requests: what each replica asks of its node's other
 	// resources (book).
-	replicaGPUs int
-	requests    map[string]int64
+	replicaGPUs  int
+	requests     map[string]int64
+	requestNames []string // requests' keys in order (messages do not depend on map order)
 }
 
 // checker holds the log's state between lines.

@@ -74,7 +74,7 @@ func (b *book) request(e *rawEvent, j *job) error {
 			return fmt.Errorf("submit of %s asks for %s, but the cluster event lists no node capacities", j.id, r)
 		}
 	}
-	j.requests = e.Requests
+	j.requests, j.requestNames = e.Requests, sortedNames(e.Requests)
 	return nil
 }
 
@@ -96,7 +96,7 @@ func (b *book) charge(j *job, alloc []string, sign int64) error {
 	}
 	for _, n := range order {
 		reps := int64((perNode[n] + j.replicaGPUs - 1) / j.replicaGPUs)
-		for _, r := range sortedNames(j.requests) {
+		for _, r := range j.requestNames {
 			b.used[n][r] += sign * reps * j.requests[r]
 			if sign > 0 && b.used[n][r] > b.capacity[n][r] {
 				return fmt.Errorf("node %s overbooked on %s after %s got %d of its GPUs: its jobs ask %d, it offers %d",

@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -55,7 +56,7 @@ func Window(specs []model.JobSpec, n int, seed uint64) ([]Shape, error) {
 	if n < 1 || len(jobs) < n {
 		return nil, fmt.Errorf("synth: a window of %d jobs from %d with a duration: want 1 to %d", n, len(jobs), len(jobs))
 	}
-	slices.SortStableFunc(jobs, func(a, b model.JobSpec) int { return int(a.Submit - b.Submit) })
+	slices.SortStableFunc(jobs, func(a, b model.JobSpec) int { return cmp.Compare(a.Submit, b.Submit) })
 	rng := rand.New(rand.NewPCG(seed, 3))
 	start := rng.IntN(len(jobs) - n + 1)
 	out := make([]Shape, n)
