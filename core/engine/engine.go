@@ -15,7 +15,11 @@ type Engine struct {
 	pool    *Pool
 	cluster *model.Cluster
 	order   []*model.Job
-	remain  []int
+	// selected, with their types and ranks, are preemptive's scratch.
+	selected []*model.Job
+	sets     []TypeSet
+	ranks    []int
+	remain   []int
 	// remainRes is preemptive's budget of other resources per type.
 	remainRes []int64
 	resizer   *Resizer

@@ -17,7 +17,6 @@ import (
 // place j, as a placement is of one type).
 func (p *Pool) focus(j *model.Job, n int, fit TypeSet) (hid, hopeless bool) {
 	v := &p.vec
-	v.masks = v.masks[:0]
 	req := p.request(j)
 	if req == nil {
 		return false, false
@@ -26,55 +25,85 @@ func (p *Pool) focus(j *model.Job, n int, fit TypeSet) (hid, hopeless bool) {
 		return false, true
 	}
 	clear(v.why)
-	rg, usable := j.Spec.Replica(), 0 // the most usable GPUs of one type
+	rg := j.Spec.Replica()
 	// A node holds at most one replica of j's (n ≤ rg), and j asks no more
 	// than the round's largest request: the rich nodes need no look.
 	onePerNode := n <= rg && len(v.ceil) > 0 && covers(v.ceil, req)
+	if onePerNode && v.hid.rich > 0 {
+		p.restoreAll() // the rich counts must be true ones
+	}
 	v.reps = v.reps[:0]
 	for k := range min(n, 64) + 1 {
 		v.reps = append(v.reps, int64(model.Replicas(k, rg)))
 	}
+	v.next = v.next[:0]
+	usable := 0 // the most usable GPUs of one type
 	for t := range p.c.Types {
-		if !fit.Has(t) || p.typeFree[t] < n {
-			continue
+		if fit.Has(t) && p.typeFree[t]+v.hid.ofType[t] >= n {
+			usable = max(usable, p.usableOf(t, req, rg, n, onePerNode))
 		}
-		u, index := 0, &p.buckets[t].any
-		if onePerNode {
-			u, index = p.richUsable(t, n), &p.tight[t] // rich nodes hold j
-		}
-		v.nodes = index.appendTo(v.nodes[:0])
-		for _, i := range v.nodes {
-			m := p.free[i]
-			want := min(bits.OnesCount64(m), n)
-			if p.holdsGPUs(req, v.reps[want], int(i)) {
-				u += want // no placement of n GPUs takes more than room here
-				continue
-			}
-			room, limit := p.freshRoom(req, rg, int(i))
-			u += room
-			v.why[limit]++
-			v.masks = append(v.masks, nodeMask{node: i, mask: m, keep: int8(room)})
-		}
-		usable = max(usable, u)
 	}
 	if usable < n {
 		p.noteShort(j, req, n, fit)
-		v.masks = v.masks[:0]
 		return false, true
 	}
-	for _, nm := range v.masks {
-		p.hide(int(nm.node), nm.mask, int(nm.keep))
-	}
+	p.rehide()
 	return len(v.masks) > 0, false
 }
 
-// unfocus gives back the GPUs that focus hid.
-func (p *Pool) unfocus() {
-	for _, nm := range p.vec.masks {
-		p.vec.hidOn[nm.node] = 0
-		p.set(int(nm.node), nm.mask)
+// usableOf returns how many GPUs of type t job j (replicas of rg GPUs
+// asking req each, n GPUs in all) could use, and appends to vec.next the
+// nodes whose room is less than their free GPUs, with the room to keep.
+func (p *Pool) usableOf(t int, req model.Vec, rg, n int, onePerNode bool) int {
+	v := &p.vec
+	u, index := 0, &p.buckets[t].any
+	if onePerNode {
+		u, index = p.richUsable(t, n), &p.tight[t] // rich nodes hold j
 	}
-	p.vec.masks = p.vec.masks[:0]
+	v.nodes = index.appendTo(v.nodes[:0])
+	for _, nm := range v.masks { // hidden whole: not in the index
+		if int(p.typeOf[nm.node]) == t && nm.keep == 0 {
+			v.nodes = append(v.nodes, nm.node)
+		}
+	}
+	for _, i := range v.nodes {
+		m := p.trueMask(int(i))
+		want := min(bits.OnesCount64(m), n)
+		if p.holdsGPUs(req, v.reps[want], int(i)) {
+			u += want // no placement of n GPUs takes more than room here
+			continue
+		}
+		room, limit := p.freshRoom(req, rg, int(i))
+		u += room
+		v.why[limit]++
+		v.next = append(v.next, nodeMask{node: i, mask: m, keep: int8(room)})
+	}
+	return u
+}
+
+// rehide makes the pool hide what vec.next says: it changes only the
+// nodes whose hiding differs from what is hidden already (lazily, from
+// the previous placement), and gives back the rest.
+func (p *Pool) rehide() {
+	v := &p.vec
+	for _, nm := range v.next {
+		if at := v.hid.at[nm.node]; at > 0 {
+			v.masks[at-1].seen = true
+			if v.masks[at-1].keep == nm.keep {
+				continue
+			}
+		}
+		p.hide(int(nm.node), nm.mask, int(nm.keep))
+		v.masks[v.hid.at[nm.node]-1].seen = true
+	}
+	for x := len(v.masks) - 1; x >= 0; x-- {
+		if v.masks[x].seen {
+			v.masks[x].seen = false
+		} else {
+			p.restore(x)
+		}
+	}
+	v.hid.lazy = false
 }
 
 // nodeMask is a node's free-GPU mask before focus hid some of them, and
@@ -83,6 +112,7 @@ type nodeMask struct {
 	node int32
 	mask uint64
 	keep int8
+	seen bool // rehide's mark
 }
 
 // holdsGPUs reports whether node n has room, as far as its resources
@@ -170,6 +200,7 @@ func (p *Pool) noteShort(j *model.Job, req model.Vec, n int, fit TypeSet) {
 // being placed because the node lacks its other resources (they stay free
 // for other jobs).
 func (p *Pool) Hidden(n int) int {
+	p.settle()
 	if len(p.vec.hidOn) == 0 {
 		return 0
 	}
@@ -206,21 +237,9 @@ func (p *Pool) hideExcess(j *model.Job, req model.Vec, gpus []model.GPU) bool {
 		if k <= room || p.vec.hidOn[i] > 0 {
 			return
 		}
-		m := p.free[i]
 		p.vec.why[limit]++
-		p.vec.masks = append(p.vec.masks, nodeMask{node: int32(i), mask: m, keep: int8(room)})
-		p.hide(i, m, room)
+		p.hide(i, p.free[i], room)
 		hid = true
 	})
 	return hid
-}
-
-// hide leaves the lowest keep of node i's free GPUs m visible.
-func (p *Pool) hide(i int, m uint64, keep int) {
-	k := bits.OnesCount64(m)
-	p.vec.hidOn[i] = int32(k - keep)
-	for ; k > keep; k-- {
-		m &^= 1 << uint(63-bits.LeadingZeros64(m))
-	}
-	p.set(i, m)
 }

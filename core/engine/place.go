@@ -58,6 +58,7 @@ func (e *Engine) refine(s *model.State, j *model.Job, req model.Vec, n int, fit 
 			return Placement{}, false
 		}
 	}
+	p.settle() // the placer sees the pool as it is
 	clear(p.vec.why)
 	defer p.unfocus()
 	for range refineTries {

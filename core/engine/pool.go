@@ -142,6 +142,7 @@ func NewPool(c *model.Cluster) *Pool {
 
 // Reset loads the free GPUs of s into the pool.
 func (p *Pool) Reset(s *model.State) {
+	p.dropHidden()
 	clear(p.unsettled)
 	clear(p.starved)
 	p.round++
@@ -192,10 +193,14 @@ func (p *Pool) Version() uint64 { return p.version }
 func (p *Pool) Cluster() *model.Cluster { return p.c }
 
 // Free returns the number of free GPUs of type t.
-func (p *Pool) Free(t int) int { return p.typeFree[t] }
+func (p *Pool) Free(t int) int {
+	p.settle()
+	return p.typeFree[t]
+}
 
 // FreeAll returns the number of free GPUs of every type.
 func (p *Pool) FreeAll() int {
+	p.settle()
 	n := 0
 	for _, f := range p.typeFree {
 		n += f
@@ -204,14 +209,21 @@ func (p *Pool) FreeAll() int {
 }
 
 // NodeFree returns the number of free GPUs on node n.
-func (p *Pool) NodeFree(n int) int { return bits.OnesCount64(p.free[n]) }
+func (p *Pool) NodeFree(n int) int {
+	p.settle()
+	return bits.OnesCount64(p.free[n])
+}
 
 // NodeMask returns the free GPUs of node n as a bit mask.
-func (p *Pool) NodeMask(n int) uint64 { return p.free[n] }
+func (p *Pool) NodeMask(n int) uint64 {
+	p.settle()
+	return p.free[n]
+}
 
 // BestFit returns the lowest-index node of type t whose free count is the
 // smallest that is at least k, or -1.
 func (p *Pool) BestFit(t, k int) int {
+	p.settle()
 	bs := p.buckets[t].by
 	for c := max(k, 1); c < len(bs); c++ {
 		if n := bs[c].lowest(); n >= 0 {
@@ -224,6 +236,7 @@ func (p *Pool) BestFit(t, k int) int {
 // Fullest returns the lowest-index node of type t with the most free GPUs,
 // or -1 when no GPU of type t is free.
 func (p *Pool) Fullest(t int) int {
+	p.settle()
 	bs := p.buckets[t].by
 	for c := len(bs) - 1; c >= 1; c-- {
 		if n := bs[c].lowest(); n >= 0 {
@@ -233,27 +246,37 @@ func (p *Pool) Fullest(t int) int {
 	return -1
 }
 
-// Take marks GPUs as used. They must be free.
+// Take marks GPUs as used. They must be free. The pool's index moves once
+// per run of one node's GPUs, not once per GPU.
 func (p *Pool) Take(gpus []model.GPU) {
-	for _, g := range gpus {
-		bit := uint64(1) << uint(g.Index)
-		if p.starved[g.Node]&bit != 0 {
-			p.starved[g.Node] &^= bit
-			continue
+	for i := 0; i < len(gpus); {
+		n, taken := gpus[i].Node, uint64(0)
+		for ; i < len(gpus) && gpus[i].Node == n; i++ {
+			taken |= 1 << uint(gpus[i].Index)
 		}
-		p.set(int(g.Node), p.free[g.Node]&^bit)
+		p.unhide(int(n))
+		starved := p.starved[n] & taken
+		p.starved[n] &^= starved
+		if taken &^= starved; taken != 0 {
+			p.set(int(n), p.free[n]&^taken)
+		}
 	}
 }
 
-// Give marks GPUs as free again.
+// Give marks GPUs as free again, once per run of one node's GPUs.
 func (p *Pool) Give(gpus []model.GPU) {
 	if !p.vec.quiet {
 		p.vec.freed++
 	}
-	for i, g := range gpus {
-		p.set(int(g.Node), p.free[g.Node]|1<<uint(g.Index))
-		if !p.vec.quiet && (i+1 == len(gpus) || gpus[i+1].Node != g.Node) {
-			p.reconsider(int(g.Node)) // once per run of a node's GPUs
+	for i := 0; i < len(gpus); {
+		n, given := gpus[i].Node, uint64(0)
+		for ; i < len(gpus) && gpus[i].Node == n; i++ {
+			given |= 1 << uint(gpus[i].Index)
+		}
+		p.unhide(int(n))
+		p.set(int(n), p.free[n]|given)
+		if !p.vec.quiet {
+			p.reconsider(int(n))
 		}
 	}
 }
@@ -277,6 +300,7 @@ func (p *Pool) Release(j *model.Job) {
 
 // AllFree reports whether every GPU in gpus is free.
 func (p *Pool) AllFree(gpus []model.GPU) bool {
+	p.settle()
 	for _, g := range gpus {
 		if (p.free[g.Node]|p.starved[g.Node])&(1<<uint(g.Index)) == 0 {
 			return false
@@ -303,6 +327,7 @@ func (p *Pool) set(node int, mask uint64) {
 // FreeNodes appends to dst every node of type t with at least least free
 // GPUs: by free count, then by node index.
 func (p *Pool) FreeNodes(dst []int32, t, least int) []int32 {
+	p.settle()
 	return appendNodes(dst, p.buckets[t].by, least)
 }
 
@@ -320,6 +345,7 @@ func appendNodes(dst []int32, bs []bucket, least int) []int32 {
 
 // Lowest appends the k lowest-index free GPUs of node n to dst.
 func (p *Pool) Lowest(dst []model.GPU, n, k int) []model.GPU {
+	p.settle()
 	m := p.free[n]
 	for ; k > 0 && m != 0; k-- {
 		i := bits.TrailingZeros64(m)

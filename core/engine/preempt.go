@@ -15,9 +15,11 @@ func (e *Engine) preemptive(s *model.State, jobs []*model.Job, claims int, plan 
 	}
 	e.resetRemainRes(s)
 	c := s.Cluster
-	var selected []*model.Job
-	var sets []TypeSet
-	var ranks []int
+	selected, sets, ranks := e.selected[:0], e.sets[:0], e.ranks[:0]
+	defer func() { // keep the buffers, not the jobs
+		clear(selected)
+		e.selected, e.sets, e.ranks = selected[:0], sets, ranks
+	}()
 	for i, j := range jobs {
 		if j.State == model.Running {
 			t, k := c.TypeOf(j.Alloc[0]), len(j.Alloc)

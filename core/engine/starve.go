@@ -56,6 +56,7 @@ func (p *Pool) reconsider(n int) {
 	if len(v.floor) == 0 || v.quiet {
 		return
 	}
+	p.unhide(n)
 	free, starve := p.NodeFreeVec(n), -1
 	for r, f := range v.floor {
 		if f > 0 && free[r] < f {
@@ -152,6 +153,7 @@ func (p *Pool) starvedShort(n int, fit TypeSet) string {
 	if len(v.floor) == 0 {
 		return ""
 	}
+	p.settle()
 	total, starved := 0, 0
 	for t := range p.c.Types {
 		if fit.Has(t) {

@@ -16,8 +16,10 @@ type vectors struct {
 	// GPUs.
 	masks []nodeMask
 	hidOn []int32 // per node, GPUs hidden there
-	nodes []int32 // focus's scratch: nodes with free GPUs
-	reps  []int64 // focus's scratch: replicas per GPU count
+	hid   hidden
+	next  []nodeMask // focus's scratch: the nodes to hide
+	nodes []int32    // focus's scratch: nodes with free GPUs
+	reps  []int64    // focus's scratch: replicas per GPU count
 	why   []int
 	// freed counts the times the pool gained GPUs or resources (resets
 	// included); shorts are shapes found short since (knownShort).
@@ -53,6 +55,7 @@ func (p *Pool) resetVectors(s *model.State) {
 		v.free = make([]int64, len(p.c.Nodes)*v.res)
 		v.why = make([]int, v.res)
 		v.hidOn = make([]int32, len(p.c.Nodes))
+		v.hid.at, v.hid.ofType = make([]int32, len(p.c.Nodes)), make([]int, len(p.c.Types))
 		v.starveRes = make([]int8, len(p.c.Nodes))
 		v.starvedOf = make([]int, len(p.c.Types))
 		v.starvedBy = make([]int, v.res)

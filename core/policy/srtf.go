@@ -1,9 +1,7 @@
 package policy
 
 import (
-	"cmp"
 	"math"
-	"slices"
 
 	"github.com/gpusched/gpusched/core/engine"
 	"github.com/gpusched/gpusched/core/model"
@@ -14,6 +12,7 @@ import (
 // on the job and the cluster), so one SRTF must serve one cluster.
 type SRTF struct {
 	keys []srtfKey
+	sort *radixScratch
 	best map[*model.Job]float64
 }
 
@@ -43,16 +42,10 @@ func (p *SRTF) Order(s *model.State, now model.Time, buf []*model.Job) engine.Or
 			p.keys = append(p.keys, srtfKey{left: remaining(j, now, v), seq: j.Seq, job: j})
 		}
 	}
-	slices.SortFunc(p.keys, func(a, b srtfKey) int {
-		// left is never NaN (remaining), so < orders it as cmp.Compare does.
-		switch {
-		case a.left < b.left:
-			return -1
-		case a.left > b.left:
-			return 1
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
+	if p.sort == nil {
+		p.sort = &radixScratch{}
+	}
+	p.keys = p.sort.sortSRTF(p.keys)
 	for _, k := range p.keys {
 		buf = append(buf, k.job)
 	}

@@ -20,6 +20,39 @@ type Table struct {
 	refPts   [][]Point // per model: points on the reference type
 	tflops   []float64 // per cluster type
 	refFLOPS float64
+	// rates[model][cluster type][n] is Rate(pts[model][type], n) and
+	// refRates[model][n] Rate(refPts[model], n), for n up to denseGPUs:
+	// Speed is asked for the same few counts millions of times a run.
+	rates    [][][]float64
+	refRates [][]float64
+}
+
+// denseGPUs is the largest GPU count whose rates a Table keeps in arrays.
+const denseGPUs = 64
+
+// denseRates returns Rate(pts, n) for n from 0 to denseGPUs.
+func denseRates(pts []Point) []float64 {
+	r := make([]float64, denseGPUs+1)
+	for n := range r {
+		r[n] = Rate(pts, n)
+	}
+	return r
+}
+
+// rate is Rate(pts[mi][ti], n), from the arrays where they reach.
+func (t *Table) rate(mi, ti, n int) float64 {
+	if r := t.rates[mi][ti]; uint(n) < uint(len(r)) {
+		return r[n]
+	}
+	return Rate(t.pts[mi][ti], n)
+}
+
+// refRate is Rate(refPts[mi], n), from the arrays where they reach.
+func (t *Table) refRate(mi, n int) float64 {
+	if r := t.refRates[mi]; uint(n) < uint(len(r)) {
+		return r[n]
+	}
+	return Rate(t.refPts[mi], n)
 }
 
 // NewTable returns the profile of every job type in m on cluster c, with ref
@@ -40,6 +73,12 @@ func NewTable(m *Matrix, c *model.Cluster, ref model.GPUType) (*Table, error) {
 		row, scale := fallbackRow(m, name, c, ref)
 		t.pts = append(t.pts, row)
 		t.scale = append(t.scale, scale)
+		t.refRates = append(t.refRates, denseRates(refPts))
+		rates := make([][]float64, len(row))
+		for ti, pts := range row {
+			rates[ti] = denseRates(pts)
+		}
+		t.rates = append(t.rates, rates)
 	}
 	return t, nil
 }
@@ -99,15 +138,15 @@ func (t *Table) Work(s *model.JobSpec) (int, float64, error) {
 // times n/GPUs (linear in n).
 func (t *Table) Speed(j *model.Job, ti, n int) float64 {
 	if j.Spec.Steps > 0 {
-		return Rate(t.pts[j.Model][ti], n) * t.scale[j.Model][ti]
+		return t.rate(j.Model, ti, n) * t.scale[j.Model][ti]
 	}
 	if s, ok := t.scaledSpeed(&j.Spec, ti, n); ok {
 		return s
 	}
 	req := j.Spec.GPUs
 	if j.Model >= 0 {
-		if base := Rate(t.refPts[j.Model], req); base > 0 {
-			return Rate(t.pts[j.Model][ti], n) * t.scale[j.Model][ti] / base
+		if base := t.refRate(j.Model, req); base > 0 {
+			return t.rate(j.Model, ti, n) * t.scale[j.Model][ti] / base
 		}
 	}
 	return t.tflops[ti] / t.refFLOPS * float64(n) / float64(req)
