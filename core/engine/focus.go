@@ -183,16 +183,24 @@ func (p *Pool) knownShort(j *model.Job, req model.Vec, n int, fit TypeSet) bool 
 // noteShort remembers that j's shape found too few usable GPUs.
 func (p *Pool) noteShort(j *model.Job, req model.Vec, n int, fit TypeSet) {
 	v := &p.vec
-	sh := short{freed: v.freed, rg: j.Spec.Replica(), n: n, fit: fit, req: append(model.Vec(nil), req...), limit: p.scarcest()}
+	sh := short{freed: v.freed, rg: j.Spec.Replica(), n: n, fit: fit, limit: p.scarcest()}
 	kept := v.shorts[:0]
 	for _, o := range v.shorts {
-		if o.freed == v.freed && !(o.rg == sh.rg && o.n >= sh.n && o.fit&^sh.fit == 0 && covers(o.req, sh.req)) {
+		if o.freed == v.freed && !(o.rg == sh.rg && o.n >= sh.n && o.fit&^sh.fit == 0 && covers(o.req, req)) {
 			kept = append(kept, o) // still valid and not implied by sh
+		} else {
+			v.spareReqs = append(v.spareReqs, o.req)
 		}
 	}
 	if len(kept) == shortMemo {
-		kept = kept[1:]
+		v.spareReqs = append(v.spareReqs, kept[0].req)
+		kept = append(kept[:0], kept[1:]...)
 	}
+	sh.req = model.Vec(nil)
+	if k := len(v.spareReqs); k > 0 {
+		sh.req, v.spareReqs = v.spareReqs[k-1][:0], v.spareReqs[:k-1]
+	}
+	sh.req = append(sh.req, req...)
 	v.shorts = append(kept, sh)
 }
 

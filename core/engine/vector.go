@@ -23,8 +23,9 @@ type vectors struct {
 	why   []int
 	// freed counts the times the pool gained GPUs or resources (resets
 	// included); shorts are shapes found short since (knownShort).
-	freed  uint64
-	shorts []short
+	freed     uint64
+	shorts    []short
+	spareReqs []model.Vec // the requests of forgotten shorts, for reuse
 	// quiet is set while a placer works: its own Take and Give of GPUs
 	// free nothing for good.
 	quiet bool
@@ -45,6 +46,9 @@ func (p *Pool) resetVectors(s *model.State) {
 	v := &p.vec
 	v.state, v.res = s, len(p.c.Resources())
 	v.freed++
+	for _, sh := range v.shorts {
+		v.spareReqs = append(v.spareReqs, sh.req)
+	}
 	v.shorts = v.shorts[:0]
 	v.refine.credit, v.refine.skipped = refineCredit/2, 0
 	if v.res == 0 {
