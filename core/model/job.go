@@ -103,6 +103,14 @@ func (s JobState) String() string {
 // Job is a job's spec plus its run-time status. The shell owns and updates
 // it; the engine only reads it.
 type Job struct {
+	// req is Cluster.Request of the spec for cluster reqOf, set when the
+	// job enters a State.
+	req   Vec
+	reqOf *Cluster
+	// holds is, per GPU type of reqOf, Cluster.Holds for the job's
+	// request (State.Holds), filled on first use.
+	holds []int32
+
 	Spec JobSpec
 	// Seq is the job's arrival rank, unique; it breaks every tie.
 	Seq int
@@ -155,13 +163,6 @@ type Job struct {
 	// no work).
 	Checkpoint Time
 
-	// req is Cluster.Request of the spec for cluster reqOf, set when the
-	// job enters a State.
-	req   Vec
-	reqOf *Cluster
-	// holds is, per GPU type of reqOf, Cluster.Holds for the job's
-	// request (State.Holds), filled on first use.
-	holds []int32
 }
 
 // NewJob returns a waiting job for spec with the given arrival rank, model
