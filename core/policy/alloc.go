@@ -151,6 +151,7 @@ type Alloc struct {
 	surv      survival           // the size distribution learned from them
 	curve     gittinsCurve       // Gittins: surv smoothed
 	entries   []allocEntry
+	waiting   []*model.Job // fill's scratch
 	remain    []int
 	cluster   *model.Cluster
 }

@@ -212,13 +212,49 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 		if a.remain[e.t] <= 0 || st.picked || st.speed[e.t] <= 0 || n > a.remain[e.t] {
 			continue
 		}
-		if a.Objective == FIFOAlloc && e.prio <= 0 {
-			continue // Gavel's FIFO runs only jobs with a share
+		if e.prio <= 0 && (a.Objective == FIFOAlloc || a.Objective == Gittins) {
+			continue // FIFO runs only jobs with a share; Gittins fills after every share (fill)
 		}
 		a.remain[e.t] -= n
 		st.picked = true
 		sel = append(sel, e.job)
 		types = append(types, 1<<uint(e.t))
+	}
+	if a.Objective == Gittins {
+		sel, types = a.fill(sel, types)
+	}
+	return sel, types
+}
+
+// fill gives the GPUs left after every job with a share took its pair to
+// the jobs without one, by descending weight, each on the type where it
+// runs fastest among those with room for it. Taking them type by type from
+// the fastest-rated type, as choose's pairs are, would put a job whose
+// share is on a type that suits it better on the first type with room
+// instead, for as long as it runs (docs/EXPERIMENTS.md, issue 29).
+func (a *Alloc) fill(sel []*model.Job, types []engine.TypeSet) ([]*model.Job, []engine.TypeSet) {
+	a.waiting = a.waiting[:0]
+	for _, j := range a.tracked {
+		if !a.jobs[j].picked {
+			a.waiting = append(a.waiting, j)
+		}
+	}
+	slices.SortStableFunc(a.waiting, func(x, y *model.Job) int { return cmp.Compare(a.jobs[y].weight, a.jobs[x].weight) })
+	for _, j := range a.waiting {
+		st := a.jobs[j]
+		bt := -1
+		for _, t := range a.order {
+			if st.speed[t] > 0 && st.gpus <= a.remain[t] && (bt < 0 || st.speed[t] > st.speed[bt]) {
+				bt = t
+			}
+		}
+		if bt < 0 {
+			continue
+		}
+		a.remain[bt] -= st.gpus
+		st.picked = true
+		sel = append(sel, j)
+		types = append(types, 1<<uint(bt))
 	}
 	return sel, types
 }
