@@ -137,6 +137,7 @@ type Alloc struct {
 	// draws).
 	Seed uint64
 
+	X map[byte]float64 // EXPERIMENT knobs
 	jobs      map[*model.Job]*allocJob
 	tracked   []*model.Job // the jobs of jobs, by Seq
 	last      model.Time   // the previous round, -1 before the first

@@ -80,7 +80,7 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	for i, j := range a.tracked {
 		x := a.jobs[j].x
 		copy(x, sol.X[i*k:(i+1)*k])
-		if a.Objective != Gittins {
+		if a.Objective != Gittins || a.X['m'] == 0 {
 			continue
 		}
 		for t := range x {

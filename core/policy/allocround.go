@@ -212,7 +212,10 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 		if a.remain[e.t] <= 0 || st.picked || st.speed[e.t] <= 0 || n > a.remain[e.t] {
 			continue
 		}
-		if e.prio <= 0 && (a.Objective == FIFOAlloc || a.Objective == Gittins) {
+		if e.x < minShare && a.Objective == Gittins && a.X['f'] == 3 && a.sharedFaster(st, e.t) {
+			continue
+		}
+		if e.prio <= 0 && (a.Objective == FIFOAlloc || a.Objective == Gittins && a.X['f'] != 0 && a.X['f'] != 3) {
 			continue // FIFO runs only jobs with a share; Gittins fills after every share (fill)
 		}
 		a.remain[e.t] -= n
@@ -220,8 +223,21 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 		sel = append(sel, e.job)
 		types = append(types, 1<<uint(e.t))
 	}
-	if a.Objective == Gittins {
+	if a.Objective == Gittins && a.X['f'] == 1 {
 		sel, types = a.fill(sel, types)
+	}
+	if a.Objective == Gittins && (a.X['f'] == 2 || a.X['f'] == 3) {
+		for _, e := range a.entries {
+			st := a.jobs[e.job]
+			n := st.gpus
+			if e.prio > 0 || a.remain[e.t] <= 0 || st.picked || st.speed[e.t] <= 0 || n > a.remain[e.t] {
+				continue
+			}
+			a.remain[e.t] -= n
+			st.picked = true
+			sel = append(sel, e.job)
+			types = append(types, 1<<uint(e.t))
+		}
 	}
 	return sel, types
 }
@@ -257,4 +273,15 @@ func (a *Alloc) fill(sel []*model.Job, types []engine.TypeSet) ([]*model.Job, []
 		types = append(types, 1<<uint(bt))
 	}
 	return sel, types
+}
+
+// sharedFaster reports whether st has a share of X on a type where it runs
+// faster than on t.
+func (a *Alloc) sharedFaster(st *allocJob, t int) bool {
+	for u, x := range st.x {
+		if x >= minShare && st.speed[u] > st.speed[t] {
+			return true
+		}
+	}
+	return false
 }
