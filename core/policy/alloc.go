@@ -137,7 +137,6 @@ type Alloc struct {
 	// draws).
 	Seed uint64
 
-	X map[byte]float64 // EXPERIMENT knobs
 	jobs      map[*model.Job]*allocJob
 	tracked   []*model.Job // the jobs of jobs, by Seq
 	last      model.Time   // the previous round, -1 before the first
@@ -152,7 +151,6 @@ type Alloc struct {
 	surv      survival           // the size distribution learned from them
 	curve     gittinsCurve       // Gittins: surv smoothed
 	entries   []allocEntry
-	waiting   []*model.Job // fill's scratch
 	remain    []int
 	cluster   *model.Cluster
 }

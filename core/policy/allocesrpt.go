@@ -78,26 +78,9 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 		return
 	}
 	for i, j := range a.tracked {
-		x := a.jobs[j].x
-		copy(x, sol.X[i*k:(i+1)*k])
-		if a.Objective != Gittins || a.X['m'] == 0 {
-			continue
-		}
-		for t := range x {
-			if x[t] < minShare {
-				x[t] = 0 // the solver's round-off, not a share
-			}
-		}
+		copy(a.jobs[j].x, sol.X[i*k:(i+1)*k])
 	}
 }
-
-// minShare is the least share of X that Gittins realises: the solver
-// leaves shares of the order of 1e-10 where the optimum has none, and a
-// job's positive priority on a type, however small, puts it there before
-// its real share's type when that type comes first in the order (the
-// fastest-rated first), keeping a job on a type it runs slowest on for the
-// rest of its life (docs/EXPERIMENTS.md, issue 29).
-const minShare = 1e-6
 
 // probe returns the service below which a multi-GPU job is probed (see
 // Alloc.GangProbe) when the priority backlog's power is beta: the

@@ -206,77 +206,56 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 		a.remain[t] = s.Cluster.TypeGPUs(t)
 	}
 	sel, types := a.pinned(s, now)
+	deferred := false
 	for _, e := range a.entries {
 		st := a.jobs[e.job]
-		n := st.gpus
-		if a.remain[e.t] <= 0 || st.picked || st.speed[e.t] <= 0 || n > a.remain[e.t] {
+		if !a.fits(st, e.t) {
 			continue
 		}
-		if e.x < minShare && a.Objective == Gittins && a.X['f'] == 3 && a.sharedFaster(st, e.t) {
+		if a.Objective == FIFOAlloc && e.prio <= 0 {
+			continue // Gavel's FIFO runs only jobs with a share
+		}
+		if a.Objective == Gittins && e.x < minShare && a.sharedFaster(st, e.t) {
+			deferred = true
 			continue
 		}
-		if e.prio <= 0 && (a.Objective == FIFOAlloc || a.Objective == Gittins && a.X['f'] != 0 && a.X['f'] != 3) {
-			continue // FIFO runs only jobs with a share; Gittins fills after every share (fill)
-		}
-		a.remain[e.t] -= n
-		st.picked = true
-		sel = append(sel, e.job)
-		types = append(types, 1<<uint(e.t))
+		sel, types = a.take(st, e, sel, types)
 	}
-	if a.Objective == Gittins && a.X['f'] == 1 {
-		sel, types = a.fill(sel, types)
-	}
-	if a.Objective == Gittins && (a.X['f'] == 2 || a.X['f'] == 3) {
+	if deferred {
 		for _, e := range a.entries {
-			st := a.jobs[e.job]
-			n := st.gpus
-			if e.prio > 0 || a.remain[e.t] <= 0 || st.picked || st.speed[e.t] <= 0 || n > a.remain[e.t] {
-				continue
+			if st := a.jobs[e.job]; e.x < minShare && a.fits(st, e.t) {
+				sel, types = a.take(st, e, sel, types)
 			}
-			a.remain[e.t] -= n
-			st.picked = true
-			sel = append(sel, e.job)
-			types = append(types, 1<<uint(e.t))
 		}
 	}
 	return sel, types
 }
 
-// fill gives the GPUs left after every job with a share took its pair to
-// the jobs without one, by descending weight, each on the type where it
-// runs fastest among those with room for it. Taking them type by type from
-// the fastest-rated type, as choose's pairs are, would put a job whose
-// share is on a type that suits it better on the first type with room
-// instead, for as long as it runs (docs/EXPERIMENTS.md, issue 29).
-func (a *Alloc) fill(sel []*model.Job, types []engine.TypeSet) ([]*model.Job, []engine.TypeSet) {
-	a.waiting = a.waiting[:0]
-	for _, j := range a.tracked {
-		if !a.jobs[j].picked {
-			a.waiting = append(a.waiting, j)
-		}
-	}
-	slices.SortStableFunc(a.waiting, func(x, y *model.Job) int { return cmp.Compare(a.jobs[y].weight, a.jobs[x].weight) })
-	for _, j := range a.waiting {
-		st := a.jobs[j]
-		bt := -1
-		for _, t := range a.order {
-			if st.speed[t] > 0 && st.gpus <= a.remain[t] && (bt < 0 || st.speed[t] > st.speed[bt]) {
-				bt = t
-			}
-		}
-		if bt < 0 {
-			continue
-		}
-		a.remain[bt] -= st.gpus
-		st.picked = true
-		sel = append(sel, j)
-		types = append(types, 1<<uint(bt))
-	}
-	return sel, types
+// fits reports whether the job of st, not yet chosen, can run on type t
+// with what is left of it this round.
+func (a *Alloc) fits(st *allocJob, t int) bool {
+	return a.remain[t] > 0 && !st.picked && st.speed[t] > 0 && st.gpus <= a.remain[t]
 }
 
-// sharedFaster reports whether st has a share of X on a type where it runs
-// faster than on t.
+// take chooses e's job to run on e's type this round.
+func (a *Alloc) take(st *allocJob, e allocEntry, sel []*model.Job, types []engine.TypeSet) ([]*model.Job, []engine.TypeSet) {
+	a.remain[e.t] -= st.gpus
+	st.picked = true
+	return append(sel, e.job), append(types, 1<<uint(e.t))
+}
+
+// minShare is the least share of X that Gittins counts as one: the solver
+// leaves shares of the order of 1e-10 where the optimum has none.
+const minShare = 1e-6
+
+// sharedFaster reports whether st has a share of X (at least minShare) on
+// a type where it runs faster than on t. Gittins does not let such a job
+// fill t, a type without a share for it, in the first pass of choose: t
+// may come first in the order (the fastest-rated types first) though the
+// job runs slower there, and a job filled there would stay there round
+// after round, for the rest of a long life, while the type of its share
+// has room (docs/EXPERIMENTS.md, issue 29). It fills t in a second pass
+// if its share's type had no room left.
 func (a *Alloc) sharedFaster(st *allocJob, t int) bool {
 	for u, x := range st.x {
 		if x >= minShare && st.speed[u] > st.speed[t] {

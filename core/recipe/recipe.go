@@ -1,7 +1,6 @@
 package recipe
 
 import (
-	"os"
 	"errors"
 	"fmt"
 	"math"
@@ -276,13 +275,6 @@ func allocPolicy(name string, o AllocOptions) (*policy.Alloc, bool) {
 		a.Round = DefaultRound
 		if name == "esrpt" || name == "esrpt-oracle" || name == "gittins" {
 			a.Round = EstSRPTRound
-		}
-	}
-	a.X = map[byte]float64{}
-	for _, kv := range strings.Split(os.Getenv("GSX"), ",") {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			f, _ := strconv.ParseFloat(v, 64)
-			a.X[k[0]] = f
 		}
 	}
 	switch name {
