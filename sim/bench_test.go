@@ -37,15 +37,15 @@ func BenchmarkPhillyContention(b *testing.B) {
 	benchPhilly(b, sim.Config{Energy: true, Contention: true})
 }
 
-// BenchmarkPhillyGittins replays the first 5,000 Philly jobs on
+// BenchmarkPhillyGittins replays the first 20,000 Philly jobs on
 // v100=800,p100=800,k80=800 in 8-GPU nodes with gittins and the hetero
 // placer, the recommended policy (issue 29: the whole trace ≤ 2 s), at
 // the simulator's defaults (6-minute rounds, 30 s restarts), without energy
 // accounting.
 func BenchmarkPhillyGittins(b *testing.B) {
 	jobs, tab, c := phillyInputs(b, "v100=800,p100=800,k80=800")
-	if len(jobs) > 5000 {
-		jobs = jobs[:5000]
+	if len(jobs) > 20000 {
+		jobs = jobs[:20000]
 	}
 	cfg := sim.Config{Cluster: c, Workload: tab, Jobs: jobs, RestartOverhead: 30 * model.Second, Round: 6 * model.Minute}
 	b.ReportAllocs()
@@ -63,7 +63,8 @@ func BenchmarkPhillyGittins(b *testing.B) {
 }
 
 // phillyInputs reads the Philly trace (skipping the benchmark without it)
-// and builds the cluster gpus, 8 GPUs a node, with Gavel's throughputs.
+// and builds the cluster gpus, 8 GPUs a node, with Gavel's throughputs and
+// job types drawn as `gpusched sim` draws them (seed 1).
 func phillyInputs(b *testing.B, gpus string) ([]model.JobSpec, *profile.Table, *model.Cluster) {
 	const path = "../../shared/traces/philly/philly.csv"
 	f, err := os.Open(path)
@@ -87,6 +88,8 @@ func phillyInputs(b *testing.B, gpus string) ([]model.JobSpec, *profile.Table, *
 	if err != nil {
 		b.Fatal(err)
 	}
+	sim.AssignModels(jobs, tab.Models(), 1) // as `gpusched sim --seed 1` draws job types
+	m.FillPeakMem(jobs)
 	return jobs, tab, c
 }
 
