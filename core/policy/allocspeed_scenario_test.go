@@ -40,8 +40,8 @@ func TestSpeedExponent(t *testing.T) {
 // TestGittinsFillsNoSlowerType: two types of one GPU each, v100 rated
 // faster, and a job r that runs at 0.4 on v100 and 1 on p100 (Gavel's
 // Recommendation models run so). Jobs of 100, 400 and 1600 s finish; r is
-// left alone. The program gives it its whole share on p100 and none on
-// v100. Pairs are taken type by type from the fastest-rated, and a job
+// left alone. X gives it its whole share on p100 and none on v100 (esrpt's
+// program; gittins's bestFits, without it, since r fits on its fastest). Pairs are taken type by type from the fastest-rated, and a job
 // without a share on a type fills it when it has room: esrpt puts r on
 // v100, where it runs at 0.4 for as long as it is alone. Gittins does not
 // let a job fill a type slower for it than the type of its share while
