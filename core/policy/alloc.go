@@ -156,6 +156,7 @@ type Alloc struct {
 	surv      survival           // the size distribution learned from them
 	curve     gittinsCurve       // Gittins: surv smoothed
 	entries   []allocEntry
+	rest      []allocEntry // sortEntries's scratch
 	remain    []int
 	cluster   *model.Cluster
 }

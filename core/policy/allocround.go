@@ -198,9 +198,7 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 			}
 			a.entries = append(a.entries, allocEntry{prio: a.priority(st, t), deficit: second, x: x, job: j, t: t})
 		}
-		slices.SortStableFunc(a.entries[start:], func(p, q allocEntry) int {
-			return cmp.Or(cmp.Compare(q.prio, p.prio), cmp.Compare(q.deficit, p.deficit), cmp.Compare(q.x, p.x))
-		})
+		a.sortEntries(a.entries[start:])
 	}
 	for t := range a.remain {
 		a.remain[t] = s.Cluster.TypeGPUs(t)
@@ -229,6 +227,33 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 		}
 	}
 	return sel, types
+}
+
+// sortEntries sorts one type's pairs by priority, then deficit (or
+// weight), then share, descending, ties kept in arrival order, as one
+// stable sort would: the pairs with a priority, which all come before the
+// others, are sorted apart, and the others only when they are not in order
+// yet (with many jobs and few of them with a share on the type, most pairs
+// have none, and the same weight, and are in order already).
+func (a *Alloc) sortEntries(es []allocEntry) {
+	byPrio := func(p, q allocEntry) int {
+		return cmp.Or(cmp.Compare(q.prio, p.prio), cmp.Compare(q.deficit, p.deficit), cmp.Compare(q.x, p.x))
+	}
+	a.rest = a.rest[:0]
+	k := 0
+	for _, e := range es {
+		if e.prio > 0 {
+			es[k] = e
+			k++
+		} else {
+			a.rest = append(a.rest, e)
+		}
+	}
+	copy(es[k:], a.rest)
+	slices.SortStableFunc(es[:k], byPrio)
+	if !slices.IsSortedFunc(es[k:], byPrio) {
+		slices.SortStableFunc(es[k:], byPrio)
+	}
 }
 
 // fits reports whether the job of st, not yet chosen, can run on type t
