@@ -157,6 +157,7 @@ type Alloc struct {
 	curve     gittinsCurve       // Gittins: surv smoothed
 	entries   []allocEntry
 	rest      []allocEntry // sortEntries's scratch
+	states    []*allocJob  // choose's: a.jobs of tracked, in its order
 	remain    []int
 	cluster   *model.Cluster
 }
@@ -176,6 +177,7 @@ type allocJob struct {
 type allocEntry struct {
 	prio, deficit, x float64
 	job              *model.Job
+	st               *allocJob // a.jobs[job]
 	t                int
 }
 

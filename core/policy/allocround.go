@@ -184,10 +184,14 @@ func (a *Alloc) pinned(s *model.State, now model.Time) ([]*model.Job, []engine.T
 // the type.
 func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.TypeSet) {
 	a.entries = a.entries[:0]
+	a.states = a.states[:0]
+	for _, j := range a.tracked {
+		a.states = append(a.states, a.jobs[j])
+	}
 	for _, t := range a.order {
 		start := len(a.entries)
-		for _, j := range a.tracked {
-			st := a.jobs[j]
+		for i, j := range a.tracked {
+			st := a.states[i]
 			x := 0.0
 			if st.x != nil {
 				x = st.x[t]
@@ -196,7 +200,7 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 			if a.Objective == EstSRPT || a.Objective == Gittins {
 				second = st.weight // X is new every round: the weight orders the jobs without a share
 			}
-			a.entries = append(a.entries, allocEntry{prio: a.priority(st, t), deficit: second, x: x, job: j, t: t})
+			a.entries = append(a.entries, allocEntry{prio: a.priority(st, t), deficit: second, x: x, job: j, st: st, t: t})
 		}
 		a.sortEntries(a.entries[start:])
 	}
@@ -206,7 +210,7 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 	sel, types := a.pinned(s, now)
 	deferred := false
 	for _, e := range a.entries {
-		st := a.jobs[e.job]
+		st := e.st
 		if !a.fits(st, e.t) {
 			continue
 		}
@@ -221,7 +225,7 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 	}
 	if deferred {
 		for _, e := range a.entries {
-			if st := a.jobs[e.job]; e.x < minShare && a.fits(st, e.t) {
+			if st := e.st; e.x < minShare && a.fits(st, e.t) {
 				sel, types = a.take(st, e, sel, types)
 			}
 		}
