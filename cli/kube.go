@@ -68,7 +68,7 @@ func newKubeCommand() *cobra.Command {
 	f.StringVar(&o.client.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: the in-cluster service account in a pod, else $KUBECONFIG or ~/.kube/config)")
 	f.StringVar(&o.schedulerName, "scheduler-name", kube.DefaultSchedulerName, "schedule the pods whose spec.schedulerName is this")
 	f.StringVar(&o.config, "config", "", "scheduler configuration file (YAML, docs/CONFIG.md): policy, placer and their settings; flags win")
-	f.StringVar(&o.names.Policy, "policy", def.Policy, "queue policy: "+strings.Join(servicePolicies(), ", "))
+	f.StringVar(&o.names.Policy, "policy", def.Policy, "queue policy: "+strings.Join(servicePolicies(), ", ")+"; "+recipe.RecommendedNote)
 	f.StringVar(&o.names.Placer, "placer", def.Placer, "placer: pack, spread, hetero, fit (multi-resource best fit, docs/RESOURCES.md)")
 	f.StringVar(&o.names.Scaler, "scaler", def.Scaler, "elastic scaler: none, threshold (seed 000), fulfillment (seed 001): resizes elastic Volcano Jobs and batch Jobs")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "127.0.0.1:8080", "serve /metrics and /healthz on this address (\"\" for none); beyond loopback, /metrics wants a Kubernetes bearer token allowed to get /metrics")

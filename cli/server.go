@@ -85,7 +85,7 @@ func (o *serverOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.data, "data", "", "data directory: the store (store.db) and replica logs (default: <user cache dir>/gpusched/server)")
 	f.StringVar(&o.store, "store", "bolt", "job store: bolt (the embedded store in --data), or etcd://HOST:PORT[,HOST:PORT...] (several servers may share it; one leads)")
 	f.StringVar(&o.config, "config", "", "scheduler configuration file (YAML, docs/CONFIG.md): policy, placer, scaler and their settings; flags win")
-	f.StringVar(&o.names.Policy, "policy", def.Policy, "queue policy: "+strings.Join(servicePolicies(), ", "))
+	f.StringVar(&o.names.Policy, "policy", def.Policy, "queue policy: "+strings.Join(servicePolicies(), ", ")+"; "+recipe.RecommendedNote)
 	f.StringVar(&o.names.Placer, "placer", def.Placer, "placer: "+strings.Join(recipe.Placers(), ", "))
 	f.StringVar(&o.names.Scaler, "scaler", def.Scaler, "elastic scaler: "+strings.Join(recipe.Scalers(), ", "))
 	f.DurationVar(&o.heartbeatTimeout, "heartbeat-timeout", scheduler.DefaultHeartbeatTimeout,

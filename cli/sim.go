@@ -88,7 +88,7 @@ func addSimFlags(cmd *cobra.Command, o *simOptions) {
 	f.StringVar(&o.profiles, "profiles", "", "job profiles (YAML, docs/PROFILES.md): steps/s per GPU type and count, peak memory; merged into the throughput matrix")
 	f.StringVar(&o.refType, "ref-type", "v100", "reference GPU type on which trace durations were measured")
 	f.StringVar(&o.names.Policy, "policy", o.names.Policy, "queue policy: "+strings.Join(recipe.Policies(), ", ")+
-		" (oracles, which read each job's true length, for comparison only: "+strings.Join(recipe.Oracles(), ", ")+"); a comma-separated list runs each and compares them (--report writes the comparison)")
+		" (oracles, which read each job's true length, for comparison only: "+strings.Join(recipe.Oracles(), ", ")+"); a comma-separated list runs each and compares them (--report writes the comparison); "+recipe.RecommendedNote)
 	f.StringVar(&o.names.Placer, "placer", o.names.Placer, "placer: "+strings.Join(recipe.Placers(), ", "))
 	f.StringVar(&o.names.Scaler, "scaler", o.names.Scaler, "elastic scaler: "+strings.Join(recipe.Scalers(), ", "))
 	f.BoolVar(&o.opts.Backfill, "backfill", false, "fifo: start later jobs when the head of the queue does not fit")

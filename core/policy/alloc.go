@@ -47,7 +47,12 @@ const (
 	// response time of one server when sizes are unknown (Gittins; Aalto,
 	// Ayesta and Righter 2009). The distribution is the Kaplan–Meier
 	// estimate, smoothed (gittinsCurve). It reads no job length: there is
-	// no oracle variant (the oracle is EstSRPT's).
+	// no oracle variant (the oracle is EstSRPT's). Two rules differ from
+	// EstSRPT's (issue 29): a job does not fill a type without its share
+	// while it has a share on a type where it runs faster (sharedFaster),
+	// and when every job fits on its fastest type X is that, without the
+	// program (bestFits). It is the recommended policy, with the hetero
+	// placer (docs/FIDELITY.md).
 	Gittins
 )
 
@@ -151,6 +156,8 @@ type Alloc struct {
 	surv      survival           // the size distribution learned from them
 	curve     gittinsCurve       // Gittins: surv smoothed
 	entries   []allocEntry
+	rest      []allocEntry // sortEntries's scratch
+	states    []*allocJob  // choose's: a.jobs of tracked, in its order
 	remain    []int
 	cluster   *model.Cluster
 }
@@ -170,6 +177,7 @@ type allocJob struct {
 type allocEntry struct {
 	prio, deficit, x float64
 	job              *model.Job
+	st               *allocJob // a.jobs[job]
 	t                int
 }
 

@@ -31,6 +31,9 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 			done[i] = j.DoneAt(now) / best[i]
 		}
 	}
+	if a.Objective == Gittins && a.bestFits(s, best) {
+		return
+	}
 	if !a.Oracle {
 		a.surv.fit(a.finished, done)
 	}
@@ -122,4 +125,47 @@ func (a *Alloc) relSpeed(r float64) float64 {
 		return r
 	}
 	return math.Pow(r, a.SpeedExponent)
+}
+
+// bestFits sets X without the program when every tracked job can have the
+// type on which it runs fastest (the first in a.order among equals) for
+// the whole round: no type is asked for more GPUs than it has. Then each
+// job reaching its best speed is the program's optimum whatever the
+// weights, and neither the size distribution nor the weights are computed
+// (they are left at 0). It reports whether it did; with Philly's trace on
+// a large cluster nearly every round is such a round (docs/BENCHMARKS.md,
+// issue 29).
+func (a *Alloc) bestFits(s *model.State, best []float64) bool {
+	k := len(s.Cluster.Types)
+	clear(a.remain)
+	for i, j := range a.tracked {
+		st := a.jobs[j]
+		if best[i] <= 0 {
+			continue
+		}
+		t := a.bestType(st)
+		if a.remain[t] += st.gpus; a.remain[t] > s.Cluster.TypeGPUs(t) {
+			return false
+		}
+	}
+	for i, j := range a.tracked {
+		st := a.jobs[j]
+		st.x, st.weight = make([]float64, k), 0
+		if best[i] > 0 {
+			st.x[a.bestType(st)] = 1
+		}
+	}
+	return true
+}
+
+// bestType returns the type of a.order on which st runs fastest, the first
+// among equals.
+func (a *Alloc) bestType(st *allocJob) int {
+	bt := a.order[0]
+	for _, t := range a.order {
+		if st.speed[t] > st.speed[bt] {
+			bt = t
+		}
+	}
+	return bt
 }

@@ -184,10 +184,14 @@ func (a *Alloc) pinned(s *model.State, now model.Time) ([]*model.Job, []engine.T
 // the type.
 func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.TypeSet) {
 	a.entries = a.entries[:0]
+	a.states = a.states[:0]
+	for _, j := range a.tracked {
+		a.states = append(a.states, a.jobs[j])
+	}
 	for _, t := range a.order {
 		start := len(a.entries)
-		for _, j := range a.tracked {
-			st := a.jobs[j]
+		for i, j := range a.tracked {
+			st := a.states[i]
 			x := 0.0
 			if st.x != nil {
 				x = st.x[t]
@@ -196,29 +200,96 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 			if a.Objective == EstSRPT || a.Objective == Gittins {
 				second = st.weight // X is new every round: the weight orders the jobs without a share
 			}
-			a.entries = append(a.entries, allocEntry{prio: a.priority(st, t), deficit: second, x: x, job: j, t: t})
+			a.entries = append(a.entries, allocEntry{prio: a.priority(st, t), deficit: second, x: x, job: j, st: st, t: t})
 		}
-		slices.SortStableFunc(a.entries[start:], func(p, q allocEntry) int {
-			return cmp.Or(cmp.Compare(q.prio, p.prio), cmp.Compare(q.deficit, p.deficit), cmp.Compare(q.x, p.x))
-		})
+		a.sortEntries(a.entries[start:])
 	}
 	for t := range a.remain {
 		a.remain[t] = s.Cluster.TypeGPUs(t)
 	}
 	sel, types := a.pinned(s, now)
+	deferred := false
 	for _, e := range a.entries {
-		st := a.jobs[e.job]
-		n := st.gpus
-		if a.remain[e.t] <= 0 || st.picked || st.speed[e.t] <= 0 || n > a.remain[e.t] {
+		st := e.st
+		if !a.fits(st, e.t) {
 			continue
 		}
 		if a.Objective == FIFOAlloc && e.prio <= 0 {
 			continue // Gavel's FIFO runs only jobs with a share
 		}
-		a.remain[e.t] -= n
-		st.picked = true
-		sel = append(sel, e.job)
-		types = append(types, 1<<uint(e.t))
+		if a.Objective == Gittins && e.x < minShare && a.sharedFaster(st, e.t) {
+			deferred = true
+			continue
+		}
+		sel, types = a.take(st, e, sel, types)
+	}
+	if deferred {
+		for _, e := range a.entries {
+			if st := e.st; e.x < minShare && a.fits(st, e.t) {
+				sel, types = a.take(st, e, sel, types)
+			}
+		}
 	}
 	return sel, types
+}
+
+// sortEntries sorts one type's pairs by priority, then deficit (or
+// weight), then share, descending, ties kept in arrival order, as one
+// stable sort would: the pairs with a priority, which all come before the
+// others, are sorted apart, and the others only when they are not in order
+// yet (with many jobs and few of them with a share on the type, most pairs
+// have none, and the same weight, and are in order already).
+func (a *Alloc) sortEntries(es []allocEntry) {
+	byPrio := func(p, q allocEntry) int {
+		return cmp.Or(cmp.Compare(q.prio, p.prio), cmp.Compare(q.deficit, p.deficit), cmp.Compare(q.x, p.x))
+	}
+	a.rest = a.rest[:0]
+	k := 0
+	for _, e := range es {
+		if e.prio > 0 {
+			es[k] = e
+			k++
+		} else {
+			a.rest = append(a.rest, e)
+		}
+	}
+	copy(es[k:], a.rest)
+	slices.SortStableFunc(es[:k], byPrio)
+	if !slices.IsSortedFunc(es[k:], byPrio) {
+		slices.SortStableFunc(es[k:], byPrio)
+	}
+}
+
+// fits reports whether the job of st, not yet chosen, can run on type t
+// with what is left of it this round.
+func (a *Alloc) fits(st *allocJob, t int) bool {
+	return a.remain[t] > 0 && !st.picked && st.speed[t] > 0 && st.gpus <= a.remain[t]
+}
+
+// take chooses e's job to run on e's type this round.
+func (a *Alloc) take(st *allocJob, e allocEntry, sel []*model.Job, types []engine.TypeSet) ([]*model.Job, []engine.TypeSet) {
+	a.remain[e.t] -= st.gpus
+	st.picked = true
+	return append(sel, e.job), append(types, 1<<uint(e.t))
+}
+
+// minShare is the least share of X that Gittins counts as one: the solver
+// leaves shares of the order of 1e-10 where the optimum has none.
+const minShare = 1e-6
+
+// sharedFaster reports whether st has a share of X (at least minShare) on
+// a type where it runs faster than on t. Gittins does not let such a job
+// fill t, a type without a share for it, in the first pass of choose: t
+// may come first in the order (the fastest-rated types first) though the
+// job runs slower there, and a job filled there would stay there round
+// after round, for the rest of a long life, while the type of its share
+// has room (docs/EXPERIMENTS.md, issue 29). It fills t in a second pass
+// if its share's type had no room left.
+func (a *Alloc) sharedFaster(st *allocJob, t int) bool {
+	for u, x := range st.x {
+		if x >= minShare && st.speed[u] > st.speed[t] {
+			return true
+		}
+	}
+	return false
 }

@@ -36,3 +36,30 @@ func TestSpeedExponent(t *testing.T) {
 		}
 	}
 }
+
+// TestGittinsFillsNoSlowerType: two types of one GPU each, v100 rated
+// faster, and a job r that runs at 0.4 on v100 and 1 on p100 (Gavel's
+// Recommendation models run so). Jobs of 100, 400 and 1600 s finish; r is
+// left alone. X gives it its whole share on p100 and none on v100 (esrpt's
+// program; gittins's bestFits, without it, since r fits on its fastest). Pairs are taken type by type from the fastest-rated, and a job
+// without a share on a type fills it when it has room: esrpt puts r on
+// v100, where it runs at 0.4 for as long as it is alone. Gittins does not
+// let a job fill a type slower for it than the type of its share while
+// that one has room: r runs on p100.
+func TestGittinsFillsNoSlowerType(t *testing.T) {
+	both := []float64{1, 1}
+	for _, tc := range []struct {
+		obj  policy.Objective
+		want []string
+	}{
+		{policy.EstSRPT, []string{"r:v100"}},
+		{policy.Gittins, []string{"r:p100"}},
+	} {
+		s := hetState(t, []string{"v100", "p100"}, []float64{15.7, 10.6}, []int{1, 1},
+			typed{"f1": both, "f2": both, "f3": both, "r": {0.4, 1}}, "f1", "f2", "f3", "r")
+		a := &policy.Alloc{Objective: tc.obj, Round: 360 * model.Second}
+		if got := chosenAfter(t, s, a, 100, 400, 1600); !slices.Equal(got, tc.want) {
+			t.Errorf("%v: chosen %v, want %v", a.Name(), got, tc.want)
+		}
+	}
+}

@@ -130,6 +130,16 @@ func Policies() []string {
 	return []string{"fifo", "srtf", "hlas", "las", "tiresias", "maxmin", "maxthroughput", "ftf", "ftf-oracle", "esrpt", "esrpt-oracle", "gittins"}
 }
 
+// Recommended names the recommended queue policy and placer: gittins with
+// hetero, the policy that does best against Gavel's over every family of
+// workloads tried (docs/FIDELITY.md, issue 29). It is not the shells'
+// default (Defaults); the help of their --policy flags names it.
+func Recommended() Names { return Names{Policy: "gittins", Placer: "hetero", Scaler: "none"} }
+
+// RecommendedNote is the sentence the shells' --policy help adds about
+// Recommended.
+const RecommendedNote = "recommended: gittins with --placer hetero (docs/FIDELITY.md, workload families)"
+
 // Oracles returns the policy names that read what a real scheduler cannot
 // know (a job's true length): lower bounds for comparison.
 func Oracles() []string { return []string{"srtf", "ftf-oracle", "esrpt-oracle"} }
