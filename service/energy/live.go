@@ -1,4 +1,4 @@
-package scheduler
+package energy
 
 import (
 	"fmt"
@@ -107,7 +107,7 @@ type nodeClass struct {
 }
 
 // newLiveState reads the cluster file of cfg, if any.
-func newLiveState(cfg LiveConfig) (*liveState, error) {
+func newLiveState(cfg LiveConfig) (*Live, error) {
 	l := &liveState{cfg: cfg, declared: map[string]*declaredNode{}, classes: map[string]*nodeClass{}, byNode: map[string]*nodeClass{},
 		learned: map[learnKey]*learnState{}, rtt: map[string]map[string]*rttRing{}, seen: map[string]time.Time{},
 		energy: map[string]*nodeEnergy{}, idle: map[string]*idleState{}, dirty: true, devsStale: true}
@@ -164,7 +164,7 @@ func newLiveState(cfg LiveConfig) (*liveState, error) {
 // file entry when the file declares a node of that name with n's GPU type
 // and count, else "TYPExGPUS" with the catalog's power figures for the
 // type.
-func (l *liveState) classOf(n *node) *nodeClass {
+func (l *Live) classOf(n *node) *nodeClass {
 	if n == nil || len(n.gpus) == 0 {
 		return nil
 	}
@@ -177,7 +177,7 @@ func (l *liveState) classOf(n *node) *nodeClass {
 }
 
 // newClass returns the class of node n, creating it when it is new.
-func (l *liveState) newClass(n *node) *nodeClass {
+func (l *Live) newClass(n *node) *nodeClass {
 	name, src := fmt.Sprintf("%sx%d", n.typ, len(n.gpus)), api.ThresholdsCatalog
 	d := l.declared[n.name]
 	if d != nil && d.gpuType == n.typ && d.gpus == len(n.gpus) {
@@ -246,24 +246,24 @@ func later(a, b time.Time) time.Time {
 // when a new job brings what they lack: a data endpoint (a device to
 // probe) or an algorithm type the table has no column for. Called with
 // s.mu held.
-func (s *Scheduler) noteNewJob(j *job) {
-	t := s.live.in.table
+func (l *Live) noteNewJob(j *job) {
+	t := l.in.table
 	if j.rec.DataEndpoint != "" {
-		s.live.dirty, s.live.devsStale = true, true
+		l.dirty, l.devsStale = true, true
 		return
 	}
 	if t == nil {
-		s.live.dirty = true
+		l.dirty = true
 		return
 	}
 	if _, ok := t.Families[placer.Family(j.rec.Model)]; !ok {
-		s.live.dirty = true
+		l.dirty = true
 	}
 }
 
 // noteRan adds the attempt that ends now to a job's ran record: its
 // running time, GPUs and GPU type (for the energy report's replay).
-func (s *Scheduler) noteRan(rec *record, now time.Time) {
+func (l *Live) noteRan(rec *record, now time.Time) {
 	if rec.StartedAt == nil || rec.State != api.Running {
 		return
 	}
@@ -279,14 +279,14 @@ func (s *Scheduler) noteRan(rec *record, now time.Time) {
 
 // nodeEnergyView returns node n's seed 002 view; nil without a class.
 // Called with s.mu held.
-func (s *Scheduler) nodeEnergyView(n *node, used int) *api.NodeEnergy {
-	c := s.live.classOf(n)
+func (l *Live) nodeEnergyView(n *node, used int) *api.NodeEnergy {
+	c := l.classOf(n)
 	if c == nil {
 		return nil
 	}
 	v := &api.NodeEnergy{Class: c.name, RTTs: s.nodeRTTs(n.name)}
 	families := []string{placer.DefaultFamily}
-	for k, ls := range s.live.learned {
+	for k, ls := range l.learned {
 		if k.class == c.name && k.family != placer.DefaultFamily && (ls.ok || ls.err != "") {
 			families = append(families, k.family)
 		}
@@ -298,11 +298,11 @@ func (s *Scheduler) nodeEnergyView(n *node, used int) *api.NodeEnergy {
 	if i, ok := s.nodeIdx[n.name]; ok && n.ready {
 		v.LoadState = s.loadState(i, used, placer.DefaultFamily)
 	}
-	if ne := s.live.energy[n.name]; ne != nil {
+	if ne := l.energy[n.name]; ne != nil {
 		v.EnergyKWh = (ne.MeasuredJ + ne.ModelledJ) / joulesPerKWh
 		v.EnergyModelledKWh = ne.ModelledJ / joulesPerKWh
 	}
-	if st := s.live.idle[n.name]; st != nil && !st.since.IsZero() {
+	if st := l.idle[n.name]; st != nil && !st.since.IsZero() {
 		v.IdleSince, v.PowerDownCandidate = ptr(st.since.UTC()), st.candidate
 	}
 	return v

@@ -1,4 +1,4 @@
-package scheduler
+package energy
 
 import (
 	"context"
@@ -49,39 +49,39 @@ type energyRecord struct {
 }
 
 // loadEnergy reads the stored accounts.
-func (s *Scheduler) loadEnergy(ctx context.Context) error {
-	kvs, _, err := s.store.List(ctx, energyPrefix)
+func (l *Live) loadEnergy(ctx context.Context) error {
+	kvs, _, err := l.store.List(ctx, energyPrefix)
 	if err != nil {
 		return fmt.Errorf("server: load energy accounts: %w", err)
 	}
 	for _, kv := range kvs {
 		var r energyRecord
 		if err := json.Unmarshal(kv.Value, &r); err != nil || energyPrefix+r.Node != kv.Key {
-			s.log.Error("stored energy account is unreadable; dropped", "key", kv.Key, "err", err)
+			l.log.Error("stored energy account is unreadable; dropped", "key", kv.Key, "err", err)
 			continue
 		}
 		ne := r.nodeEnergy
 		if ne.StatesJ == nil {
 			ne.StatesJ = map[string]float64{}
 		}
-		s.live.energy[r.Node] = &ne
+		l.energy[r.Node] = &ne
 	}
 	return nil
 }
 
 // account returns node name's account, opening it at now.
-func (s *Scheduler) account(name string, now time.Time) *nodeEnergy {
-	ne := s.live.energy[name]
+func (l *Live) account(name string, now time.Time) *nodeEnergy {
+	ne := l.energy[name]
 	if ne == nil {
 		ne = &nodeEnergy{Since: now.UTC(), StatesJ: map[string]float64{}, savedAt: now}
-		s.live.energy[name] = ne
+		l.energy[name] = ne
 	}
 	return ne
 }
 
 // addEnergy adds joules drawn by node n with busy GPUs busy to its
 // account.
-func (s *Scheduler) addEnergy(n *node, joules float64, measured bool, busy int, now time.Time) {
+func (l *Live) addEnergy(n *node, joules float64, measured bool, busy int, now time.Time) {
 	if !(joules > 0) || math.IsInf(joules, 0) {
 		return
 	}
@@ -98,7 +98,7 @@ func (s *Scheduler) addEnergy(n *node, joules float64, measured bool, busy int, 
 // nodeStateName is the load state of node n with busy GPUs busy, for the
 // energy split: "idle", or the state under the thresholds of its jobs'
 // algorithm type (the default type when they differ).
-func (s *Scheduler) nodeStateName(n *node, busy int) string {
+func (l *Live) nodeStateName(n *node, busy int) string {
 	if busy <= 0 {
 		return "idle"
 	}
@@ -144,11 +144,11 @@ func readingEnergy(prev, cur *api.PowerReading, sec float64) float64 {
 // latest reading, or from the time it became ready, on. Shells call
 // it before busy GPUs change (a round, a batch of agent reports). Called
 // with s.mu held.
-func (s *Scheduler) accountModelled(now time.Time) {
+func (l *Live) accountModelled(now time.Time) {
 	for _, name := range slicesSortedKeys(s.nodes) {
 		n := s.nodes[name]
 		if !n.ready {
-			if ne := s.live.energy[name]; ne != nil {
+			if ne := l.energy[name]; ne != nil {
 				ne.modelAt, ne.readyAt = time.Time{}, time.Time{}
 			}
 			continue
@@ -158,7 +158,7 @@ func (s *Scheduler) accountModelled(now time.Time) {
 			ne.readyAt = now
 		}
 		ref, read := ne.readyAt, false
-		if np := s.power[name]; np != nil && np.last != nil {
+		if np := l.power[name]; np != nil && np.last != nil {
 			ref, read = later(np.last.At, ref), true
 		}
 		if (read || !n.unmetered) && now.Sub(ref) <= powerMaxGap {
@@ -175,8 +175,8 @@ func (s *Scheduler) accountModelled(now time.Time) {
 
 // modelInterval accounts sec seconds of node n's modelled draw at its
 // current busy GPUs.
-func (s *Scheduler) modelInterval(n *node, sec float64, now time.Time) {
-	c := s.live.classOf(n)
+func (l *Live) modelInterval(n *node, sec float64, now time.Time) {
+	c := l.classOf(n)
 	busy := s.usedGPUs(n.name)
 	w, ok := c.modelWatts(busy)
 	if !ok {
@@ -199,12 +199,12 @@ func (s *Scheduler) modelInterval(n *node, sec float64, now time.Time) {
 
 // tickEnergy writes the accounts that changed, each at most every
 // powerSaveEvery (all with force). Called with s.mu held.
-func (s *Scheduler) tickEnergy(now time.Time, force bool) {
+func (l *Live) tickEnergy(now time.Time, force bool) {
 	s.saveModel(now, force)
 	var ops []store.Op
 	var names []string
-	for _, name := range slicesSortedKeys(s.live.energy) {
-		ne := s.live.energy[name]
+	for _, name := range slicesSortedKeys(l.energy) {
+		ne := l.energy[name]
 		if !ne.dirty || (!force && now.Sub(ne.savedAt) < powerSaveEvery) {
 			continue
 		}
@@ -218,24 +218,24 @@ func (s *Scheduler) tickEnergy(now time.Time, force bool) {
 	if len(ops) == 0 {
 		return
 	}
-	if _, err := s.store.Txn(writeCtx(), ops...); err != nil {
-		s.log.Error("cannot store energy accounts", "err", err)
+	if _, err := l.store.Txn(writeCtx(), ops...); err != nil {
+		l.log.Error("cannot store energy accounts", "err", err)
 		return
 	}
 	for _, name := range names {
-		s.live.energy[name].dirty, s.live.energy[name].savedAt = false, now
+		l.energy[name].dirty, l.energy[name].savedAt = false, now
 	}
 }
 
 // tickLive runs the live seed 002 work of a periodic tick: idle nodes,
 // the modelled energy and the accounts' writes.
-func (s *Scheduler) tickLive() {
+func (l *Live) tickLive() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
+	now := l.now()
 	for _, d := range s.liveDevices() {
-		if first, ok := s.live.seen[d.name]; ok && now.Sub(first) < s.measureGrace()+2*s.cfg.Round {
-			s.live.dirty = true // its grace ends: the network changes
+		if first, ok := l.seen[d.name]; ok && now.Sub(first) < s.measureGrace()+2*s.cfg.Round {
+			l.dirty = true // its grace ends: the network changes
 		}
 	}
 	s.tickIdle(now)

@@ -1,4 +1,4 @@
-package scheduler
+package energy
 
 import (
 	"slices"
@@ -25,14 +25,14 @@ import (
 // node has the declared link.
 
 // measureGrace is how long a new device waits for its first probes.
-func (s *Scheduler) measureGrace() time.Duration {
+func (l *Live) measureGrace() time.Duration {
 	return 3*s.cfg.HeartbeatInterval + 2*time.Second
 }
 
 // measuring reports whether device d is new: within its grace.
-func (s *Scheduler) measuring(d liveDevice) bool {
-	first, ok := s.live.seen[d.name]
-	return ok && s.now().Sub(first) < s.measureGrace()
+func (l *Live) measuring(d liveDevice) bool {
+	first, ok := l.seen[d.name]
+	return ok && l.now().Sub(first) < s.measureGrace()
 }
 
 // rttRing is a node's probes of one address.
@@ -70,13 +70,13 @@ type liveDevice struct {
 // liveDevices returns the devices: the cluster file's, then the data
 // endpoints of active jobs that none of them has, sorted (cached until a
 // job with a data endpoint comes or goes).
-func (s *Scheduler) liveDevices() []liveDevice {
-	if !s.live.devsStale {
-		return s.live.devs
+func (l *Live) liveDevices() []liveDevice {
+	if !l.devsStale {
+		return l.devs
 	}
-	s.live.devsStale = false
+	l.devsStale = false
 	var out []liveDevice
-	for i, d := range s.live.devices {
+	for i, d := range l.devices {
 		out = append(out, liveDevice{name: d.name, declared: i, endpoints: d.endpoints})
 	}
 	seen := map[string]bool{}
@@ -88,30 +88,30 @@ func (s *Scheduler) liveDevices() []liveDevice {
 		seen[ep] = true
 		out = append(out, liveDevice{name: ep, declared: -1, endpoints: []string{ep}})
 	}
-	slices.SortStableFunc(out[len(s.live.devices):], func(a, b liveDevice) int {
+	slices.SortStableFunc(out[len(l.devices):], func(a, b liveDevice) int {
 		if a.name < b.name {
 			return -1
 		}
 		return 1
 	})
 	for _, d := range out {
-		if _, ok := s.live.seen[d.name]; !ok && len(d.endpoints) > 0 {
-			s.live.seen[d.name] = s.now()
+		if _, ok := l.seen[d.name]; !ok && len(d.endpoints) > 0 {
+			l.seen[d.name] = l.now()
 		}
 	}
-	s.live.devs = out
+	l.devs = out
 	return out
 }
 
 // declaredDevice returns the index of the cluster file's device that has
 // endpoint ep (an interface's, or a node's link to it), -1 if none.
-func (s *Scheduler) declaredDevice(ep string) int {
-	for i, d := range s.live.devices {
+func (l *Live) declaredDevice(ep string) int {
+	for i, d := range l.devices {
 		if slices.Contains(d.endpoints, ep) {
 			return i
 		}
 	}
-	for _, dn := range s.live.declared {
+	for _, dn := range l.declared {
 		for i, a := range dn.addr {
 			if a == ep {
 				return i
@@ -122,26 +122,26 @@ func (s *Scheduler) declaredDevice(ep string) int {
 }
 
 // deviceName is the storage device of a job's data endpoint ("" for none).
-func (s *Scheduler) deviceName(ep string) string {
+func (l *Live) deviceName(ep string) string {
 	if ep == "" {
 		return ""
 	}
 	if i := s.declaredDevice(ep); i >= 0 {
-		return s.live.devices[i].name
+		return l.devices[i].name
 	}
 	return ep
 }
 
 // addrs returns the addresses by which node name reaches device d.
-func (s *Scheduler) addrs(name string, d liveDevice) []string {
-	if dn := s.live.declared[name]; dn != nil && d.declared >= 0 && dn.addr[d.declared] != "" {
+func (l *Live) addrs(name string, d liveDevice) []string {
+	if dn := l.declared[name]; dn != nil && d.declared >= 0 && dn.addr[d.declared] != "" {
 		return []string{dn.addr[d.declared]}
 	}
 	return d.endpoints
 }
 
 // probeList returns the addresses node n probes, sorted.
-func (s *Scheduler) probeList(n *node) []string {
+func (l *Live) probeList(n *node) []string {
 	var out []string
 	for _, d := range s.liveDevices() {
 		for _, a := range s.addrs(n.name, d) {
@@ -157,17 +157,17 @@ func (s *Scheduler) probeList(n *node) []string {
 // recordProbes takes the probe results of node n's status report: those
 // of addresses it probes go into their rings; a change of a median or of
 // reachability rebuilds the energy placer's network.
-func (s *Scheduler) recordProbes(n *node, results []api.ProbeResult) {
+func (l *Live) recordProbes(n *node, results []api.ProbeResult) {
 	if len(results) == 0 {
 		return
 	}
 	mine := s.probeList(n)
-	rings := s.live.rtt[n.name]
+	rings := l.rtt[n.name]
 	if rings == nil {
 		rings = map[string]*rttRing{}
-		s.live.rtt[n.name] = rings
+		l.rtt[n.name] = rings
 	}
-	now := s.now()
+	now := l.now()
 	for _, r := range results {
 		if !slices.Contains(mine, r.Endpoint) || r.RTTMs < 0 || r.RTTMs > 1e7 {
 			continue
@@ -184,13 +184,13 @@ func (s *Scheduler) recordProbes(n *node, results []api.ProbeResult) {
 		if r.Error == "" {
 			ring.ok = append(ring.ok, r.RTTMs)
 			ring.samples++
-			if over := len(ring.ok) - s.cfg.Live.RTTWindow; over > 0 {
+			if over := len(ring.ok) - l.cfg.RTTWindow; over > 0 {
 				ring.ok = slices.Delete(ring.ok, 0, over)
 			}
 		}
 		after, _ := ring.median()
 		if after != before || (ring.reachable() && ring.samples > 0) != wasUp {
-			s.live.dirty = true
+			l.dirty = true
 		}
 	}
 }
@@ -199,12 +199,12 @@ func (s *Scheduler) recordProbes(n *node, results []api.ProbeResult) {
 // has one, else the declared link (the cluster file's for its nodes, the
 // rack topology's cross-rack link otherwise), unreachable when the latest
 // probe of every address it probes failed.
-func (s *Scheduler) link(name string, d liveDevice) network.Link {
+func (l *Live) link(name string, d liveDevice) network.Link {
 	l := network.DefaultTopology().CrossRack
-	if dn := s.live.declared[name]; dn != nil && d.declared >= 0 && d.declared < len(dn.links) {
+	if dn := l.declared[name]; dn != nil && d.declared >= 0 && d.declared < len(dn.links) {
 		l = dn.links[d.declared]
 	}
-	rings := s.live.rtt[name]
+	rings := l.rtt[name]
 	best, measured, failed, probed := 0.0, false, 0, 0
 	for _, a := range s.addrs(name, d) {
 		r := rings[a]
@@ -227,11 +227,11 @@ func (s *Scheduler) link(name string, d liveDevice) network.Link {
 }
 
 // nodeRTTs returns node name's measured distances, for its view.
-func (s *Scheduler) nodeRTTs(name string) []api.EndpointRTT {
+func (l *Live) nodeRTTs(name string) []api.EndpointRTT {
 	var out []api.EndpointRTT
 	for _, d := range s.liveDevices() {
 		for _, a := range s.addrs(name, d) {
-			r := s.live.rtt[name][a]
+			r := l.rtt[name][a]
 			if r == nil {
 				continue
 			}
@@ -245,7 +245,7 @@ func (s *Scheduler) nodeRTTs(name string) []api.EndpointRTT {
 
 // unreachableReason says why a waiting job whose data endpoint no ready
 // node reaches waits; "" when some node reaches it or none has probed it.
-func (s *Scheduler) unreachableReason(ep string) string {
+func (l *Live) unreachableReason(ep string) string {
 	dev := s.deviceName(ep)
 	var d liveDevice
 	found := false
@@ -265,14 +265,14 @@ func (s *Scheduler) unreachableReason(ep string) string {
 		}
 		l := s.link(name, d)
 		for _, a := range s.addrs(name, d) {
-			if r := s.live.rtt[name][a]; r != nil {
+			if r := l.rtt[name][a]; r != nil {
 				probed = true
 				if why == "" {
 					why = r.last.Error
 				}
 			}
 		}
-		if !l.Unreachable && s.live.rtt[name] != nil && s.probedAny(name, d) {
+		if !l.Unreachable && l.rtt[name] != nil && s.probedAny(name, d) {
 			return ""
 		}
 	}
@@ -286,9 +286,9 @@ func (s *Scheduler) unreachableReason(ep string) string {
 }
 
 // probedAny reports whether node name has probed an address of d.
-func (s *Scheduler) probedAny(name string, d liveDevice) bool {
+func (l *Live) probedAny(name string, d liveDevice) bool {
 	for _, a := range s.addrs(name, d) {
-		if s.live.rtt[name][a] != nil {
+		if l.rtt[name][a] != nil {
 			return true
 		}
 	}

@@ -1,4 +1,4 @@
-package scheduler
+package energy
 
 import (
 	"cmp"
@@ -19,11 +19,11 @@ const replayDir = "replay"
 
 // Energy returns the energy report. The pack replay runs outside the
 // scheduler's lock.
-func (s *Scheduler) Energy() api.EnergyReport {
+func (l *Live) Energy() api.EnergyReport {
 	s.mu.Lock()
 	rep := s.energyReport()
 	nodes, jobs := s.replayInputs()
-	model := s.modelledRun(s.now(), s.anyRunning())
+	model := s.modelledRun(l.now(), s.anyRunning())
 	s.mu.Unlock()
 	cluster, trace, err := replay.Files(nodes, jobs)
 	if err == nil {
@@ -44,7 +44,7 @@ func (s *Scheduler) Energy() api.EnergyReport {
 
 // EnergyReplay returns the pack replay's inputs as files gpusched sim
 // reads; ErrConflict when there is nothing to replay.
-func (s *Scheduler) EnergyReplay() (api.EnergyReplay, error) {
+func (l *Live) EnergyReplay() (api.EnergyReplay, error) {
 	s.mu.Lock()
 	nodes, jobs := s.replayInputs()
 	s.mu.Unlock()
@@ -56,21 +56,21 @@ func (s *Scheduler) EnergyReplay() (api.EnergyReplay, error) {
 }
 
 // energyReport builds the report's accounts. Called with s.mu held.
-func (s *Scheduler) energyReport() api.EnergyReport {
-	now := s.now().UTC()
+func (l *Live) energyReport() api.EnergyReport {
+	now := l.now().UTC()
 	pol, pla, _ := s.engine.Names()
 	rep := api.EnergyReport{At: now, Since: now, Policy: pol, Placer: pla, States: []api.StateEnergy{},
 		Nodes: []api.NodeEnergyUse{}, Jobs: []api.JobEnergyUse{}, Users: []api.GroupEnergyUse{},
 		Queues: []api.GroupEnergyUse{}}
 	states := map[string]float64{}
-	for _, name := range slicesSortedKeys(s.live.energy) {
-		ne := s.live.energy[name]
+	for _, name := range slicesSortedKeys(l.energy) {
+		ne := l.energy[name]
 		if ne.Since.Before(rep.Since) {
 			rep.Since = ne.Since
 		}
 		kwh, mod := (ne.MeasuredJ+ne.ModelledJ)/joulesPerKWh, ne.ModelledJ/joulesPerKWh
 		u := api.NodeEnergyUse{Name: name, KWh: kwh, ModelledKWh: mod, Measured: kwh > 0 && mod == 0}
-		if c := s.live.classOf(s.nodes[name]); c != nil {
+		if c := l.classOf(s.nodes[name]); c != nil {
 			u.Class = c.name
 		}
 		rep.Nodes = append(rep.Nodes, u)
@@ -91,7 +91,7 @@ func (s *Scheduler) energyReport() api.EnergyReport {
 
 // jobEnergy adds the jobs with energy to rep, oldest first, and their sums
 // by user and by queue. Called with s.mu held.
-func (s *Scheduler) jobEnergy(rep *api.EnergyReport) {
+func (l *Live) jobEnergy(rep *api.EnergyReport) {
 	list := make([]*job, 0, len(s.jobs))
 	for _, j := range s.jobs {
 		if j.rec.EnergyKWh > 0 {
@@ -144,7 +144,7 @@ func (g energyGroups) sorted() []api.GroupEnergyUse {
 
 // replayInputs returns the ready nodes and the jobs that ran, for the
 // replay. Called with s.mu held.
-func (s *Scheduler) replayInputs() ([]replay.Node, []replay.Job) {
+func (l *Live) replayInputs() ([]replay.Node, []replay.Job) {
 	var nodes []replay.Node
 	var ready []*node
 	for _, name := range slicesSortedKeys(s.nodes) {
@@ -153,16 +153,16 @@ func (s *Scheduler) replayInputs() ([]replay.Node, []replay.Job) {
 		}
 	}
 	for _, n := range ready {
-		c := s.live.classOf(n)
+		c := l.classOf(n)
 		t := s.gpuType(n.typ, ready)
 		p := c.node
-		if s.cfg.Live.SuspendIdle {
-			p.Sleeps, p.SleepAfterS = true, s.cfg.Live.SuspendAfter.Seconds()
+		if l.cfg.SuspendIdle {
+			p.Sleeps, p.SleepAfterS = true, l.cfg.SuspendAfter.Seconds()
 		}
 		nodes = append(nodes, replay.Node{Name: n.name, GPUType: n.typ, MemMiB: t.MemMiB, TFLOPS: t.TFLOPS, GPUs: len(n.gpus),
 			Power: p, GPU: c.gpu})
 	}
-	now := s.now()
+	now := l.now()
 	var jobs []replay.Job
 	for _, id := range slicesSortedKeys(s.jobs) {
 		r := &s.jobs[id].rec
@@ -179,7 +179,7 @@ func (s *Scheduler) replayInputs() ([]replay.Node, []replay.Job) {
 }
 
 // anyRunning reports whether a job runs. Called with s.mu held.
-func (s *Scheduler) anyRunning() bool {
+func (l *Live) anyRunning() bool {
 	for _, j := range s.active {
 		if j.rec.State == api.Running {
 			return true

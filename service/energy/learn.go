@@ -1,4 +1,4 @@
-package scheduler
+package energy
 
 import (
 	"cmp"
@@ -62,20 +62,20 @@ type learnedRecord struct {
 }
 
 // loadLearned reads the stored fits of every class.
-func (s *Scheduler) loadLearned(ctx context.Context) error {
-	kvs, _, err := s.store.List(ctx, calibrationPrefix)
+func (l *Live) loadLearned(ctx context.Context) error {
+	kvs, _, err := l.store.List(ctx, calibrationPrefix)
 	if err != nil {
 		return fmt.Errorf("server: load learned thresholds: %w", err)
 	}
 	for _, kv := range kvs {
 		var recs []learnedRecord
 		if err := json.Unmarshal(kv.Value, &recs); err != nil {
-			s.log.Error("stored thresholds are unreadable; dropped", "key", kv.Key, "err", err)
+			l.log.Error("stored thresholds are unreadable; dropped", "key", kv.Key, "err", err)
 			continue
 		}
 		class := kv.Key[len(calibrationPrefix):]
 		for _, r := range recs {
-			s.live.learned[learnKey{class, r.Family}] = &learnState{ok: true, res: r.Result, at: r.At}
+			l.learned[learnKey{class, r.Family}] = &learnState{ok: true, res: r.Result, at: r.At}
 		}
 	}
 	return nil
@@ -83,7 +83,7 @@ func (s *Scheduler) loadLearned(ctx context.Context) error {
 
 // nodeFamily is the algorithm type of the jobs running on node n when they
 // all have the same ("" when it runs none or jobs of several types).
-func (s *Scheduler) nodeFamily(n *node) string {
+func (l *Live) nodeFamily(n *node) string {
 	f := ""
 	for _, j := range s.active {
 		if len(s.jobGPUsOn(&j.rec, n.name)) == 0 {
@@ -101,16 +101,16 @@ func (s *Scheduler) nodeFamily(n *node) string {
 // noteSample counts a new sample x of node n for its class's learning and
 // calibrates the class when its new samples are enough and span the load
 // range. Called with s.mu held.
-func (s *Scheduler) noteSample(n *node, x PowerSample, now time.Time) {
-	c := s.live.classOf(n)
+func (l *Live) noteSample(n *node, x PowerSample, now time.Time) {
+	c := l.classOf(n)
 	if c == nil || x.Family == "" {
 		return
 	}
 	k := learnKey{c.name, x.Family}
-	ls := s.live.learned[k]
+	ls := l.learned[k]
 	if ls == nil {
 		ls = &learnState{}
-		s.live.learned[k] = ls
+		l.learned[k] = ls
 	}
 	if ls.fresh == 0 {
 		ls.lo, ls.hi, ls.loads = 2, -1, map[float64]bool{}
@@ -134,7 +134,7 @@ func (s *Scheduler) noteSample(n *node, x PowerSample, now time.Time) {
 			grown = spans(lo, hi, len(ls.known), c.gpus)
 		}
 	}
-	ramp := ls.fresh >= s.cfg.Live.MinNewSamples && spans(ls.lo, ls.hi, len(ls.loads), c.gpus)
+	ramp := ls.fresh >= l.cfg.MinNewSamples && spans(ls.lo, ls.hi, len(ls.loads), c.gpus)
 	if !ramp && !grown {
 		return
 	}
@@ -165,14 +165,14 @@ func spans(lo, hi float64, n, gpus int) bool {
 
 // classRows returns the calibration rows of a class and algorithm type: the
 // samples of its nodes tagged with the type, averaged per load.
-func (s *Scheduler) classRows(class, family string) []PowerSample {
+func (l *Live) classRows(class, family string) []PowerSample {
 	var samples []PowerSample
-	for _, name := range slicesSortedKeys(s.power) {
+	for _, name := range slicesSortedKeys(l.power) {
 		n := s.nodes[name]
-		if c := s.live.classOf(n); c == nil || c.name != class {
+		if c := l.classOf(n); c == nil || c.name != class {
 			continue
 		}
-		for _, x := range s.power[name].samples {
+		for _, x := range l.power[name].samples {
 			if x.Family == family {
 				samples = append(samples, x)
 			}
@@ -183,21 +183,21 @@ func (s *Scheduler) classRows(class, family string) []PowerSample {
 
 // fit calibrates class and type k on rows; a success replaces the
 // thresholds in use and is stored. It returns the fit's error.
-func (s *Scheduler) fit(k learnKey, ls *learnState, rows []PowerSample, now time.Time) error {
+func (l *Live) fit(k learnKey, ls *learnState, rows []PowerSample, now time.Time) error {
 	ls.fresh = 0
 	samples := make([]calibrate.Sample, len(rows))
 	for i, r := range rows {
 		samples[i] = calibrate.Sample{Load: r.Load, PowerW: r.PowerW, Throughput: r.Throughput}
 	}
-	res, err := calibrate.FitResult(samples, s.cfg.Live.Calibration)
+	res, err := calibrate.FitResult(samples, l.cfg.Calibration)
 	if err != nil {
 		ls.err = err.Error()
-		s.log.Warn("calibration failed; thresholds unchanged", "class", k.class, "family", k.family, "err", err)
+		l.log.Warn("calibration failed; thresholds unchanged", "class", k.class, "family", k.family, "err", err)
 		return err
 	}
 	ls.ok, ls.res, ls.at, ls.err = true, res, now.UTC(), ""
-	s.live.dirty = true
-	s.log.Info("thresholds learned", "class", k.class, "family", k.family, "th1", round3(res.Th1), "th2", round3(res.Th2),
+	l.dirty = true
+	l.log.Info("thresholds learned", "class", k.class, "family", k.family, "th1", round3(res.Th1), "th2", round3(res.Th2),
 		"samples", res.Samples, "noise", round3(res.Noise))
 	s.saveLearned(k.class)
 	return nil
@@ -205,9 +205,9 @@ func (s *Scheduler) fit(k learnKey, ls *learnState, rows []PowerSample, now time
 
 // saveLearned writes a class's fits (an error is logged: the thresholds
 // are learned again from the samples after a restart).
-func (s *Scheduler) saveLearned(class string) {
+func (l *Live) saveLearned(class string) {
 	var recs []learnedRecord
-	for k, ls := range s.live.learned {
+	for k, ls := range l.learned {
 		if k.class == class && ls.ok {
 			recs = append(recs, learnedRecord{Family: k.family, Result: ls.res, At: ls.at})
 		}
@@ -215,19 +215,19 @@ func (s *Scheduler) saveLearned(class string) {
 	slices.SortFunc(recs, func(a, b learnedRecord) int { return cmp.Compare(a.Family, b.Family) })
 	data, err := json.Marshal(recs)
 	if err == nil {
-		_, err = s.store.Txn(writeCtx(), store.OpPut(calibrationPrefix+class, data))
+		_, err = l.store.Txn(writeCtx(), store.OpPut(calibrationPrefix+class, data))
 	}
 	if err != nil {
-		s.log.Error("cannot store learned thresholds", "class", class, "err", err)
+		l.log.Error("cannot store learned thresholds", "class", class, "err", err)
 	}
 }
 
 // thresholdsOf returns the thresholds in use for class c and algorithm
 // type family: the learned ones, else the class's defaults.
-func (s *Scheduler) thresholdsOf(c *nodeClass, family string) api.Thresholds {
+func (l *Live) thresholdsOf(c *nodeClass, family string) api.Thresholds {
 	th, level := c.defaults()
 	out := api.Thresholds{Family: family, Th1: th.Th1, Th2: th.Th2, Source: c.source, Level: level}
-	if ls := s.live.learned[learnKey{c.name, family}]; ls != nil {
+	if ls := l.learned[learnKey{c.name, family}]; ls != nil {
 		out.NewSamples, out.Error = ls.fresh, ls.err
 		if ls.ok {
 			out.Th1, out.Th2, out.Source = ls.res.Th1, ls.res.Th2, api.ThresholdsLearned
@@ -240,7 +240,7 @@ func (s *Scheduler) thresholdsOf(c *nodeClass, family string) api.Thresholds {
 // Calibration returns the thresholds in use for every class of a known
 // node and every algorithm type it has samples or thresholds of, by class
 // and type (the default type first).
-func (s *Scheduler) Calibration() api.Calibration {
+func (l *Live) Calibration() api.Calibration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.calibration()
@@ -250,16 +250,16 @@ func (s *Scheduler) Calibration() api.Calibration {
 // whether or not they span the load range or are new, and returns the
 // thresholds in use afterwards (a failed fit shows its error and keeps the
 // thresholds). gpusched calibrate --from-server calls it.
-func (s *Scheduler) Recalibrate() api.Calibration {
+func (l *Live) Recalibrate() api.Calibration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
+	now := l.now()
 	for _, k := range s.learnKeys() {
 		rows := s.classRows(k.class, k.family)
-		ls := s.live.learned[k]
+		ls := l.learned[k]
 		if ls == nil {
 			ls = &learnState{}
-			s.live.learned[k] = ls
+			l.learned[k] = ls
 		}
 		_ = s.fit(k, ls, rows, now)
 	}
@@ -268,15 +268,15 @@ func (s *Scheduler) Recalibrate() api.Calibration {
 
 // learnKeys returns every class of a known node with the algorithm types
 // its samples or fits have; the default type for each class.
-func (s *Scheduler) learnKeys() []learnKey {
+func (l *Live) learnKeys() []learnKey {
 	seen := map[learnKey]bool{}
 	for _, name := range slicesSortedKeys(s.nodes) {
-		c := s.live.classOf(s.nodes[name])
+		c := l.classOf(s.nodes[name])
 		if c == nil {
 			continue
 		}
 		seen[learnKey{c.name, placer.DefaultFamily}] = true
-		if np := s.power[name]; np != nil {
+		if np := l.power[name]; np != nil {
 			for _, x := range np.samples {
 				if x.Family != "" {
 					seen[learnKey{c.name, x.Family}] = true
@@ -284,8 +284,8 @@ func (s *Scheduler) learnKeys() []learnKey {
 			}
 		}
 	}
-	for k := range s.live.learned {
-		if s.live.classes[k.class] != nil {
+	for k := range l.learned {
+		if l.classes[k.class] != nil {
 			seen[k] = true
 		}
 	}
@@ -308,11 +308,11 @@ func familyRank(f string) int {
 }
 
 // calibration builds the answer of Calibration. Called with s.mu held.
-func (s *Scheduler) calibration() api.Calibration {
+func (l *Live) calibration() api.Calibration {
 	out := api.Calibration{Classes: []api.ClassThresholds{}}
 	members := map[string][]string{}
 	for _, name := range slicesSortedKeys(s.nodes) {
-		if c := s.live.classOf(s.nodes[name]); c != nil {
+		if c := l.classOf(s.nodes[name]); c != nil {
 			members[c.name] = append(members[c.name], name)
 		}
 	}
@@ -324,7 +324,7 @@ func (s *Scheduler) calibration() api.Calibration {
 			}
 		}
 		out.Classes = append(out.Classes, api.ClassThresholds{Class: k.class, Nodes: members[k.class],
-			Thresholds: s.thresholdsOf(s.live.classes[k.class], k.family), Rows: rows})
+			Thresholds: s.thresholdsOf(l.classes[k.class], k.family), Rows: rows})
 	}
 	return out
 }

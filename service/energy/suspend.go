@@ -1,4 +1,4 @@
-package scheduler
+package energy
 
 import (
 	"context"
@@ -22,13 +22,13 @@ type idleState struct {
 
 // tickIdle updates every ready node's idleness and reports the new
 // candidates. Called with s.mu held.
-func (s *Scheduler) tickIdle(now time.Time) {
+func (l *Live) tickIdle(now time.Time) {
 	for _, name := range slicesSortedKeys(s.nodes) {
 		n := s.nodes[name]
-		st := s.live.idle[name]
+		st := l.idle[name]
 		if st == nil {
 			st = &idleState{}
-			s.live.idle[name] = st
+			l.idle[name] = st
 		}
 		if !n.ready || s.usedGPUs(name) > 0 || len(n.work) > 0 {
 			*st = idleState{}
@@ -37,22 +37,22 @@ func (s *Scheduler) tickIdle(now time.Time) {
 		if st.since.IsZero() {
 			st.since = now
 		}
-		if st.candidate || !s.cfg.Live.SuspendIdle || now.Sub(st.since) < s.cfg.Live.SuspendAfter {
+		if st.candidate || !l.cfg.SuspendIdle || now.Sub(st.since) < l.cfg.SuspendAfter {
 			continue
 		}
 		st.candidate = true
-		s.log.Info("node idle: a candidate for power-down", "node", name, "idle_for", now.Sub(st.since).Round(time.Second))
-		if len(s.cfg.Live.SuspendHook) > 0 {
-			s.live.hooks++
+		l.log.Info("node idle: a candidate for power-down", "node", name, "idle_for", now.Sub(st.since).Round(time.Second))
+		if len(l.cfg.SuspendHook) > 0 {
+			l.hooks++
 			go s.runHook(name, n.masterAddr(), st.since)
 		}
 	}
 }
 
 // runHook runs the suspend hook for node name, logging how it ended.
-func (s *Scheduler) runHook(name, addr string, since time.Time) {
-	hook := s.cfg.Live.SuspendHook
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Live.HookTimeout)
+func (l *Live) runHook(name, addr string, since time.Time) {
+	hook := l.cfg.SuspendHook
+	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.HookTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, hook[0], hook[1:]...)
 	cmd.Env = append(os.Environ(), "GPUSCHED_NODE="+name, "GPUSCHED_NODE_ADDR="+addr,
@@ -62,8 +62,8 @@ func (s *Scheduler) runHook(name, addr string, since time.Time) {
 		out = out[:4096]
 	}
 	if err != nil {
-		s.log.Warn("suspend hook failed", "node", name, "err", err, "output", string(out))
+		l.log.Warn("suspend hook failed", "node", name, "err", err, "output", string(out))
 		return
 	}
-	s.log.Info("suspend hook ran", "node", name, "output", string(out))
+	l.log.Info("suspend hook ran", "node", name, "output", string(out))
 }

@@ -1,4 +1,4 @@
-package scheduler
+package energy
 
 import (
 	"slices"
@@ -43,7 +43,7 @@ func (p *livePlacer) Place(s *model.State, pool *engine.Pool, j *model.Job, n in
 
 // newEngine builds the engine of cfg; with the energy placer, one that
 // places through l's livePlacer.
-func newEngine(cfg Config, l *liveState) (*engine.Engine, error) {
+func newEngine(cfg Config, l *Live) (*engine.Engine, error) {
 	if cfg.Names.Placer != "energy" {
 		return recipe.New(cfg.Names, *cfg.Options)
 	}
@@ -53,7 +53,7 @@ func newEngine(cfg Config, l *liveState) (*engine.Engine, error) {
 
 // refreshEnergy rebuilds the energy placer's inputs for the current
 // cluster when they changed. Called with s.mu held, after rebuild.
-func (s *Scheduler) refreshEnergy() {
+func (l *Live) refreshEnergy() {
 	l := s.live
 	if !l.dirty && l.in.cluster == s.cluster {
 		return
@@ -69,7 +69,7 @@ func (s *Scheduler) refreshEnergy() {
 	table, classes := s.energyTable(s.cluster)
 	net, err := s.liveNetwork(s.cluster)
 	if err != nil {
-		s.log.Error("cannot build the network of measured distances; placing without it", "err", err)
+		l.log.Error("cannot build the network of measured distances; placing without it", "err", err)
 		net = nil
 	}
 	l.in = energyInputs{cluster: s.cluster, table: table, net: net, class: classes}
@@ -78,7 +78,7 @@ func (s *Scheduler) refreshEnergy() {
 	}
 	e, err := placer.NewEnergy(s.cluster, table, net)
 	if err != nil {
-		s.log.Error("cannot build the energy placer; jobs wait", "err", err)
+		l.log.Error("cannot build the energy placer; jobs wait", "err", err)
 		return
 	}
 	l.placer.cur = e
@@ -88,7 +88,7 @@ func (s *Scheduler) refreshEnergy() {
 // 4): a row per class, a column per algorithm type (the default type, the
 // types of the active jobs and those learned), and the classes' stable
 // levels.
-func (s *Scheduler) energyTable(c *model.Cluster) (*placer.EnergyTable, []*nodeClass) {
+func (l *Live) energyTable(c *model.Cluster) (*placer.EnergyTable, []*nodeClass) {
 	families := []string{placer.DefaultFamily}
 	add := func(f string) {
 		if !slices.Contains(families, f) {
@@ -98,7 +98,7 @@ func (s *Scheduler) energyTable(c *model.Cluster) (*placer.EnergyTable, []*nodeC
 	for _, j := range s.active {
 		add(placer.Family(j.rec.Model))
 	}
-	for k, ls := range s.live.learned {
+	for k, ls := range l.learned {
 		if ls.ok {
 			add(k.family)
 		}
@@ -108,13 +108,13 @@ func (s *Scheduler) energyTable(c *model.Cluster) (*placer.EnergyTable, []*nodeC
 	for k, f := range families {
 		t.Families[f] = k
 	}
-	if s.cfg.Live.SuspendIdle {
+	if l.cfg.SuspendIdle {
 		t.Sleeps = make([]bool, len(c.Nodes))
 	}
 	rows := map[string]int{}
 	classes := make([]*nodeClass, len(c.Nodes))
 	for i, mn := range c.Nodes {
-		cl := s.live.classOf(s.nodes[mn.Name])
+		cl := l.classOf(s.nodes[mn.Name])
 		classes[i] = cl
 		if t.Sleeps != nil {
 			t.Sleeps[i] = true
@@ -138,7 +138,7 @@ func (s *Scheduler) energyTable(c *model.Cluster) (*placer.EnergyTable, []*nodeC
 // liveNetwork builds the network of measured distances of cluster c (nil
 // when no device has an endpoint): a direct network, in which a job's
 // upload address is the name of its data's device (modelJob sets it).
-func (s *Scheduler) liveNetwork(c *model.Cluster) (*network.Network, error) {
+func (l *Live) liveNetwork(c *model.Cluster) (*network.Network, error) {
 	devs := s.liveDevices()
 	if len(devs) == 0 {
 		return nil, nil
@@ -160,8 +160,8 @@ func (s *Scheduler) liveNetwork(c *model.Cluster) (*network.Network, error) {
 
 // loadState returns node i's load state for algorithm type family under the
 // thresholds in use, with busy of its GPUs busy (0 without inputs).
-func (s *Scheduler) loadState(i, busy int, family string) int {
-	in := &s.live.in
+func (l *Live) loadState(i, busy int, family string) int {
+	in := &l.in
 	if in.table == nil || i >= len(in.class) {
 		return 0
 	}
@@ -175,8 +175,8 @@ func (s *Scheduler) loadState(i, busy int, family string) int {
 
 // energyOptions returns the engine options with the energy placer's
 // current inputs, for a forecast that runs the same placer.
-func (s *Scheduler) energyOptions(o recipe.Options) recipe.Options {
-	if in := s.live.in; in.table != nil && in.cluster == s.cluster {
+func (l *Live) energyOptions(o recipe.Options) recipe.Options {
+	if in := l.in; in.table != nil && in.cluster == s.cluster {
 		o.Energy = recipe.EnergyInputs{Cluster: in.cluster, Table: in.table, Network: in.net}
 	}
 	return o

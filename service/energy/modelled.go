@@ -1,4 +1,4 @@
-package scheduler
+package energy
 
 import (
 	"context"
@@ -34,29 +34,29 @@ type modelAccount struct {
 }
 
 // loadModel reads the stored account.
-func (s *Scheduler) loadModel(ctx context.Context) error {
-	kv, ok, err := s.store.Get(ctx, modelKey)
+func (l *Live) loadModel(ctx context.Context) error {
+	kv, ok, err := l.store.Get(ctx, modelKey)
 	if err != nil {
 		return fmt.Errorf("server: load the modelled energy: %w", err)
 	}
 	if ok {
-		if err := json.Unmarshal(kv.Value, &s.live.model); err != nil {
-			s.log.Error("stored modelled energy is unreadable; dropped", "err", err)
-			s.live.model = modelAccount{}
+		if err := json.Unmarshal(kv.Value, &l.model); err != nil {
+			l.log.Error("stored modelled energy is unreadable; dropped", "err", err)
+			l.model = modelAccount{}
 		}
 	}
-	s.live.model.At = time.Time{} // nothing ran while the server was down
+	l.model.At = time.Time{} // nothing ran while the server was down
 	return nil
 }
 
 // integrateModel adds the ready nodes' modelled draw since the last call
 // (nodes without power figures add nothing). Called with s.mu held.
-func (s *Scheduler) integrateModel(now time.Time) {
-	m := &s.live.model
+func (l *Live) integrateModel(now time.Time) {
+	m := &l.model
 	if !m.At.IsZero() && now.After(m.At) {
 		sec := now.Sub(m.At).Seconds()
 		for name := range s.nodeIdx {
-			if w, ok := s.live.classOf(s.nodes[name]).modelWatts(s.usedGPUs(name)); ok {
+			if w, ok := l.classOf(s.nodes[name]).modelWatts(s.usedGPUs(name)); ok {
 				m.J += w * sec
 				m.dirty = true
 			}
@@ -68,26 +68,26 @@ func (s *Scheduler) integrateModel(now time.Time) {
 }
 
 // noteModelSubmit marks the first submission. Called with s.mu held.
-func (s *Scheduler) noteModelSubmit(now time.Time) {
-	if s.live.model.First == nil {
+func (l *Live) noteModelSubmit(now time.Time) {
+	if l.model.First == nil {
 		s.integrateModel(now)
-		s.live.model.First, s.live.model.dirty = ptr(s.live.model.J), true
+		l.model.First, l.model.dirty = ptr(l.model.J), true
 	}
 }
 
 // noteModelEnd marks the latest end of a job. Called with s.mu held.
-func (s *Scheduler) noteModelEnd(now time.Time) {
+func (l *Live) noteModelEnd(now time.Time) {
 	s.integrateModel(now)
-	m := &s.live.model
+	m := &l.model
 	m.Last, m.LastAt, m.dirty = ptr(m.J), ptr(now.UTC()), true
 }
 
 // modelledRun returns the modelled energy of the run in kWh over the
 // replay's span: from the first submission to the latest end, or to now
 // while jobs run. Called with s.mu held.
-func (s *Scheduler) modelledRun(now time.Time, running bool) float64 {
+func (l *Live) modelledRun(now time.Time, running bool) float64 {
 	s.integrateModel(now)
-	m := &s.live.model
+	m := &l.model
 	if m.First == nil {
 		return 0
 	}
@@ -100,18 +100,18 @@ func (s *Scheduler) modelledRun(now time.Time, running bool) float64 {
 
 // saveModel writes the account when it changed, at most every
 // powerSaveEvery (at once with force; an error is logged).
-func (s *Scheduler) saveModel(now time.Time, force bool) {
-	m := &s.live.model
+func (l *Live) saveModel(now time.Time, force bool) {
+	m := &l.model
 	if !m.dirty || (!force && now.Sub(m.savedAt) < powerSaveEvery) {
 		return
 	}
 	m.savedAt = now
 	data, err := json.Marshal(m)
 	if err == nil {
-		_, err = s.store.Txn(writeCtx(), store.OpPut(modelKey, data))
+		_, err = l.store.Txn(writeCtx(), store.OpPut(modelKey, data))
 	}
 	if err != nil {
-		s.log.Error("cannot store the modelled energy", "err", err)
+		l.log.Error("cannot store the modelled energy", "err", err)
 		return
 	}
 	m.dirty = false

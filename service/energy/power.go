@@ -1,4 +1,4 @@
-package scheduler
+package energy
 
 import (
 	"cmp"
@@ -72,19 +72,19 @@ type nodePower struct {
 }
 
 // loadPower reads the stored samples of every node.
-func (s *Scheduler) loadPower(ctx context.Context) error {
-	s.power = map[string]*nodePower{}
-	kvs, _, err := s.store.List(ctx, powerPrefix)
+func (l *Live) loadPower(ctx context.Context) error {
+	l.power = map[string]*nodePower{}
+	kvs, _, err := l.store.List(ctx, powerPrefix)
 	if err != nil {
 		return fmt.Errorf("server: load power samples: %w", err)
 	}
 	for _, kv := range kvs {
 		var r powerRecord
 		if err := json.Unmarshal(kv.Value, &r); err != nil || powerPrefix+r.Node != kv.Key {
-			s.log.Error("stored power samples are unreadable; dropped", "key", kv.Key, "err", err)
+			l.log.Error("stored power samples are unreadable; dropped", "key", kv.Key, "err", err)
 			continue
 		}
-		s.power[r.Node] = &nodePower{samples: r.Samples, savedAt: s.now()}
+		l.power[r.Node] = &nodePower{samples: r.Samples, savedAt: l.now()}
 	}
 	return nil
 }
@@ -117,25 +117,25 @@ func checkReading(n *node, r *api.PowerReading) string {
 // and may store a sample. A reading that is not newer than the previous
 // one, or is implausible, is ignored (the report itself is not refused:
 // it is the node's heartbeat).
-func (s *Scheduler) recordPower(n *node, r *api.PowerReading) {
+func (l *Live) recordPower(n *node, r *api.PowerReading) {
 	if r == nil {
 		return
 	}
 	if why := checkReading(n, r); why != "" {
-		s.log.Warn("power reading ignored", "node", n.name, "why", why)
+		l.log.Warn("power reading ignored", "node", n.name, "why", why)
 		return
 	}
-	now := s.now()
+	now := l.now()
 	cur := *r
 	cur.GPUs = slices.Clone(r.GPUs)
 	if cur.At.IsZero() {
 		cur.At = now
 	}
 	cur.At = minTime(cur.At, now)
-	np := s.power[n.name]
+	np := l.power[n.name]
 	if np == nil {
 		np = &nodePower{savedAt: now}
-		s.power[n.name] = np
+		l.power[n.name] = np
 	}
 	if np.last != nil {
 		d := cur.At.Sub(np.last.At)
@@ -175,7 +175,7 @@ func (s *Scheduler) recordPower(n *node, r *api.PowerReading) {
 // GPU share, a job getting its GPUs on the node over the node's GPUs (the
 // share of idle GPUs goes to no job). Components missing from either
 // reading are left out.
-func (s *Scheduler) attributeEnergy(n *node, prev, cur *api.PowerReading, d time.Duration) {
+func (l *Live) attributeEnergy(n *node, prev, cur *api.PowerReading, d time.Duration) {
 	sec := d.Seconds()
 	before := make(map[int]float64, len(prev.GPUs))
 	for _, g := range prev.GPUs {
@@ -216,7 +216,7 @@ func (s *Scheduler) attributeEnergy(n *node, prev, cur *api.PowerReading, d time
 
 // jobGPUsOn returns the device indices a running job's live replicas hold
 // on node name.
-func (s *Scheduler) jobGPUsOn(rec *record, name string) []int {
+func (l *Live) jobGPUsOn(rec *record, name string) []int {
 	if rec.State != api.Running {
 		return nil
 	}
@@ -233,7 +233,7 @@ func (s *Scheduler) jobGPUsOn(rec *record, name string) []int {
 // over the jobs running on it of their measured steps/s (a multi-node
 // job's in proportion to its GPUs on the node) when every one of them has
 // a measurement, else the node's busy GPUs (load × GPUs).
-func (s *Scheduler) nodeThroughput(n *node, load float64) float64 {
+func (l *Live) nodeThroughput(n *node, load float64) float64 {
 	busy := load * float64(len(n.gpus))
 	sum, jobs := 0.0, 0
 	for id, j := range s.active {
@@ -256,17 +256,17 @@ func (s *Scheduler) nodeThroughput(n *node, load float64) float64 {
 
 // tickPower writes the samples of nodes that changed, each at most every
 // powerSaveEvery (all of them with force).
-func (s *Scheduler) tickPower(now time.Time, force bool) {
+func (l *Live) tickPower(now time.Time, force bool) {
 	var ops []store.Op
 	var names []string
-	for _, name := range slicesSortedKeys(s.power) {
-		np := s.power[name]
+	for _, name := range slicesSortedKeys(l.power) {
+		np := l.power[name]
 		if !np.dirty || (!force && now.Sub(np.savedAt) < powerSaveEvery) {
 			continue
 		}
 		data, err := json.Marshal(powerRecord{Node: name, Samples: np.samples})
 		if err != nil {
-			s.log.Error("encode power samples", "node", name, "err", err)
+			l.log.Error("encode power samples", "node", name, "err", err)
 			continue
 		}
 		ops = append(ops, store.OpPut(powerPrefix+name, data))
@@ -275,22 +275,22 @@ func (s *Scheduler) tickPower(now time.Time, force bool) {
 	if len(ops) == 0 {
 		return
 	}
-	if _, err := s.store.Txn(writeCtx(), ops...); err != nil {
-		s.log.Error("cannot store power samples", "err", err) // tried again next tick
+	if _, err := l.store.Txn(writeCtx(), ops...); err != nil {
+		l.log.Error("cannot store power samples", "err", err) // tried again next tick
 		return
 	}
 	for _, name := range names {
-		s.power[name].dirty, s.power[name].savedAt = false, now
+		l.power[name].dirty, l.power[name].savedAt = false, now
 	}
 }
 
 // flushPower writes every node's samples and energy account not yet in
 // the store (on Close).
-func (s *Scheduler) flushPower() {
+func (l *Live) flushPower() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tickPower(s.now(), true)
-	s.tickEnergy(s.now(), true)
+	s.tickPower(l.now(), true)
+	s.tickEnergy(l.now(), true)
 }
 
 // calibrationRows turns a node's samples into the rows gpusched calibrate
@@ -324,9 +324,9 @@ func calibrationRows(samples []PowerSample) []PowerSample {
 // PowerSamples returns the stored power samples of node name as the rows
 // gpusched calibrate reads (calibrationRows: one per load, by load);
 // ErrNotFound for a node the scheduler neither knows nor has samples of.
-func (s *Scheduler) PowerSamples(name string) ([]PowerSample, error) {
+func (l *Live) PowerSamples(name string) ([]PowerSample, error) {
 	s.mu.Lock()
-	np, known := s.power[name], s.nodes[name] != nil
+	np, known := l.power[name], s.nodes[name] != nil
 	var samples []PowerSample
 	if np != nil {
 		samples = slices.Clone(np.samples)
@@ -359,7 +359,7 @@ func (c *powerCollector) Collect(ch chan<- prometheus.Metric) {
 	s := c.s
 	var out []prometheus.Metric
 	s.mu.Lock()
-	for name, np := range s.power {
+	for name, np := range l.power {
 		if n := s.nodes[name]; n == nil || !n.ready || np.last == nil {
 			continue
 		}

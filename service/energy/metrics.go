@@ -1,4 +1,4 @@
-package scheduler
+package energy
 
 import (
 	"time"
@@ -57,9 +57,9 @@ func (c *liveCollector) Collect(ch chan<- prometheus.Metric) {
 		out = append(out, prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...))
 	}
 	s.mu.Lock()
-	now := s.now()
-	for _, name := range slicesSortedKeys(s.live.energy) {
-		ne := s.live.energy[name]
+	now := l.now()
+	for _, name := range slicesSortedKeys(l.energy) {
+		ne := l.energy[name]
 		out = append(out, prometheus.MustNewConstMetric(d.energy, prometheus.CounterValue, ne.MeasuredJ+ne.ModelledJ, name, ""))
 	}
 	for _, id := range slicesSortedKeys(s.jobs) {
@@ -91,9 +91,9 @@ func (c *liveCollector) Collect(ch chan<- prometheus.Metric) {
 				gauge(d.rtt, r.RTTMs/1000, name, r.Storage, r.Endpoint)
 			}
 		}
-		if s.cfg.Live.SuspendIdle {
+		if l.cfg.SuspendIdle {
 			v := 0.0
-			if st := s.live.idle[name]; st != nil && st.candidate {
+			if st := l.idle[name]; st != nil && st.candidate {
 				v = 1
 			}
 			gauge(d.candidate, v, name)
