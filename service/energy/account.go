@@ -81,36 +81,38 @@ func (l *Live) account(name string, now time.Time) *nodeEnergy {
 
 // addEnergy adds joules drawn by node n with busy GPUs busy to its
 // account.
-func (l *Live) addEnergy(n *node, joules float64, measured bool, busy int, now time.Time) {
+func (l *Live) addEnergy(w World, jobs []JobOn, n *Node, joules float64, measured bool, busy int, now time.Time) {
 	if !(joules > 0) || math.IsInf(joules, 0) {
 		return
 	}
-	ne := s.account(n.name, now)
+	ne := l.account(n.Name, now)
 	if measured {
 		ne.MeasuredJ += joules
 	} else {
 		ne.ModelledJ += joules
 	}
-	ne.StatesJ[s.nodeStateName(n, busy)] += joules
+	ne.StatesJ[l.nodeStateName(w, jobs, n, busy)] += joules
 	ne.dirty = true
 }
 
 // nodeStateName is the load state of node n with busy GPUs busy, for the
 // energy split: "idle", or the state under the thresholds of its jobs'
-// algorithm type (the default type when they differ).
-func (l *Live) nodeStateName(n *node, busy int) string {
+// algorithm type (the default type when they differ); jobs are the jobs on
+// it.
+func (l *Live) nodeStateName(w World, jobs []JobOn, n *Node, busy int) string {
 	if busy <= 0 {
 		return "idle"
 	}
-	i, ok := s.nodeIdx[n.name]
+	_, idx := w.Cluster()
+	i, ok := idx[n.Name]
 	if !ok {
 		return "idle"
 	}
-	f := s.nodeFamily(n)
+	f := nodeFamily(jobs)
 	if f == "" {
 		f = placer.DefaultFamily
 	}
-	if st := s.loadState(i, busy, f); st > 0 {
+	if st := l.LoadState(w, i, busy, f); st > 0 {
 		return strconv.Itoa(st)
 	}
 	return "1"
@@ -136,24 +138,23 @@ func readingEnergy(prev, cur *api.PowerReading, sec float64) float64 {
 	return sum
 }
 
-// accountModelled integrates the power model of every ready node without
+// AccountModelled integrates the power model of every ready node without
 // readings up to now, giving the jobs on it their share: a node whose
 // status reports carry no reading and never did (node.unmetered) from the
 // time it became ready, so that short jobs on it are accounted before they
 // end; any other node once it has had no reading for powerMaxGap, from its
 // latest reading, or from the time it became ready, on. Shells call
-// it before busy GPUs change (a round, a batch of agent reports). Called
-// with s.mu held.
-func (l *Live) accountModelled(now time.Time) {
-	for _, name := range slicesSortedKeys(s.nodes) {
-		n := s.nodes[name]
-		if !n.ready {
+// it before busy GPUs change (a round, a batch of agent reports).
+func (l *Live) AccountModelled(w World, now time.Time) {
+	for _, name := range w.NodeNames() {
+		n := node(w, name)
+		if !n.Ready {
 			if ne := l.energy[name]; ne != nil {
 				ne.modelAt, ne.readyAt = time.Time{}, time.Time{}
 			}
 			continue
 		}
-		ne := s.account(name, now)
+		ne := l.account(name, now)
 		if ne.readyAt.IsZero() {
 			ne.readyAt = now
 		}
@@ -161,49 +162,43 @@ func (l *Live) accountModelled(now time.Time) {
 		if np := l.power[name]; np != nil && np.last != nil {
 			ref, read = later(np.last.At, ref), true
 		}
-		if (read || !n.unmetered) && now.Sub(ref) <= powerMaxGap {
+		if (read || !n.Unmetered) && now.Sub(ref) <= powerMaxGap {
 			ne.modelAt = ref // readings come, or may still: the model waits
 			continue
 		}
 		from := later(ne.modelAt, ref)
 		ne.modelAt = now
 		if now.After(from) {
-			s.modelInterval(n, now.Sub(from).Seconds(), now)
+			l.modelInterval(w, n, now.Sub(from).Seconds(), now)
 		}
 	}
 }
 
 // modelInterval accounts sec seconds of node n's modelled draw at its
 // current busy GPUs.
-func (l *Live) modelInterval(n *node, sec float64, now time.Time) {
+func (l *Live) modelInterval(w World, n *Node, sec float64, now time.Time) {
 	c := l.classOf(n)
-	busy := s.usedGPUs(n.name)
-	w, ok := c.modelWatts(busy)
+	busy := w.UsedGPUs(n.Name)
+	watts, ok := c.modelWatts(busy)
 	if !ok {
 		return
 	}
-	s.addEnergy(n, w*sec, false, busy, now)
+	jobs := w.JobsOn(n.Name)
+	l.addEnergy(w, jobs, n, watts*sec, false, busy, now)
 	perGPU := c.gpu.BusyWatts(1)
 	base := c.node.BaseW / float64(c.gpus)
-	for _, j := range s.active {
-		k := len(s.jobGPUsOn(&j.rec, n.name))
-		if k == 0 {
-			continue
-		}
-		kwh := float64(k) * (perGPU + base) * sec / joulesPerKWh
-		j.rec.EnergyKWh += kwh
-		j.rec.EnergyModelledKWh += kwh
-		s.unsaved[j] = true
+	for _, j := range jobs {
+		w.Charge(j.ID, float64(len(j.Devs))*(perGPU+base)*sec, true, 0, now)
 	}
 }
 
 // tickEnergy writes the accounts that changed, each at most every
-// powerSaveEvery (all with force). Called with s.mu held.
+// powerSaveEvery (all with force).
 func (l *Live) tickEnergy(now time.Time, force bool) {
-	s.saveModel(now, force)
+	l.saveModel(now, force)
 	var ops []store.Op
 	var names []string
-	for _, name := range slicesSortedKeys(l.energy) {
+	for _, name := range sortedKeys(l.energy) {
 		ne := l.energy[name]
 		if !ne.dirty || (!force && now.Sub(ne.savedAt) < powerSaveEvery) {
 			continue
@@ -227,19 +222,17 @@ func (l *Live) tickEnergy(now time.Time, force bool) {
 	}
 }
 
-// tickLive runs the live seed 002 work of a periodic tick: idle nodes,
-// the modelled energy and the accounts' writes.
-func (l *Live) tickLive() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// Tick runs the live seed 002 work of the shell's periodic tick: idle
+// nodes, the modelled energy and the accounts' writes.
+func (l *Live) Tick(w World) {
 	now := l.now()
-	for _, d := range s.liveDevices() {
-		if first, ok := l.seen[d.name]; ok && now.Sub(first) < s.measureGrace()+2*s.cfg.Round {
+	for _, d := range l.liveDevices(w) {
+		if first, ok := l.seen[d.name]; ok && now.Sub(first) < l.measureGrace()+2*l.round {
 			l.dirty = true // its grace ends: the network changes
 		}
 	}
-	s.tickIdle(now)
-	s.accountModelled(now)
-	s.integrateModel(now)
-	s.tickEnergy(now, false)
+	l.tickIdle(w, now)
+	l.AccountModelled(w, now)
+	l.Integrate(w, now)
+	l.tickEnergy(now, false)
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/gpusched/gpusched/core/power"
 )
 
-// Defaults of LiveConfig's zero fields.
+// Defaults of Config's zero fields.
 const (
 	// DefaultSuspendAfter is how long a node stays idle before it is a
 	// power-down candidate: power.DefaultSleepAfterS, the simulator's.
@@ -25,10 +25,10 @@ const (
 	DefaultHookTimeout = time.Minute
 )
 
-// LiveConfig configures seed 002 on live machines (docs/ENERGY.md,
+// Config configures seed 002 on live machines (docs/ENERGY.md,
 // "Live"). The zero value learns thresholds with the defaults, measures
 // the data endpoints jobs name and powers nothing down.
-type LiveConfig struct {
+type Config struct {
 	// Cluster is the cluster file (docs/CLUSTER.md), ClusterName its name
 	// for messages; nil: none. A node that registers under the name of
 	// one of its nodes gets that entry's class and power model (the
@@ -66,8 +66,8 @@ type LiveConfig struct {
 	HookTimeout time.Duration
 }
 
-// withDefaults fills in the zero fields and checks the values.
-func (c *LiveConfig) withDefaults() error {
+// Defaults fills in the zero fields and checks the values.
+func (c *Config) Defaults() error {
 	if c.Calibration.Window == 0 {
 		c.Calibration.Window = calibrate.DefaultWindow
 	}
@@ -86,8 +86,12 @@ func (c *LiveConfig) withDefaults() error {
 	if c.MinNewSamples < 1 || c.RTTWindow < 1 {
 		return fmt.Errorf("min new samples %d and RTT window %d must be positive", c.MinNewSamples, c.RTTWindow)
 	}
-	c.SuspendAfter = orDur(c.SuspendAfter, DefaultSuspendAfter)
-	c.HookTimeout = orDur(c.HookTimeout, DefaultHookTimeout)
+	if c.SuspendAfter <= 0 {
+		c.SuspendAfter = DefaultSuspendAfter
+	}
+	if c.HookTimeout <= 0 {
+		c.HookTimeout = DefaultHookTimeout
+	}
 	if len(c.SuspendHook) > 0 && c.SuspendHook[0] == "" {
 		return errors.New("suspend hook: empty command")
 	}

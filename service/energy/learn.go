@@ -20,7 +20,7 @@ import (
 // jobs on its node when they all have one; the samples of a class and type,
 // averaged per load (calibrationRows), are calibrated with calibrate.Fit —
 // the algorithm of gpusched calibrate — whenever the class has collected
-// LiveConfig.MinNewSamples new samples of the type and those new samples
+// Config.MinNewSamples new samples of the type and those new samples
 // span the load range — from one busy GPU to all of them, at no fewer
 // distinct loads than calibrate needs and three quarters of the nodes'
 // GPUs (spans): a new ramp, up or down, that skipped few loads —; also
@@ -81,15 +81,13 @@ func (l *Live) loadLearned(ctx context.Context) error {
 	return nil
 }
 
-// nodeFamily is the algorithm type of the jobs running on node n when they
-// all have the same ("" when it runs none or jobs of several types).
-func (l *Live) nodeFamily(n *node) string {
+// nodeFamily is the algorithm type of jobs, the jobs running on a node,
+// when they all have the same ("" when it runs none or jobs of several
+// types).
+func nodeFamily(jobs []JobOn) string {
 	f := ""
-	for _, j := range s.active {
-		if len(s.jobGPUsOn(&j.rec, n.name)) == 0 {
-			continue
-		}
-		jf := placer.Family(j.rec.Model)
+	for _, j := range jobs {
+		jf := placer.Family(j.Model)
 		if f != "" && jf != f {
 			return ""
 		}
@@ -100,8 +98,8 @@ func (l *Live) nodeFamily(n *node) string {
 
 // noteSample counts a new sample x of node n for its class's learning and
 // calibrates the class when its new samples are enough and span the load
-// range. Called with s.mu held.
-func (l *Live) noteSample(n *node, x PowerSample, now time.Time) {
+// range.
+func (l *Live) noteSample(w World, n *Node, x PowerSample, now time.Time) {
 	c := l.classOf(n)
 	if c == nil || x.Family == "" {
 		return
@@ -117,7 +115,7 @@ func (l *Live) noteSample(n *node, x PowerSample, now time.Time) {
 	}
 	if ls.known == nil {
 		ls.known = map[float64]bool{}
-		for _, r := range s.classRows(c.name, x.Family) {
+		for _, r := range l.classRows(w, c.name, x.Family) {
 			if r.Load > 0 && r.Throughput > 0 {
 				ls.known[r.Load] = true
 			}
@@ -125,11 +123,11 @@ func (l *Live) noteSample(n *node, x PowerSample, now time.Time) {
 	}
 	ls.fresh++
 	grown := false
-	if l := math.Round(x.Load*1e4) / 1e4; x.Load > 0 && x.Throughput > 0 {
+	if ld := math.Round(x.Load*1e4) / 1e4; x.Load > 0 && x.Throughput > 0 {
 		ls.lo, ls.hi = min(ls.lo, x.Load), max(ls.hi, x.Load)
-		ls.loads[l] = true
-		if !ls.known[l] {
-			ls.known[l] = true
+		ls.loads[ld] = true
+		if !ls.known[ld] {
+			ls.known[ld] = true
 			lo, hi := loadRange(ls.known)
 			grown = spans(lo, hi, len(ls.known), c.gpus)
 		}
@@ -138,7 +136,7 @@ func (l *Live) noteSample(n *node, x PowerSample, now time.Time) {
 	if !ramp && !grown {
 		return
 	}
-	_ = s.fit(k, ls, s.classRows(c.name, x.Family), now)
+	_ = l.fit(k, ls, l.classRows(w, c.name, x.Family), now)
 	// The next ramp starts where this one ended (at full load, say, for
 	// one that goes down next).
 	ls.fresh, ls.lo, ls.hi, ls.loads = 1, x.Load, x.Load, map[float64]bool{math.Round(x.Load*1e4) / 1e4: true}
@@ -165,10 +163,10 @@ func spans(lo, hi float64, n, gpus int) bool {
 
 // classRows returns the calibration rows of a class and algorithm type: the
 // samples of its nodes tagged with the type, averaged per load.
-func (l *Live) classRows(class, family string) []PowerSample {
+func (l *Live) classRows(w World, class, family string) []PowerSample {
 	var samples []PowerSample
-	for _, name := range slicesSortedKeys(l.power) {
-		n := s.nodes[name]
+	for _, name := range sortedKeys(l.power) {
+		n := node(w, name)
 		if c := l.classOf(n); c == nil || c.name != class {
 			continue
 		}
@@ -199,7 +197,7 @@ func (l *Live) fit(k learnKey, ls *learnState, rows []PowerSample, now time.Time
 	l.dirty = true
 	l.log.Info("thresholds learned", "class", k.class, "family", k.family, "th1", round3(res.Th1), "th2", round3(res.Th2),
 		"samples", res.Samples, "noise", round3(res.Noise))
-	s.saveLearned(k.class)
+	l.saveLearned(k.class)
 	return nil
 }
 
@@ -240,38 +238,51 @@ func (l *Live) thresholdsOf(c *nodeClass, family string) api.Thresholds {
 // Calibration returns the thresholds in use for every class of a known
 // node and every algorithm type it has samples or thresholds of, by class
 // and type (the default type first).
-func (l *Live) Calibration() api.Calibration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.calibration()
+func (l *Live) Calibration(w World) api.Calibration {
+	out := api.Calibration{Classes: []api.ClassThresholds{}}
+	members := map[string][]string{}
+	for _, name := range w.NodeNames() {
+		if c := l.classOf(node(w, name)); c != nil {
+			members[c.name] = append(members[c.name], name)
+		}
+	}
+	for _, k := range l.learnKeys(w) {
+		rows := 0
+		for _, r := range l.classRows(w, k.class, k.family) {
+			if r.Load > 0 && r.Throughput > 0 {
+				rows++
+			}
+		}
+		out.Classes = append(out.Classes, api.ClassThresholds{Class: k.class, Nodes: members[k.class],
+			Thresholds: l.thresholdsOf(l.classes[k.class], k.family), Rows: rows})
+	}
+	return out
 }
 
 // Recalibrate fits every class and algorithm type with enough samples now,
 // whether or not they span the load range or are new, and returns the
 // thresholds in use afterwards (a failed fit shows its error and keeps the
 // thresholds). gpusched calibrate --from-server calls it.
-func (l *Live) Recalibrate() api.Calibration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (l *Live) Recalibrate(w World) api.Calibration {
 	now := l.now()
-	for _, k := range s.learnKeys() {
-		rows := s.classRows(k.class, k.family)
+	for _, k := range l.learnKeys(w) {
+		rows := l.classRows(w, k.class, k.family)
 		ls := l.learned[k]
 		if ls == nil {
 			ls = &learnState{}
 			l.learned[k] = ls
 		}
-		_ = s.fit(k, ls, rows, now)
+		_ = l.fit(k, ls, rows, now)
 	}
-	return s.calibration()
+	return l.Calibration(w)
 }
 
 // learnKeys returns every class of a known node with the algorithm types
 // its samples or fits have; the default type for each class.
-func (l *Live) learnKeys() []learnKey {
+func (l *Live) learnKeys(w World) []learnKey {
 	seen := map[learnKey]bool{}
-	for _, name := range slicesSortedKeys(s.nodes) {
-		c := l.classOf(s.nodes[name])
+	for _, name := range w.NodeNames() {
+		c := l.classOf(node(w, name))
 		if c == nil {
 			continue
 		}
@@ -305,28 +316,6 @@ func familyRank(f string) int {
 		return 0
 	}
 	return 1
-}
-
-// calibration builds the answer of Calibration. Called with s.mu held.
-func (l *Live) calibration() api.Calibration {
-	out := api.Calibration{Classes: []api.ClassThresholds{}}
-	members := map[string][]string{}
-	for _, name := range slicesSortedKeys(s.nodes) {
-		if c := l.classOf(s.nodes[name]); c != nil {
-			members[c.name] = append(members[c.name], name)
-		}
-	}
-	for _, k := range s.learnKeys() {
-		rows := 0
-		for _, r := range s.classRows(k.class, k.family) {
-			if r.Load > 0 && r.Throughput > 0 {
-				rows++
-			}
-		}
-		out.Classes = append(out.Classes, api.ClassThresholds{Class: k.class, Nodes: members[k.class],
-			Thresholds: s.thresholdsOf(l.classes[k.class], k.family), Rows: rows})
-	}
-	return out
 }
 
 // round3 rounds for logs.

@@ -22,9 +22,8 @@ import (
 // the nodes' and jobs' energy is accounted, measured or modelled
 // (energy.go), for the report (energyreport.go).
 
-// liveState is the live seed 002 state. Guarded by Scheduler.mu.
+// liveState is the live seed 002 state.
 type liveState struct {
-	cfg LiveConfig
 	// declared are the cluster file's nodes by name; devices its storage
 	// devices, in order.
 	declared map[string]*declaredNode
@@ -106,27 +105,28 @@ type nodeClass struct {
 	computed bool
 }
 
-// newLiveState reads the cluster file of cfg, if any.
-func newLiveState(cfg LiveConfig) (*Live, error) {
-	l := &liveState{cfg: cfg, declared: map[string]*declaredNode{}, classes: map[string]*nodeClass{}, byNode: map[string]*nodeClass{},
+// readCluster starts the state and reads the cluster file of the
+// configuration, if any.
+func (l *Live) readCluster() error {
+	l.liveState = liveState{declared: map[string]*declaredNode{}, classes: map[string]*nodeClass{}, byNode: map[string]*nodeClass{},
 		learned: map[learnKey]*learnState{}, rtt: map[string]map[string]*rttRing{}, seen: map[string]time.Time{},
 		energy: map[string]*nodeEnergy{}, idle: map[string]*idleState{}, dirty: true, devsStale: true}
-	f := cfg.Cluster
+	f := l.cfg.Cluster
 	if f == nil {
-		return l, nil
+		return nil
 	}
-	name := cfg.ClusterName
+	name := l.cfg.ClusterName
 	c, err := f.Cluster(name)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	pw, _, err := f.PartialPower(name, c)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	net, err := f.NetworkModel(name, c)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	l.contention = f.DeclaresContention()
 	for _, st := range f.Storage {
@@ -157,30 +157,30 @@ func newLiveState(cfg LiveConfig) (*Live, error) {
 		}
 		l.declared[n.Name] = d
 	}
-	return l, nil
+	return nil
 }
 
 // classOf returns node n's class, creating it when it is new: its cluster
 // file entry when the file declares a node of that name with n's GPU type
 // and count, else "TYPExGPUS" with the catalog's power figures for the
 // type.
-func (l *Live) classOf(n *node) *nodeClass {
-	if n == nil || len(n.gpus) == 0 {
+func (l *Live) classOf(n *Node) *nodeClass {
+	if n == nil || len(n.GPUs) == 0 {
 		return nil
 	}
-	if c := l.byNode[n.name]; c != nil && c.typ == n.typ && c.gpus == len(n.gpus) {
+	if c := l.byNode[n.Name]; c != nil && c.typ == n.Type && c.gpus == len(n.GPUs) {
 		return c
 	}
 	c := l.newClass(n)
-	l.byNode[n.name] = c
+	l.byNode[n.Name] = c
 	return c
 }
 
 // newClass returns the class of node n, creating it when it is new.
-func (l *Live) newClass(n *node) *nodeClass {
-	name, src := fmt.Sprintf("%sx%d", n.typ, len(n.gpus)), api.ThresholdsCatalog
-	d := l.declared[n.name]
-	if d != nil && d.gpuType == n.typ && d.gpus == len(n.gpus) {
+func (l *Live) newClass(n *Node) *nodeClass {
+	name, src := fmt.Sprintf("%sx%d", n.Type, len(n.GPUs)), api.ThresholdsCatalog
+	d := l.declared[n.Name]
+	if d != nil && d.gpuType == n.Type && d.gpus == len(n.GPUs) {
 		name, src = d.class, api.ThresholdsClusterFile
 	} else {
 		d = nil
@@ -188,12 +188,12 @@ func (l *Live) newClass(n *node) *nodeClass {
 	if c := l.classes[name]; c != nil {
 		return c
 	}
-	c := &nodeClass{name: name, typ: n.typ, source: src, gpus: len(n.gpus)}
+	c := &nodeClass{name: name, typ: n.Type, source: src, gpus: len(n.GPUs)}
 	if d != nil {
 		c.node, c.gpu, c.hasPower = d.node, d.gpu, d.hasPower
 	} else {
 		c.node = power.DefaultNode()
-		c.gpu, c.hasPower = power.Lookup(n.typ)
+		c.gpu, c.hasPower = power.Lookup(n.Type)
 	}
 	if !l.contention {
 		c.node.Contention = power.Contention{Knee: 1}
@@ -242,13 +242,13 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// noteNewJob rebuilds the energy placer's inputs before the next round
-// when a new job brings what they lack: a data endpoint (a device to
-// probe) or an algorithm type the table has no column for. Called with
-// s.mu held.
-func (l *Live) noteNewJob(j *job) {
+// NoteJob rebuilds the energy placer's inputs before the next round
+// when a new job (of model, with data endpoint ep) brings what they lack:
+// a data endpoint (a device to probe) or an algorithm type the table has
+// no column for.
+func (l *Live) NoteJob(model, ep string) {
 	t := l.in.table
-	if j.rec.DataEndpoint != "" {
+	if ep != "" {
 		l.dirty, l.devsStale = true, true
 		return
 	}
@@ -256,35 +256,24 @@ func (l *Live) noteNewJob(j *job) {
 		l.dirty = true
 		return
 	}
-	if _, ok := t.Families[placer.Family(j.rec.Model)]; !ok {
+	if _, ok := t.Families[placer.Family(model)]; !ok {
 		l.dirty = true
 	}
 }
 
-// noteRan adds the attempt that ends now to a job's ran record: its
-// running time, GPUs and GPU type (for the energy report's replay).
-func (l *Live) noteRan(rec *record, now time.Time) {
-	if rec.StartedAt == nil || rec.State != api.Running {
-		return
-	}
-	rec.Ran.Seconds += max(now.Sub(*rec.StartedAt).Seconds(), 0)
-	rec.Ran.GPUs = len(rec.Alloc)
-	for _, rr := range rec.Replicas {
-		if n := s.nodes[rr.Node]; n != nil && rr.member() {
-			rec.Ran.Type = n.typ
-			break
-		}
-	}
-}
+// NoteEndpointGone rebuilds the inputs before the next round after a job
+// with a data endpoint ended: its endpoint may no longer be probed.
+func (l *Live) NoteEndpointGone() { l.dirty, l.devsStale = true, true }
 
-// nodeEnergyView returns node n's seed 002 view; nil without a class.
-// Called with s.mu held.
-func (l *Live) nodeEnergyView(n *node, used int) *api.NodeEnergy {
+// NodeView returns node name's seed 002 view; nil without a class. used
+// is its busy GPUs.
+func (l *Live) NodeView(w World, name string, used int) *api.NodeEnergy {
+	n := node(w, name)
 	c := l.classOf(n)
 	if c == nil {
 		return nil
 	}
-	v := &api.NodeEnergy{Class: c.name, RTTs: s.nodeRTTs(n.name)}
+	v := &api.NodeEnergy{Class: c.name, RTTs: l.nodeRTTs(w, name)}
 	families := []string{placer.DefaultFamily}
 	for k, ls := range l.learned {
 		if k.class == c.name && k.family != placer.DefaultFamily && (ls.ok || ls.err != "") {
@@ -293,16 +282,18 @@ func (l *Live) nodeEnergyView(n *node, used int) *api.NodeEnergy {
 	}
 	slices.Sort(families[1:])
 	for _, f := range families {
-		v.Thresholds = append(v.Thresholds, s.thresholdsOf(c, f))
+		v.Thresholds = append(v.Thresholds, l.thresholdsOf(c, f))
 	}
-	if i, ok := s.nodeIdx[n.name]; ok && n.ready {
-		v.LoadState = s.loadState(i, used, placer.DefaultFamily)
+	if _, idx := w.Cluster(); n.Ready {
+		if i, ok := idx[name]; ok {
+			v.LoadState = l.LoadState(w, i, used, placer.DefaultFamily)
+		}
 	}
-	if ne := l.energy[n.name]; ne != nil {
-		v.EnergyKWh = (ne.MeasuredJ + ne.ModelledJ) / joulesPerKWh
-		v.EnergyModelledKWh = ne.ModelledJ / joulesPerKWh
+	if ne := l.energy[name]; ne != nil {
+		v.EnergyKWh = (ne.MeasuredJ + ne.ModelledJ) / JoulesPerKWh
+		v.EnergyModelledKWh = ne.ModelledJ / JoulesPerKWh
 	}
-	if st := l.idle[n.name]; st != nil && !st.since.IsZero() {
+	if st := l.idle[name]; st != nil && !st.since.IsZero() {
 		v.IdleSince, v.PowerDownCandidate = ptr(st.since.UTC()), st.candidate
 	}
 	return v

@@ -1,6 +1,7 @@
 package energy
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,37 +39,68 @@ func newLiveDescs() liveDescs {
 	}
 }
 
-// liveCollector reports the live seed 002 metrics.
-type liveCollector struct{ s *Scheduler }
+// JobUse is a job's energy as the metrics export it: a job's counter is
+// exported while it is active and for jobEnergyWindow after its end.
+type JobUse struct {
+	ID         string
+	KWh        float64
+	FinishedAt *time.Time
+}
+
+// Collector returns the collector of the power readings and the live
+// seed 002 metrics (docs/SERVER.md, "Metrics"): it takes mu (the lock that
+// serializes l and w) to read them, and jobs (called with mu held) for the
+// jobs' energy, by ID.
+func (l *Live) Collector(mu sync.Locker, w World, jobs func() []JobUse) prometheus.Collector {
+	return &collector{l: l, mu: mu, w: w, jobs: jobs}
+}
+
+// collector is Live.Collector's.
+type collector struct {
+	l    *Live
+	mu   sync.Locker
+	w    World
+	jobs func() []JobUse
+}
 
 // Describe implements prometheus.Collector.
-func (c *liveCollector) Describe(ch chan<- *prometheus.Desc) {
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	g, n := powerDescs()
 	d := newLiveDescs()
-	for _, x := range []*prometheus.Desc{d.energy, d.threshold, d.samples, d.noise, d.state, d.rtt, d.candidate} {
+	for _, x := range []*prometheus.Desc{g, n, d.energy, d.threshold, d.samples, d.noise, d.state, d.rtt, d.candidate} {
 		ch <- x
 	}
 }
 
 // Collect implements prometheus.Collector.
-func (c *liveCollector) Collect(ch chan<- prometheus.Metric) {
-	d, s := newLiveDescs(), c.s
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	out := c.l.powerMetrics(c.w)
+	out = append(out, c.l.liveMetrics(c.w, c.jobs())...)
+	c.mu.Unlock()
+	for _, m := range out {
+		ch <- m
+	}
+}
+
+// liveMetrics returns the live seed 002 metrics.
+func (l *Live) liveMetrics(w World, jobs []JobUse) []prometheus.Metric {
+	d := newLiveDescs()
 	var out []prometheus.Metric
 	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
 		out = append(out, prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...))
 	}
-	s.mu.Lock()
 	now := l.now()
-	for _, name := range slicesSortedKeys(l.energy) {
+	for _, name := range sortedKeys(l.energy) {
 		ne := l.energy[name]
 		out = append(out, prometheus.MustNewConstMetric(d.energy, prometheus.CounterValue, ne.MeasuredJ+ne.ModelledJ, name, ""))
 	}
-	for _, id := range slicesSortedKeys(s.jobs) {
-		r := &s.jobs[id].rec
-		if r.EnergyKWh > 0 && (r.FinishedAt == nil || now.Sub(*r.FinishedAt) < jobEnergyWindow) {
-			out = append(out, prometheus.MustNewConstMetric(d.energy, prometheus.CounterValue, r.EnergyKWh*joulesPerKWh, "", id))
+	for _, r := range jobs {
+		if r.KWh > 0 && (r.FinishedAt == nil || now.Sub(*r.FinishedAt) < jobEnergyWindow) {
+			out = append(out, prometheus.MustNewConstMetric(d.energy, prometheus.CounterValue, r.KWh*JoulesPerKWh, "", r.ID))
 		}
 	}
-	for _, ct := range s.calibration().Classes {
+	for _, ct := range l.Calibration(w).Classes {
 		gauge(d.threshold, ct.Th1, ct.Class, ct.Family, "th1", ct.Source)
 		gauge(d.threshold, ct.Th2, ct.Class, ct.Family, "th2", ct.Source)
 		if ct.Source == api.ThresholdsLearned {
@@ -76,17 +108,17 @@ func (c *liveCollector) Collect(ch chan<- prometheus.Metric) {
 			gauge(d.noise, ct.Noise, ct.Class, ct.Family)
 		}
 	}
-	for _, name := range slicesSortedKeys(s.nodes) {
-		n := s.nodes[name]
-		if !n.ready {
+	_, idx := w.Cluster()
+	for _, name := range w.NodeNames() {
+		if n, _ := w.Node(name); !n.Ready {
 			continue
 		}
-		if i, ok := s.nodeIdx[name]; ok {
-			if st := s.loadState(i, s.usedGPUs(name), "default"); st > 0 {
+		if i, ok := idx[name]; ok {
+			if st := l.LoadState(w, i, w.UsedGPUs(name), "default"); st > 0 {
 				gauge(d.state, float64(st), name)
 			}
 		}
-		for _, r := range s.nodeRTTs(name) {
+		for _, r := range l.nodeRTTs(w, name) {
 			if r.Samples > 0 {
 				gauge(d.rtt, r.RTTMs/1000, name, r.Storage, r.Endpoint)
 			}
@@ -99,8 +131,5 @@ func (c *liveCollector) Collect(ch chan<- prometheus.Metric) {
 			gauge(d.candidate, v, name)
 		}
 	}
-	s.mu.Unlock()
-	for _, m := range out {
-		ch <- m
-	}
+	return out
 }

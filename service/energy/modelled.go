@@ -49,15 +49,17 @@ func (l *Live) loadModel(ctx context.Context) error {
 	return nil
 }
 
-// integrateModel adds the ready nodes' modelled draw since the last call
-// (nodes without power figures add nothing). Called with s.mu held.
-func (l *Live) integrateModel(now time.Time) {
+// Integrate adds the ready nodes' modelled draw since the last call
+// (nodes without power figures add nothing). The shell calls it before
+// busy GPUs change (a round).
+func (l *Live) Integrate(w World, now time.Time) {
 	m := &l.model
 	if !m.At.IsZero() && now.After(m.At) {
 		sec := now.Sub(m.At).Seconds()
-		for name := range s.nodeIdx {
-			if w, ok := l.classOf(s.nodes[name]).modelWatts(s.usedGPUs(name)); ok {
-				m.J += w * sec
+		_, idx := w.Cluster()
+		for name := range idx {
+			if watts, ok := l.classOf(node(w, name)).modelWatts(w.UsedGPUs(name)); ok {
+				m.J += watts * sec
 				m.dirty = true
 			}
 		}
@@ -67,26 +69,26 @@ func (l *Live) integrateModel(now time.Time) {
 	}
 }
 
-// noteModelSubmit marks the first submission. Called with s.mu held.
-func (l *Live) noteModelSubmit(now time.Time) {
+// NoteSubmit marks the first submission.
+func (l *Live) NoteSubmit(w World, now time.Time) {
 	if l.model.First == nil {
-		s.integrateModel(now)
+		l.Integrate(w, now)
 		l.model.First, l.model.dirty = ptr(l.model.J), true
 	}
 }
 
-// noteModelEnd marks the latest end of a job. Called with s.mu held.
-func (l *Live) noteModelEnd(now time.Time) {
-	s.integrateModel(now)
+// NoteEnd marks the latest end of a job.
+func (l *Live) NoteEnd(w World, now time.Time) {
+	l.Integrate(w, now)
 	m := &l.model
 	m.Last, m.LastAt, m.dirty = ptr(m.J), ptr(now.UTC()), true
 }
 
-// modelledRun returns the modelled energy of the run in kWh over the
+// ModelledRun returns the modelled energy of the run in kWh over the
 // replay's span: from the first submission to the latest end, or to now
-// while jobs run. Called with s.mu held.
-func (l *Live) modelledRun(now time.Time, running bool) float64 {
-	s.integrateModel(now)
+// while jobs run.
+func (l *Live) ModelledRun(w World, now time.Time, running bool) float64 {
+	l.Integrate(w, now)
 	m := &l.model
 	if m.First == nil {
 		return 0
@@ -95,7 +97,7 @@ func (l *Live) modelledRun(now time.Time, running bool) float64 {
 	if !running && m.Last != nil {
 		end = *m.Last
 	}
-	return max(end-*m.First, 0) / joulesPerKWh
+	return max(end-*m.First, 0) / JoulesPerKWh
 }
 
 // saveModel writes the account when it changed, at most every

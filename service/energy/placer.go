@@ -41,42 +41,46 @@ func (p *livePlacer) Place(s *model.State, pool *engine.Pool, j *model.Job, n in
 	return p.cur.Place(s, pool, j, n, types)
 }
 
-// newEngine builds the engine of cfg; with the energy placer, one that
-// places through l's livePlacer.
-func newEngine(cfg Config, l *Live) (*engine.Engine, error) {
-	if cfg.Names.Placer != "energy" {
-		return recipe.New(cfg.Names, *cfg.Options)
+// NewEngine builds the engine of names and opts; with the energy placer,
+// one that places through l's placer, built from the live inputs.
+func (l *Live) NewEngine(names recipe.Names, opts recipe.Options) (*engine.Engine, error) {
+	if names.Placer != "energy" {
+		return recipe.New(names, opts)
 	}
 	l.placer = &livePlacer{}
-	return recipe.NewWithPlacer(cfg.Names, *cfg.Options, l.placer)
+	return recipe.NewWithPlacer(names, opts, l.placer)
 }
 
-// refreshEnergy rebuilds the energy placer's inputs for the current
-// cluster when they changed. Called with s.mu held, after rebuild.
-func (l *Live) refreshEnergy() {
-	l := s.live
-	if !l.dirty && l.in.cluster == s.cluster {
+// Invalidate makes the next Refresh rebuild the inputs.
+func (l *Live) Invalidate() { l.dirty = true }
+
+// Refresh rebuilds the energy placer's inputs for w's current cluster
+// when they changed. The shell calls it before every round, after it
+// rebuilt its cluster.
+func (l *Live) Refresh(w World) {
+	cluster, _ := w.Cluster()
+	if !l.dirty && l.in.cluster == cluster {
 		return
 	}
 	l.dirty = false
-	l.in = energyInputs{cluster: s.cluster}
+	l.in = energyInputs{cluster: cluster}
 	if l.placer != nil {
 		l.placer.cur = nil
 	}
-	if s.cluster == nil {
+	if cluster == nil {
 		return
 	}
-	table, classes := s.energyTable(s.cluster)
-	net, err := s.liveNetwork(s.cluster)
+	table, classes := l.energyTable(w, cluster)
+	net, err := l.liveNetwork(w, cluster)
 	if err != nil {
 		l.log.Error("cannot build the network of measured distances; placing without it", "err", err)
 		net = nil
 	}
-	l.in = energyInputs{cluster: s.cluster, table: table, net: net, class: classes}
+	l.in = energyInputs{cluster: cluster, table: table, net: net, class: classes}
 	if l.placer == nil {
 		return
 	}
-	e, err := placer.NewEnergy(s.cluster, table, net)
+	e, err := placer.NewEnergy(cluster, table, net)
 	if err != nil {
 		l.log.Error("cannot build the energy placer; jobs wait", "err", err)
 		return
@@ -88,15 +92,16 @@ func (l *Live) refreshEnergy() {
 // 4): a row per class, a column per algorithm type (the default type, the
 // types of the active jobs and those learned), and the classes' stable
 // levels.
-func (l *Live) energyTable(c *model.Cluster) (*placer.EnergyTable, []*nodeClass) {
+func (l *Live) energyTable(w World, c *model.Cluster) (*placer.EnergyTable, []*nodeClass) {
 	families := []string{placer.DefaultFamily}
 	add := func(f string) {
 		if !slices.Contains(families, f) {
 			families = append(families, f)
 		}
 	}
-	for _, j := range s.active {
-		add(placer.Family(j.rec.Model))
+	models, _ := w.Active()
+	for _, m := range models {
+		add(placer.Family(m))
 	}
 	for k, ls := range l.learned {
 		if ls.ok {
@@ -114,7 +119,7 @@ func (l *Live) energyTable(c *model.Cluster) (*placer.EnergyTable, []*nodeClass)
 	rows := map[string]int{}
 	classes := make([]*nodeClass, len(c.Nodes))
 	for i, mn := range c.Nodes {
-		cl := l.classOf(s.nodes[mn.Name])
+		cl := l.classOf(node(w, mn.Name))
 		classes[i] = cl
 		if t.Sleeps != nil {
 			t.Sleeps[i] = true
@@ -125,7 +130,7 @@ func (l *Live) energyTable(c *model.Cluster) (*placer.EnergyTable, []*nodeClass)
 			rows[cl.name] = k
 			th, cost := make([]placer.LoadThresholds, len(families)), make([]float64, len(families))
 			for col, f := range families {
-				v := s.thresholdsOf(cl, f)
+				v := l.thresholdsOf(cl, f)
 				th[col], cost[col] = placer.LoadThresholds{Th1: v.Th1, Th2: max(v.Th1, v.Th2)}, max(v.Level, 0)
 			}
 			t.Th, t.Cost = append(t.Th, th), append(t.Cost, cost)
@@ -138,8 +143,8 @@ func (l *Live) energyTable(c *model.Cluster) (*placer.EnergyTable, []*nodeClass)
 // liveNetwork builds the network of measured distances of cluster c (nil
 // when no device has an endpoint): a direct network, in which a job's
 // upload address is the name of its data's device (modelJob sets it).
-func (l *Live) liveNetwork(c *model.Cluster) (*network.Network, error) {
-	devs := s.liveDevices()
+func (l *Live) liveNetwork(w World, c *model.Cluster) (*network.Network, error) {
+	devs := l.liveDevices(w)
 	if len(devs) == 0 {
 		return nil, nil
 	}
@@ -152,15 +157,15 @@ func (l *Live) liveNetwork(c *model.Cluster) (*network.Network, error) {
 	for i, mn := range c.Nodes {
 		links[i] = make([]network.Link, len(devs))
 		for k, d := range devs {
-			links[i][k] = s.link(mn.Name, d)
+			links[i][k] = l.link(mn.Name, d)
 		}
 	}
 	return network.NewDirect(storage, links)
 }
 
-// loadState returns node i's load state for algorithm type family under the
-// thresholds in use, with busy of its GPUs busy (0 without inputs).
-func (l *Live) loadState(i, busy int, family string) int {
+// LoadState returns node i's load state for algorithm type family under
+// the thresholds in use, with busy of its GPUs busy (0 without inputs).
+func (l *Live) LoadState(w World, i, busy int, family string) int {
 	in := &l.in
 	if in.table == nil || i >= len(in.class) {
 		return 0
@@ -170,13 +175,14 @@ func (l *Live) loadState(i, busy int, family string) int {
 		col = 0
 	}
 	th := in.table.Th[in.table.Class[i]][col]
-	return th.State(busy, s.cluster.Nodes[i].GPUs)
+	cluster, _ := w.Cluster()
+	return th.State(busy, cluster.Nodes[i].GPUs)
 }
 
-// energyOptions returns the engine options with the energy placer's
-// current inputs, for a forecast that runs the same placer.
-func (l *Live) energyOptions(o recipe.Options) recipe.Options {
-	if in := l.in; in.table != nil && in.cluster == s.cluster {
+// Options returns the engine options with the energy placer's current
+// inputs for cluster, for a forecast that runs the same placer.
+func (l *Live) Options(o recipe.Options, cluster *model.Cluster) recipe.Options {
+	if in := l.in; in.table != nil && in.cluster == cluster {
 		o.Energy = recipe.EnergyInputs{Cluster: in.cluster, Table: in.table, Network: in.net}
 	}
 	return o

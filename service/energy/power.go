@@ -37,8 +37,8 @@ const (
 	powerMaxGap = 2 * time.Minute
 	// maxWatts bounds a plausible reading.
 	maxWatts = 1e6
-	// joulesPerKWh converts energy.
-	joulesPerKWh = 3.6e6
+	// JoulesPerKWh converts energy.
+	JoulesPerKWh = 3.6e6
 )
 
 // PowerSample is one stored sample of a node, in the terms of gpusched
@@ -61,8 +61,7 @@ type powerRecord struct {
 	Samples []PowerSample `json:"samples"`
 }
 
-// nodePower is what the scheduler knows of one node's power. Guarded by
-// Scheduler.mu.
+// nodePower is what the accounting knows of one node's power.
 type nodePower struct {
 	// last is the latest reading (At no later than the scheduler's clock).
 	last    *api.PowerReading
@@ -73,7 +72,6 @@ type nodePower struct {
 
 // loadPower reads the stored samples of every node.
 func (l *Live) loadPower(ctx context.Context) error {
-	l.power = map[string]*nodePower{}
 	kvs, _, err := l.store.List(ctx, powerPrefix)
 	if err != nil {
 		return fmt.Errorf("server: load power samples: %w", err)
@@ -91,7 +89,7 @@ func (l *Live) loadPower(ctx context.Context) error {
 
 // checkReading reports what is wrong with a reading from node n, "" if
 // nothing.
-func checkReading(n *node, r *api.PowerReading) string {
+func checkReading(n *Node, r *api.PowerReading) string {
 	bad := func(w float64) bool { return math.IsNaN(w) || w < 0 || w > maxWatts }
 	if math.IsNaN(r.Load) || r.Load < 0 || r.Load > 1 {
 		return fmt.Sprintf("load %v is not in [0, 1]", r.Load)
@@ -112,17 +110,21 @@ func checkReading(n *node, r *api.PowerReading) string {
 	return ""
 }
 
-// recordPower takes a reading from node n's status report: it attributes
+// Reading takes a reading from node name's status report: it attributes
 // the energy since the node's previous reading to the jobs on the node
 // and may store a sample. A reading that is not newer than the previous
 // one, or is implausible, is ignored (the report itself is not refused:
 // it is the node's heartbeat).
-func (l *Live) recordPower(n *node, r *api.PowerReading) {
+func (l *Live) Reading(w World, name string, r *api.PowerReading) {
 	if r == nil {
 		return
 	}
+	n := node(w, name)
+	if n == nil {
+		return
+	}
 	if why := checkReading(n, r); why != "" {
-		l.log.Warn("power reading ignored", "node", n.name, "why", why)
+		l.log.Warn("power reading ignored", "node", n.Name, "why", why)
 		return
 	}
 	now := l.now()
@@ -132,10 +134,10 @@ func (l *Live) recordPower(n *node, r *api.PowerReading) {
 		cur.At = now
 	}
 	cur.At = minTime(cur.At, now)
-	np := l.power[n.name]
+	np := l.power[n.Name]
 	if np == nil {
 		np = &nodePower{savedAt: now}
-		l.power[n.name] = np
+		l.power[n.Name] = np
 	}
 	if np.last != nil {
 		d := cur.At.Sub(np.last.At)
@@ -143,28 +145,30 @@ func (l *Live) recordPower(n *node, r *api.PowerReading) {
 			return
 		}
 		if d <= powerMaxGap {
-			s.attributeEnergy(n, np.last, &cur, d)
-			busy := int(math.Round(cur.Load * float64(len(n.gpus))))
-			s.addEnergy(n, readingEnergy(np.last, &cur, d.Seconds()), true, busy, now)
+			jobs := w.JobsOn(n.Name)
+			l.attributeEnergy(w, n, jobs, np.last, &cur, d)
+			busy := int(math.Round(cur.Load * float64(len(n.GPUs))))
+			l.addEnergy(w, jobs, n, readingEnergy(np.last, &cur, d.Seconds()), true, busy, now)
 		}
 	}
 	np.last = &cur
-	w := cur.NodeW
-	if w == 0 {
+	watts := cur.NodeW
+	if watts == 0 {
 		for _, g := range cur.GPUs {
-			w += g.Watts
+			watts += g.Watts
 		}
 	}
-	if (w > 0 || len(cur.GPUs) > 0) && (len(np.samples) == 0 || np.samples[len(np.samples)-1].Load != cur.Load ||
-		cur.At.Sub(np.samples[len(np.samples)-1].At) >= s.cfg.PowerSampleEvery) {
-		x := PowerSample{At: cur.At.UTC(), Load: cur.Load, PowerW: w, Throughput: s.nodeThroughput(n, cur.Load),
-			Family: s.nodeFamily(n)}
+	if (watts > 0 || len(cur.GPUs) > 0) && (len(np.samples) == 0 || np.samples[len(np.samples)-1].Load != cur.Load ||
+		cur.At.Sub(np.samples[len(np.samples)-1].At) >= l.sampleEvery) {
+		jobs := w.JobsOn(n.Name)
+		x := PowerSample{At: cur.At.UTC(), Load: cur.Load, PowerW: watts, Throughput: nodeThroughput(n, jobs, cur.Load),
+			Family: nodeFamily(jobs)}
 		np.samples = append(np.samples, x)
 		if len(np.samples) > powerRingSize {
 			np.samples = slices.Delete(np.samples, 0, len(np.samples)-powerRingSize)
 		}
 		np.dirty = true
-		s.noteSample(n, x, now)
+		l.noteSample(w, n, x, now)
 	}
 }
 
@@ -175,7 +179,7 @@ func (l *Live) recordPower(n *node, r *api.PowerReading) {
 // GPU share, a job getting its GPUs on the node over the node's GPUs (the
 // share of idle GPUs goes to no job). Components missing from either
 // reading are left out.
-func (l *Live) attributeEnergy(n *node, prev, cur *api.PowerReading, d time.Duration) {
+func (l *Live) attributeEnergy(w World, n *Node, jobs []JobOn, prev, cur *api.PowerReading, d time.Duration) {
 	sec := d.Seconds()
 	before := make(map[int]float64, len(prev.GPUs))
 	for _, g := range prev.GPUs {
@@ -197,58 +201,31 @@ func (l *Live) attributeEnergy(n *node, prev, cur *api.PowerReading, d time.Dura
 	if sum == 0 && rest == 0 {
 		return
 	}
-	for _, j := range s.active {
-		devs := s.jobGPUsOn(&j.rec, n.name)
-		if len(devs) == 0 {
-			continue
-		}
-		e := rest * float64(len(devs)) / float64(len(n.gpus))
-		for _, dev := range devs {
+	for _, j := range jobs {
+		e := rest * float64(len(j.Devs)) / float64(len(n.GPUs))
+		for _, dev := range j.Devs {
 			e += gpuJ[dev]
 		}
 		if e > 0 {
-			j.rec.EnergyKWh += e / joulesPerKWh
-			s.unsaved[j] = true // written with the job's progress (flushProgress)
-			s.notePower(j.rec.ID, e, d, cur.At)
+			w.Charge(j.ID, e, false, d, cur.At)
 		}
 	}
-}
-
-// jobGPUsOn returns the device indices a running job's live replicas hold
-// on node name.
-func (l *Live) jobGPUsOn(rec *record, name string) []int {
-	if rec.State != api.Running {
-		return nil
-	}
-	var devs []int
-	for _, rr := range rec.Replicas {
-		if rr.Node == name && !rr.Done {
-			devs = append(devs, rr.GPUs...)
-		}
-	}
-	return devs
 }
 
 // nodeThroughput is the work node n does per second for a sample: the sum
 // over the jobs running on it of their measured steps/s (a multi-node
 // job's in proportion to its GPUs on the node) when every one of them has
 // a measurement, else the node's busy GPUs (load × GPUs).
-func (l *Live) nodeThroughput(n *node, load float64) float64 {
-	busy := load * float64(len(n.gpus))
-	sum, jobs := 0.0, 0
-	for id, j := range s.active {
-		devs := s.jobGPUsOn(&j.rec, n.name)
-		if len(devs) == 0 {
-			continue
-		}
-		rate, live := s.jobRate(id), j.rec.liveGPUs()
-		if rate <= 0 || live == 0 {
+func nodeThroughput(n *Node, jobs []JobOn, load float64) float64 {
+	busy := load * float64(len(n.GPUs))
+	sum := 0.0
+	for _, j := range jobs {
+		if j.Rate <= 0 || j.LiveGPUs == 0 {
 			return busy
 		}
-		sum += rate * float64(len(devs)) / float64(live)
-		jobs++
+		sum += j.Rate * float64(len(j.Devs)) / float64(j.LiveGPUs)
 	}
-	if jobs == 0 {
+	if len(jobs) == 0 {
 		return busy
 	}
 	return sum
@@ -259,7 +236,7 @@ func (l *Live) nodeThroughput(n *node, load float64) float64 {
 func (l *Live) tickPower(now time.Time, force bool) {
 	var ops []store.Op
 	var names []string
-	for _, name := range slicesSortedKeys(l.power) {
+	for _, name := range sortedKeys(l.power) {
 		np := l.power[name]
 		if !np.dirty || (!force && now.Sub(np.savedAt) < powerSaveEvery) {
 			continue
@@ -284,13 +261,23 @@ func (l *Live) tickPower(now time.Time, force bool) {
 	}
 }
 
-// flushPower writes every node's samples and energy account not yet in
-// the store (on Close).
-func (l *Live) flushPower() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.tickPower(l.now(), true)
-	s.tickEnergy(l.now(), true)
+// SaveSamples writes the samples of the nodes that changed, each at most
+// every 30 s (the shell calls it every tick, with the jobs' progress).
+func (l *Live) SaveSamples(now time.Time) { l.tickPower(now, false) }
+
+// Flush writes every node's samples and energy account not yet in the
+// store (the shell calls it as it closes).
+func (l *Live) Flush() {
+	l.tickPower(l.now(), true)
+	l.tickEnergy(l.now(), true)
+}
+
+// LastReading returns node name's latest power reading (nil: none).
+func (l *Live) LastReading(name string) *api.PowerReading {
+	if np := l.power[name]; np != nil {
+		return np.last
+	}
+	return nil
 }
 
 // calibrationRows turns a node's samples into the rows gpusched calibrate
@@ -321,46 +308,23 @@ func calibrationRows(samples []PowerSample) []PowerSample {
 	return rows
 }
 
-// PowerSamples returns the stored power samples of node name as the rows
+// Samples returns the stored power samples of node name as the rows
 // gpusched calibrate reads (calibrationRows: one per load, by load);
-// ErrNotFound for a node the scheduler neither knows nor has samples of.
-func (l *Live) PowerSamples(name string) ([]PowerSample, error) {
-	s.mu.Lock()
-	np, known := l.power[name], s.nodes[name] != nil
-	var samples []PowerSample
-	if np != nil {
-		samples = slices.Clone(np.samples)
+// false when there are none.
+func (l *Live) Samples(name string) ([]PowerSample, bool) {
+	np := l.power[name]
+	if np == nil {
+		return calibrationRows(nil), false
 	}
-	s.mu.Unlock()
-	if !known && np == nil {
-		return nil, notFound("no node %q", name)
-	}
-	return calibrationRows(samples), nil
+	return calibrationRows(slices.Clone(np.samples)), true
 }
 
-// powerCollector reports the latest power readings of the ready nodes.
-type powerCollector struct{ s *Scheduler }
-
-func powerDescs() (gpu, node *prometheus.Desc) {
-	return prometheus.NewDesc("gpusched_gpu_power_watts", "Latest power reading of a GPU (NVML), by node and device index.", []string{"node", "gpu"}, nil),
-		prometheus.NewDesc("gpusched_node_power_watts", "Latest power reading of a node (Redfish), by node.", []string{"node"}, nil)
-}
-
-// Describe implements prometheus.Collector.
-func (c *powerCollector) Describe(ch chan<- *prometheus.Desc) {
-	g, n := powerDescs()
-	ch <- g
-	ch <- n
-}
-
-// Collect implements prometheus.Collector.
-func (c *powerCollector) Collect(ch chan<- prometheus.Metric) {
+// powerMetrics returns the latest power readings of the ready nodes.
+func (l *Live) powerMetrics(w World) []prometheus.Metric {
 	gpuD, nodeD := powerDescs()
-	s := c.s
 	var out []prometheus.Metric
-	s.mu.Lock()
 	for name, np := range l.power {
-		if n := s.nodes[name]; n == nil || !n.ready || np.last == nil {
+		if n, ok := w.Node(name); !ok || !n.Ready || np.last == nil {
 			continue
 		}
 		for _, g := range np.last.GPUs {
@@ -370,8 +334,10 @@ func (c *powerCollector) Collect(ch chan<- prometheus.Metric) {
 			out = append(out, prometheus.MustNewConstMetric(nodeD, prometheus.GaugeValue, np.last.NodeW, name))
 		}
 	}
-	s.mu.Unlock()
-	for _, m := range out {
-		ch <- m
-	}
+	return out
+}
+
+func powerDescs() (gpu, node *prometheus.Desc) {
+	return prometheus.NewDesc("gpusched_gpu_power_watts", "Latest power reading of a GPU (NVML), by node and device index.", []string{"node", "gpu"}, nil),
+		prometheus.NewDesc("gpusched_node_power_watts", "Latest power reading of a node (Redfish), by node.", []string{"node"}, nil)
 }

@@ -15,7 +15,7 @@ import (
 // each device with an endpoint, the address by which it reaches it (its
 // entry's link endpoint, else the device's interfaces' endpoints) while
 // the device is declared or an active job names it; a node's distance to
-// a device is the median of its latest LiveConfig.RTTWindow successful
+// a device is the median of its latest Config.RTTWindow successful
 // probes (the lowest over the addresses it probes), its declared link's
 // latency until it has one, and the device is unreachable from it when the
 // latest probe of every address failed. While a device is new
@@ -26,13 +26,13 @@ import (
 
 // measureGrace is how long a new device waits for its first probes.
 func (l *Live) measureGrace() time.Duration {
-	return 3*s.cfg.HeartbeatInterval + 2*time.Second
+	return 3*l.heartbeat + 2*time.Second
 }
 
 // measuring reports whether device d is new: within its grace.
 func (l *Live) measuring(d liveDevice) bool {
 	first, ok := l.seen[d.name]
-	return ok && l.now().Sub(first) < s.measureGrace()
+	return ok && l.now().Sub(first) < l.measureGrace()
 }
 
 // rttRing is a node's probes of one address.
@@ -70,7 +70,7 @@ type liveDevice struct {
 // liveDevices returns the devices: the cluster file's, then the data
 // endpoints of active jobs that none of them has, sorted (cached until a
 // job with a data endpoint comes or goes).
-func (l *Live) liveDevices() []liveDevice {
+func (l *Live) liveDevices(w World) []liveDevice {
 	if !l.devsStale {
 		return l.devs
 	}
@@ -80,9 +80,9 @@ func (l *Live) liveDevices() []liveDevice {
 		out = append(out, liveDevice{name: d.name, declared: i, endpoints: d.endpoints})
 	}
 	seen := map[string]bool{}
-	for _, j := range s.active {
-		ep := j.rec.DataEndpoint
-		if ep == "" || seen[ep] || s.declaredDevice(ep) >= 0 {
+	_, endpoints := w.Active()
+	for _, ep := range endpoints {
+		if ep == "" || seen[ep] || l.declaredDevice(ep) >= 0 {
 			continue
 		}
 		seen[ep] = true
@@ -121,12 +121,13 @@ func (l *Live) declaredDevice(ep string) int {
 	return -1
 }
 
-// deviceName is the storage device of a job's data endpoint ("" for none).
-func (l *Live) deviceName(ep string) string {
+// DeviceName is the storage device of a job's data endpoint ("" for
+// none).
+func (l *Live) DeviceName(ep string) string {
 	if ep == "" {
 		return ""
 	}
-	if i := s.declaredDevice(ep); i >= 0 {
+	if i := l.declaredDevice(ep); i >= 0 {
 		return l.devices[i].name
 	}
 	return ep
@@ -140,11 +141,11 @@ func (l *Live) addrs(name string, d liveDevice) []string {
 	return d.endpoints
 }
 
-// probeList returns the addresses node n probes, sorted.
-func (l *Live) probeList(n *node) []string {
+// ProbeList returns the addresses node name probes, sorted.
+func (l *Live) ProbeList(w World, name string) []string {
 	var out []string
-	for _, d := range s.liveDevices() {
-		for _, a := range s.addrs(n.name, d) {
+	for _, d := range l.liveDevices(w) {
+		for _, a := range l.addrs(name, d) {
 			if !slices.Contains(out, a) {
 				out = append(out, a)
 			}
@@ -154,18 +155,18 @@ func (l *Live) probeList(n *node) []string {
 	return out
 }
 
-// recordProbes takes the probe results of node n's status report: those
+// Probes takes the probe results of node name's status report: those
 // of addresses it probes go into their rings; a change of a median or of
 // reachability rebuilds the energy placer's network.
-func (l *Live) recordProbes(n *node, results []api.ProbeResult) {
+func (l *Live) Probes(w World, name string, results []api.ProbeResult) {
 	if len(results) == 0 {
 		return
 	}
-	mine := s.probeList(n)
-	rings := l.rtt[n.name]
+	mine := l.ProbeList(w, name)
+	rings := l.rtt[name]
 	if rings == nil {
 		rings = map[string]*rttRing{}
-		l.rtt[n.name] = rings
+		l.rtt[name] = rings
 	}
 	now := l.now()
 	for _, r := range results {
@@ -200,13 +201,13 @@ func (l *Live) recordProbes(n *node, results []api.ProbeResult) {
 // rack topology's cross-rack link otherwise), unreachable when the latest
 // probe of every address it probes failed.
 func (l *Live) link(name string, d liveDevice) network.Link {
-	l := network.DefaultTopology().CrossRack
+	lk := network.DefaultTopology().CrossRack
 	if dn := l.declared[name]; dn != nil && d.declared >= 0 && d.declared < len(dn.links) {
-		l = dn.links[d.declared]
+		lk = dn.links[d.declared]
 	}
 	rings := l.rtt[name]
 	best, measured, failed, probed := 0.0, false, 0, 0
-	for _, a := range s.addrs(name, d) {
+	for _, a := range l.addrs(name, d) {
 		r := rings[a]
 		if r == nil {
 			continue
@@ -220,17 +221,17 @@ func (l *Live) link(name string, d liveDevice) network.Link {
 		}
 	}
 	if measured {
-		l.LatencyMs = best
+		lk.LatencyMs = best
 	}
-	l.Unreachable = (probed > 0 && failed == probed) || (probed == 0 && s.measuring(d))
-	return l
+	lk.Unreachable = (probed > 0 && failed == probed) || (probed == 0 && l.measuring(d))
+	return lk
 }
 
 // nodeRTTs returns node name's measured distances, for its view.
-func (l *Live) nodeRTTs(name string) []api.EndpointRTT {
+func (l *Live) nodeRTTs(w World, name string) []api.EndpointRTT {
 	var out []api.EndpointRTT
-	for _, d := range s.liveDevices() {
-		for _, a := range s.addrs(name, d) {
+	for _, d := range l.liveDevices(w) {
+		for _, a := range l.addrs(name, d) {
 			r := l.rtt[name][a]
 			if r == nil {
 				continue
@@ -243,13 +244,14 @@ func (l *Live) nodeRTTs(name string) []api.EndpointRTT {
 	return out
 }
 
-// unreachableReason says why a waiting job whose data endpoint no ready
-// node reaches waits; "" when some node reaches it or none has probed it.
-func (l *Live) unreachableReason(ep string) string {
-	dev := s.deviceName(ep)
+// UnreachableReason says why a waiting job whose data endpoint ep no
+// ready node reaches waits; "" when some node reaches it or none has
+// probed it.
+func (l *Live) UnreachableReason(w World, ep string) string {
+	dev := l.DeviceName(ep)
 	var d liveDevice
 	found := false
-	for _, x := range s.liveDevices() {
+	for _, x := range l.liveDevices(w) {
 		if x.name == dev {
 			d, found = x, true
 		}
@@ -258,13 +260,12 @@ func (l *Live) unreachableReason(ep string) string {
 		return ""
 	}
 	probed, why := false, ""
-	for _, name := range slicesSortedKeys(s.nodes) {
-		n := s.nodes[name]
-		if !n.ready {
+	for _, name := range w.NodeNames() {
+		if n, _ := w.Node(name); !n.Ready {
 			continue
 		}
-		l := s.link(name, d)
-		for _, a := range s.addrs(name, d) {
+		lk := l.link(name, d)
+		for _, a := range l.addrs(name, d) {
 			if r := l.rtt[name][a]; r != nil {
 				probed = true
 				if why == "" {
@@ -272,12 +273,12 @@ func (l *Live) unreachableReason(ep string) string {
 				}
 			}
 		}
-		if !l.Unreachable && l.rtt[name] != nil && s.probedAny(name, d) {
+		if !lk.Unreachable && l.rtt[name] != nil && l.probedAny(name, d) {
 			return ""
 		}
 	}
 	if !probed {
-		if s.measuring(d) {
+		if l.measuring(d) {
 			return "waiting for the nodes' first measurements of data endpoint " + ep
 		}
 		return ""
@@ -287,7 +288,7 @@ func (l *Live) unreachableReason(ep string) string {
 
 // probedAny reports whether node name has probed an address of d.
 func (l *Live) probedAny(name string, d liveDevice) bool {
-	for _, a := range s.addrs(name, d) {
+	for _, a := range l.addrs(name, d) {
 		if l.rtt[name][a] != nil {
 			return true
 		}

@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// Idle nodes (docs/ENERGY.md, "Idle nodes"): with LiveConfig.SuspendIdle a
-// ready node that has held no job for LiveConfig.SuspendAfter is reported
+// Idle nodes (docs/ENERGY.md, "Idle nodes"): with Config.SuspendIdle a
+// ready node that has held no job for Config.SuspendAfter is reported
 // as a candidate for power-down — logged, shown in its view and in
-// /metrics — and LiveConfig.SuspendHook, if any, runs once for it, e.g. a
+// /metrics — and Config.SuspendHook, if any, runs once for it, e.g. a
 // BMC call. Nothing is powered down unless the hook does it; a node that
 // the hook turns off stops reporting and is marked down like any other.
 
@@ -21,16 +21,16 @@ type idleState struct {
 }
 
 // tickIdle updates every ready node's idleness and reports the new
-// candidates. Called with s.mu held.
-func (l *Live) tickIdle(now time.Time) {
-	for _, name := range slicesSortedKeys(s.nodes) {
-		n := s.nodes[name]
+// candidates.
+func (l *Live) tickIdle(w World, now time.Time) {
+	for _, name := range w.NodeNames() {
+		n := node(w, name)
 		st := l.idle[name]
 		if st == nil {
 			st = &idleState{}
 			l.idle[name] = st
 		}
-		if !n.ready || s.usedGPUs(name) > 0 || len(n.work) > 0 {
+		if !n.Ready || w.UsedGPUs(name) > 0 || n.Working {
 			*st = idleState{}
 			continue
 		}
@@ -44,7 +44,7 @@ func (l *Live) tickIdle(now time.Time) {
 		l.log.Info("node idle: a candidate for power-down", "node", name, "idle_for", now.Sub(st.since).Round(time.Second))
 		if len(l.cfg.SuspendHook) > 0 {
 			l.hooks++
-			go s.runHook(name, n.masterAddr(), st.since)
+			go l.runHook(name, n.Addr, st.since)
 		}
 	}
 }

@@ -130,7 +130,7 @@ func (s *Scheduler) Work(ctx context.Context, name string, after int64, wait tim
 		}
 	}
 	work := n.snapshot()
-	work.Probes = s.probeList(n)
+	work.Probes = s.energy.ProbeList(world{s}, n.name)
 	s.mu.Unlock()
 	return work, nil
 }
@@ -168,9 +168,9 @@ func (s *Scheduler) Status(name string, st api.Status) (api.Work, error) {
 		n.applied = st.Version
 	}
 	s.setAcked(n, acked)
-	s.recordPower(n, st.Power)
-	s.recordProbes(n, st.Probes)
+	s.energy.Reading(world{s}, n.name, st.Power)
+	s.energy.Probes(world{s}, n.name, st.Probes)
 	w := n.snapshot()
-	w.Probes = s.probeList(n)
+	w.Probes = s.energy.ProbeList(world{s}, n.name)
 	return w, nil
 }

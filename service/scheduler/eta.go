@@ -249,7 +249,7 @@ func (s *Scheduler) snapshot(now time.Time) (*etaForecast, *forecast.Snapshot) {
 	}
 	slices.SortFunc(list, func(a, b *job) int { return cmp.Compare(a.seq, b.seq) })
 	snap := &forecast.Snapshot{Now: model.Time(now.UnixMilli()), Cluster: s.cluster, Table: tab,
-		Names: s.cfg.Names, Options: s.energyOptions(*s.cfg.Options), Jobs: make([]forecast.Job, 0, len(list))}
+		Names: s.cfg.Names, Options: s.energy.Options(*s.cfg.Options, s.cluster), Jobs: make([]forecast.Job, 0, len(list))}
 	for _, j := range list {
 		fj, ok := s.forecastJob(j, tab, now)
 		if !ok {

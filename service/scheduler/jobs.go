@@ -51,8 +51,8 @@ func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, erro
 	j := &job{rec: rec, seq: int(seq)}
 	s.mu.Lock()
 	s.addJob(j)
-	s.noteNewJob(j)
-	s.noteModelSubmit(rec.SubmittedAt)
+	s.energy.NoteJob(j.rec.Model, j.rec.DataEndpoint)
+	s.energy.NoteSubmit(world{s}, rec.SubmittedAt)
 	if s.state != nil {
 		s.state.Submit(j.mj)
 		if s.cluster.Unmodelled(&j.mj.Spec) != "" {

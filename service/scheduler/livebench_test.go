@@ -40,15 +40,15 @@ func BenchmarkRefreshEnergy(b *testing.B) {
 		ep := fmt.Sprintf("nas%d:2049", e)
 		j := &job{rec: newRecord(fmt.Sprintf("j%d", e+1), api.JobSpec{Command: []string{"x"}, GPUs: 1, DataEndpoint: ep}, nil, now), seq: e + 1}
 		s.addJob(j)
-		s.noteNewJob(j)
+		s.energy.NoteJob(j.rec.Model, j.rec.DataEndpoint)
 		for i := range 1000 {
-			s.recordProbes(s.nodes[fmt.Sprintf("n%04d", i)], []api.ProbeResult{{Endpoint: ep, At: now, RTTMs: float64(i%7) + 0.1}})
+			s.energy.Probes(world{s}, fmt.Sprintf("n%04d", i), []api.ProbeResult{{Endpoint: ep, At: now, RTTMs: float64(i%7) + 0.1}})
 		}
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		s.live.dirty = true
-		s.refreshEnergy()
+		s.energy.Invalidate()
+		s.energy.Refresh(world{s})
 	}
 }

@@ -113,18 +113,6 @@ func TestPowerReadings(t *testing.T) {
 	}
 }
 
-// TestCalibrationRows averages the samples of each load and sorts by load.
-func TestCalibrationRows(t *testing.T) {
-	got := calibrationRows([]PowerSample{
-		{Load: 0.5, PowerW: 100, Throughput: 2}, {Load: 0.25, PowerW: 50, Throughput: 1},
-		{Load: 0.5, PowerW: 200, Throughput: 4}, {Load: 0.5000000001, PowerW: 300, Throughput: 6},
-	})
-	want := []PowerSample{{Load: 0.25, PowerW: 50, Throughput: 1}, {Load: 0.5, PowerW: 200, Throughput: 4}}
-	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
-		t.Errorf("calibrationRows: %+v, want %+v", got, want)
-	}
-}
-
 // gather returns the scheduler's gauges and counters as lines of the text
 // format without help and type: `name{label="value",...} value`, labels
 // sorted by name.

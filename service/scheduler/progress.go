@@ -126,7 +126,7 @@ func (s *Scheduler) flushProgress() {
 	}
 	_ = b.run("write job progress") // logged; retried next time
 	s.tickProfiles(now)
-	s.tickPower(now, false)
+	s.energy.SaveSamples(now)
 }
 
 // checkpointNote describes a job's latest checkpoint for its history, ""

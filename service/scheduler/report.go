@@ -159,7 +159,7 @@ func (s *Scheduler) Nodes() []api.Node {
 		n, used := s.nodes[name], s.usedGPUs(name)
 		v := n.view(used)
 		v.Used = api.FormatResources(s.usedResources(n))
-		v.Energy = s.nodeEnergyView(n, used)
+		v.Energy = s.energy.NodeView(world{s}, name, used)
 		out = append(out, v)
 	}
 	return out

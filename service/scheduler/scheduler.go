@@ -18,6 +18,7 @@ import (
 	"github.com/gpusched/gpusched/core/profile"
 	"github.com/gpusched/gpusched/core/quota"
 	"github.com/gpusched/gpusched/internal/assets"
+	"github.com/gpusched/gpusched/service/energy"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -76,9 +77,8 @@ type Scheduler struct {
 	// (flushProgress writes it).
 	unsaved map[*job]bool
 	// prof learns the throughput matrix from progress reports
-	// (profiles.go); power holds the nodes' power readings (power.go).
-	prof  *profileState
-	power map[string]*nodePower
+	// (profiles.go).
+	prof *profileState
 	// eta forecasts starts and finishes, keeps the forecasts' accuracy
 	// and the jobs' series (eta.go, etalearn.go, series.go).
 	eta *etaState
@@ -86,8 +86,9 @@ type Scheduler struct {
 	// usageSaved is when its usage was last written.
 	quota      *quota.Policy
 	usageSaved time.Time
-	// live is seed 002 on live machines (live.go).
-	live *liveState
+	// energy is seed 002 on live machines and the energy accounting
+	// (package energy, energy.go).
+	energy *energy.Live
 }
 
 // New builds a scheduler from cfg: it opens the store if cfg.Store is nil,
@@ -99,11 +100,12 @@ func New(cfg Config) (*Scheduler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	live, err := newLiveState(cfg.Live)
+	live, err := energy.New(cfg.Live, energy.Deps{Log: cfg.Logger, Clock: cfg.Clock,
+		SampleEvery: cfg.PowerSampleEvery, Heartbeat: cfg.HeartbeatInterval, Round: cfg.Round})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	eng, err := newEngine(cfg, live)
+	eng, err := live.NewEngine(cfg.Names, *cfg.Options)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -116,7 +118,7 @@ func New(cfg Config) (*Scheduler, error) {
 		models: map[string]int{}, kick: make(chan struct{}, 1), stopped: make(chan struct{}),
 		runDone: make(chan struct{}), jobs: map[string]*job{}, active: map[string]*job{}, nodes: map[string]*node{},
 		logs: newLogStore(filepath.Join(cfg.DataDir, "logs")), started: cfg.Clock(), wake: -1,
-		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes, unsaved: map[*job]bool{}, live: live}
+		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes, unsaved: map[*job]bool{}, energy: live}
 	for i, m := range matrix.Models {
 		s.models[m] = i
 	}
@@ -136,10 +138,6 @@ func New(cfg Config) (*Scheduler, error) {
 		s.closeStore()
 		return nil, err
 	}
-	if err := s.loadPower(context.Background()); err != nil {
-		s.closeStore()
-		return nil, err
-	}
 	if err := s.loadETA(context.Background()); err != nil {
 		s.closeStore()
 		return nil, err
@@ -148,15 +146,7 @@ func New(cfg Config) (*Scheduler, error) {
 		s.closeStore()
 		return nil, err
 	}
-	if err := s.loadLearned(context.Background()); err != nil {
-		s.closeStore()
-		return nil, err
-	}
-	if err := s.loadEnergy(context.Background()); err != nil {
-		s.closeStore()
-		return nil, err
-	}
-	if err := s.loadModel(context.Background()); err != nil {
+	if err := s.energy.Load(context.Background(), s.store); err != nil {
 		s.closeStore()
 		return nil, err
 	}
@@ -211,7 +201,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			s.checkLimits()
 			s.tickForecast()
 			s.saveUsage(false)
-			s.tickLive()
+			s.tickEnergy()
 		case <-wake.C:
 		}
 		if ctx.Err() != nil { // select picks among ready cases at random: an ended ctx wins
@@ -269,7 +259,9 @@ func (s *Scheduler) Close() error {
 		<-s.runDone
 	}
 	s.flushProfiles()
-	s.flushPower()
+	s.mu.Lock()
+	s.energy.Flush()
+	s.mu.Unlock()
 	s.flushETA()
 	s.saveUsage(true)
 	return s.closeStore()

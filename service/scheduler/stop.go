@@ -98,7 +98,7 @@ func (s *Scheduler) finalize(b *batch, j *job, now time.Time) {
 		st = api.Preempted
 	}
 	s.noteRan(rec, now)
-	s.noteModelEnd(now)
+	s.energy.NoteEnd(world{s}, now)
 	rec.State, rec.Stopping, rec.Alloc, rec.Replicas, rec.Port = st, "", []string{}, nil, 0
 	if st.Final() {
 		rec.FinishedAt = ptr(now.UTC())
@@ -140,7 +140,7 @@ func (s *Scheduler) release(j *job, st api.State, t model.Time) {
 		j.mj = nil
 		delete(s.active, j.rec.ID)
 		if j.rec.DataEndpoint != "" {
-			s.live.dirty, s.live.devsStale = true, true // its endpoint may no longer be probed
+			s.energy.NoteEndpointGone()
 		}
 	}
 	s.notify()

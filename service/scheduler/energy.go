@@ -1,0 +1,267 @@
+package scheduler
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/energy"
+	"github.com/gpusched/gpusched/service/replay"
+)
+
+// Live energy (package energy: power readings, the nodes' and jobs'
+// energy, learned thresholds, measured distances, the energy placer's
+// inputs, idle nodes, the report) reads the scheduler through world and
+// charges the jobs' records through it. Every call is made with s.mu held.
+
+// Aliases of package energy's configuration, for the shells that set it.
+type (
+	// LiveConfig is energy.Config.
+	LiveConfig = energy.Config
+	// PowerSample is energy.PowerSample.
+	PowerSample = energy.PowerSample
+)
+
+// Defaults of package energy, for the shells' flags.
+const (
+	DefaultSuspendAfter     = energy.DefaultSuspendAfter
+	DefaultPowerSampleEvery = energy.DefaultPowerSampleEvery
+)
+
+// world is the scheduler as package energy sees it; its methods are
+// called with s.mu held.
+type world struct{ s *Scheduler }
+
+// NodeNames implements energy.World.
+func (w world) NodeNames() []string { return slicesSortedKeys(w.s.nodes) }
+
+// Node implements energy.World.
+func (w world) Node(name string) (energy.Node, bool) {
+	n := w.s.nodes[name]
+	if n == nil {
+		return energy.Node{}, false
+	}
+	return energy.Node{Name: n.name, Addr: n.masterAddr(), Type: n.typ, GPUs: n.gpus, Ready: n.ready,
+		Unmetered: n.unmetered, Working: len(n.work) > 0}, true
+}
+
+// Cluster implements energy.World.
+func (w world) Cluster() (*model.Cluster, map[string]int) { return w.s.cluster, w.s.nodeIdx }
+
+// UsedGPUs implements energy.World.
+func (w world) UsedGPUs(name string) int { return w.s.usedGPUs(name) }
+
+// JobsOn implements energy.World.
+func (w world) JobsOn(name string) []energy.JobOn {
+	var out []energy.JobOn
+	for id, j := range w.s.active {
+		if devs := jobGPUsOn(&j.rec, name); len(devs) > 0 {
+			out = append(out, energy.JobOn{ID: id, Model: j.rec.Model, Devs: devs, LiveGPUs: j.rec.liveGPUs(),
+				Rate: w.s.jobRate(id)})
+		}
+	}
+	return out
+}
+
+// Active implements energy.World.
+func (w world) Active() (models, endpoints []string) {
+	for _, j := range w.s.active {
+		models, endpoints = append(models, j.rec.Model), append(endpoints, j.rec.DataEndpoint)
+	}
+	return models, endpoints
+}
+
+// Charge implements energy.World: the job's record counts the energy,
+// written with its progress (flushProgress); a measured share is a point
+// of its power series.
+func (w world) Charge(id string, joules float64, modelled bool, d time.Duration, at time.Time) {
+	j := w.s.active[id]
+	if j == nil {
+		return
+	}
+	if modelled {
+		kwh := joules / energy.JoulesPerKWh
+		j.rec.EnergyKWh += kwh
+		j.rec.EnergyModelledKWh += kwh
+	} else {
+		j.rec.EnergyKWh += joules / energy.JoulesPerKWh
+		w.s.notePower(id, joules, d, at)
+	}
+	w.s.unsaved[j] = true
+}
+
+// jobGPUsOn returns the device indices a running job's live replicas hold
+// on node name.
+func jobGPUsOn(rec *record, name string) []int {
+	if rec.State != api.Running {
+		return nil
+	}
+	var devs []int
+	for _, rr := range rec.Replicas {
+		if rr.Node == name && !rr.Done {
+			devs = append(devs, rr.GPUs...)
+		}
+	}
+	return devs
+}
+
+// noteRan adds the attempt that ends now to a job's ran record: its
+// running time, GPUs and GPU type (for the energy report's replay).
+func (s *Scheduler) noteRan(rec *record, now time.Time) {
+	if rec.StartedAt == nil || rec.State != api.Running {
+		return
+	}
+	rec.Ran.Seconds += max(now.Sub(*rec.StartedAt).Seconds(), 0)
+	rec.Ran.GPUs = len(rec.Alloc)
+	for _, rr := range rec.Replicas {
+		if n := s.nodes[rr.Node]; n != nil && rr.member() {
+			rec.Ran.Type = n.typ
+			break
+		}
+	}
+}
+
+// Energy returns the energy report. The pack replay runs outside the
+// scheduler's lock.
+func (s *Scheduler) Energy() api.EnergyReport {
+	s.mu.Lock()
+	pol, pla, _ := s.engine.Names()
+	rep := s.energy.Report(world{s}, pol, pla, s.energyJobs())
+	nodes, jobs := s.replayInputs()
+	model := s.energy.ModelledRun(world{s}, s.now(), s.anyRunning())
+	s.mu.Unlock()
+	energy.AddReplay(&rep, nodes, jobs, s.cfg.Names.Policy, model)
+	return rep
+}
+
+// EnergyReplay returns the pack replay's inputs as files gpusched sim
+// reads; ErrConflict when there is nothing to replay.
+func (s *Scheduler) EnergyReplay() (api.EnergyReplay, error) {
+	s.mu.Lock()
+	nodes, jobs := s.replayInputs()
+	s.mu.Unlock()
+	cluster, trace, err := replay.Files(nodes, jobs)
+	if err != nil {
+		return api.EnergyReplay{}, conflict("nothing to replay: %v", err)
+	}
+	return api.EnergyReplay{Cluster: string(cluster), Trace: string(trace), Policy: s.cfg.Names.Policy}, nil
+}
+
+// energyJobs returns the jobs with energy, oldest first, for the report.
+// Called with s.mu held.
+func (s *Scheduler) energyJobs() []api.JobEnergyUse {
+	list := make([]*job, 0, len(s.jobs))
+	for _, j := range s.jobs {
+		if j.rec.EnergyKWh > 0 {
+			list = append(list, j)
+		}
+	}
+	slices.SortFunc(list, func(a, b *job) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]api.JobEnergyUse, 0, len(list))
+	for _, j := range list {
+		r := &j.rec
+		mod := min(r.EnergyModelledKWh, r.EnergyKWh)
+		q := r.Queue
+		if q == "" {
+			q = s.defaultQueue()
+		}
+		out = append(out, api.JobEnergyUse{ID: r.ID, Name: r.Name, User: r.User, Queue: q, State: s.viewState(j),
+			KWh: r.EnergyKWh, ModelledKWh: mod, Measured: mod == 0})
+	}
+	return out
+}
+
+// replayInputs returns the ready nodes and the jobs that ran, for the
+// replay. Called with s.mu held.
+func (s *Scheduler) replayInputs() ([]replay.Node, []replay.Job) {
+	var nodes []replay.Node
+	var ready []*node
+	for _, name := range slicesSortedKeys(s.nodes) {
+		if n := s.nodes[name]; n.ready {
+			ready = append(ready, n)
+		}
+	}
+	for _, n := range ready {
+		t := s.gpuType(n.typ, ready)
+		rn := replay.Node{Name: n.name, GPUType: n.typ, MemMiB: t.MemMiB, TFLOPS: t.TFLOPS, GPUs: len(n.gpus)}
+		s.energy.ReplayPower(world{s}, &rn)
+		nodes = append(nodes, rn)
+	}
+	now := s.now()
+	var jobs []replay.Job
+	for _, id := range slicesSortedKeys(s.jobs) {
+		r := &s.jobs[id].rec
+		rj := replay.Job{ID: r.ID, Submit: r.SubmittedAt, GPUs: r.Ran.GPUs, GPUType: r.Ran.Type, Seconds: r.Ran.Seconds, User: r.User}
+		if r.State == api.Running && r.StartedAt != nil {
+			rj.Seconds += max(now.Sub(*r.StartedAt).Seconds(), 0)
+			rj.GPUs, rj.GPUType = len(r.Alloc), s.jobGPUType(r)
+		}
+		if rj.Seconds > 0 && rj.GPUs > 0 && rj.GPUType != "" {
+			jobs = append(jobs, rj)
+		}
+	}
+	return nodes, jobs
+}
+
+// anyRunning reports whether a job runs. Called with s.mu held.
+func (s *Scheduler) anyRunning() bool {
+	for _, j := range s.active {
+		if j.rec.State == api.Running {
+			return true
+		}
+	}
+	return false
+}
+
+// Calibration returns the thresholds in use for every class of a known
+// node and every algorithm type it has samples or thresholds of, by class
+// and type (the default type first).
+func (s *Scheduler) Calibration() api.Calibration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.energy.Calibration(world{s})
+}
+
+// Recalibrate fits every class and algorithm type with enough samples now,
+// whether or not they span the load range or are new, and returns the
+// thresholds in use afterwards (a failed fit shows its error and keeps the
+// thresholds). gpusched calibrate --from-server calls it.
+func (s *Scheduler) Recalibrate() api.Calibration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.energy.Recalibrate(world{s})
+}
+
+// PowerSamples returns the stored power samples of node name as the rows
+// gpusched calibrate reads (one per load, by load); ErrNotFound for a node
+// the scheduler neither knows nor has samples of.
+func (s *Scheduler) PowerSamples(name string) ([]PowerSample, error) {
+	s.mu.Lock()
+	rows, ok := s.energy.Samples(name)
+	known := s.nodes[name] != nil
+	s.mu.Unlock()
+	if !known && !ok {
+		return nil, notFound("no node %q", name)
+	}
+	return rows, nil
+}
+
+// energyUse returns every job's energy for the metrics, by ID. Called
+// with s.mu held.
+func (s *Scheduler) energyUse() []energy.JobUse {
+	out := make([]energy.JobUse, 0, len(s.jobs))
+	for _, id := range slicesSortedKeys(s.jobs) {
+		r := &s.jobs[id].rec
+		out = append(out, energy.JobUse{ID: id, KWh: r.EnergyKWh, FinishedAt: r.FinishedAt})
+	}
+	return out
+}
+
+// tickEnergy runs the live energy work of a periodic tick.
+func (s *Scheduler) tickEnergy() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.energy.Tick(world{s})
+}
