@@ -13,4 +13,3 @@ func TestCalibrationRows(t *testing.T) {
 		t.Errorf("calibrationRows: %+v, want %+v", got, want)
 	}
 }
-

@@ -87,7 +87,7 @@ func (w world) Charge(id string, joules float64, modelled bool, d time.Duration,
 		j.rec.EnergyModelledKWh += kwh
 	} else {
 		j.rec.EnergyKWh += joules / energy.JoulesPerKWh
-		w.s.notePower(id, joules, d, at)
+		w.s.learned.Series.Power(id, joules, d, at)
 	}
 	w.s.unsaved[j] = true
 }

@@ -25,41 +25,15 @@ const (
 	// etaMaxAge bounds how long a forecast is served while nothing
 	// changes (measured speeds move, estimates run out).
 	etaMaxAge = 10 * time.Second
-	// etaKey is the store key of the learned history and the accuracy
-	// records; etaSaveEvery bounds how often they are written.
-	etaKey       = "forecast/history"
-	etaSaveEvery = 5 * time.Second
 )
 
-// etaState is the scheduler's forecaster. The fields up to fmu are
-// guarded by Scheduler.mu; cache by fmu, which is taken before
-// Scheduler.mu and held while a forecast runs (concurrent requests wait
-// for it and share it).
+// etaState is the scheduler's forecaster: its latest forecast, guarded by
+// fmu, which is taken before Scheduler.mu and held while a forecast runs
+// (concurrent requests wait for it and share it). What forecasts learn is
+// Scheduler.learned's (package learn).
 type etaState struct {
-	hist forecast.History
-	acc  forecast.Accuracy
-	// learn holds, per running job, its length as first estimated in each
-	// class (at its start, or at a forecast while it ran): the bases of
-	// the ratios its run time teaches.
-	learn map[string]map[forecast.Class]estimate
-	// series are the jobs' progress and power over time (series.go).
-	series map[string]*jobSeries
-	// changed: hist or acc changed since savedAt.
-	changed bool
-	savedAt time.Time
-
 	fmu   sync.Mutex
 	cache *etaForecast
-}
-
-func newETAState() *etaState {
-	return &etaState{learn: map[string]map[forecast.Class]estimate{}, series: map[string]*jobSeries{}}
-}
-
-// estimate is a running job's remaining run time as estimated at at.
-type estimate struct {
-	remaining time.Duration
-	at        time.Time
 }
 
 // etaForecast is one forecast and what it was made from.
@@ -217,8 +191,7 @@ func (s *Scheduler) etaOf(f *etaForecast, j *job) api.ETA {
 		out.PredictedStart, out.StartP10, out.StartP50, out.StartP90 = j.rec.StartedAt, j.rec.StartedAt, j.rec.StartedAt, j.rec.StartedAt
 	}
 	if j.rec.State != api.Running && out.PredictedStart != nil && out.StartP10 != nil && out.StartP90 != nil {
-		s.eta.acc.Predict(j.rec.ID, forecast.Prediction{At: f.at.UTC(), Start: *out.PredictedStart, P10: *out.StartP10, P90: *out.StartP90})
-		s.eta.changed = true
+		s.learned.Predict(j.rec.ID, forecast.Prediction{At: f.at.UTC(), Start: *out.PredictedStart, P10: *out.StartP10, P90: *out.StartP90})
 	}
 	return out
 }
@@ -234,7 +207,7 @@ func wallTime(t model.Time) *time.Time {
 // snapshot captures the live state for a forecast at now; without a
 // cluster it returns no snapshot and says why. Called with s.mu held.
 func (s *Scheduler) snapshot(now time.Time) (*etaForecast, *forecast.Snapshot) {
-	f := &etaForecast{at: now, index: map[string]int{}, spreads: s.eta.hist.Spreads(),
+	f := &etaForecast{at: now, index: map[string]int{}, spreads: s.learned.History().Spreads(),
 		kinds: map[string]int{}, names: [3]string{s.cfg.Names.Policy, s.cfg.Names.Placer, s.cfg.Names.Scaler}}
 	tab, _ := s.profileTable()
 	if s.state == nil || tab == nil {
@@ -262,7 +235,7 @@ func (s *Scheduler) snapshot(now time.Time) (*etaForecast, *forecast.Snapshot) {
 		f.kinds[string(fj.Length.Kind)]++
 		snap.Jobs = append(snap.Jobs, fj)
 		if j.rec.State == api.Running && j.rec.Stopping == "" {
-			s.noteEstimate(j.rec.ID, fj.Length, now)
+			s.learned.Estimate(j.rec.ID, fj.Length, now)
 		}
 	}
 	return f, snap
@@ -309,8 +282,8 @@ func (s *Scheduler) forecastJob(j *job, tab *profile.Table, now time.Time) (fore
 func (s *Scheduler) facts(j *job, tab *profile.Table, now time.Time) forecast.Facts {
 	rec := &j.rec
 	f := forecast.Facts{TotalSteps: rec.TotalSteps, TimeLimit: time.Duration(rec.TimeLimitS) * time.Second}
-	f.UserMedian, f.UserRuns = s.eta.hist.UserMedian(rec.User)
-	f.AllMedian, f.AllRuns = s.eta.hist.AllMedian()
+	f.UserMedian, f.UserRuns = s.learned.History().UserMedian(rec.User)
+	f.AllMedian, f.AllRuns = s.learned.History().AllMedian()
 	mi := tab.ModelIndex(rec.Model)
 	if rec.State != api.Running {
 		f.MatrixKnown = mi >= 0

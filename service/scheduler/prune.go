@@ -78,8 +78,7 @@ func (s *Scheduler) pruneBatch(ctx context.Context, cutoff time.Time) ([]string,
 	s.prunedSeq = floor
 	for _, id := range ids {
 		delete(s.jobs, id)
-		delete(s.eta.series, id)
-		s.eta.acc.Forget(id)
+		s.learned.Forget(id)
 	}
 	return ids, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/gpusched/gpusched/core/quota"
 	"github.com/gpusched/gpusched/internal/assets"
 	"github.com/gpusched/gpusched/service/energy"
+	"github.com/gpusched/gpusched/service/learn"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -76,11 +77,11 @@ type Scheduler struct {
 	// unsaved holds the jobs whose latest plain progress is in memory only
 	// (flushProgress writes it).
 	unsaved map[*job]bool
-	// prof learns the throughput matrix from progress reports
-	// (profiles.go).
-	prof *profileState
-	// eta forecasts starts and finishes, keeps the forecasts' accuracy
-	// and the jobs' series (eta.go, etalearn.go, series.go).
+	// prof learns the throughput matrix from progress reports; learned is
+	// what forecasts learn, and the jobs' series (package learn, learn.go).
+	prof    *learn.Profiles
+	learned *learn.ETA
+	// eta forecasts starts and finishes (eta.go).
 	eta *etaState
 	// quota is the engine's queue layer, nil without queues (queues.go);
 	// usageSaved is when its usage was last written.
@@ -116,7 +117,7 @@ func New(cfg Config) (*Scheduler, error) {
 	ref, _ := config.LookupType(refTypeName)
 	s := &Scheduler{cfg: cfg, log: cfg.Logger, store: cfg.Store, engine: eng, matrix: matrix, ref: ref,
 		models: map[string]int{}, kick: make(chan struct{}, 1), stopped: make(chan struct{}),
-		runDone: make(chan struct{}), jobs: map[string]*job{}, active: map[string]*job{}, nodes: map[string]*node{},
+		runDone: make(chan struct{}), eta: &etaState{}, jobs: map[string]*job{}, active: map[string]*job{}, nodes: map[string]*node{},
 		logs: newLogStore(filepath.Join(cfg.DataDir, "logs")), started: cfg.Clock(), wake: -1,
 		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes, unsaved: map[*job]bool{}, energy: live}
 	for i, m := range matrix.Models {
@@ -134,11 +135,7 @@ func New(cfg Config) (*Scheduler, error) {
 		s.closeStore()
 		return nil, err
 	}
-	if err := s.loadProfiles(context.Background()); err != nil {
-		s.closeStore()
-		return nil, err
-	}
-	if err := s.loadETA(context.Background()); err != nil {
+	if err := s.loadLearning(context.Background()); err != nil {
 		s.closeStore()
 		return nil, err
 	}
@@ -258,11 +255,11 @@ func (s *Scheduler) Close() error {
 	if s.running.Load() {
 		<-s.runDone
 	}
-	s.flushProfiles()
 	s.mu.Lock()
+	s.prof.Flush(s.now())
 	s.energy.Flush()
+	s.tickETA(s.now(), true)
 	s.mu.Unlock()
-	s.flushETA()
 	s.saveUsage(true)
 	return s.closeStore()
 }

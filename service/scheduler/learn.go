@@ -1,0 +1,204 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/profile"
+	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/learn"
+)
+
+// Online learning (package learn): the throughput profiles learned from
+// progress reports (s.prof), merged over the embedded matrix for the
+// engine, and what forecasts learn (s.learned: the history of run times,
+// the accuracy of the predictions served, the jobs' series). Every call
+// is made with s.mu held.
+
+// loadLearning restores the learned profiles, installing the merged
+// matrix, and the forecasts' history; call it before the jobs are loaded,
+// so that their model indices come from the matrix.
+func (s *Scheduler) loadLearning(ctx context.Context) error {
+	ps, err := learn.NewProfiles(s.matrix, s.log)
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	s.prof = ps
+	merged, err := ps.Load(ctx, s.store, s.now())
+	if err != nil {
+		return err
+	}
+	if merged != nil {
+		s.setMatrix(merged)
+	}
+	s.learned = learn.NewETA(s.log)
+	return s.learned.Load(ctx, s.store, s.now())
+}
+
+// setMatrix makes m the scheduler's matrix: job types are numbered by a
+// profile.Table of m (a job type m gained shifts the others), and every
+// active job's model index is derived again.
+func (s *Scheduler) setMatrix(m *profile.Matrix) {
+	t, err := profile.NewTable(m, &model.Cluster{}, s.ref)
+	if err != nil {
+		s.log.Error("cannot use the merged throughput matrix", "err", err)
+		return
+	}
+	s.matrix = m
+	s.models = make(map[string]int, len(t.Models()))
+	for _, name := range t.Models() {
+		s.models[name] = t.ModelIndex(name)
+	}
+	for _, j := range s.active {
+		if j.mj != nil {
+			j.mj.Model = t.ModelIndex(j.rec.Model)
+		}
+	}
+}
+
+// swapMatrix installs a merged matrix waiting for the rebuild (which
+// calls it first, so that the new table and the jobs' indices agree).
+func (s *Scheduler) swapMatrix() {
+	if s.prof == nil {
+		return
+	}
+	if m := s.prof.Next(); m != nil {
+		s.setMatrix(m)
+	}
+}
+
+// observeProgress learns from a new progress report of active job j whose
+// record (before the report) is cur: the profiles from a running job that
+// is not being stopped, the job's series.
+func (s *Scheduler) observeProgress(cur *record, rep progressReport) {
+	if cur.State != api.Running || cur.Stopping != "" {
+		s.prof.Forget(cur.ID)
+	} else {
+		s.prof.ObserveProgress(learn.Progress{Job: cur.ID, Model: cur.Model, GPUType: s.jobGPUType(cur),
+			Attempt: cur.Attempt, Generation: cur.Generation, GPUs: cur.liveGPUs(), Steps: rep.steps, At: rep.at})
+	}
+	if cur.State == api.Running {
+		s.learned.Series.Progress(cur.ID, cur.Attempt, cur.Generation, rep.steps, rep.at)
+	}
+}
+
+// jobGPUType returns the GPU type of a running job's live replicas, ""
+// when they are on several types (or none).
+func (s *Scheduler) jobGPUType(rec *record) string {
+	typ := ""
+	for _, rr := range rec.Replicas {
+		if rr.Done {
+			continue
+		}
+		n := s.nodes[rr.Node]
+		if n == nil || (typ != "" && n.typ != typ) {
+			return ""
+		}
+		typ = n.typ
+	}
+	return typ
+}
+
+// jobRate returns the latest measured steps/s of running job id (0 when
+// none is known).
+func (s *Scheduler) jobRate(id string) float64 {
+	if s.prof == nil {
+		return 0
+	}
+	return s.prof.Rate(id)
+}
+
+// tickProfiles runs every round tick: a rebuild of the matrix the profiles
+// ask for comes with the next round.
+func (s *Scheduler) tickProfiles(now time.Time) {
+	if s.prof.Tick(now, func(id string) bool { return s.active[id] != nil }) {
+		s.dirty = true
+		s.notify()
+	}
+}
+
+// Profiles returns the learned throughputs (api.ProfileOnline) and, with
+// prerun, the pre-run matrix's points too (api.ProfilePreRun).
+func (s *Scheduler) Profiles(prerun bool) []api.ProfileEntry {
+	s.mu.Lock()
+	out, base := s.prof.Entries()
+	s.mu.Unlock()
+	if prerun {
+		out = append(out, learn.PreRun(base)...)
+	}
+	return out
+}
+
+// noteStart records, as job j starts at now, the outcomes of the
+// predictions served while it waited and its length as estimated now (the
+// base of what its run time will teach). Called with s.mu held, after the
+// start is applied.
+func (s *Scheduler) noteStart(j *job, now time.Time) {
+	s.learned.Started(j.rec.ID, now)
+	if tab, ok := s.profileTable(); ok && j.mj != nil {
+		if fj, ok := s.forecastJob(j, tab, now); ok {
+			s.learned.Estimate(j.rec.ID, fj.Length, now)
+		}
+	}
+}
+
+// noteEnd learns from job j, which stopped running at now in state st.
+// Called with s.mu held, after the record is applied.
+func (s *Scheduler) noteEnd(j *job, st api.State, now time.Time) {
+	s.learned.Ended(j.rec.ID, j.rec.User, j.rec.StartedAt, st, now)
+}
+
+// tickETA writes what the forecasts learned (with force, all of it).
+// Called with s.mu held.
+func (s *Scheduler) tickETA(now time.Time, force bool) {
+	s.learned.Tick(now, force, func(id string) bool {
+		j := s.jobs[id]
+		return j == nil || j.rec.State.Final()
+	})
+}
+
+// ETAAccuracy returns how good the start forecasts served so far have
+// been, and the learned spread of each kind of length.
+func (s *Scheduler) ETAAccuracy() api.ETAAccuracy {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.learned.Accuracy()
+}
+
+// measuredRate returns running job rec's steps/s in its current execution
+// and the number of its reports (learn.Series.MeasuredRate). Called with
+// s.mu held.
+func (s *Scheduler) measuredRate(rec *record) (float64, int) {
+	return s.learned.Series.MeasuredRate(rec.ID, rec.Attempt, rec.Generation)
+}
+
+// Series returns what the dashboard draws for job id: its current
+// replicas, progress and power over time. ErrNotFound.
+func (s *Scheduler) Series(id string) (api.JobSeries, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.jobs[id]
+	if j == nil {
+		return api.JobSeries{}, noJob(id)
+	}
+	out := api.JobSeries{Job: id, Replicas: []api.ReplicaInfo{}, Progress: []api.ProgressPoint{}, Power: []api.PowerPoint{}}
+	for _, rr := range j.rec.Replicas {
+		ri := api.ReplicaInfo{ID: rr.ID, Node: rr.Node, GPUs: slices.Clone(rr.GPUs), State: "running"}
+		switch {
+		case rr.Lost:
+			ri.State = "lost"
+		case rr.Left && !rr.Done:
+			ri.State = "left"
+		case rr.Done:
+			ri.State, ri.ExitCode = "exited", ptr(rr.ExitCode)
+		}
+		out.Replicas = append(out.Replicas, ri)
+	}
+	progress, power := s.learned.Series.Points(id)
+	out.Progress = append(out.Progress, progress...)
+	out.Power = append(out.Power, power...)
+	return out, nil
+}
