@@ -1,4 +1,4 @@
-package scheduler
+package access_test
 
 import (
 	"context"
@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"github.com/gpusched/gpusched/config"
+	"github.com/gpusched/gpusched/service/access"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/auth"
+	"github.com/gpusched/gpusched/service/scheduler"
 )
 
 // TestAccess: the lifecycle's rules on behalf of callers, without a
@@ -16,12 +18,16 @@ import (
 // kinds of credential that have no part in the job API.
 func TestAccess(t *testing.T) {
 	w := 1.0
-	h := newHarness(t, func(c *Config) {
-		c.Queues = &config.QueuesSpec{Queues: []config.QueueSpec{
-			{Name: "vision", Quota: map[string]int{"v100": 1}, Weight: &w, Users: []string{"alice", "carol"}},
-			{Name: "open", Weight: &w},
-		}}
-	})
+	queues := &config.QueuesSpec{Queues: []config.QueueSpec{
+		{Name: "vision", Quota: map[string]int{"v100": 1}, Weight: &w, Users: []string{"alice", "carol"}},
+		{Name: "open", Weight: &w},
+	}}
+	s, err := scheduler.New(scheduler.Config{DataDir: t.TempDir(), Queues: queues})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	g := access.New(s, queues)
 	ctx := context.Background()
 	alice := auth.Identity{Kind: auth.KindUser, User: "alice", Role: api.RoleUser}
 	bob := auth.Identity{Kind: auth.KindUser, User: "bob", Role: api.RoleUser}
@@ -30,64 +36,66 @@ func TestAccess(t *testing.T) {
 	node := auth.Identity{Kind: auth.KindNode, Node: "n1"}
 	spec := api.JobSpec{Command: []string{"x"}, GPUs: 1}
 
-	j, err := h.s.SubmitAs(ctx, alice, spec)
+	j, err := g.SubmitAs(ctx, alice, spec)
 	if err != nil || j.User != "alice" || j.Queue != "vision" {
 		t.Fatalf("alice's job: %+v %v", j, err)
 	}
-	b, err := h.s.SubmitAs(ctx, bob, spec)
+	b, err := g.SubmitAs(ctx, bob, spec)
 	if err != nil || b.Queue != "default" {
 		t.Fatalf("bob's job (bob is in no queue's users) goes to the default queue: %+v %v", b, err)
 	}
 	forbiddenTo := func(what string, err error, mention string) {
 		t.Helper()
-		if !errors.Is(err, ErrForbidden) || !strings.Contains(err.Error(), mention) {
-			t.Errorf("%s: %v, want ErrForbidden mentioning %q", what, err, mention)
+		if !errors.Is(err, access.ErrForbidden) || !strings.Contains(err.Error(), mention) {
+			t.Errorf("%s: %v, want access.ErrForbidden mentioning %q", what, err, mention)
 		}
 	}
 	bs := spec
 	bs.Queue = "vision"
-	_, err = h.s.SubmitAs(ctx, bob, bs)
+	_, err = g.SubmitAs(ctx, bob, bs)
 	forbiddenTo("bob submits to vision", err, "may not submit to queue vision")
-	_, err = h.s.SubmitAs(ctx, node, spec)
+	_, err = g.SubmitAs(ctx, node, spec)
 	forbiddenTo("a node submits", err, "a user's token is required")
 	as := spec
 	as.User = "bob"
-	if j2, err := h.s.SubmitAs(ctx, admin, as); err != nil || j2.User != "bob" {
+	if j2, err := g.SubmitAs(ctx, admin, as); err != nil || j2.User != "bob" {
 		t.Errorf("an admin submits for bob: %+v %v", j2, err)
 	}
 
-	if _, err := h.s.JobAs(carol, j.ID); err != nil {
+	if _, err := g.JobAs(carol, j.ID); err != nil {
 		t.Errorf("carol (queue vision) reads alice's job: %v", err)
 	}
-	_, err = h.s.CancelAs(carol, j.ID)
+	_, err = g.CancelAs(carol, j.ID)
 	forbiddenTo("carol cancels alice's job", err, "user carol may not cancel")
-	_, err = h.s.JobAs(bob, j.ID)
+	_, err = g.JobAs(bob, j.ID)
 	forbiddenTo("bob reads alice's job", err, "user bob may not see")
-	forbiddenTo("bob reads alice's logs", h.s.CheckLogs(bob, j.ID), "user bob may not see")
-	if got := h.s.JobsAs(bob); len(got) != 2 || got[0].ID != b.ID {
+	forbiddenTo("bob reads alice's logs", g.CheckLogs(bob, j.ID), "user bob may not see")
+	if got := g.JobsAs(bob); len(got) != 2 || got[0].ID != b.ID {
 		t.Errorf("bob lists %+v, want his own job and the one the admin made for him", got)
 	}
-	if got := h.s.JobsAs(carol); len(got) != 1 || got[0].ID != j.ID {
+	if got := g.JobsAs(carol); len(got) != 1 || got[0].ID != j.ID {
 		t.Errorf("carol lists %+v, want alice's job of her queue", got)
 	}
 
 	self := auth.Identity{Kind: auth.KindJob, Job: j.ID}
-	if _, err := h.s.ProgressAs(self, j.ID, api.Progress{Steps: 3}); err != nil {
+	if _, err := g.ProgressAs(self, j.ID, api.Progress{Steps: 3}); err != nil {
 		t.Errorf("a job reports its own progress: %v", err)
 	}
-	_, err = h.s.ProgressAs(self, b.ID, api.Progress{Steps: 3})
+	_, err = g.ProgressAs(self, b.ID, api.Progress{Steps: 3})
 	forbiddenTo("a job reports another's progress", err, "may not report the progress of")
-	if _, err := h.s.CancelAs(alice, j.ID); err != nil {
+	if _, err := g.CancelAs(alice, j.ID); err != nil {
 		t.Fatal(err)
 	}
-	h.waitJob(j.ID, "cancelled", func(v api.Job) bool { return v.State.Final() })
-	_, err = h.s.ProgressAs(self, j.ID, api.Progress{Steps: 4})
+	if v, err := s.Job(j.ID); err != nil || !v.State.Final() {
+		t.Fatalf("job %s after its cancel: %v, %v (want it ended: it never ran)", j.ID, v.State, err)
+	}
+	_, err = g.ProgressAs(self, j.ID, api.Progress{Steps: 4})
 	forbiddenTo("the token of an ended job", err, "no longer works")
 
-	if v := h.s.IdentityView(carol); strings.Join(v.Queues, ",") != "vision,open" {
+	if v := g.IdentityView(carol); strings.Join(v.Queues, ",") != "vision,open" {
 		t.Errorf("carol's queues: %v", v.Queues)
 	}
-	if v := h.s.IdentityView(auth.Identity{}); v.Kind != "anonymous" || v.Role != api.RoleAdmin {
+	if v := g.IdentityView(auth.Identity{}); v.Kind != "anonymous" || v.Role != api.RoleAdmin {
 		t.Errorf("anonymous: %+v", v)
 	}
 }
