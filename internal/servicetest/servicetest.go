@@ -19,7 +19,7 @@
 //
 // The agents start every replica through a shim, by default the running
 // program with the argument "shim" (agent.Config.Shim): a test package
-// that starts agents runs agent.ShimMain from its TestMain when its binary
+// that starts agents runs shim.Main from its TestMain when its binary
 // is started that way.
 package servicetest
 

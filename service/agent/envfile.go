@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 // envFile is the replica's current environment, one KEY=VALUE line per
@@ -124,7 +125,7 @@ func (a *Agent) applyChange(c change) {
 	switch {
 	case pid <= 1:
 		a.log.Info("replica updated", "replica", spec.ID, "generation", gen, "gpus", spec.GPUs)
-	case !catches(pid, syscall.SIGUSR1):
+	case !shim.Catches(pid, syscall.SIGUSR1):
 		a.log.Info("replica updated; not signalled: its process does not handle SIGUSR1", "replica", spec.ID,
 			"generation", gen, "gpus", spec.GPUs, "pid", pid)
 	default:

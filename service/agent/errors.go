@@ -14,8 +14,6 @@ const (
 	// ErrInvalidConfig is wrapped by New's errors about a Config field, as
 	// opposed to a data directory it cannot create.
 	ErrInvalidConfig Error = "invalid agent config"
-	// ErrShimUsage is wrapped by RunShim's errors about its arguments.
-	ErrShimUsage Error = "bad shim arguments"
 	// errUnknownNode ends a session when the server no longer knows the
 	// node.
 	errUnknownNode Error = "the server does not know this node"

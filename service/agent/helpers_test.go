@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 // fastTiming shortens the agent's intervals for tests.
@@ -66,7 +67,7 @@ func startAgent(t *testing.T, url, dataDir string, mods ...func(*Config)) *testA
 		ta.stop(t)
 		running := a.reps.running()
 		for _, p := range running {
-			signalGroup(p.status.PID, syscall.SIGKILL)
+			shim.SignalGroup(p.status.PID, syscall.SIGKILL)
 		}
 		for _, p := range running {
 			waitShim(t, p.dir)
@@ -188,12 +189,12 @@ func touch(t *testing.T, path string) {
 // written its exit file or is gone.
 func waitShim(t *testing.T, dir string) {
 	t.Helper()
-	var st shimStarted
-	if ok, _ := readShimFile(dir, shimFile, &st); !ok {
+	var st shim.Started
+	if ok, _ := shim.ReadFile(dir, shim.StartedFile, &st); !ok {
 		return
 	}
 	waitFor(t, "the shim of "+filepath.Base(dir)+" to end", func() bool {
-		_, err := os.Stat(filepath.Join(dir, exitFile))
-		return err == nil || !processAlive(st.ShimPID, st.ShimStart)
+		_, err := os.Stat(filepath.Join(dir, shim.ExitFile))
+		return err == nil || !shim.ProcessAlive(st.ShimPID, st.ShimStart)
 	})
 }

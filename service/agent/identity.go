@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 // RunAs says whose Unix account an agent starts replicas as
@@ -139,12 +141,7 @@ func (acct *account) shimArgs() []string {
 	if acct == nil {
 		return nil
 	}
-	gs := make([]string, len(acct.groups))
-	for i, g := range acct.groups {
-		gs[i] = strconv.FormatUint(uint64(g), 10)
-	}
-	return []string{"--uid", strconv.FormatUint(uint64(acct.uid), 10), "--gid", strconv.FormatUint(uint64(acct.gid), 10),
-		"--groups", strings.Join(gs, ",")}
+	return shim.CredentialArgs(acct.uid, acct.gid, acct.groups)
 }
 
 // environ is acct's identity in a replica's environment: HOME, USER and

@@ -1,10 +1,10 @@
 package agent
 
 import (
+	"github.com/gpusched/gpusched/service/shim"
 	"os"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/gpusched/gpusched/config"
@@ -74,50 +74,14 @@ func TestAccountOf(t *testing.T) {
 	}
 }
 
-func TestParseCredential(t *testing.T) {
-	for _, tc := range []struct {
-		uid, gid int64
-		groups   string
-		want     *syscall.Credential
-		err      bool
-	}{
-		{uid: -1, gid: -1, want: nil},
-		{uid: 1000, gid: 1000, want: &syscall.Credential{Uid: 1000, Gid: 1000, Groups: []uint32{}}},
-		{uid: 1000, gid: 100, groups: "100,27", want: &syscall.Credential{Uid: 1000, Gid: 100, Groups: []uint32{100, 27}}},
-		{uid: 1000, gid: -1, err: true},
-		{uid: -1, gid: 5, err: true},
-		{uid: -1, gid: -1, groups: "5", err: true},
-		{uid: 1 << 33, gid: 1, err: true},
-		{uid: 1, gid: 1, groups: "a", err: true},
-	} {
-		got, err := parseCredential(tc.uid, tc.gid, tc.groups)
-		if (err != nil) != tc.err {
-			t.Errorf("parseCredential(%d, %d, %q): err %v, want error %v", tc.uid, tc.gid, tc.groups, err, tc.err)
-			continue
-		}
-		if tc.err {
-			continue
-		}
-		if (got == nil) != (tc.want == nil) || got != nil && (got.Uid != tc.want.Uid || got.Gid != tc.want.Gid ||
-			!slices.Equal(got.Groups, tc.want.Groups)) {
-			t.Errorf("parseCredential(%d, %d, %q) = %+v, want %+v", tc.uid, tc.gid, tc.groups, got, tc.want)
-		}
-	}
-}
-
 func TestShimArgsOfAccount(t *testing.T) {
 	acct := &account{name: "alice", uid: 1001, gid: 1002, groups: []uint32{1002, 27}, home: "/home/alice"}
-	o, err := parseShimArgs(shimArgs("/d", 5, 3, acct.shimArgs(), []string{"id", "-un"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.cred == nil || o.cred.Uid != 1001 || o.cred.Gid != 1002 || !slices.Equal(o.cred.Groups, []uint32{1002, 27}) ||
-		!slices.Equal(o.command, []string{"id", "-un"}) {
-		t.Errorf("round trip: %+v %+v", o, o.cred)
+	if got, want := acct.shimArgs(), shim.CredentialArgs(1001, 1002, []uint32{1002, 27}); !slices.Equal(got, want) {
+		t.Errorf("shimArgs = %v, want %v", got, want)
 	}
 	var none *account
-	if o, err := parseShimArgs(shimArgs("/d", 5, 3, none.shimArgs(), []string{"true"})); err != nil || o.cred != nil {
-		t.Errorf("no account: %+v %v", o, err)
+	if got := none.shimArgs(); got != nil {
+		t.Errorf("no account: %v", got)
 	}
 	if got := acct.environ(); !slices.Equal(got, []string{"HOME=/home/alice", "USER=alice", "LOGNAME=alice"}) {
 		t.Errorf("environ = %v", got)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/gpusched/gpusched/service/shim"
 	"os"
 	"testing"
 )
@@ -10,7 +11,7 @@ import (
 // running program and "shim").
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "shim" {
-		os.Exit(ShimMain(os.Args[2:], os.Stderr))
+		os.Exit(shim.Main(os.Args[2:], os.Stderr))
 	}
 	os.Exit(m.Run())
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 func TestParseProgress(t *testing.T) {
@@ -116,7 +117,7 @@ func TestProgressFileReported(t *testing.T) {
 	}
 	ta.stop(t)
 	var rec record
-	if err := readJSON(filepath.Join(ta.replicaDir(r.ID), recordFile), &rec); err != nil {
+	if err := shim.ReadJSON(filepath.Join(ta.replicaDir(r.ID), recordFile), &rec); err != nil {
 		t.Fatal(err)
 	}
 	if rec.Status.Progress == nil || rec.Status.Progress.CheckpointSteps != 4 || rec.ProgressFile.Offset == 0 {

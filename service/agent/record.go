@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 // recordFile is the name of a replica's record in its directory.
@@ -135,7 +136,7 @@ func (a *Agent) load(now time.Time) error {
 		id := e.Name()
 		a.reps.markSeen(id)
 		var rec record
-		if err := readJSON(filepath.Join(root, id, recordFile), &rec); err != nil {
+		if err := shim.ReadJSON(filepath.Join(root, id, recordFile), &rec); err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				a.log.Warn("unreadable replica record; the replica will not be started again", "replica", id, "err", err)
 			}
@@ -174,22 +175,10 @@ func (a *Agent) restore(id string, rec record, now time.Time) {
 		return
 	}
 	// An old record: the replica is watched by its process group alone.
-	if pid > 1 && rec.BootID == a.boot && !groupGone(pid) {
+	if pid > 1 && rec.BootID == a.boot && !shim.GroupGone(pid) {
 		a.log.Info("adopting running replica started without a shim", "replica", id, "pid", pid)
 		go a.supervise(p, nil, true)
 		return
 	}
 	a.exit(p, exitInfo{code: -1, err: "lost: the replica's processes ended while no agent ran; exit status unknown"}, now)
-}
-
-// readJSON decodes the JSON file at path into v.
-func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("decode %s: %w", path, err)
-	}
-	return nil
 }

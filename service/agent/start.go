@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gpusched/gpusched/service/shim"
 	"io"
 	"os"
 	"os/exec"
@@ -19,9 +20,9 @@ import (
 type launch struct {
 	cmd *exec.Cmd
 	// hello delivers the shim's message (the main process's PID, or why
-	// the command did not start); a zero shimHello when the shim ended
+	// the command did not start); a zero shim.Hello when the shim ended
 	// without one.
-	hello chan shimHello
+	hello chan shim.Hello
 	// waited is closed once the shim has exited and was reaped.
 	waited chan struct{}
 }
@@ -58,7 +59,7 @@ func (a *Agent) start(p *proc) {
 		return
 	}
 	go entry.done(cmd.Process.Pid)
-	l := &launch{cmd: cmd, hello: make(chan shimHello, 1), waited: make(chan struct{})}
+	l := &launch{cmd: cmd, hello: make(chan shim.Hello, 1), waited: make(chan struct{})}
 	go l.readHello(r)
 	go func() { _ = cmd.Wait(); close(l.waited) }()
 	go a.supervise(p, l, true)
@@ -68,10 +69,10 @@ func (a *Agent) start(p *proc) {
 // (or exits) and delivers it.
 func (l *launch) readHello(r *os.File) {
 	defer r.Close()
-	var h shimHello
+	var h shim.Hello
 	b, _ := io.ReadAll(io.LimitReader(r, 64<<10))
 	if err := json.Unmarshal(bytes.TrimSpace(b), &h); err != nil {
-		h = shimHello{}
+		h = shim.Hello{}
 	}
 	l.hello <- h
 }
@@ -123,9 +124,9 @@ func (a *Agent) prepare(p *proc) (*exec.Cmd, *boxEntry, error) {
 		out.Close()
 		return nil, nil, err
 	}
-	shim := a.cfg.Shim
-	args := shimArgs(p.dir, spec.GracePeriodS, 3, append(acct.shimArgs(), box...), spec.Command)
-	cmd := exec.Command(shim[0], append(shim[1:len(shim):len(shim)], args...)...)
+	bin := a.cfg.Shim
+	args := shim.Args(p.dir, spec.GracePeriodS, 3, append(acct.shimArgs(), box...), spec.Command)
+	cmd := exec.Command(bin[0], append(bin[1:len(bin):len(bin)], args...)...)
 	cmd.Env, cmd.Dir = a.environ(p, acct), dir
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

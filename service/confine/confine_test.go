@@ -284,3 +284,18 @@ func TestCreateRefusesABusyBox(t *testing.T) {
 		t.Errorf("Create over the emptied box: %v", err)
 	}
 }
+
+func TestOOMMessage(t *testing.T) {
+	for _, tt := range []struct {
+		box  Box
+		want string
+	}{
+		{Box{Version: V2, MemoryBytes: 256 << 20}, "out of memory (memory.max 256Mi)"},
+		{Box{Version: V1, MemoryBytes: 16 << 30}, "out of memory (memory.limit_in_bytes 16Gi)"},
+		{Box{Version: V2}, "out of memory"},
+	} {
+		if got := tt.box.OOMMessage(); got != tt.want {
+			t.Errorf("OOMMessage of %+v = %q, want %q", tt.box, got, tt.want)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package agent
+package shim
 
 import (
 	"encoding/json"
@@ -14,15 +14,18 @@ import (
 // the contract between a shim and whichever agent watches it — maybe a
 // newer one, after an upgrade — so fields may be added, never changed.
 const (
-	// shimFile (shimStarted) is written once the replica's command runs.
-	shimFile = "shim.json"
-	// exitFile (shimExit) is written once the replica's process group is
+	// StartedFile (Started) is written once the replica's command runs.
+	StartedFile = "shim.json"
+	// BoxFile (a confine.Box) names the replica's cgroup, written by the
+	// agent before the shim starts (--cgroup).
+	BoxFile = "cgroup.json"
+	// ExitFile (Exit) is written once the replica's process group is
 	// gone, or its command could not start.
-	exitFile = "exit.json"
+	ExitFile = "exit.json"
 )
 
-// shimStarted is a shim's started file: which processes to watch.
-type shimStarted struct {
+// Started is a shim's started file: which processes to watch.
+type Started struct {
 	// ShimPID and ShimStart (its start time in clock ticks after boot, 0
 	// when unknown) name the shim: a PID may be reused, a PID and start
 	// time within one boot may not.
@@ -35,8 +38,8 @@ type shimStarted struct {
 	StartedAt time.Time `json:"started_at"`
 }
 
-// shimExit is a shim's exit file: how the replica ended.
-type shimExit struct {
+// Exit is a shim's exit file: how the replica ended.
+type Exit struct {
 	// PID is the main process that exited; 0 when the command did not
 	// start.
 	PID int `json:"pid,omitempty"`
@@ -54,25 +57,20 @@ type shimExit struct {
 	BootID      string    `json:"boot_id,omitempty"`
 }
 
-// info is the exit as the agent records it.
-func (e shimExit) info() exitInfo {
-	return exitInfo{code: e.ExitCode, signal: e.Signal, err: e.Error, oom: e.OutOfMemory}
-}
-
-// readShimFile decodes the shim file name in replica directory dir into v;
+// ReadFile decodes the shim file name in replica directory dir into v;
 // found is false when the file does not exist.
-func readShimFile(dir, name string, v any) (found bool, err error) {
-	err = readJSON(filepath.Join(dir, name), v)
+func ReadFile(dir, name string, v any) (found bool, err error) {
+	err = ReadJSON(filepath.Join(dir, name), v)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
 	return err == nil, err
 }
 
-// writeDurable writes v as JSON to path so that it survives a crash of the
+// WriteDurable writes v as JSON to path so that it survives a crash of the
 // machine: a temporary file, fsync, rename, fsync of the directory.
 // Readers see no file or the whole file.
-func writeDurable(path string, v any) error {
+func WriteDurable(path string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
@@ -117,3 +115,18 @@ func syncDir(dir string) error {
 	}
 	return err
 }
+
+// ReadJSON decodes the JSON file at path into v.
+func ReadJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("decode %s: %w", path, err)
+	}
+	return nil
+}
+
+// ErrUsage is wrapped by Run's errors about its arguments.
+var ErrUsage = errors.New("bad shim arguments")

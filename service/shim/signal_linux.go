@@ -1,6 +1,6 @@
 //go:build linux
 
-package agent
+package shim
 
 import (
 	"os"
@@ -9,9 +9,9 @@ import (
 	"syscall"
 )
 
-// catches reports whether process pid has a handler for sig (the SigCgt
+// Catches reports whether process pid has a handler for sig (the SigCgt
 // mask of /proc/<pid>/status).
-func catches(pid int, sig syscall.Signal) bool {
+func Catches(pid int, sig syscall.Signal) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return false

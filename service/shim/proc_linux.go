@@ -1,6 +1,6 @@
 //go:build linux
 
-package agent
+package shim
 
 import (
 	"os"
@@ -11,23 +11,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// becomeSubreaper makes the calling process (the agent, or a shim) the
+// BecomeSubreaper makes the calling process (the agent, or a shim) the
 // parent of its descendants' orphans (PR_SET_CHILD_SUBREAPER), so that it
 // can reap them itself: the machine's init (a container's first process,
 // say) may never reap them.
-func becomeSubreaper() error {
+func BecomeSubreaper() error {
 	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
 
-// sweepZombies reaps exited children of the agent that no supervisor waits
-// for: orphans inherited as subreaper that left their replica's process
+// ReapOrphans reaps exited children of the calling process (an agent)
+// that no supervisor waits for: orphans inherited as subreaper that left their replica's process
 // group (setsid daemons). It leaves alone process group leaders — every
 // shim leads its own session and group, and the supervisor that started it
 // waits for it; a replica's main process, orphaned when its shim died, is
 // reaped by its supervisor — and children in the agent's own process
 // group, which other code in the same program (tests, gpusched dev) may
 // have started and will wait for.
-func (a *Agent) sweepZombies() {
+func ReapOrphans() {
 	self, group := os.Getpid(), syscall.Getpgrp()
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -79,17 +79,17 @@ func procStat(pid int) (procInfo, bool) {
 	return procInfo{state: f[0][0], ppid: ppid, pgrp: pgrp, start: start}, true
 }
 
-// startTime returns process pid's start time (clock ticks after boot), 0
+// StartTime returns process pid's start time (clock ticks after boot), 0
 // when unknown. With the boot ID it names a process unambiguously: a PID
 // may be reused, a PID and start time in one boot are not.
-func startTime(pid int) uint64 {
+func StartTime(pid int) uint64 {
 	st, _ := procStat(pid)
 	return st.start
 }
 
-// processAlive reports whether process pid runs (a zombie does not) and,
+// ProcessAlive reports whether process pid runs (a zombie does not) and,
 // when start is not 0, started at start: otherwise its PID was reused.
-func processAlive(pid int, start uint64) bool {
+func ProcessAlive(pid int, start uint64) bool {
 	if pid <= 0 {
 		return false
 	}
@@ -97,12 +97,12 @@ func processAlive(pid int, start uint64) bool {
 	return ok && st.state != 'Z' && (start == 0 || st.start == start)
 }
 
-// groupHasLive reports whether process group pgid, which kill(2) says
+// GroupHasLive reports whether process group pgid, which kill(2) says
 // exists, has a process that is not a zombie. Zombies hold no memory and
 // no GPU, and those whose parent is a non-reaping init never go away: a
 // replica whose shim died leaves its orphans to init. The group leader is
 // looked at first; only when it is gone are all processes scanned.
-func groupHasLive(pgid int) bool {
+func GroupHasLive(pgid int) bool {
 	if st, ok := procStat(pgid); ok && st.pgrp == pgid && st.state != 'Z' {
 		return true
 	}
@@ -122,9 +122,9 @@ func groupHasLive(pgid int) bool {
 	return false
 }
 
-// bootID identifies the machine's current boot; a process group recorded in
+// BootID identifies the machine's current boot; a process group recorded in
 // another boot is certainly gone, whatever now runs under its number.
-func bootID() string {
+func BootID() string {
 	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return ""

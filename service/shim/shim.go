@@ -1,4 +1,4 @@
-package agent
+package shim
 
 import (
 	"encoding/json"
@@ -47,14 +47,14 @@ type shimOptions struct {
 	command []string
 }
 
-// shimHello is the one message a shim writes to its hello pipe: the PID of
+// Hello is the one message a shim writes to its hello pipe: the PID of
 // the replica's main process, or why the command could not start.
-type shimHello struct {
+type Hello struct {
 	PID   int    `json:"pid,omitempty"`
 	Error string `json:"error,omitempty"`
 }
 
-// RunShim is a replica's shim, the hidden command `gpusched shim` that an
+// Run is a replica's shim, the hidden command `gpusched shim` that an
 // agent starts for every replica, in a session of its own, so that it
 // outlives the agent. args are
 //
@@ -66,7 +66,7 @@ type shimHello struct {
 // that DIR/cgroup.json names (confine.Box), the shim waits until that
 // cgroup is empty too, kills what is left there after the grace period,
 // reports an out-of-memory kill as such and removes the cgroup.
-// RunShim starts COMMAND in a new process group, with the shim's own
+// Run starts COMMAND in a new process group, with the shim's own
 // environment, working directory, stdout and stderr, and records it in
 // DIR/shim.json; it writes {"pid":N} (or {"error":"..."}) to file
 // descriptor N and closes it. Then it waits until every process of the
@@ -75,11 +75,11 @@ type shimHello struct {
 // shim are passed on to the group — and writes how the main process ended
 // to DIR/exit.json, durably, before it returns. A command that cannot
 // start is recorded there too (exit code -1). Errors about args wrap
-// ErrShimUsage.
-func RunShim(args []string) error {
+// ErrUsage.
+func Run(args []string) error {
 	o, err := parseShimArgs(args)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrShimUsage, err)
+		return fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	var hello *os.File
 	if o.helloFD > 2 {
@@ -88,32 +88,32 @@ func RunShim(args []string) error {
 	}
 	// Without a subreaper the group's orphans go to init; the group check
 	// still ends, as zombies do not count.
-	_ = becomeSubreaper()
+	_ = BecomeSubreaper()
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	boot := bootID()
+	boot := BootID()
 	pid, err := startShimCommand(o)
 	if err == nil {
-		st := shimStarted{ShimPID: os.Getpid(), ShimStart: startTime(os.Getpid()), PID: pid, BootID: boot,
+		st := Started{ShimPID: os.Getpid(), ShimStart: StartTime(os.Getpid()), PID: pid, BootID: boot,
 			StartedAt: time.Now().UTC()}
-		if err = writeDurable(filepath.Join(o.dir, shimFile), st); err != nil {
+		if err = WriteDurable(filepath.Join(o.dir, StartedFile), st); err != nil {
 			m := members{pgid: pid, box: o.box}
 			m.kill()
 			waitGroup(m, 0, nil)
 		}
 	}
 	if err != nil {
-		sayHello(hello, shimHello{Error: err.Error()})
-		ex := shimExit{ExitCode: -1, Error: "start: " + err.Error(), FinishedAt: time.Now().UTC(), BootID: boot}
-		return writeDurable(filepath.Join(o.dir, exitFile), ex)
+		sayHello(hello, Hello{Error: err.Error()})
+		ex := Exit{ExitCode: -1, Error: "start: " + err.Error(), FinishedAt: time.Now().UTC(), BootID: boot}
+		return WriteDurable(filepath.Join(o.dir, ExitFile), ex)
 	}
-	sayHello(hello, shimHello{PID: pid})
+	sayHello(hello, Hello{PID: pid})
 	ex := waitGroup(members{pgid: pid, box: o.box}, o.grace, sigs)
 	if o.box != nil {
 		ex = boxExit(ex, *o.box)
 	}
 	ex.FinishedAt, ex.BootID = time.Now().UTC(), boot
-	return writeDurable(filepath.Join(o.dir, exitFile), ex)
+	return WriteDurable(filepath.Join(o.dir, ExitFile), ex)
 }
 
 // parseShimArgs reads the shim's arguments.
@@ -128,16 +128,16 @@ func parseShimArgs(args []string) (shimOptions, error) {
 	uid := fs.Int64("uid", -1, "user the command runs as")
 	gid := fs.Int64("gid", -1, "group the command runs as, with --uid")
 	groups := fs.String("groups", "", "supplementary groups of the command, with --uid")
-	cgroup := fs.Bool("cgroup", false, "start the command in the cgroup DIR/"+boxFile+" names")
+	cgroup := fs.Bool("cgroup", false, "start the command in the cgroup DIR/"+BoxFile+" names")
 	fs.IntVar(&o.boxFD, "cgroup-fd", 0, "with --cgroup: a pipe the agent closes once it has moved the shim into the cgroup")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	var err error
 	if *cgroup && o.dir != "" {
-		b, found, err := confine.Load(filepath.Join(o.dir, boxFile))
+		b, found, err := confine.Load(filepath.Join(o.dir, BoxFile))
 		if err == nil && !found {
-			err = fmt.Errorf("--cgroup: no %s in %s", boxFile, o.dir)
+			err = fmt.Errorf("--cgroup: no %s in %s", BoxFile, o.dir)
 		}
 		if err != nil {
 			return o, err
@@ -224,7 +224,7 @@ func waitEntry(fd int) {
 }
 
 // sayHello writes h to the hello pipe, if there is one, and closes it.
-func sayHello(f *os.File, h shimHello) {
+func sayHello(f *os.File, h Hello) {
 	if f == nil {
 		return
 	}
@@ -243,7 +243,7 @@ type members struct {
 
 // signal sends sig to every member.
 func (m members) signal(sig syscall.Signal) {
-	signalGroup(m.pgid, sig)
+	SignalGroup(m.pgid, sig)
 	if m.box != nil {
 		m.box.Signal(sig)
 	}
@@ -251,7 +251,7 @@ func (m members) signal(sig syscall.Signal) {
 
 // kill sends SIGKILL to every member, through the cgroup when there is one.
 func (m members) kill() {
-	signalGroup(m.pgid, syscall.SIGKILL)
+	SignalGroup(m.pgid, syscall.SIGKILL)
 	if m.box != nil {
 		_ = m.box.Kill()
 	}
@@ -259,20 +259,20 @@ func (m members) kill() {
 
 // gone reports whether no member is left (zombies do not count).
 func (m members) gone() bool {
-	return groupGone(m.pgid) && (m.box == nil || m.box.Empty())
+	return GroupGone(m.pgid) && (m.box == nil || m.box.Empty())
 }
 
 // waitGroup waits for main process m.pgid and then until every member of
 // m is gone, and returns how the main process ended. Members left after
 // the main process exited get SIGTERM, grace, then SIGKILL. Signals from
 // sigs are passed on to the members.
-func waitGroup(m members, grace time.Duration, sigs <-chan os.Signal) shimExit {
+func waitGroup(m members, grace time.Duration, sigs <-chan os.Signal) Exit {
 	pid := m.pgid
-	leader := make(chan shimExit, 1)
+	leader := make(chan Exit, 1)
 	none := make(chan struct{}) // closed when the shim has no child left
 	go reapChildren(pid, leader, none)
 	var (
-		ex    shimExit
+		ex    Exit
 		left  bool // the main process exited
 		kill  <-chan time.Time
 		tick  = time.NewTicker(shimPoll)
@@ -308,7 +308,7 @@ func waitGroup(m members, grace time.Duration, sigs <-chan os.Signal) shimExit {
 // reapChildren reaps the shim's children — the main process pid, whose
 // exit it sends on leader, and the group's orphans the shim inherited as
 // subreaper — until none is left, then closes none.
-func reapChildren(pid int, leader chan<- shimExit, none chan<- struct{}) {
+func reapChildren(pid int, leader chan<- Exit, none chan<- struct{}) {
 	defer close(none)
 	for {
 		var ws syscall.WaitStatus
@@ -327,44 +327,55 @@ func reapChildren(pid int, leader chan<- shimExit, none chan<- struct{}) {
 // failure with a process of the box killed for want of memory is an
 // out-of-memory failure. The box, empty now, is removed (the agent tries
 // again when it sees the exit).
-func boxExit(ex shimExit, b confine.Box) shimExit {
+func boxExit(ex Exit, b confine.Box) Exit {
 	if n, err := b.OOMKills(); err == nil && n > 0 && ex.ExitCode != 0 {
-		ex.OutOfMemory, ex.Error = true, oomMessage(b)
+		ex.OutOfMemory, ex.Error = true, b.OOMMessage()
 	}
 	_ = b.Remove()
 	return ex
 }
 
 // exitOfStatus is how process pid ended, by its wait status.
-func exitOfStatus(pid int, ws syscall.WaitStatus) shimExit {
+func exitOfStatus(pid int, ws syscall.WaitStatus) Exit {
 	if ws.Signaled() {
-		return shimExit{PID: pid, ExitCode: 128 + int(ws.Signal()), Signal: unix.SignalName(ws.Signal())}
+		return Exit{PID: pid, ExitCode: 128 + int(ws.Signal()), Signal: unix.SignalName(ws.Signal())}
 	}
-	return shimExit{PID: pid, ExitCode: ws.ExitStatus()}
+	return Exit{PID: pid, ExitCode: ws.ExitStatus()}
 }
 
-// shimArgs returns the arguments (after the shim command) that start a
+// Args returns the arguments (after the shim command) that start a
 // replica's shim for command in directory dir; extra (e.g. the account's --uid) go before
 // the command.
-func shimArgs(dir string, grace int, helloFD int, extra, command []string) []string {
+func Args(dir string, grace int, helloFD int, extra, command []string) []string {
 	args := []string{"--dir", dir, "--grace", strconv.Itoa(max(grace, 0)), "--hello-fd", strconv.Itoa(helloFD)}
 	args = append(append(args, extra...), "--")
 	return append(args, command...)
 }
 
-// ShimMain runs RunShim(args) and returns the exit status of the process:
+// Main runs Run(args) and returns the exit status of the process:
 // 0, 2 for bad arguments, 1 for other errors (written to stderr). A test
 // binary that runs agents calls it from TestMain when started with the
 // argument "shim": the agents start their shims as the running program
 // (Config.Shim).
-func ShimMain(args []string, stderr io.Writer) int {
-	err := RunShim(args)
+func Main(args []string, stderr io.Writer) int {
+	err := Run(args)
 	if err == nil {
 		return 0
 	}
 	fmt.Fprintln(stderr, "gpusched shim:", err)
-	if errors.Is(err, ErrShimUsage) {
+	if errors.Is(err, ErrUsage) {
 		return 2
 	}
 	return 1
+}
+
+// CredentialArgs are the shim's arguments that start the replica's
+// command as uid, gid and the supplementary groups (Args' extra).
+func CredentialArgs(uid, gid uint32, groups []uint32) []string {
+	gs := make([]string, len(groups))
+	for i, g := range groups {
+		gs[i] = strconv.FormatUint(uint64(g), 10)
+	}
+	return []string{"--uid", strconv.FormatUint(uint64(uid), 10), "--gid", strconv.FormatUint(uint64(gid), 10),
+		"--groups", strings.Join(gs, ",")}
 }
