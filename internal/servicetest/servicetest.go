@@ -43,6 +43,7 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/agent"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/machine"
 	"github.com/gpusched/gpusched/service/scheduler"
 	"github.com/gpusched/gpusched/service/server"
 )
@@ -140,7 +141,7 @@ type Agent struct {
 }
 
 // StartAgent runs an agent for node name with the declared GPUs gpus
-// ("v100=4", agent.ParseGPUs) and data in a temporary directory, and waits
+// ("v100=4", machine.ParseGPUs) and data in a temporary directory, and waits
 // until the server lists the node as ready. It stops when the test ends,
 // stopping its running replicas.
 func (s *Service) StartAgent(name, gpus string) *Agent {
@@ -153,7 +154,7 @@ func (s *Service) StartAgent(name, gpus string) *Agent {
 // "": nothing).
 func (s *Service) StartAgentWith(name, gpus, capacity string) *Agent {
 	s.t.Helper()
-	g, err := agent.ParseGPUs(gpus)
+	g, err := machine.ParseGPUs(gpus)
 	if err != nil {
 		s.t.Fatalf("servicetest: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/confine"
+	"github.com/gpusched/gpusched/service/machine"
 	"github.com/gpusched/gpusched/service/shim"
 )
 
@@ -52,7 +53,7 @@ func (a *Agent) setupConfinement() error {
 		a.log.Warn("replicas run unconfined: no cgroups for them (--confine require would refuse to start)", "why", err)
 		return nil
 	}
-	a.host, a.minors = h, gpuMinors()
+	a.host, a.minors = h, machine.GPUMinors()
 	mem := "none"
 	if a.cfg.DefaultMemory > 0 {
 		mem = model.FormatAmount(model.ResourceMemory, a.cfg.DefaultMemory)

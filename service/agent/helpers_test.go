@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/machine"
 	"github.com/gpusched/gpusched/service/shim"
 )
 
@@ -44,7 +45,7 @@ type testAgent struct {
 // into the data directory any more).
 func startAgent(t *testing.T, url, dataDir string, mods ...func(*Config)) *testAgent {
 	t.Helper()
-	gpus, err := ParseGPUs("v100=4")
+	gpus, err := machine.ParseGPUs("v100=4")
 	if err != nil {
 		t.Fatal(err)
 	}

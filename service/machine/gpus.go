@@ -1,4 +1,4 @@
-package agent
+package machine
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ func ResolveGPUs(spec string) ([]api.GPU, error) {
 	}
 	gpus, err := DiscoverGPUs()
 	if err == nil {
-		err = validateGPUs(gpus)
+		err = ValidateGPUs(gpus)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("--gpus auto: %w; declare the node's GPUs with --gpus TYPE=N instead, e.g. --gpus v100=4", err)
@@ -68,9 +68,9 @@ func ParseGPUs(spec string) ([]api.GPU, error) {
 	return gpus, nil
 }
 
-// validateGPUs checks a node's GPU list: 1..model.MaxGPUsPerNode GPUs with
+// ValidateGPUs checks a node's GPU list: 1..model.MaxGPUsPerNode GPUs with
 // non-negative, distinct indices and one non-empty type.
-func validateGPUs(gpus []api.GPU) error {
+func ValidateGPUs(gpus []api.GPU) error {
 	if len(gpus) == 0 || len(gpus) > model.MaxGPUsPerNode {
 		return fmt.Errorf("%d GPUs: want 1..%d", len(gpus), model.MaxGPUsPerNode)
 	}

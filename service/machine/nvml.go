@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package agent
+package machine
 
 import (
 	"fmt"
@@ -62,10 +62,10 @@ func nvmlDevice(lib nvml.Interface, i int) (api.GPU, error) {
 	return g, nil
 }
 
-// gpuMinors returns the minor number of each GPU's device node
+// GPUMinors returns the minor number of each GPU's device node
 // (/dev/nvidiaM) by its NVML index, which need not be equal; nil when
 // NVML cannot tell.
-func gpuMinors() map[int]int {
+func GPUMinors() map[int]int {
 	lib := nvml.New()
 	if ret := lib.Init(); ret != nvml.SUCCESS {
 		return nil

@@ -1,4 +1,4 @@
-package agent
+package machine
 
 import (
 	"fmt"
@@ -61,9 +61,9 @@ func NodeCapacity(host, reserve, extra model.Resources) (model.Resources, error)
 	return out, nil
 }
 
-// checkCapacity validates Config.Capacity: resource names as Kubernetes
+// CheckCapacity validates Config.Capacity: resource names as Kubernetes
 // writes them, amounts ≥ 0, no pods.
-func checkCapacity(c model.Resources) error {
+func CheckCapacity(c model.Resources) error {
 	for _, name := range c.Names() {
 		if err := config.CheckResourceName(name); err != nil {
 			return err

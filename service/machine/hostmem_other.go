@@ -1,6 +1,6 @@
 //go:build !linux
 
-package agent
+package machine
 
 // hostMemory returns 0: the machine's memory is not detected here, and is
 // reported only when the admin gives it.

@@ -1,6 +1,6 @@
 //go:build !linux || !cgo
 
-package agent
+package machine
 
 import (
 	"fmt"
@@ -14,6 +14,6 @@ func DiscoverGPUs() ([]api.GPU, error) {
 	return nil, fmt.Errorf("%w: NVML not available (built without cgo or not on Linux)", ErrNoGPUs)
 }
 
-// gpuMinors would return the GPUs' device minor numbers through NVML; this
+// GPUMinors would return the GPUs' device minor numbers through NVML; this
 // build has none.
-func gpuMinors() map[int]int { return nil }
+func GPUMinors() map[int]int { return nil }

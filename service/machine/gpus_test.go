@@ -1,4 +1,4 @@
-package agent
+package machine
 
 import (
 	"errors"
@@ -70,7 +70,7 @@ func TestResolveGPUs(t *testing.T) {
 		}
 		return
 	}
-	if err := validateGPUs(gpus); err != nil || len(gpus) == 0 {
+	if err := ValidateGPUs(gpus); err != nil || len(gpus) == 0 {
 		t.Errorf("ResolveGPUs(auto) = %+v: %v", gpus, err)
 	}
 	t.Logf("discovered %+v", gpus)
@@ -91,7 +91,7 @@ func FuzzParseGPUs(f *testing.F) {
 		if len(gpus) == 0 || len(gpus) > model.MaxGPUsPerNode {
 			t.Fatalf("ParseGPUs(%q): %d GPUs", spec, len(gpus))
 		}
-		if err := validateGPUs(gpus); err != nil {
+		if err := ValidateGPUs(gpus); err != nil {
 			t.Fatalf("ParseGPUs(%q) = %+v: %v", spec, gpus, err)
 		}
 		for i, g := range gpus {

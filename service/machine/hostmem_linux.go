@@ -1,4 +1,4 @@
-package agent
+package machine
 
 import "golang.org/x/sys/unix"
 

@@ -1,6 +1,6 @@
 //go:build !linux || !cgo
 
-package agent
+package machine
 
 import (
 	"context"
