@@ -171,7 +171,7 @@ func groupAlive(pgid int) bool {
 // localLog returns the output the agent captured for replica id.
 func (ta *testAgent) localLog(t *testing.T, id string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(ta.replicaDir(id), logFile))
+	b, err := os.ReadFile(filepath.Join(ta.replicaDir(id), shim.LogFile))
 	if err != nil {
 		t.Fatalf("read local log: %v", err)
 	}

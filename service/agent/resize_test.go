@@ -93,7 +93,7 @@ func TestAdoptedReplicaKeepsWorking(t *testing.T) {
 	ta.stop(t)
 
 	ta2 := startAgent(t, f.srv.URL, data)
-	progress, err := os.OpenFile(filepath.Join(ta2.replicaDir(r.ID), progressFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	progress, err := os.OpenFile(filepath.Join(ta2.replicaDir(r.ID), shim.ProgressFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}

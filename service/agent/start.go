@@ -105,7 +105,7 @@ func (a *Agent) prepare(p *proc) (*exec.Cmd, *boxEntry, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := writeHostFiles(p.dir, spec.HostFile, a.cfg.Name); err != nil {
+	if err := shim.WriteHostFiles(p.dir, spec.HostFile, a.cfg.Name); err != nil {
 		return nil, nil, fmt.Errorf("host files: %w", err)
 	}
 	if err := a.writeEnvFile(spec, p.dir, acct); err != nil {
@@ -115,7 +115,7 @@ func (a *Agent) prepare(p *proc) (*exec.Cmd, *boxEntry, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	out, err := openOwned(filepath.Join(p.dir, logFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, acct)
+	out, err := openOwned(filepath.Join(p.dir, shim.LogFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, acct)
 	if err != nil {
 		return nil, nil, fmt.Errorf("log file: %w", err)
 	}
@@ -169,7 +169,7 @@ func makeReplicaDir(dir string, acct *account) (string, error) {
 	if err := acct.own(home); err != nil {
 		return "", err
 	}
-	f, err := openOwned(progressPath(dir), os.O_WRONLY|os.O_CREATE, acct)
+	f, err := openOwned(shim.ProgressPath(dir), os.O_WRONLY|os.O_CREATE, acct)
 	if err != nil {
 		return "", fmt.Errorf("progress file: %w", err)
 	}
@@ -247,7 +247,7 @@ func (a *Agent) logStartFailure(p *proc, why string) {
 	why = strings.TrimPrefix(why, "start: ")
 	a.log.Warn("replica failed to start", "replica", p.spec.ID, "job", p.spec.Job, "err", why)
 	if p.dir != "" {
-		if f, ferr := os.OpenFile(filepath.Join(p.dir, logFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); ferr == nil {
+		if f, ferr := os.OpenFile(filepath.Join(p.dir, shim.LogFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); ferr == nil {
 			fmt.Fprintf(f, "gpusched agent: replica %s did not start: %s\n", p.spec.ID, why)
 			f.Close()
 		}

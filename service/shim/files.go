@@ -130,3 +130,32 @@ func ReadJSON(path string, v any) error {
 
 // ErrUsage is wrapped by Run's errors about its arguments.
 var ErrUsage = errors.New("bad shim arguments")
+
+// WriteFile writes data to path through a temporary file in the same
+// directory, of mode perm and owned by uid and gid (-1: unchanged), and a
+// rename, so that readers see the old or the new content and the file
+// has its owner before it gets its name.
+func WriteFile(path string, data []byte, perm os.FileMode, uid, gid int) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil && (uid >= 0 || gid >= 0) {
+		err = f.Chown(uid, gid)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

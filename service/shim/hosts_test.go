@@ -1,4 +1,4 @@
-package agent
+package shim
 
 import (
 	"os"
@@ -19,18 +19,18 @@ func TestHostFiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		dir := t.TempDir()
-		if err := writeHostFiles(dir, tt.list, tt.self); err != nil {
+		if err := WriteHostFiles(dir, tt.list, tt.self); err != nil {
 			t.Fatal(err)
 		}
-		for name, want := range map[string]string{hostfileFile: tt.hostfile, hostsFile: tt.hosts} {
+		for name, want := range map[string]string{HostfileFile: tt.hostfile, HostsFile: tt.hosts} {
 			if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(got) != want {
 				t.Errorf("list %q: %s = %q, %v; want %q", tt.list, name, got, err, want)
 			}
 		}
-		if got := hostsFlag(staticHosts(tt.list, tt.self)); got != tt.flag {
+		if got := HostsFlag(StaticHosts(tt.list, tt.self)); got != tt.flag {
 			t.Errorf("list %q: GPUSCHED_HOSTS = %q, want %q", tt.list, got, tt.flag)
 		}
-		if fi, err := os.Stat(filepath.Join(dir, discoverFile)); err != nil || fi.Mode().Perm()&0o111 == 0 {
+		if fi, err := os.Stat(filepath.Join(dir, DiscoverFile)); err != nil || fi.Mode().Perm()&0o111 == 0 {
 			t.Errorf("discovery script: %v, %v; want an executable", fi, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package agent
+package shim
 
 import (
 	"fmt"
@@ -9,17 +9,17 @@ import (
 
 // Files in a replica's directory.
 const (
-	// logFile receives the replica's stdout and stderr.
-	logFile = "output.log"
-	// hostfileFile is the host list in the hostfile syntax of horovodrun
+	// LogFile receives the replica's stdout and stderr.
+	LogFile = "output.log"
+	// HostfileFile is the host list in the hostfile syntax of horovodrun
 	// --hostfile and mpirun ("host slots=N" lines): GPUSCHED_MPI_HOSTFILE.
-	hostfileFile = "hostfile"
-	// hostsFile is the host list as the server sends it ("host:slots"
+	HostfileFile = "hostfile"
+	// HostsFile is the host list as the server sends it ("host:slots"
 	// lines), what a horovodrun --host-discovery-script prints:
 	// GPUSCHED_HOSTFILE.
-	hostsFile = "hosts"
-	// discoverFile is that script: GPUSCHED_HOST_DISCOVERY_SCRIPT.
-	discoverFile = "discover-hosts.sh"
+	HostsFile = "hosts"
+	// DiscoverFile is that script: GPUSCHED_HOST_DISCOVERY_SCRIPT.
+	DiscoverFile = "discover-hosts.sh"
 )
 
 // hostEntry is one "host:slots" line of a host list.
@@ -66,7 +66,7 @@ func hostsText(hosts []hostEntry) string {
 }
 
 // hostsFlag renders hosts as horovodrun's -H value, "h1:4,h2:4".
-func hostsFlag(hosts []hostEntry) string {
+func HostsFlag(hosts []hostEntry) string {
 	return strings.TrimSuffix(strings.ReplaceAll(hostsText(hosts), "\n", ","), ",")
 }
 
@@ -75,7 +75,7 @@ func hostsFlag(hosts []hostEntry) string {
 // node alone names it "localhost", so that horovodrun starts its workers
 // directly instead of trying ssh when the node's name does not resolve to
 // one of its interfaces.
-func staticHosts(list, self string) []hostEntry {
+func StaticHosts(list, self string) []hostEntry {
 	hosts := parseHostList(list)
 	if len(hosts) == 1 && hosts[0].host == self {
 		hosts[0].host = "localhost"
@@ -87,17 +87,17 @@ func staticHosts(list, self string) []hostEntry {
 // (staticHosts), the host list as sent and the discovery script that
 // prints it. Each write is atomic, so a reader (a running horovodrun
 // polling its discovery script) never sees half a list.
-func writeHostFiles(dir, list, self string) error {
+func WriteHostFiles(dir, list, self string) error {
 	hosts := parseHostList(list)
-	if err := writeFileAtomic(filepath.Join(dir, hostfileFile), []byte(hostfileText(staticHosts(list, self))), 0o644); err != nil {
+	if err := WriteFile(filepath.Join(dir, HostfileFile), []byte(hostfileText(StaticHosts(list, self))), 0o644, -1, -1); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(dir, hostsFile), []byte(hostsText(hosts)), 0o644); err != nil {
+	if err := WriteFile(filepath.Join(dir, HostsFile), []byte(hostsText(hosts)), 0o644, -1, -1); err != nil {
 		return err
 	}
 	script := "#!/bin/sh\n# Prints the job's current hosts, one host:slots line each (written by gpusched).\nexec cat " +
-		shellQuote(filepath.Join(dir, hostsFile)) + "\n"
-	return writeFileAtomic(filepath.Join(dir, discoverFile), []byte(script), 0o755)
+		shellQuote(filepath.Join(dir, HostsFile)) + "\n"
+	return WriteFile(filepath.Join(dir, DiscoverFile), []byte(script), 0o755, -1, -1)
 }
 
 // shellQuote quotes s for a POSIX shell.
