@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/gpusched/gpusched/config"
+	"github.com/gpusched/gpusched/service/machine"
 )
 
 func TestAccountOf(t *testing.T) {
-	if _, err := lookupUser("nobody", false); err != nil {
+	if _, err := machine.LookupAccount("nobody", false); err != nil {
 		t.Skip("no account nobody on this machine")
 	}
-	nogroup, err := lookupGroup("nogroup")
+	nogroup, err := machine.LookupGroup("nogroup")
 	if err != nil {
 		t.Skip("no group nogroup on this machine")
 	}
@@ -64,38 +65,26 @@ func TestAccountOf(t *testing.T) {
 			switch {
 			case want < 0 && acct != nil:
 				t.Fatalf("account = %+v, want the agent's own", acct)
-			case want >= 0 && (acct == nil || int(acct.uid) != want):
+			case want >= 0 && (acct == nil || int(acct.UID) != want):
 				t.Fatalf("account = %+v, want uid %d", acct, want)
 			}
-			if tc.owner == "guest" && !slices.Contains(acct.groups, nogroup) {
-				t.Errorf("groups %v lack nogroup %d", acct.groups, nogroup)
+			if tc.owner == "guest" && !slices.Contains(acct.Groups, nogroup) {
+				t.Errorf("groups %v lack nogroup %d", acct.Groups, nogroup)
 			}
 		})
 	}
 }
 
 func TestShimArgsOfAccount(t *testing.T) {
-	acct := &account{name: "alice", uid: 1001, gid: 1002, groups: []uint32{1002, 27}, home: "/home/alice"}
-	if got, want := acct.shimArgs(), shim.CredentialArgs(1001, 1002, []uint32{1002, 27}); !slices.Equal(got, want) {
+	acct := &account{Name: "alice", UID: 1001, GID: 1002, Groups: []uint32{1002, 27}, Home: "/home/alice"}
+	if got, want := shimArgs(acct), shim.CredentialArgs(1001, 1002, []uint32{1002, 27}); !slices.Equal(got, want) {
 		t.Errorf("shimArgs = %v, want %v", got, want)
 	}
 	var none *account
-	if got := none.shimArgs(); got != nil {
+	if got := shimArgs(none); got != nil {
 		t.Errorf("no account: %v", got)
 	}
-	if got := acct.environ(); !slices.Equal(got, []string{"HOME=/home/alice", "USER=alice", "LOGNAME=alice"}) {
+	if got := acct.Environ(); !slices.Equal(got, []string{"HOME=/home/alice", "USER=alice", "LOGNAME=alice"}) {
 		t.Errorf("environ = %v", got)
-	}
-}
-
-func TestSecretEnv(t *testing.T) {
-	for kv, want := range map[string]bool{
-		"GPUSCHED_TOKEN=x": true, "GPUSCHED_JOIN_TOKEN=x": true, "HF_TOKEN=x": true, "AWS_SECRET_ACCESS_KEY=x": true,
-		"DB_PASSWORD=x": true, "SSH_AUTH_SOCK=/tmp/s": true, "GPUSCHED_CONFIG=/root/c.yaml": true,
-		"GPUSCHED_REDFISH_PASSWORD=x": true, "PATH=/bin": false, "LANG=C": false, "CUDA_HOME=/usr/local/cuda": false,
-	} {
-		if secretEnv(kv) != want {
-			t.Errorf("secretEnv(%s) = %v, want %v", kv, !want, want)
-		}
 	}
 }

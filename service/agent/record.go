@@ -91,7 +91,7 @@ func writeFileOwned(path string, data []byte, acct *account) error {
 	if acct == nil {
 		return writeFileAtomic(path, data, 0o600)
 	}
-	return shim.WriteFile(path, data, 0o600, int(acct.uid), int(acct.gid))
+	return shim.WriteFile(path, data, 0o600, int(acct.UID), int(acct.GID))
 }
 
 // load reads the records an earlier agent left in the data directory:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gpusched/gpusched/service/machine"
 	"github.com/gpusched/gpusched/service/shim"
 	"io"
 	"os"
@@ -125,7 +126,7 @@ func (a *Agent) prepare(p *proc) (*exec.Cmd, *boxEntry, error) {
 		return nil, nil, err
 	}
 	bin := a.cfg.Shim
-	args := shim.Args(p.dir, spec.GracePeriodS, 3, append(acct.shimArgs(), box...), spec.Command)
+	args := shim.Args(p.dir, spec.GracePeriodS, 3, append(shimArgs(acct), box...), spec.Command)
 	cmd := exec.Command(bin[0], append(bin[1:len(bin):len(bin)], args...)...)
 	cmd.Env, cmd.Dir = a.environ(p, acct), dir
 	cmd.Stdout, cmd.Stderr = out, out
@@ -166,7 +167,7 @@ func makeReplicaDir(dir string, acct *account) (string, error) {
 			return "", fmt.Errorf("replica directory: %w", err)
 		}
 	}
-	if err := acct.own(home); err != nil {
+	if err := acct.Own(home); err != nil {
 		return "", err
 	}
 	f, err := openOwned(shim.ProgressPath(dir), os.O_WRONLY|os.O_CREATE, acct)
@@ -208,9 +209,9 @@ func openOwned(path string, flag int, acct *account) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := f.Chown(int(acct.uid), int(acct.gid)); err != nil {
+	if err := f.Chown(int(acct.UID), int(acct.GID)); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("hand %s to account %s: %w", path, acct.name, err)
+		return nil, fmt.Errorf("hand %s to account %s: %w", path, acct.Name, err)
 	}
 	return f, nil
 }
@@ -219,14 +220,14 @@ func openOwned(path string, flag int, acct *account) (*os.File, error) {
 // USER and LOGNAME, then replicaEnv (the replica's Env, which wins, and
 // the agent's GPUSCHED_* variables). A replica running as another account
 // (acct not nil) gets none of the agent's variables that may hold a
-// credential (secretEnv): its job token (GPUSCHED_TOKEN, in its Env) is the
+// credential (machine.SecretEnv): its job token (GPUSCHED_TOKEN, in its Env) is the
 // only one it sees.
 func (a *Agent) environ(p *proc, acct *account) []string {
 	env := os.Environ()
 	if acct != nil {
-		env = slices.DeleteFunc(env, secretEnv)
+		env = slices.DeleteFunc(env, machine.SecretEnv)
 	}
-	return append(append(env, acct.environ()...), a.replicaEnv(p.spec, p.dir)...)
+	return append(append(env, acct.Environ()...), a.replicaEnv(p.spec, p.dir)...)
 }
 
 // failStart records that p could not start: the reason goes into its log
