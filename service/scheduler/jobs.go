@@ -45,7 +45,7 @@ func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, erro
 		}
 		ops = append(ops, op)
 	}
-	if err := s.commits.commit(s.store, s.stopped, ops...); err != nil {
+	if err := s.commits.Commit(s.store, s.stopped, ops...); err != nil {
 		return api.Job{}, fmt.Errorf("store job %s: %w", id, err)
 	}
 	j := &job{rec: rec, seq: int(seq)}

@@ -23,6 +23,10 @@ import (
 	"github.com/gpusched/gpusched/service/store"
 )
 
+// errStopped answers the submissions still waiting when the scheduler
+// stops: nothing of them was written.
+var errStopped = fmt.Errorf("%w: the scheduler has stopped (it shuts down, or its term as leader ended); nothing was written", store.ErrClosed)
+
 // refTypeName is the reference GPU type of the embedded throughput matrix.
 const refTypeName = "v100"
 
@@ -48,7 +52,7 @@ type Scheduler struct {
 	// prunedSeq is the highest sequence number of a pruned job (prune.go);
 	// guarded by mu.
 	prunedSeq int
-	commits   groupCommit // submissions share transactions
+	commits   store.GroupCommit // submissions share transactions
 	kick      chan struct{}
 	// stopped is closed when Run ends or Close is called; long-polls and log
 	// followers return (Done).
@@ -117,7 +121,7 @@ func New(cfg Config) (*Scheduler, error) {
 	ref, _ := config.LookupType(refTypeName)
 	s := &Scheduler{cfg: cfg, log: cfg.Logger, store: cfg.Store, engine: eng, matrix: matrix, ref: ref,
 		models: map[string]int{}, kick: make(chan struct{}, 1), stopped: make(chan struct{}),
-		runDone: make(chan struct{}), eta: &etaState{}, jobs: map[string]*job{}, active: map[string]*job{}, nodes: map[string]*node{},
+		runDone: make(chan struct{}), eta: &etaState{}, commits: store.GroupCommit{Stopped: errStopped}, jobs: map[string]*job{}, active: map[string]*job{}, nodes: map[string]*node{},
 		logs: newLogStore(filepath.Join(cfg.DataDir, "logs")), started: cfg.Clock(), wake: -1,
 		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes, unsaved: map[*job]bool{}, energy: live}
 	for i, m := range matrix.Models {

@@ -1,13 +1,13 @@
-package scheduler
+package store
 
 import (
+	"context"
 	"bytes"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
-	"github.com/gpusched/gpusched/service/store"
 )
 
 // maxSubmitBatch bounds the submissions written in one transaction: 256
@@ -15,18 +15,19 @@ import (
 // 1.5 MiB; a batch over it fails and its submissions are retried alone.
 const maxSubmitBatch = 256
 
-// errStopped answers the submissions still waiting when the scheduler
-// stops: nothing of them was written.
-var errStopped = fmt.Errorf("%w: the scheduler has stopped (it shuts down, or its term as leader ended); nothing was written", store.ErrClosed)
 
-// groupCommit writes concurrent submissions in shared transactions: the
+// GroupCommit writes concurrent submissions in shared transactions: the
 // first submission that finds no write under way becomes the committer and
 // writes every submission queued by then in one store transaction; those
 // that arrive meanwhile wait, and the first of them commits the next batch.
 // On etcd a transaction costs a round of the consensus whatever its size,
 // so batching is what lets many clients' submissions be durable at once
 // (the bbolt store batches its own writes as well).
-type groupCommit struct {
+type GroupCommit struct {
+	// Stopped answers the submissions still waiting when stop is closed
+	// (nothing of them was written); it should wrap ErrClosed.
+	Stopped error
+
 	mu      sync.Mutex
 	busy    bool
 	pending []*commitReq
@@ -34,14 +35,15 @@ type groupCommit struct {
 
 // commitReq is one submission waiting for its transaction.
 type commitReq struct {
-	ops  []store.Op
+	ops  []Op
 	done chan error    // buffered: the answer
 	lead chan struct{} // closed when this request is to commit the next batch
 }
 
-// commit writes ops (a submission's compare and put) in a shared
-// transaction and returns when it is durable.
-func (g *groupCommit) commit(st store.Store, stop <-chan struct{}, ops ...store.Op) error {
+// Commit writes ops (a submission's compare and put) in a shared
+// transaction and returns when it is durable, or g.Stopped once stop is
+// closed.
+func (g *GroupCommit) Commit(st Store, stop <-chan struct{}, ops ...Op) error {
 	req := &commitReq{ops: ops, done: make(chan error, 1), lead: make(chan struct{})}
 	g.mu.Lock()
 	g.pending = append(g.pending, req)
@@ -55,7 +57,7 @@ func (g *groupCommit) commit(st store.Store, stop <-chan struct{}, ops ...store.
 		g.mu.Lock()
 	}
 	g.busy = true
-	batch := g.pending[:batchLen(g.pending, store.TxnLimit(st))]
+	batch := g.pending[:batchLen(g.pending, TxnLimit(st))]
 	select {
 	case <-stop: // shut down, or the term as leader ended: write nothing more
 		batch = g.pending
@@ -67,7 +69,7 @@ func (g *groupCommit) commit(st store.Store, stop <-chan struct{}, ops ...store.
 	select {
 	case <-stop:
 		for _, r := range batch {
-			r.done <- errStopped
+			r.done <- g.Stopped
 		}
 	default:
 		g.write(st, stop, batch)
@@ -89,7 +91,7 @@ func (g *groupCommit) commit(st store.Store, stop <-chan struct{}, ops ...store.
 func batchLen(pending []*commitReq, limit int) int {
 	cmps, writes := 0, 0
 	for i, r := range pending {
-		c, w := store.CountOps(r.ops)
+		c, w := CountOps(r.ops)
 		if i > 0 && (i == maxSubmitBatch || limit > 0 && (cmps+c > limit || writes+w > limit)) {
 			return i
 		}
@@ -101,8 +103,8 @@ func batchLen(pending []*commitReq, limit int) int {
 // write commits a batch in one transaction; if it fails for a reason that
 // may be one request's, each request is tried alone so that one bad
 // request cannot fail the others.
-func (g *groupCommit) write(st store.Store, stop <-chan struct{}, batch []*commitReq) {
-	var ops []store.Op
+func (g *GroupCommit) write(st Store, stop <-chan struct{}, batch []*commitReq) {
+	var ops []Op
 	for _, r := range batch {
 		ops = append(ops, r.ops...)
 	}
@@ -126,7 +128,7 @@ func (g *groupCommit) write(st store.Store, stop <-chan struct{}, batch []*commi
 // its requests (then each is tried alone); an unavailable, fenced or
 // closed store fails them all alike.
 func perRequest(err error) bool {
-	return !errors.Is(err, store.ErrUnavailable) && !errors.Is(err, store.ErrFenced) && !errors.Is(err, store.ErrClosed)
+	return !errors.Is(err, ErrUnavailable) && !errors.Is(err, ErrFenced) && !errors.Is(err, ErrClosed)
 }
 
 // retryFor bounds how long a submission's write is retried while the store
@@ -140,16 +142,16 @@ const retryFor = 10 * time.Second
 // key present, the earlier attempt was applied when every put's key holds
 // exactly its value (even if this server has lost its leadership since:
 // the next leader loads the job), and the write has succeeded.
-func txnRetry(st store.Store, stop <-chan struct{}, ops []store.Op) error {
+func txnRetry(st Store, stop <-chan struct{}, ops []Op) error {
 	deadline := time.Now().Add(retryFor)
-	_, err := st.Txn(writeCtx(), ops...)
+	_, err := st.Txn(context.Background(), ops...)
 	for retried := false; ; retried = true {
 		switch {
 		case err == nil:
 			return nil
-		case retried && (errors.Is(err, store.ErrCompareFailed) || errors.Is(err, store.ErrFenced)) && applied(st, ops):
+		case retried && (errors.Is(err, ErrCompareFailed) || errors.Is(err, ErrFenced)) && applied(st, ops):
 			return nil
-		case !errors.Is(err, store.ErrUnavailable) || time.Now().After(deadline):
+		case !errors.Is(err, ErrUnavailable) || time.Now().After(deadline):
 			return err
 		}
 		select {
@@ -157,18 +159,18 @@ func txnRetry(st store.Store, stop <-chan struct{}, ops []store.Op) error {
 			return err
 		case <-time.After(200 * time.Millisecond):
 		}
-		_, err = st.Txn(writeCtx(), ops...)
+		_, err = st.Txn(context.Background(), ops...)
 	}
 }
 
 // applied reports whether every put of ops is in st with its value.
-func applied(st store.Store, ops []store.Op) bool {
+func applied(st Store, ops []Op) bool {
 	for _, op := range ops {
 		key, value, ok := op.Put()
 		if !ok {
 			continue
 		}
-		kv, found, err := st.Get(writeCtx(), key)
+		kv, found, err := st.Get(context.Background(), key)
 		if err != nil || !found || !bytes.Equal(kv.Value, value) {
 			return false
 		}
