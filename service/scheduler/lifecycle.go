@@ -33,7 +33,7 @@ func (s *Scheduler) start(b *batch, j *job, gpus []model.GPU, now time.Time) err
 	rec.StartedAt = ptr(now.UTC())
 	rec.Replicas = make([]replicaRec, len(m.Hosts))
 	for i, h := range m.Hosts {
-		rec.Replicas[i] = replicaRec{ID: replicaID(rec.ID, rec.Attempt, i), Node: h.Name, GPUs: h.GPUs}
+		rec.Replicas[i] = replicaRec{ID: api.ReplicaID(rec.ID, rec.Attempt, i), Node: h.Name, GPUs: h.GPUs}
 	}
 	rec.Alloc = make([]string, 0, len(gpus))
 	for _, sl := range m.Slots() {
@@ -170,7 +170,7 @@ func (s *Scheduler) replicas(rec *record) ([]api.Replica, error) {
 func (s *Scheduler) assign(reps []api.Replica) {
 	touched := map[*node]bool{}
 	for _, r := range reps {
-		_, _, rank, _ := parseReplicaID(r.ID)
+		_, _, rank, _ := api.ParseReplicaID(r.ID)
 		j := s.active[r.Job]
 		n := s.nodes[j.rec.Replicas[rank].Node]
 		if n == nil {

@@ -26,7 +26,7 @@ func (s *Scheduler) load(ctx context.Context) error {
 		if err := json.Unmarshal(kv.Value, &rec); err != nil {
 			return fmt.Errorf("server: load %s: %w", kv.Key, err)
 		}
-		seq, ok := parseSeq(rec.ID)
+		seq, ok := api.ParseJobID(rec.ID)
 		if !ok || jobKey(rec.ID) != kv.Key {
 			return fmt.Errorf("server: load %s: bad job id %q", kv.Key, rec.ID)
 		}
@@ -125,6 +125,6 @@ func (s *Scheduler) restoreWork() error {
 
 // rankOf returns the node rank of a replica ID.
 func rankOf(id string) int {
-	_, _, r, _ := parseReplicaID(id)
+	_, _, r, _ := api.ParseReplicaID(id)
 	return r
 }

@@ -105,7 +105,7 @@ func (n *node) view(used int) api.Node {
 		Capacity: api.FormatResources(n.capacity)}
 	ids := append(slicesSortedKeys(n.work), slicesSortedKeys(n.removed)...)
 	for _, id := range ids {
-		if job, _, rank, ok := parseReplicaID(id); ok {
+		if job, _, rank, ok := api.ParseReplicaID(id); ok {
 			v.Replicas = append(v.Replicas, job+"/"+strconv.Itoa(rank))
 		}
 	}

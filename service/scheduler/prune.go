@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -34,7 +32,7 @@ func (s *Scheduler) PruneJobs(ctx context.Context, cutoff time.Time) ([]string, 
 		ids, err := s.pruneBatch(ctx, cutoff)
 		pruned = append(pruned, ids...)
 		for _, id := range ids { // outside the lock: logs may be large
-			if err := os.RemoveAll(filepath.Join(s.logs.dir, id)); err != nil {
+			if err := s.logs.Remove(id); err != nil {
 				s.log.Warn("pruning a job's logs", "job", id, "err", err)
 			}
 		}

@@ -123,8 +123,8 @@ func readRecords(ctx context.Context, st store.Store) ([]record, error) {
 		out = append(out, r)
 	}
 	slices.SortFunc(out, func(a, b record) int {
-		sa, _ := parseSeq(a.ID)
-		sb, _ := parseSeq(b.ID)
+		sa, _ := api.ParseJobID(a.ID)
+		sb, _ := api.ParseJobID(b.ID)
 		return cmp.Compare(sa, sb)
 	})
 	return out, nil

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -218,37 +217,6 @@ func newRecord(id string, spec api.JobSpec, reqs model.Resources, now time.Time)
 
 // jobKey returns the store key of job id.
 func jobKey(id string) string { return jobPrefix + id }
-
-// parseSeq returns the number of a job id "j<N>".
-func parseSeq(id string) (int, bool) {
-	n, err := strconv.Atoi(strings.TrimPrefix(id, "j"))
-	if err != nil || !strings.HasPrefix(id, "j") || n < 1 || "j"+strconv.Itoa(n) != id {
-		return 0, false
-	}
-	return n, true
-}
-
-// replicaID returns the ID of a job's replica on node rank rank of attempt.
-func replicaID(job string, attempt, rank int) string {
-	return job + "." + strconv.Itoa(attempt) + "." + strconv.Itoa(rank)
-}
-
-// parseReplicaID splits "<job>.<attempt>.<rank>".
-func parseReplicaID(id string) (job string, attempt, rank int, ok bool) {
-	parts := strings.Split(id, ".")
-	if len(parts) != 3 {
-		return "", 0, 0, false
-	}
-	if _, ok := parseSeq(parts[0]); !ok {
-		return "", 0, 0, false
-	}
-	a, err1 := strconv.Atoi(parts[1])
-	r, err2 := strconv.Atoi(parts[2])
-	if err1 != nil || err2 != nil || a < 1 || r < 0 || replicaID(parts[0], a, r) != id {
-		return "", 0, 0, false
-	}
-	return parts[0], a, r, true
-}
 
 // view returns the job as the API shows it; events only when asked.
 func (s *Scheduler) view(j *job, events bool) api.Job {

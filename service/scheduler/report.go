@@ -69,7 +69,7 @@ func (s *Scheduler) report(n *node, reps []api.ReplicaStatus, version int64) ([]
 // expected returns the job and index of replica id if it is a replica of
 // a running job on node n whose end is not recorded yet.
 func (s *Scheduler) expected(b *batch, n *node, id string) (*job, int) {
-	jid, _, _, ok := parseReplicaID(id)
+	jid, _, _, ok := api.ParseReplicaID(id)
 	if !ok {
 		return nil, -1
 	}

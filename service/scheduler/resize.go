@@ -90,7 +90,7 @@ func resized(cur *record, next membership.Membership) (record, []string) {
 			delete(kept, h.Name)
 			continue
 		}
-		id := replicaID(rec.ID, rec.Attempt, len(rec.Replicas))
+		id := api.ReplicaID(rec.ID, rec.Attempt, len(rec.Replicas))
 		rec.Replicas = append(rec.Replicas, replicaRec{ID: id, Node: h.Name, GPUs: slices.Clone(h.GPUs)})
 		notes = append(notes, "new replica "+id+" on "+h.Name)
 	}

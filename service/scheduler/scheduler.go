@@ -20,6 +20,7 @@ import (
 	"github.com/gpusched/gpusched/internal/assets"
 	"github.com/gpusched/gpusched/service/energy"
 	"github.com/gpusched/gpusched/service/learn"
+	"github.com/gpusched/gpusched/service/logs"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -45,7 +46,7 @@ type Scheduler struct {
 	models   map[string]int
 	ref      model.GPUType
 	metrics  *metricSet
-	logs     *logStore
+	logs     *logs.Store
 	started  time.Time
 
 	nextSeq atomic.Int64
@@ -122,7 +123,7 @@ func New(cfg Config) (*Scheduler, error) {
 	s := &Scheduler{cfg: cfg, log: cfg.Logger, store: cfg.Store, engine: eng, matrix: matrix, ref: ref,
 		models: map[string]int{}, kick: make(chan struct{}, 1), stopped: make(chan struct{}),
 		runDone: make(chan struct{}), eta: &etaState{}, commits: store.GroupCommit{Stopped: errStopped}, jobs: map[string]*job{}, active: map[string]*job{}, nodes: map[string]*node{},
-		logs: newLogStore(filepath.Join(cfg.DataDir, "logs")), started: cfg.Clock(), wake: -1,
+		logs: logs.New(filepath.Join(cfg.DataDir, "logs")), started: cfg.Clock(), wake: -1,
 		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes, unsaved: map[*job]bool{}, energy: live}
 	for i, m := range matrix.Models {
 		s.models[m] = i

@@ -1,20 +1,18 @@
 package store
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
-
 )
 
 // maxSubmitBatch bounds the submissions written in one transaction: 256
 // job records of a few KiB stay below etcd's default request limit of
 // 1.5 MiB; a batch over it fails and its submissions are retried alone.
 const maxSubmitBatch = 256
-
 
 // GroupCommit writes concurrent submissions in shared transactions: the
 // first submission that finds no write under way becomes the committer and
