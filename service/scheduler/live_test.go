@@ -12,7 +12,7 @@ import (
 	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/core/calibrate"
 	"github.com/gpusched/gpusched/core/power"
-	"github.com/gpusched/gpusched/internal/agenttest"
+	"github.com/gpusched/gpusched/internal/testbed/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 )
 

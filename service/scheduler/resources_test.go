@@ -11,7 +11,7 @@ import (
 
 	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/core/model"
-	"github.com/gpusched/gpusched/internal/agenttest"
+	"github.com/gpusched/gpusched/internal/testbed/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/store"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/internal/kubebed"
+	"github.com/gpusched/gpusched/internal/testbed/kubebed"
 )
 
 const volcanoJob = `apiVersion: batch.volcano.sh/v1alpha1

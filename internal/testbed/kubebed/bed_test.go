@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/internal/kubebed"
+	"github.com/gpusched/gpusched/internal/testbed/kubebed"
 )
 
 // waitTimeout bounds each wait for the bed's controllers.
