@@ -14,7 +14,7 @@ import (
 // Submit stores a new job durably, queues it and wakes the scheduling loop;
 // the job it returns is durable. An invalid spec (api.JobSpec.Validate) is
 // an *api.FieldError and stores nothing. Concurrent submissions share
-// store transactions (groupcommit.go); once started, the write runs to its
+// store transactions (store.GroupCommit); once started, the write runs to its
 // end whatever ctx does: a job in the store is a job the scheduler runs.
 func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, error) {
 	if err := spec.Validate(); err != nil {
