@@ -19,6 +19,7 @@ import (
 	"github.com/gpusched/gpusched/core/quota"
 	"github.com/gpusched/gpusched/internal/assets"
 	"github.com/gpusched/gpusched/service/energy"
+	"github.com/gpusched/gpusched/service/forecast"
 	"github.com/gpusched/gpusched/service/learn"
 	"github.com/gpusched/gpusched/service/logs"
 	"github.com/gpusched/gpusched/service/store"
@@ -86,8 +87,8 @@ type Scheduler struct {
 	// what forecasts learn, and the jobs' series (package learn, learn.go).
 	prof    *learn.Profiles
 	learned *learn.ETA
-	// eta forecasts starts and finishes (eta.go).
-	eta *etaState
+	// eta holds the latest forecast of starts and finishes (eta.go).
+	eta *forecast.Cache
 	// quota is the engine's queue layer, nil without queues (queues.go);
 	// usageSaved is when its usage was last written.
 	quota      *quota.Policy
@@ -122,7 +123,7 @@ func New(cfg Config) (*Scheduler, error) {
 	ref, _ := config.LookupType(refTypeName)
 	s := &Scheduler{cfg: cfg, log: cfg.Logger, store: cfg.Store, engine: eng, matrix: matrix, ref: ref,
 		models: map[string]int{}, kick: make(chan struct{}, 1), stopped: make(chan struct{}),
-		runDone: make(chan struct{}), eta: &etaState{}, commits: store.GroupCommit{Stopped: errStopped}, jobs: map[string]*job{}, active: map[string]*job{}, nodes: map[string]*node{},
+		runDone: make(chan struct{}), eta: &forecast.Cache{}, commits: store.GroupCommit{Stopped: errStopped}, jobs: map[string]*job{}, active: map[string]*job{}, nodes: map[string]*node{},
 		logs: logs.New(filepath.Join(cfg.DataDir, "logs")), started: cfg.Clock(), wake: -1,
 		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes, unsaved: map[*job]bool{}, energy: live}
 	for i, m := range matrix.Models {
