@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"github.com/gpusched/gpusched/service/shim"
 	"os"
 	"slices"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/service/machine"
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 func TestAccountOf(t *testing.T) {

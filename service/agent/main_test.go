@@ -1,9 +1,10 @@
 package agent
 
 import (
-	"github.com/gpusched/gpusched/service/shim"
 	"os"
 	"testing"
+
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 // TestMain runs the tests, or a replica's shim when the test binary is

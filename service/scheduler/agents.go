@@ -86,7 +86,7 @@ func (s *Scheduler) register(reg *api.Register, gpus []api.GPU, capa model.Resou
 func (s *Scheduler) refreshWork(m *node) {
 	for _, j := range s.active {
 		rec := &j.rec
-		if rec.State != api.Running || rec.Stopping != "" || rec.master() != m.name {
+		if rec.State != api.Running || rec.Stopping != "" || rec.Master() != m.name {
 			continue
 		}
 		s.refreshJob(j)

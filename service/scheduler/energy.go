@@ -58,7 +58,7 @@ func (w world) JobsOn(name string) []energy.JobOn {
 	var out []energy.JobOn
 	for id, j := range w.s.active {
 		if devs := jobGPUsOn(&j.rec, name); len(devs) > 0 {
-			out = append(out, energy.JobOn{ID: id, Model: j.rec.Model, Devs: devs, LiveGPUs: j.rec.liveGPUs(),
+			out = append(out, energy.JobOn{ID: id, Model: j.rec.Model, Devs: devs, LiveGPUs: j.rec.LiveGPUs(),
 				Rate: w.s.jobRate(id)})
 		}
 	}
@@ -116,7 +116,7 @@ func (s *Scheduler) noteRan(rec *record, now time.Time) {
 	rec.Ran.Seconds += max(now.Sub(*rec.StartedAt).Seconds(), 0)
 	rec.Ran.GPUs = len(rec.Alloc)
 	for _, rr := range rec.Replicas {
-		if n := s.nodes[rr.Node]; n != nil && rr.member() {
+		if n := s.nodes[rr.Node]; n != nil && rr.Member() {
 			rec.Ran.Type = n.typ
 			break
 		}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/ledger"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -32,12 +33,12 @@ func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, erro
 	}
 	seq := s.nextSeq.Add(1)
 	id := "j" + strconv.FormatInt(seq, 10)
-	rec := newRecord(id, spec, reqs, s.now())
-	data, err := marshalRecord(&rec)
+	rec := ledger.NewRecord(id, spec, reqs, s.now())
+	data, err := ledger.MarshalRecord(&rec)
 	if err != nil {
 		return api.Job{}, err
 	}
-	ops := []store.Op{store.IfAbsent(jobKey(id)), store.OpPut(jobKey(id), data)}
+	ops := []store.Op{store.IfAbsent(ledger.JobKey(id)), store.OpPut(ledger.JobKey(id), data)}
 	if with, ok := ctx.Value(submitOpKey{}).(func(string) (store.Op, error)); ok {
 		op, err := with(id)
 		if err != nil {
@@ -125,7 +126,7 @@ func (s *Scheduler) Cancel(id string) (api.Job, error) {
 	default:
 		nr := b.edit(j)
 		nr.State, nr.Reason, nr.FinishedAt = api.Cancelled, "cancelled by the user", ptr(now.UTC())
-		nr.event(now, "cancelled", "cancelled by the user while %s", rec.State)
+		nr.Event(now, "cancelled", "cancelled by the user while %s", rec.State)
 		b.then(func() { s.release(j, api.Cancelled, 0) })
 	}
 	if err := b.run("cancel " + id); err != nil {
@@ -148,7 +149,7 @@ func (s *Scheduler) Hostfile(id string) (string, error) {
 	case j.rec.State != api.Running:
 		return "", conflict("job %s is %s: only a running job has hosts", id, j.rec.State)
 	}
-	return j.rec.membership().HostList(), nil
+	return j.rec.Membership().HostList(), nil
 }
 
 // submitOpKey is the context key of WithSubmitOp.

@@ -78,7 +78,7 @@ func (s *Scheduler) observeProgress(cur *record, rep progressReport) {
 		s.prof.Forget(cur.ID)
 	} else {
 		s.prof.ObserveProgress(learn.Progress{Job: cur.ID, Model: cur.Model, GPUType: s.jobGPUType(cur),
-			Attempt: cur.Attempt, Generation: cur.Generation, GPUs: cur.liveGPUs(), Steps: rep.steps, At: rep.at})
+			Attempt: cur.Attempt, Generation: cur.Generation, GPUs: cur.LiveGPUs(), Steps: rep.steps, At: rep.at})
 	}
 	if cur.State == api.Running {
 		s.learned.Series.Progress(cur.ID, cur.Attempt, cur.Generation, rep.steps, rep.at)

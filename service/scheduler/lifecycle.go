@@ -45,7 +45,7 @@ func (s *Scheduler) start(b *batch, j *job, gpus []model.GPU, now time.Time) err
 	if err != nil {
 		return err
 	}
-	rec.event(now, "started", "attempt %d on %s%s", rec.Attempt, strings.Join(rec.Alloc, ","), resumeNote(rec, now))
+	rec.Event(now, "started", "attempt %d on %s%s", rec.Attempt, strings.Join(rec.Alloc, ","), resumeNote(rec, now))
 	t := model.Time(now.UnixMilli())
 	b.then(func() {
 		if j.mj.FirstStart < 0 {
@@ -102,11 +102,11 @@ func (s *Scheduler) port(b *batch, rec *record) int {
 func (s *Scheduler) usedPorts() map[string]map[int]bool {
 	ports := map[string]map[int]bool{}
 	for _, j := range s.active {
-		if r := &j.rec; r.State == api.Running && r.master() != "" {
-			m := ports[r.master()]
+		if r := &j.rec; r.State == api.Running && r.Master() != "" {
+			m := ports[r.Master()]
 			if m == nil {
 				m = map[int]bool{}
-				ports[r.master()] = m
+				ports[r.Master()] = m
 			}
 			m[r.Port] = true
 		}
@@ -120,18 +120,18 @@ func (s *Scheduler) usedPorts() map[string]map[int]bool {
 // rank 0 is MASTER_ADDR, and for an elastic job torchrun's elastic
 // settings (torchElastic). The host list holds the member replicas only.
 func (s *Scheduler) replicas(rec *record) ([]api.Replica, error) {
-	m := rec.membership()
+	m := rec.Membership()
 	if len(m.Hosts) == 0 {
 		return nil, fmt.Errorf("job %s has no replicas", rec.ID)
 	}
 	hostFile := m.HostList()
-	master := rec.master()
+	master := rec.Master()
 	if n := s.nodes[master]; n != nil {
 		master = n.masterAddr()
 	}
 	out := make([]api.Replica, 0, len(rec.Replicas))
 	for _, rr := range rec.Replicas {
-		if !rr.member() {
+		if !rr.Member() {
 			continue
 		}
 		env, err := m.NodeEnv(rr.Node, rec.Port)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpusched/gpusched/core/recipe"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/ledger"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -38,7 +39,7 @@ func BenchmarkRefreshEnergy(b *testing.B) {
 	s.rebuild()
 	for e := range 10 {
 		ep := fmt.Sprintf("nas%d:2049", e)
-		j := &job{rec: newRecord(fmt.Sprintf("j%d", e+1), api.JobSpec{Command: []string{"x"}, GPUs: 1, DataEndpoint: ep}, nil, now), seq: e + 1}
+		j := &job{rec: ledger.NewRecord(fmt.Sprintf("j%d", e+1), api.JobSpec{Command: []string{"x"}, GPUs: 1, DataEndpoint: ep}, nil, now), seq: e + 1}
 		s.addJob(j)
 		s.energy.NoteJob(j.rec.Model, j.rec.DataEndpoint)
 		for i := range 1000 {

@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -12,20 +11,6 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
 )
-
-// nodeRecord is a node as the store keeps it under "nodes/<name>".
-type nodeRecord struct {
-	Name string    `json:"name"`
-	Addr string    `json:"addr"`
-	GPUs []api.GPU `json:"gpus"`
-	// Down: the node was marked down; a restarted server does not wait for
-	// it.
-	Down bool `json:"down,omitempty"`
-	// Capacity is what the node offers besides its GPUs
-	// (api.Register.Capacity); absent in records of older servers and
-	// agents: none.
-	Capacity map[string]string `json:"capacity,omitempty"`
-}
 
 // removal is a replica taken out of a node's work that may still run.
 type removal struct {
@@ -116,14 +101,6 @@ func (n *node) view(used int) api.Node {
 func (n *node) record() nodeRecord {
 	return nodeRecord{Name: n.name, Addr: n.addr, GPUs: n.gpus, Down: !n.ready && !n.pending,
 		Capacity: api.FormatResources(n.capacity)}
-}
-
-func marshalNode(r nodeRecord) ([]byte, error) {
-	data, err := json.Marshal(r)
-	if err != nil {
-		return nil, fmt.Errorf("encode node %s: %w", r.Name, err)
-	}
-	return data, nil
 }
 
 // checkRegistration validates a registration: checkRegister, and its

@@ -96,7 +96,7 @@ func TestOnlineProfileSamples(t *testing.T) {
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	samples := func() int64 { _, n := s.prof.Online().Rate("CycleGAN", "v100", 2); return n }
 
-	rec := jj.rec.clone()
+	rec := jj.rec.Clone()
 	s.observeProgress(&rec, progressReport{steps: 10, at: at(0)})
 	s.observeProgress(&rec, progressReport{steps: 20, at: at(5 * time.Second)}) // too short: the mark stays
 	if samples() != 0 {
@@ -109,7 +109,7 @@ func TestOnlineProfileSamples(t *testing.T) {
 	if s.jobRate(j.ID) != 10 {
 		t.Errorf("jobRate %v, want 10", s.jobRate(j.ID))
 	}
-	next := rec.clone()
+	next := rec.Clone()
 	next.Generation++ // resized in place: a new execution
 	s.observeProgress(&next, progressReport{steps: 5000, at: at(30 * time.Second)})
 	if samples() != 1 || s.jobRate(j.ID) != 0 {
@@ -119,7 +119,7 @@ func TestOnlineProfileSamples(t *testing.T) {
 	if r, n := s.prof.Online().Rate("CycleGAN", "v100", 2); n != 2 || r != 10-0.2*5 {
 		t.Errorf("after the second execution: %v from %d samples", r, n)
 	}
-	prec := jp.rec.clone()
+	prec := jp.rec.Clone()
 	s.observeProgress(&prec, progressReport{steps: 1, at: at(0)})
 	s.observeProgress(&prec, progressReport{steps: 100, at: at(time.Minute)})
 	if s.prof.Online().Len() != 1 {

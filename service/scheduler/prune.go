@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gpusched/gpusched/service/ledger"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -66,7 +67,7 @@ func (s *Scheduler) pruneBatch(ctx context.Context, cutoff time.Time) ([]string,
 	ops := make([]store.Op, 0, len(old)+1)
 	ids := make([]string, 0, len(old))
 	for _, j := range old {
-		ops = append(ops, store.OpDelete(jobKey(j.rec.ID)))
+		ops = append(ops, store.OpDelete(ledger.JobKey(j.rec.ID)))
 		ids = append(ids, j.rec.ID)
 	}
 	ops = append(ops, store.OpPut(jobSeqKey, []byte(strconv.Itoa(floor))))

@@ -78,7 +78,7 @@ func (s *Scheduler) expected(b *batch, n *node, id string) (*job, int) {
 		return nil, -1
 	}
 	rec := b.peek(j)
-	i := rec.replica(id)
+	i := rec.ReplicaIndex(id)
 	if rec.State != api.Running || i < 0 || rec.Replicas[i].Done || rec.Replicas[i].Node != n.name {
 		return nil, -1
 	}
