@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -198,7 +200,7 @@ func (l *Live) tickEnergy(now time.Time, force bool) {
 	l.saveModel(now, force)
 	var ops []store.Op
 	var names []string
-	for _, name := range sortedKeys(l.energy) {
+	for _, name := range slices.Sorted(maps.Keys(l.energy)) {
 		ne := l.energy[name]
 		if !ne.dirty || (!force && now.Sub(ne.savedAt) < powerSaveEvery) {
 			continue

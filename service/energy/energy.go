@@ -3,7 +3,6 @@ package energy
 import (
 	"context"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/gpusched/gpusched/core/model"
@@ -139,16 +138,6 @@ func node(w World, name string) *Node {
 		return nil
 	}
 	return &n
-}
-
-// sortedKeys returns m's keys, sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func ptr[T any](v T) *T { return &v }

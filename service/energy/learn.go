@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -165,7 +166,7 @@ func spans(lo, hi float64, n, gpus int) bool {
 // samples of its nodes tagged with the type, averaged per load.
 func (l *Live) classRows(w World, class, family string) []PowerSample {
 	var samples []PowerSample
-	for _, name := range sortedKeys(l.power) {
+	for _, name := range slices.Sorted(maps.Keys(l.power)) {
 		n := node(w, name)
 		if c := l.classOf(n); c == nil || c.name != class {
 			continue

@@ -1,6 +1,8 @@
 package energy
 
 import (
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -91,7 +93,7 @@ func (l *Live) liveMetrics(w World, jobs []JobUse) []prometheus.Metric {
 		out = append(out, prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...))
 	}
 	now := l.now()
-	for _, name := range sortedKeys(l.energy) {
+	for _, name := range slices.Sorted(maps.Keys(l.energy)) {
 		ne := l.energy[name]
 		out = append(out, prometheus.MustNewConstMetric(d.energy, prometheus.CounterValue, ne.MeasuredJ+ne.ModelledJ, name, ""))
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -236,7 +237,7 @@ func nodeThroughput(n *Node, jobs []JobOn, load float64) float64 {
 func (l *Live) tickPower(now time.Time, force bool) {
 	var ops []store.Op
 	var names []string
-	for _, name := range sortedKeys(l.power) {
+	for _, name := range slices.Sorted(maps.Keys(l.power)) {
 		np := l.power[name]
 		if !np.dirty || (!force && now.Sub(np.savedAt) < powerSaveEvery) {
 			continue

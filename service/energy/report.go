@@ -1,6 +1,8 @@
 package energy
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
@@ -24,7 +26,7 @@ func (l *Live) Report(w World, policy, placer string, jobs []api.JobEnergyUse) a
 		Nodes: []api.NodeEnergyUse{}, Jobs: []api.JobEnergyUse{}, Users: []api.GroupEnergyUse{},
 		Queues: []api.GroupEnergyUse{}}
 	states := map[string]float64{}
-	for _, name := range sortedKeys(l.energy) {
+	for _, name := range slices.Sorted(maps.Keys(l.energy)) {
 		ne := l.energy[name]
 		if ne.Since.Before(rep.Since) {
 			rep.Since = ne.Since
@@ -117,7 +119,7 @@ func (g energyGroups) add(name string, kwh, mod float64) {
 // sorted returns the groups by name.
 func (g energyGroups) sorted() []api.GroupEnergyUse {
 	out := make([]api.GroupEnergyUse, 0, len(g))
-	for _, name := range sortedKeys(g) {
+	for _, name := range slices.Sorted(maps.Keys(g)) {
 		out = append(out, *g[name])
 	}
 	return out
