@@ -62,6 +62,12 @@ func TestProfiles(t *testing.T) {
 		t.Fatalf("a sample across generations")
 	}
 	ps.ObserveProgress(Progress{Job: "j2", GPUType: "v100", GPUs: 1, Steps: 1, At: t0}) // no model: nothing
+	mem, _ := NewProfiles(base, quiet()) // without Load: in memory only, as the Kubernetes mode keeps them
+	mem.ObserveProgress(Progress{Job: "j1", Model: "CycleGAN", GPUType: "v100", GPUs: 2, Steps: 0, At: t0})
+	mem.ObserveProgress(Progress{Job: "j1", Model: "CycleGAN", GPUType: "v100", GPUs: 2, Steps: 100, At: t0.Add(10 * time.Second)})
+	if !mem.Tick(t0.Add(time.Minute), func(string) bool { return true }) || mem.Rate("j1") != 10 {
+		t.Errorf("a profiler without a store: rate %v", mem.Rate("j1"))
+	}
 	if !ps.Tick(t0.Add(time.Minute), func(id string) bool { return id == "j1" }) || !ps.Pending() || ps.Next() == nil {
 		t.Fatal("a new entry does not schedule a rebuild")
 	}

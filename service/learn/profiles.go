@@ -194,9 +194,15 @@ func (ps *Profiles) Tick(now time.Time, active func(id string) bool) bool {
 	return false
 }
 
-// save writes the estimates to the store.
+// save writes the estimates to the store (none without a store: a shell
+// that never called Load keeps them in memory, as the Kubernetes mode
+// does).
 func (ps *Profiles) save(now time.Time) error {
 	v := ps.online.Version()
+	if ps.store == nil {
+		ps.saved, ps.savedAt = v, now
+		return nil
+	}
 	data, err := json.Marshal(ps.online.State())
 	if err == nil {
 		_, err = ps.store.Txn(context.Background(), store.OpPut(profileKey, data))
