@@ -62,7 +62,7 @@ func TestProfiles(t *testing.T) {
 		t.Fatalf("a sample across generations")
 	}
 	ps.ObserveProgress(Progress{Job: "j2", GPUType: "v100", GPUs: 1, Steps: 1, At: t0}) // no model: nothing
-	mem, _ := NewProfiles(base, quiet()) // without Load: in memory only, as the Kubernetes mode keeps them
+	mem, _ := NewProfiles(base, quiet())                                                // without Load: in memory only, as the Kubernetes mode keeps them
 	mem.ObserveProgress(Progress{Job: "j1", Model: "CycleGAN", GPUType: "v100", GPUs: 2, Steps: 0, At: t0})
 	mem.ObserveProgress(Progress{Job: "j1", Model: "CycleGAN", GPUType: "v100", GPUs: 2, Steps: 100, At: t0.Add(10 * time.Second)})
 	if !mem.Tick(t0.Add(time.Minute), func(string) bool { return true }) || mem.Rate("j1") != 10 {
