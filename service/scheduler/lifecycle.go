@@ -118,7 +118,7 @@ func (s *Scheduler) usedPorts() map[string]map[int]bool {
 // attempt (not lost with its node, not taken out by a resize): the spec's
 // command and env plus the variables of the current membership, whose node
 // rank 0 is MASTER_ADDR, and for an elastic job torchrun's elastic
-// settings (torchElastic). The host list holds the member replicas only.
+// settings (membership.TorchElastic). The host list holds the member replicas only.
 func (s *Scheduler) replicas(rec *record) ([]api.Replica, error) {
 	m := rec.Membership()
 	if len(m.Hosts) == 0 {
@@ -144,7 +144,7 @@ func (s *Scheduler) replicas(rec *record) ([]api.Replica, error) {
 		}
 		maps.Copy(full, env)
 		full["MASTER_ADDR"], full["PET_MASTER_ADDR"] = master, master
-		for k, v := range torchElastic(rec, master, env["NODE_RANK"] == "0") {
+		for k, v := range membership.TorchElastic(rec.ID, rec.Port, rec.MinGPUs, rec.MaxGPUs, master, env["NODE_RANK"] == "0") {
 			if _, set := rec.Env[k]; !set {
 				full[k] = v
 			}

@@ -1,11 +1,11 @@
-package scheduler
+package membership
 
 import (
-	"net"
 	"strconv"
+	"strings"
 )
 
-// Defaults of torchrun's elastic settings for elastic jobs (torchElastic).
+// Defaults of torchrun's elastic settings for elastic jobs (TorchElastic).
 const (
 	// torchMaxRestarts is PET_MAX_RESTARTS: torchrun counts every shrink
 	// and every node loss as a failure of its workers, and gives up once
@@ -22,12 +22,12 @@ const (
 	torchMonitorInterval = "1"
 )
 
-// torchElastic returns the torchrun settings, as the PET_* variables
+// TorchElastic returns the torchrun settings, as the PET_* variables
 // torchrun reads for the flags it is not given, that make `torchrun
-// train.py` an elastic launcher for an elastic job (min_gpus < max_gpus)
+// train.py` an elastic launcher for elastic job id (minGPUs < maxGPUs)
 // whose node rank 0 is reached at master: the c10d rendezvous at
 // master:port, the job's id as the rendezvous id, between 1 node and
-// max_gpus nodes, and the restarts and timeouts above. The rendezvous's
+// maxGPUs nodes, and the restarts and timeouts above. The rendezvous's
 // store is hosted by node rank 0's torchrun, said explicitly (is_host in
 // PET_RDZV_CONF; rank0 for that replica): by itself torchrun hosts it on
 // whichever node's address matches the endpoint first, which need not be
@@ -36,8 +36,8 @@ const (
 // overrides each of them, and torchrun's flags override the environment.
 // A rigid job gets none (the static rendezvous of the membership's PET_*
 // variables).
-func torchElastic(rec *record, master string, rank0 bool) map[string]string {
-	if rec.MinGPUs >= rec.MaxGPUs {
+func TorchElastic(id string, port, minGPUs, maxGPUs int, master string, rank0 bool) map[string]string {
+	if minGPUs >= maxGPUs {
 		return nil
 	}
 	host := "0"
@@ -46,11 +46,20 @@ func torchElastic(rec *record, master string, rank0 bool) map[string]string {
 	}
 	return map[string]string{
 		"PET_RDZV_BACKEND":     "c10d",
-		"PET_RDZV_ENDPOINT":    net.JoinHostPort(master, strconv.Itoa(rec.Port)),
-		"PET_RDZV_ID":          rec.ID,
-		"PET_NNODES":           "1:" + strconv.Itoa(rec.MaxGPUs),
+		"PET_RDZV_ENDPOINT":    joinHostPort(master, port),
+		"PET_RDZV_ID":          id,
+		"PET_NNODES":           "1:" + strconv.Itoa(maxGPUs),
 		"PET_MAX_RESTARTS":     strconv.Itoa(torchMaxRestarts),
 		"PET_RDZV_CONF":        torchRdzvConf + ",is_host=" + host,
 		"PET_MONITOR_INTERVAL": torchMonitorInterval,
 	}
+}
+
+// joinHostPort is net.JoinHostPort (the core imports no net): host:port,
+// a host with a colon (an IPv6 literal) in brackets.
+func joinHostPort(host string, port int) string {
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return host + ":" + strconv.Itoa(port)
 }
