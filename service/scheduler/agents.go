@@ -22,7 +22,7 @@ import (
 // loses its old ones (their jobs: node lost). An invalid registration is
 // an *api.FieldError naming the field; nothing changes then.
 func (s *Scheduler) Register(reg api.Register) (api.RegisterReply, error) {
-	gpus, capa, err := checkRegistration(&reg)
+	gpus, capa, err := reg.Check()
 	if err != nil {
 		return api.RegisterReply{}, err
 	}
@@ -35,7 +35,7 @@ func (s *Scheduler) Register(reg api.Register) (api.RegisterReply, error) {
 // CheckRegister validates a registration without acting on it (a
 // transport checks it before it issues the node a credential).
 func (s *Scheduler) CheckRegister(reg api.Register) error {
-	_, _, err := checkRegistration(&reg)
+	_, _, err := reg.Check()
 	return err
 }
 

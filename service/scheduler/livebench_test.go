@@ -26,7 +26,7 @@ func BenchmarkRefreshEnergy(b *testing.B) {
 		for g := range 8 << (i % 2) {
 			reg.GPUs = append(reg.GPUs, api.GPU{Index: g, Type: []string{"v100", "a100"}[i/2%2]})
 		}
-		gpus, ferr := checkRegister(&reg)
+		gpus, _, ferr := reg.Check()
 		if ferr != nil {
 			b.Fatal(ferr)
 		}

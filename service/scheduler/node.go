@@ -1,13 +1,10 @@
 package scheduler
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/gpusched/gpusched/core/membership"
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
 )
@@ -101,54 +98,6 @@ func (n *node) view(used int) api.Node {
 func (n *node) record() nodeRecord {
 	return nodeRecord{Name: n.name, Addr: n.addr, GPUs: n.gpus, Down: !n.ready && !n.pending,
 		Capacity: api.FormatResources(n.capacity)}
-}
-
-// checkRegistration validates a registration: checkRegister, and its
-// capacity, which comes back parsed.
-func checkRegistration(r *api.Register) ([]api.GPU, model.Resources, error) {
-	gpus, ferr := checkRegister(r)
-	if ferr != nil {
-		return nil, nil, ferr
-	}
-	capa, err := api.ParseResources("capacity", r.Capacity)
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, ok := capa[model.ResourcePods]; ok {
-		return nil, nil, &api.FieldError{Field: "capacity.pods", Message: "the service counts no pods (one process group per job and node)"}
-	}
-	return gpus, capa, nil
-}
-
-// checkRegister validates a registration; the GPUs come back sorted by index
-// with lower-case types.
-func checkRegister(r *api.Register) ([]api.GPU, *api.FieldError) {
-	if _, err := membership.New("check", []membership.Slot{{Host: r.Name, GPU: 0}}); err != nil || r.Name == "" {
-		return nil, &api.FieldError{Field: "name", Message: fmt.Sprintf("%q is not a valid node name (no ':', ',', white space or control characters)", r.Name)}
-	}
-	if strings.ContainsAny(r.Addr, " \t\r\n\x00") {
-		return nil, &api.FieldError{Field: "addr", Message: "must not contain white space or control characters"}
-	}
-	if len(r.GPUs) == 0 || len(r.GPUs) > model.MaxGPUsPerNode {
-		return nil, &api.FieldError{Field: "gpus", Message: fmt.Sprintf("%d GPUs: want 1..%d", len(r.GPUs), model.MaxGPUsPerNode)}
-	}
-	gpus := slices.Clone(r.GPUs)
-	slices.SortFunc(gpus, func(a, b api.GPU) int { return a.Index - b.Index })
-	for i := range gpus {
-		g := &gpus[i]
-		g.Type = strings.ToLower(strings.TrimSpace(g.Type))
-		switch {
-		case g.Index < 0 || (i > 0 && g.Index == gpus[i-1].Index):
-			return nil, &api.FieldError{Field: "gpus", Message: fmt.Sprintf("GPU index %d is negative or given twice", g.Index)}
-		case g.Type == "":
-			return nil, &api.FieldError{Field: "gpus", Message: fmt.Sprintf("GPU %d has no type", g.Index)}
-		case g.Type != gpus[0].Type:
-			return nil, &api.FieldError{Field: "gpus", Message: fmt.Sprintf("GPUs of types %q and %q: a node must hold GPUs of one type (run one agent per type)", gpus[0].Type, g.Type)}
-		case g.MemMiB < 0:
-			return nil, &api.FieldError{Field: "gpus", Message: fmt.Sprintf("GPU %d: negative memory", g.Index)}
-		}
-	}
-	return gpus, nil
 }
 
 // slicesSortedKeys returns m's keys, sorted.
