@@ -2,8 +2,6 @@ package energy
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -12,7 +10,6 @@ import (
 
 	"github.com/gpusched/gpusched/core/placer"
 	"github.com/gpusched/gpusched/service/api"
-	"github.com/gpusched/gpusched/service/store"
 )
 
 // Energy accounting (docs/ENERGY.md, "What energy placement saved"): every
@@ -52,23 +49,15 @@ type energyRecord struct {
 
 // loadEnergy reads the stored accounts.
 func (l *Live) loadEnergy(ctx context.Context) error {
-	kvs, _, err := l.store.List(ctx, energyPrefix)
-	if err != nil {
-		return fmt.Errorf("server: load energy accounts: %w", err)
-	}
-	for _, kv := range kvs {
-		var r energyRecord
-		if err := json.Unmarshal(kv.Value, &r); err != nil || energyPrefix+r.Node != kv.Key {
-			l.log.Error("stored energy account is unreadable; dropped", "key", kv.Key, "err", err)
-			continue
-		}
-		ne := r.nodeEnergy
-		if ne.StatesJ == nil {
-			ne.StatesJ = map[string]float64{}
-		}
-		l.energy[r.Node] = &ne
-	}
-	return nil
+	return loadNodes(ctx, l, energyPrefix, "energy accounts", "stored energy account is unreadable; dropped",
+		func(r *energyRecord) string { return r.Node },
+		func(r *energyRecord) {
+			ne := r.nodeEnergy
+			if ne.StatesJ == nil {
+				ne.StatesJ = map[string]float64{}
+			}
+			l.energy[r.Node] = &ne
+		})
 }
 
 // account returns node name's account, opening it at now.
@@ -198,30 +187,12 @@ func (l *Live) modelInterval(w World, n *Node, sec float64, now time.Time) {
 // powerSaveEvery (all with force).
 func (l *Live) tickEnergy(now time.Time, force bool) {
 	l.saveModel(now, force)
-	var ops []store.Op
-	var names []string
-	for _, name := range slices.Sorted(maps.Keys(l.energy)) {
-		ne := l.energy[name]
-		if !ne.dirty || (!force && now.Sub(ne.savedAt) < powerSaveEvery) {
-			continue
-		}
-		data, err := json.Marshal(energyRecord{Node: name, nodeEnergy: *ne})
-		if err != nil {
-			continue
-		}
-		ops = append(ops, store.OpPut(energyPrefix+name, data))
-		names = append(names, name)
-	}
-	if len(ops) == 0 {
-		return
-	}
-	if _, err := l.store.Txn(writeCtx(), ops...); err != nil {
-		l.log.Error("cannot store energy accounts", "err", err)
-		return
-	}
-	for _, name := range names {
-		l.energy[name].dirty, l.energy[name].savedAt = false, now
-	}
+	l.saveNodes(now, force, energyPrefix, "energy accounts", slices.Sorted(maps.Keys(l.energy)),
+		func(name string) (bool, time.Time, any) {
+			ne := l.energy[name]
+			return ne.dirty, ne.savedAt, energyRecord{Node: name, nodeEnergy: *ne}
+		},
+		func(name string) { l.energy[name].dirty, l.energy[name].savedAt = false, now })
 }
 
 // Tick runs the live seed 002 work of the shell's periodic tick: idle

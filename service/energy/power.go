@@ -73,19 +73,9 @@ type nodePower struct {
 
 // loadPower reads the stored samples of every node.
 func (l *Live) loadPower(ctx context.Context) error {
-	kvs, _, err := l.store.List(ctx, powerPrefix)
-	if err != nil {
-		return fmt.Errorf("server: load power samples: %w", err)
-	}
-	for _, kv := range kvs {
-		var r powerRecord
-		if err := json.Unmarshal(kv.Value, &r); err != nil || powerPrefix+r.Node != kv.Key {
-			l.log.Error("stored power samples are unreadable; dropped", "key", kv.Key, "err", err)
-			continue
-		}
-		l.power[r.Node] = &nodePower{samples: r.Samples, savedAt: l.now()}
-	}
-	return nil
+	return loadNodes(ctx, l, powerPrefix, "power samples", "stored power samples are unreadable; dropped",
+		func(r *powerRecord) string { return r.Node },
+		func(r *powerRecord) { l.power[r.Node] = &nodePower{samples: r.Samples, savedAt: l.now()} })
 }
 
 // checkReading reports what is wrong with a reading from node n, "" if
@@ -235,30 +225,64 @@ func nodeThroughput(n *Node, jobs []JobOn, load float64) float64 {
 // tickPower writes the samples of nodes that changed, each at most every
 // powerSaveEvery (all of them with force).
 func (l *Live) tickPower(now time.Time, force bool) {
+	l.saveNodes(now, force, powerPrefix, "power samples", slices.Sorted(maps.Keys(l.power)),
+		func(name string) (bool, time.Time, any) {
+			np := l.power[name]
+			return np.dirty, np.savedAt, powerRecord{Node: name, Samples: np.samples}
+		},
+		func(name string) { l.power[name].dirty, l.power[name].savedAt = false, now })
+}
+
+// loadNodes reads the records stored under prefix, one a node (its key
+// prefix + node(r)); one that cannot be read, or that is stored under
+// another key, is logged (bad) and dropped. keep takes the others.
+func loadNodes[T any](ctx context.Context, l *Live, prefix, what, bad string, node func(*T) string, keep func(*T)) error {
+	kvs, _, err := l.store.List(ctx, prefix)
+	if err != nil {
+		return fmt.Errorf("server: load %s: %w", what, err)
+	}
+	for _, kv := range kvs {
+		var r T
+		if err := json.Unmarshal(kv.Value, &r); err != nil || prefix+node(&r) != kv.Key {
+			l.log.Error(bad, "key", kv.Key, "err", err)
+			continue
+		}
+		keep(&r)
+	}
+	return nil
+}
+
+// saveNodes writes, in one transaction under prefix + name, the record of
+// every node of names whose state says it changed, each at most every
+// powerSaveEvery (all with force), and marks the written ones saved. A
+// failure is logged (what names the records) and tried again at the next
+// tick.
+func (l *Live) saveNodes(now time.Time, force bool, prefix, what string, names []string,
+	state func(name string) (dirty bool, savedAt time.Time, rec any), saved func(name string)) {
 	var ops []store.Op
-	var names []string
-	for _, name := range slices.Sorted(maps.Keys(l.power)) {
-		np := l.power[name]
-		if !np.dirty || (!force && now.Sub(np.savedAt) < powerSaveEvery) {
+	var written []string
+	for _, name := range names {
+		dirty, at, rec := state(name)
+		if !dirty || (!force && now.Sub(at) < powerSaveEvery) {
 			continue
 		}
-		data, err := json.Marshal(powerRecord{Node: name, Samples: np.samples})
+		data, err := json.Marshal(rec)
 		if err != nil {
-			l.log.Error("encode power samples", "node", name, "err", err)
+			l.log.Error("encode "+what, "node", name, "err", err)
 			continue
 		}
-		ops = append(ops, store.OpPut(powerPrefix+name, data))
-		names = append(names, name)
+		ops = append(ops, store.OpPut(prefix+name, data))
+		written = append(written, name)
 	}
 	if len(ops) == 0 {
 		return
 	}
 	if _, err := l.store.Txn(writeCtx(), ops...); err != nil {
-		l.log.Error("cannot store power samples", "err", err) // tried again next tick
+		l.log.Error("cannot store "+what, "err", err)
 		return
 	}
-	for _, name := range names {
-		l.power[name].dirty, l.power[name].savedAt = false, now
+	for _, name := range written {
+		saved(name)
 	}
 }
 
