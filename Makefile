@@ -116,7 +116,7 @@ torch:
 	  echo "warning: could not install python3-torch: the PyTorch tests will skip"
 
 ## vendor-web: fetch the dashboard's and the report's chart library (uPlot)
-## from npm into internal/web/uplot (committed; only to update it).
+## from npm into internal/assets/web/uplot (committed; only to update it).
 vendor-web:
 	./scripts/vendor-web.sh
 

@@ -18,6 +18,7 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/agent"
 	"github.com/gpusched/gpusched/service/client"
+	"github.com/gpusched/gpusched/service/machine"
 )
 
 // agentOptions are the flags of `gpusched agent`.
@@ -50,10 +51,10 @@ func addCapacityFlags(cmd *cobra.Command, o *capacityOptions) {
 }
 
 // capacity returns what the node offers jobs besides GPUs
-// (agent.NodeCapacity): the detected CPUs and memory or those of the
+// (machine.NodeCapacity): the detected CPUs and memory or those of the
 // flags, less --reserve, plus the --resource ones.
 func (o *capacityOptions) capacity() (model.Resources, error) {
-	host, err := agent.HostResources()
+	host, err := machine.HostResources()
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +74,7 @@ func (o *capacityOptions) capacity() (model.Resources, error) {
 	if err != nil {
 		return nil, badInput("--resource: %w", err)
 	}
-	capa, err := agent.NodeCapacity(host, reserve, extra)
+	capa, err := machine.NodeCapacity(host, reserve, extra)
 	if err != nil {
 		return nil, badInput("%w", err)
 	}
@@ -128,7 +129,7 @@ func newAgentCommand() *cobra.Command {
 	f.StringVar(&o.name, "name", "", "node name, unique in the cluster (default: the host name)")
 	f.StringVar(&o.addr, "addr", "", "host name or address other nodes reach this one by (default: --name)")
 	f.StringVar(&o.data, "data", "", "data directory for replica output and records (default: <user cache dir>/gpusched/agent-NAME)")
-	f.StringVar(&o.gpus, "gpus", agent.AutoGPUs, "the node's GPUs: auto (discover with NVML) or TYPE=N, e.g. v100=4")
+	f.StringVar(&o.gpus, "gpus", machine.AutoGPUs, "the node's GPUs: auto (discover with NVML) or TYPE=N, e.g. v100=4")
 	f.BoolVar(&o.stopOnExit, "stop-replicas-on-exit", false, "stop every running replica before the agent exits")
 	addCapacityFlags(cmd, &o.capacity)
 	addConfineFlags(cmd, &o.confine)
@@ -166,9 +167,9 @@ func (o *agentOptions) runAs() (agent.RunAs, *config.UserMap, error) {
 // SIGINT or SIGTERM; a second signal (while replicas are being stopped, with
 // --stop-replicas-on-exit) kills the agent without waiting.
 func runAgent(ctx context.Context, o *agentOptions, stderr io.Writer) error {
-	gpus, err := agent.ResolveGPUs(o.gpus)
+	gpus, err := machine.ResolveGPUs(o.gpus)
 	if err != nil {
-		if errors.Is(err, agent.ErrNoGPUs) {
+		if errors.Is(err, machine.ErrNoGPUs) {
 			return err // the machine, not the flag: exit 1
 		}
 		return usageError{err}

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpusched/gpusched/cli"
-	"github.com/gpusched/gpusched/internal/servicetest"
+	"github.com/gpusched/gpusched/internal/testbed/servicetest"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/server"
 )

@@ -18,6 +18,7 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/agent"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/machine"
 	"github.com/gpusched/gpusched/service/server"
 )
 
@@ -72,7 +73,7 @@ func newDevCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.Lookup("auth").Usage = "require a bearer token on every request (default: only when --listen is not loopback; the admin token is written to DATA/admin.token)"
 	f.Lookup("data").Usage = "data directory: the store, replica logs and the agent's files (default: <user cache dir>/gpusched/dev)"
-	f.StringVar(&o.gpus, "gpus", agent.AutoGPUs, "this machine's GPUs: auto (NVML, else "+devFallbackGPUs+") or TYPE=N, e.g. v100=4")
+	f.StringVar(&o.gpus, "gpus", machine.AutoGPUs, "this machine's GPUs: auto (NVML, else "+devFallbackGPUs+") or TYPE=N, e.g. v100=4")
 	f.StringVar(&o.name, "name", "", "the local node's name (default: the host name)")
 	f.BoolVar(&o.stopOnExit, "stop-replicas-on-exit", true, "stop the running jobs' processes when dev exits")
 	addCapacityFlags(cmd, &o.capacity)
@@ -83,10 +84,10 @@ func newDevCommand() *cobra.Command {
 // devGPUs resolves --gpus; auto falls back to the declared devFallbackGPUs
 // when NVML finds no GPU.
 func devGPUs(spec string, logger *slog.Logger) ([]api.GPU, error) {
-	gpus, err := agent.ResolveGPUs(spec)
-	if errors.Is(err, agent.ErrNoGPUs) && spec == agent.AutoGPUs {
+	gpus, err := machine.ResolveGPUs(spec)
+	if errors.Is(err, machine.ErrNoGPUs) && spec == machine.AutoGPUs {
 		logger.Info("no GPUs discovered; declaring "+devFallbackGPUs, "reason", err)
-		return agent.ParseGPUs(devFallbackGPUs)
+		return machine.ParseGPUs(devFallbackGPUs)
 	}
 	if err != nil {
 		return nil, usageError{err}

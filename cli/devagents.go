@@ -16,6 +16,7 @@ import (
 	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/service/agent"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/machine"
 	"github.com/gpusched/gpusched/service/server"
 )
 
@@ -31,19 +32,19 @@ func addPowerFlags(cmd *cobra.Command, o *powerOptions, redfish bool) {
 	f := cmd.Flags()
 	if redfish {
 		f.StringVar(&o.redfish, "power-redfish", "", "the node BMC's Redfish Chassis Power URL, read for the node's power draw\n"+
-			"(basic auth from $"+agent.EnvRedfishUser+" and $"+agent.EnvRedfishPassword+"); GPU power comes from NVML when present")
+			"(basic auth from $"+machine.EnvRedfishUser+" and $"+machine.EnvRedfishPassword+"); GPU power comes from NVML when present")
 	}
 	f.StringVar(&o.file, "power-file", "", "a file holding the node's power (watts, or {\"node_w\":W,\"gpus\":[...]}), read at every reading; "+
-		agent.NodePlaceholder+" is replaced by the node's name (docs/AGENT.md)")
+		machine.NodePlaceholder+" is replaced by the node's name (docs/AGENT.md)")
 	f.StringVar(&o.http, "power-http", "", "an HTTP endpoint answering with the node's power, asked with ?node=NAME&load=L at every reading; "+
-		agent.NodePlaceholder+" is replaced by the node's name (docs/AGENT.md)")
+		machine.NodePlaceholder+" is replaced by the node's name (docs/AGENT.md)")
 	f.DurationVar(&o.powerEvery, "power-interval", agent.DefaultPowerEvery, "how often the node's power is read")
 	f.DurationVar(&o.probeEvery, "probe-interval", agent.DefaultProbeEvery, "how often each data endpoint the server names is probed (±20% jitter)")
 }
 
 // sources returns the power sources of the flags.
-func (o *powerOptions) sources() agent.PowerSources {
-	return agent.PowerSources{Redfish: o.redfish, File: o.file, HTTP: o.http}
+func (o *powerOptions) sources() machine.PowerSources {
+	return machine.PowerSources{Redfish: o.redfish, File: o.file, HTTP: o.http}
 }
 
 // devNode is one agent `gpusched dev` runs: its name (empty: the host

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpusched/gpusched/service/agent"
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 // binary is the gpusched executable built once for the end-to-end tests.
@@ -20,7 +20,7 @@ var binary string
 // program and "shim").
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "shim" {
-		os.Exit(agent.ShimMain(os.Args[2:], os.Stderr))
+		os.Exit(shim.Main(os.Args[2:], os.Stderr))
 	}
 	dir, err := os.MkdirTemp("", "gpusched-e2e-")
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/core/calibrate"
-	"github.com/gpusched/gpusched/internal/servicetest"
+	"github.com/gpusched/gpusched/internal/testbed/servicetest"
 	"github.com/gpusched/gpusched/service/api"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/gpusched/gpusched/internal/etcdtest"
+	"github.com/gpusched/gpusched/internal/testbed/etcdtest"
 )
 
 // TestServerEtcdBadInput: `gpusched server --store etcd://...` with a bad

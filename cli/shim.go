@@ -5,11 +5,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpusched/gpusched/service/agent"
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 // newShimCommand is the hidden `gpusched shim`, which an agent starts for
-// every replica (agent.RunShim; docs/AGENT.md, "Shims"). It parses its own
+// every replica (shim.Run; docs/AGENT.md, "Shims"). It parses its own
 // arguments.
 func newShimCommand() *cobra.Command {
 	return &cobra.Command{
@@ -18,8 +18,8 @@ func newShimCommand() *cobra.Command {
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(_ *cobra.Command, args []string) error {
-			err := agent.RunShim(args)
-			if errors.Is(err, agent.ErrShimUsage) {
+			err := shim.Run(args)
+			if errors.Is(err, shim.ErrUsage) {
 				return usageError{err}
 			}
 			return err

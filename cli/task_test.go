@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpusched/gpusched/internal/servicetest"
+	"github.com/gpusched/gpusched/internal/testbed/servicetest"
 	"github.com/gpusched/gpusched/service/api"
 )
 

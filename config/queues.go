@@ -157,6 +157,20 @@ func mapKeys(m map[string]int) func(func(string) bool) {
 	}
 }
 
+// QueueUsers returns the users queue name lists (nil for a queue that
+// lists none or is not declared, and without queues).
+func (q *QueuesSpec) QueueUsers(name string) []string {
+	if q == nil {
+		return nil
+	}
+	for _, qs := range q.Queues {
+		if qs.Name == name {
+			return qs.Users
+		}
+	}
+	return nil
+}
+
 // UserQueues returns, per user, the queues that list them, in file order:
 // the first is the user's default queue.
 func (q *QueuesSpec) UserQueues() map[string][]string {

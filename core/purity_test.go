@@ -57,11 +57,19 @@ func TestCoreIsPure(t *testing.T) {
 // service, the Kubernetes shell is the service's peer (neither imports the
 // other), and nothing below cli/ imports it.
 var layers = map[string][]string{
-	"../sim":     {"service", "cli", "kube"},
-	"../service": {"cli", "kube"},
-	"../config":  {"sim", "service", "cli", "kube"},
-	"../kube":    {"sim", "service", "cli"},
+	"../sim":             {"service", "cli", "kube"},
+	"../service":         {"cli", "kube"},
+	"../config":          {"sim", "service", "cli", "kube"},
+	"../kube":            {"sim", "service", "cli"},
+	"../internal/assets": {"core", "sim", "service", "cli", "kube", "config", "internal/testbed"},
 }
+
+// testOnly are the module folders that only tests (and scripts/) may
+// import: the test beds.
+var testOnly = []string{"internal/testbed"}
+
+// runtime are the folders whose non-test code may not import testOnly.
+var runtime = []string{"../core", "../sim", "../service", "../cli", "../config", "../kube", "../internal/assets"}
 
 // under reports whether module package path p is folder dir or lies under
 // it.
@@ -91,6 +99,34 @@ func TestLayers(t *testing.T) {
 				for _, b := range banned {
 					if under(p, b) {
 						t.Errorf("%s imports %s: code under %s/ may not import %s/", path, p, root[3:], b)
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestTestBedsInTestsOnly checks that no runtime code imports a test bed:
+// only _test.go files (and scripts/) may.
+func TestTestBedsInTestsOnly(t *testing.T) {
+	for _, root := range runtime {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+			if err != nil {
+				return err
+			}
+			for _, imp := range f.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				for _, b := range testOnly {
+					if under(p, b) {
+						t.Errorf("%s imports %s: only tests may import %s/", path, p, b)
 					}
 				}
 			}

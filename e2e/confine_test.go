@@ -3,8 +3,8 @@ package e2e
 import (
 	"fmt"
 
-	"github.com/gpusched/gpusched/internal/agenttest"
-	"github.com/gpusched/gpusched/internal/servicetest"
+	"github.com/gpusched/gpusched/internal/testbed/agenttest"
+	"github.com/gpusched/gpusched/internal/testbed/servicetest"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/confine"
 	"golang.org/x/sys/unix"

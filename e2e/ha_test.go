@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/internal/etcdtest"
+	"github.com/gpusched/gpusched/internal/testbed/etcdtest"
 	"github.com/gpusched/gpusched/service/api"
 )
 

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/internal/servicetest"
+	"github.com/gpusched/gpusched/internal/testbed/servicetest"
 	"github.com/gpusched/gpusched/service/api"
 )
 

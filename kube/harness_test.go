@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/gpusched/gpusched/internal/kubebed"
+	"github.com/gpusched/gpusched/internal/testbed/kubebed"
 )
 
 // The end-to-end tests run the gpusched binary (`gpusched kube`) against

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/gpusched/gpusched/internal/kubebed"
+	"github.com/gpusched/gpusched/internal/testbed/kubebed"
 )
 
 // jobsetShared is a bed with the real JobSet controller and webhooks

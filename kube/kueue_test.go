@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/gpusched/gpusched/internal/kubebed"
+	"github.com/gpusched/gpusched/internal/testbed/kubebed"
 )
 
 // kueueShared is a bed with the real Kueue controller (scripts/testbed

@@ -1,14 +1,14 @@
 #!/bin/sh
 # vendor-web.sh fetches the front-end library of the dashboard and of the
 # simulator's HTML report — uPlot, MIT licence — from the npm registry and
-# copies its minified build and its licence into internal/web/uplot/, where
+# copies its minified build and its licence into internal/assets/web/uplot/, where
 # the Go build embeds them. The copies are committed, so a build needs
 # neither npm nor the network; run this (make vendor-web) only to update
 # them, after changing UPLOT_VERSION.
 set -eu
 UPLOT_VERSION="${UPLOT_VERSION:-1.6.32}"
 root=$(cd "$(dirname "$0")/.." && pwd)
-dest="$root/internal/web/uplot"
+dest="$root/internal/assets/web/uplot"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"

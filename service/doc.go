@@ -1,18 +1,38 @@
-// Package service holds the scheduler-service shell, one package a folder:
-// api (the wire types, strict decoding and the OpenAPI document),
-// scheduler (the job lifecycle: durable job records and their
-// transactions, nodes and their agents' work, and the scheduling loop that
-// runs the core's engine on the real clock; no transport), server (its
-// HTTP transport: the REST API and the agent protocol), agent (the node
-// agent that runs replicas under their shims), confine (a replica's
-// cgroup: its limits, its devices, its kill), store (the durable,
-// revisioned store), client (the Go client the CLI uses) and forecast
-// (start and finish forecasts: the live state simulated forward).
+// Package service holds the scheduler-service shell, one package a folder
+// (a room each):
+//
+//   - api: the wire types, strict decoding, job and replica IDs and the
+//     OpenAPI document;
+//   - scheduler: the job lifecycle — durable job records and their
+//     transactions, nodes and their agents' work, the scheduling loop that
+//     runs the core's engine on the real clock and its Plan applier; no
+//     transport;
+//   - access: the lifecycle's rules on behalf of a caller (ownership,
+//     queues, job tokens);
+//   - energy: live energy — power readings, the nodes' and jobs' energy,
+//     learned thresholds, measured distances, the energy placer's inputs,
+//     idle nodes, the energy report — behind a narrow World interface;
+//   - learn: online learning — throughput profiles from progress, what
+//     forecasts learn (bias, accuracy), the jobs' series;
+//   - forecast: start and finish forecasts (the live state simulated
+//     forward);
+//   - logs: the replicas' output as files;
+//   - server: the HTTP transport (the REST API and the agent protocol);
+//   - agent: the node agent that runs replicas under their shims;
+//   - shim: a replica's shim and the files of its directory;
+//   - machine: what a node has and measures (GPUs, power, accounts, RTTs);
+//   - confine: a replica's cgroup (its limits, its devices, its kill);
+//   - store: the durable, revisioned store (bbolt or etcd), and the group
+//     commit;
+//   - auth, leader, edl, replay, client: credentials, leader election,
+//     elastic-training state, the energy report's pack replay, and the Go
+//     client the CLI uses.
 //
 // Service packages do I/O and may import core/, each other, sim/ (a
-// forecast runs the simulator on the live state), internal/ and config/
-// (the cluster and scheduler files), never cli/, which sits on top of
-// them (core/purity_test.go checks the layers). Within the service,
-// scheduler imports no transport (its TestNoTransport checks it): server
-// imports scheduler, not the other way round.
+// forecast runs the simulator on the live state), internal/assets and
+// config/ (the cluster and scheduler files), never cli/, which sits on top
+// of them, nor the test beds of internal/testbed (core/purity_test.go
+// checks the layers). Within the service, scheduler imports no transport
+// (its TestNoTransport checks it): server imports scheduler, not the
+// other way round.
 package service

@@ -43,7 +43,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/gpusched/gpusched/internal/kubebed"
+	"github.com/gpusched/gpusched/internal/testbed/kubebed"
 )
 
 type options struct {

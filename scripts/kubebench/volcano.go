@@ -30,7 +30,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/gpusched/gpusched/internal/kubebed"
+	"github.com/gpusched/gpusched/internal/testbed/kubebed"
 )
 
 // vcJobs and vcPodGroups are Volcano's Job and PodGroup resources.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/service/confine"
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 // Agent runs one node's replicas for a gpusched server. Make one with New
@@ -88,7 +89,7 @@ func New(cfg Config) (*Agent, error) {
 		reps:   newTable(),
 		t:      defaultTiming(),
 		kick:   make(chan struct{}, 1),
-		boot:   bootID(),
+		boot:   shim.BootID(),
 		detach: make(chan struct{}),
 		probes: newProbeState(),
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
 	svcclient "github.com/gpusched/gpusched/service/client"
+	"github.com/gpusched/gpusched/service/machine"
 )
 
 // DefaultRetention is how long the directory of a finished, acknowledged
@@ -61,7 +62,7 @@ type Config struct {
 	// (docs/AGENT.md, power readings; PowerSamplers builds the usual
 	// ones); none: no readings. The agent closes those that are
 	// io.Closers when Run returns.
-	PowerSamplers []PowerSampler
+	PowerSamplers []machine.PowerSampler
 	// PowerEvery is how often the samplers are read; 0 means
 	// DefaultPowerEvery.
 	PowerEvery time.Duration
@@ -173,10 +174,10 @@ func (cfg Config) withDefaults() (Config, error) {
 	if err := checkConfine(&cfg); err != nil {
 		return cfg, err
 	}
-	if err := validateGPUs(cfg.GPUs); err != nil {
+	if err := machine.ValidateGPUs(cfg.GPUs); err != nil {
 		return cfg, fmt.Errorf("GPUs: %w", err)
 	}
-	if err := checkCapacity(cfg.Capacity); err != nil {
+	if err := machine.CheckCapacity(cfg.Capacity); err != nil {
 		return cfg, fmt.Errorf("capacity: %w", err)
 	}
 	if cfg.Client == nil {

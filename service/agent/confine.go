@@ -12,6 +12,8 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/confine"
+	"github.com/gpusched/gpusched/service/machine"
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 // Confine says whether an agent runs each replica in a cgroup of its own
@@ -36,10 +38,6 @@ const (
 // replica when Config.PidsMax is 0.
 const DefaultPidsMax = 32768
 
-// boxFile is the file, in a replica's directory, that names its cgroup
-// (confine.Box) for its shim and for a restarted agent.
-const boxFile = "cgroup.json"
-
 // setupConfinement chooses, once at start, whether and how replicas are
 // confined, and says so in the log; it fails only under ConfineRequire.
 func (a *Agent) setupConfinement() error {
@@ -55,7 +53,7 @@ func (a *Agent) setupConfinement() error {
 		a.log.Warn("replicas run unconfined: no cgroups for them (--confine require would refuse to start)", "why", err)
 		return nil
 	}
-	a.host, a.minors = h, gpuMinors()
+	a.host, a.minors = h, machine.GPUMinors()
 	mem := "none"
 	if a.cfg.DefaultMemory > 0 {
 		mem = model.FormatAmount(model.ResourceMemory, a.cfg.DefaultMemory)
@@ -123,7 +121,7 @@ func (a *Agent) makeBox(p *proc) ([]string, *boxEntry, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := b.Save(filepath.Join(p.dir, boxFile)); err != nil {
+	if err := b.Save(filepath.Join(p.dir, shim.BoxFile)); err != nil {
 		_ = b.Remove()
 		return nil, nil, fmt.Errorf("cgroup: %w", err)
 	}
@@ -166,7 +164,7 @@ func (e *boxEntry) done(pid int) {
 
 // boxOf returns the cgroup recorded in replica directory dir, if any.
 func (a *Agent) boxOf(dir string) (confine.Box, bool) {
-	b, found, err := confine.Load(filepath.Join(dir, boxFile))
+	b, found, err := confine.Load(filepath.Join(dir, shim.BoxFile))
 	if err != nil {
 		a.log.Warn("unreadable cgroup record", "dir", dir, "err", err)
 	}
@@ -215,22 +213,9 @@ func (a *Agent) updateBox(p *proc, spec api.Replica) {
 		b, err = b.Update(lim)
 	}
 	if err == nil {
-		err = b.Save(filepath.Join(p.dir, boxFile))
+		err = b.Save(filepath.Join(p.dir, shim.BoxFile))
 	}
 	if err != nil {
 		a.log.Warn("update the replica's cgroup", "replica", spec.ID, "err", err)
 	}
-}
-
-// oomMessage says that box b ran out of memory, naming its limit as the
-// kernel's file does: "out of memory (memory.max 256Mi)".
-func oomMessage(b confine.Box) string {
-	if b.MemoryBytes <= 0 {
-		return "out of memory"
-	}
-	file := "memory.max"
-	if b.Version == confine.V1 {
-		file = "memory.limit_in_bytes"
-	}
-	return fmt.Sprintf("out of memory (%s %s)", file, model.FormatAmount(model.ResourceMemory, b.MemoryBytes))
 }

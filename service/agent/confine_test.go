@@ -1,8 +1,6 @@
 package agent
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -51,44 +49,6 @@ func TestLimitsOf(t *testing.T) {
 				t.Errorf("limitsOf = %+v, want %+v", got, tt.want)
 			}
 		})
-	}
-}
-
-func TestOOMMessage(t *testing.T) {
-	for _, tt := range []struct {
-		box  confine.Box
-		want string
-	}{
-		{confine.Box{Version: confine.V2, MemoryBytes: 256 << 20}, "out of memory (memory.max 256Mi)"},
-		{confine.Box{Version: confine.V1, MemoryBytes: 16 << 30}, "out of memory (memory.limit_in_bytes 16Gi)"},
-		{confine.Box{Version: confine.V2}, "out of memory"},
-	} {
-		if got := oomMessage(tt.box); got != tt.want {
-			t.Errorf("oomMessage(%+v) = %q, want %q", tt.box, got, tt.want)
-		}
-	}
-}
-
-func TestShimCgroupNeedsItsRecord(t *testing.T) {
-	dir := t.TempDir()
-	_, err := parseShimArgs([]string{"--dir", dir, "--cgroup", "--", "true"})
-	if err == nil || !strings.Contains(err.Error(), "no cgroup.json") {
-		t.Errorf("--cgroup without cgroup.json: %v, want an error saying so", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, boxFile), []byte(`{"version":"v1","paths":{"memory":"../x"}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := parseShimArgs([]string{"--dir", dir, "--cgroup", "--", "true"}); err == nil ||
-		!strings.Contains(err.Error(), "not a clean absolute path") {
-		t.Errorf("--cgroup with a relative cgroup path: %v, want it refused", err)
-	}
-	box := confine.Box{Version: confine.V1, Paths: map[string]string{"memory": "/sys/fs/cgroup/memory/gpusched/n1/j1.1.0"}, MemoryBytes: 1 << 20}
-	if err := box.Save(filepath.Join(dir, boxFile)); err != nil {
-		t.Fatal(err)
-	}
-	o, err := parseShimArgs([]string{"--dir", dir, "--cgroup", "--", "true"})
-	if err != nil || o.box == nil || o.box.Paths["memory"] != box.Paths["memory"] || o.box.MemoryBytes != 1<<20 {
-		t.Errorf("--cgroup: box %+v, %v; want the saved one", o.box, err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 // envFile is the replica's current environment, one KEY=VALUE line per
@@ -42,11 +43,11 @@ func (a *Agent) replicaEnv(spec api.Replica, dir string) []string {
 		"GPUSCHED_NODE="+a.cfg.Name,
 		"GPUSCHED_REPLICA_ID="+spec.ID,
 		"GPUSCHED_REPLICA_DIR="+dir,
-		"GPUSCHED_HOSTFILE="+filepath.Join(dir, hostsFile),
-		"GPUSCHED_MPI_HOSTFILE="+filepath.Join(dir, hostfileFile),
-		"GPUSCHED_HOSTS="+hostsFlag(staticHosts(spec.HostFile, a.cfg.Name)),
-		"GPUSCHED_HOST_DISCOVERY_SCRIPT="+filepath.Join(dir, discoverFile),
-		"GPUSCHED_PROGRESS_FILE="+progressPath(dir),
+		"GPUSCHED_HOSTFILE="+filepath.Join(dir, shim.HostsFile),
+		"GPUSCHED_MPI_HOSTFILE="+filepath.Join(dir, shim.HostfileFile),
+		"GPUSCHED_HOSTS="+shim.HostsFlag(shim.StaticHosts(spec.HostFile, a.cfg.Name)),
+		"GPUSCHED_HOST_DISCOVERY_SCRIPT="+filepath.Join(dir, shim.DiscoverFile),
+		"GPUSCHED_PROGRESS_FILE="+shim.ProgressPath(dir),
 		"GPUSCHED_ENV_FILE="+filepath.Join(dir, envFile),
 	)
 }
@@ -96,7 +97,7 @@ type change struct {
 func (a *Agent) applyChange(c change) {
 	p := c.p
 	spec := read(a.reps, p, func(p *proc) api.Replica { return p.spec })
-	if err := writeHostFiles(p.dir, spec.HostFile, a.cfg.Name); err != nil {
+	if err := shim.WriteHostFiles(p.dir, spec.HostFile, a.cfg.Name); err != nil {
 		a.log.Warn("update host files", "replica", spec.ID, "err", err)
 	}
 	// A replica adopted from an older agent's record has no owner: it runs
@@ -124,7 +125,7 @@ func (a *Agent) applyChange(c change) {
 	switch {
 	case pid <= 1:
 		a.log.Info("replica updated", "replica", spec.ID, "generation", gen, "gpus", spec.GPUs)
-	case !catches(pid, syscall.SIGUSR1):
+	case !shim.Catches(pid, syscall.SIGUSR1):
 		a.log.Info("replica updated; not signalled: its process does not handle SIGUSR1", "replica", spec.ID,
 			"generation", gen, "gpus", spec.GPUs, "pid", pid)
 	default:

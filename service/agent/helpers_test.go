@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/machine"
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 // fastTiming shortens the agent's intervals for tests.
@@ -43,7 +45,7 @@ type testAgent struct {
 // into the data directory any more).
 func startAgent(t *testing.T, url, dataDir string, mods ...func(*Config)) *testAgent {
 	t.Helper()
-	gpus, err := ParseGPUs("v100=4")
+	gpus, err := machine.ParseGPUs("v100=4")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +68,7 @@ func startAgent(t *testing.T, url, dataDir string, mods ...func(*Config)) *testA
 		ta.stop(t)
 		running := a.reps.running()
 		for _, p := range running {
-			signalGroup(p.status.PID, syscall.SIGKILL)
+			shim.SignalGroup(p.status.PID, syscall.SIGKILL)
 		}
 		for _, p := range running {
 			waitShim(t, p.dir)
@@ -169,7 +171,7 @@ func groupAlive(pgid int) bool {
 // localLog returns the output the agent captured for replica id.
 func (ta *testAgent) localLog(t *testing.T, id string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(ta.replicaDir(id), logFile))
+	b, err := os.ReadFile(filepath.Join(ta.replicaDir(id), shim.LogFile))
 	if err != nil {
 		t.Fatalf("read local log: %v", err)
 	}
@@ -188,12 +190,12 @@ func touch(t *testing.T, path string) {
 // written its exit file or is gone.
 func waitShim(t *testing.T, dir string) {
 	t.Helper()
-	var st shimStarted
-	if ok, _ := readShimFile(dir, shimFile, &st); !ok {
+	var st shim.Started
+	if ok, _ := shim.ReadFile(dir, shim.StartedFile, &st); !ok {
 		return
 	}
 	waitFor(t, "the shim of "+filepath.Base(dir)+" to end", func() bool {
-		_, err := os.Stat(filepath.Join(dir, exitFile))
-		return err == nil || !processAlive(st.ShimPID, st.ShimStart)
+		_, err := os.Stat(filepath.Join(dir, shim.ExitFile))
+		return err == nil || !shim.ProcessAlive(st.ShimPID, st.ShimStart)
 	})
 }

@@ -4,17 +4,18 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/gpusched/gpusched/config"
+	"github.com/gpusched/gpusched/service/machine"
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 func TestAccountOf(t *testing.T) {
-	if _, err := lookupUser("nobody", false); err != nil {
+	if _, err := machine.LookupAccount("nobody", false); err != nil {
 		t.Skip("no account nobody on this machine")
 	}
-	nogroup, err := lookupGroup("nogroup")
+	nogroup, err := machine.LookupGroup("nogroup")
 	if err != nil {
 		t.Skip("no group nogroup on this machine")
 	}
@@ -64,74 +65,26 @@ func TestAccountOf(t *testing.T) {
 			switch {
 			case want < 0 && acct != nil:
 				t.Fatalf("account = %+v, want the agent's own", acct)
-			case want >= 0 && (acct == nil || int(acct.uid) != want):
+			case want >= 0 && (acct == nil || int(acct.UID) != want):
 				t.Fatalf("account = %+v, want uid %d", acct, want)
 			}
-			if tc.owner == "guest" && !slices.Contains(acct.groups, nogroup) {
-				t.Errorf("groups %v lack nogroup %d", acct.groups, nogroup)
+			if tc.owner == "guest" && !slices.Contains(acct.Groups, nogroup) {
+				t.Errorf("groups %v lack nogroup %d", acct.Groups, nogroup)
 			}
 		})
 	}
 }
 
-func TestParseCredential(t *testing.T) {
-	for _, tc := range []struct {
-		uid, gid int64
-		groups   string
-		want     *syscall.Credential
-		err      bool
-	}{
-		{uid: -1, gid: -1, want: nil},
-		{uid: 1000, gid: 1000, want: &syscall.Credential{Uid: 1000, Gid: 1000, Groups: []uint32{}}},
-		{uid: 1000, gid: 100, groups: "100,27", want: &syscall.Credential{Uid: 1000, Gid: 100, Groups: []uint32{100, 27}}},
-		{uid: 1000, gid: -1, err: true},
-		{uid: -1, gid: 5, err: true},
-		{uid: -1, gid: -1, groups: "5", err: true},
-		{uid: 1 << 33, gid: 1, err: true},
-		{uid: 1, gid: 1, groups: "a", err: true},
-	} {
-		got, err := parseCredential(tc.uid, tc.gid, tc.groups)
-		if (err != nil) != tc.err {
-			t.Errorf("parseCredential(%d, %d, %q): err %v, want error %v", tc.uid, tc.gid, tc.groups, err, tc.err)
-			continue
-		}
-		if tc.err {
-			continue
-		}
-		if (got == nil) != (tc.want == nil) || got != nil && (got.Uid != tc.want.Uid || got.Gid != tc.want.Gid ||
-			!slices.Equal(got.Groups, tc.want.Groups)) {
-			t.Errorf("parseCredential(%d, %d, %q) = %+v, want %+v", tc.uid, tc.gid, tc.groups, got, tc.want)
-		}
-	}
-}
-
 func TestShimArgsOfAccount(t *testing.T) {
-	acct := &account{name: "alice", uid: 1001, gid: 1002, groups: []uint32{1002, 27}, home: "/home/alice"}
-	o, err := parseShimArgs(shimArgs("/d", 5, 3, acct.shimArgs(), []string{"id", "-un"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.cred == nil || o.cred.Uid != 1001 || o.cred.Gid != 1002 || !slices.Equal(o.cred.Groups, []uint32{1002, 27}) ||
-		!slices.Equal(o.command, []string{"id", "-un"}) {
-		t.Errorf("round trip: %+v %+v", o, o.cred)
+	acct := &account{Name: "alice", UID: 1001, GID: 1002, Groups: []uint32{1002, 27}, Home: "/home/alice"}
+	if got, want := shimArgs(acct), shim.CredentialArgs(1001, 1002, []uint32{1002, 27}); !slices.Equal(got, want) {
+		t.Errorf("shimArgs = %v, want %v", got, want)
 	}
 	var none *account
-	if o, err := parseShimArgs(shimArgs("/d", 5, 3, none.shimArgs(), []string{"true"})); err != nil || o.cred != nil {
-		t.Errorf("no account: %+v %v", o, err)
+	if got := shimArgs(none); got != nil {
+		t.Errorf("no account: %v", got)
 	}
-	if got := acct.environ(); !slices.Equal(got, []string{"HOME=/home/alice", "USER=alice", "LOGNAME=alice"}) {
+	if got := acct.Environ(); !slices.Equal(got, []string{"HOME=/home/alice", "USER=alice", "LOGNAME=alice"}) {
 		t.Errorf("environ = %v", got)
-	}
-}
-
-func TestSecretEnv(t *testing.T) {
-	for kv, want := range map[string]bool{
-		"GPUSCHED_TOKEN=x": true, "GPUSCHED_JOIN_TOKEN=x": true, "HF_TOKEN=x": true, "AWS_SECRET_ACCESS_KEY=x": true,
-		"DB_PASSWORD=x": true, "SSH_AUTH_SOCK=/tmp/s": true, "GPUSCHED_CONFIG=/root/c.yaml": true,
-		"GPUSCHED_REDFISH_PASSWORD=x": true, "PATH=/bin": false, "LANG=C": false, "CUDA_HOME=/usr/local/cuda": false,
-	} {
-		if secretEnv(kv) != want {
-			t.Errorf("secretEnv(%s) = %v, want %v", kv, !want, want)
-		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 // Log shipping limits: one chunk stays well below api.MaxBodyBytes once
@@ -103,7 +104,7 @@ func readChunk(dir string, offset int64) ([]byte, error) {
 	if dir == "" {
 		return nil, nil
 	}
-	path := filepath.Join(dir, logFile)
+	path := filepath.Join(dir, shim.LogFile)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil

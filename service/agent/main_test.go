@@ -3,6 +3,8 @@ package agent
 import (
 	"os"
 	"testing"
+
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 // TestMain runs the tests, or a replica's shim when the test binary is
@@ -10,7 +12,7 @@ import (
 // running program and "shim").
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "shim" {
-		os.Exit(ShimMain(os.Args[2:], os.Stderr))
+		os.Exit(shim.Main(os.Args[2:], os.Stderr))
 	}
 	os.Exit(m.Run())
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/machine"
 )
 
 // redfishDoc is a Chassis Power resource shaped like the DMTF's Redfish
@@ -70,21 +71,21 @@ func TestRedfishPower(t *testing.T) {
 	bmc := redfishBMC(t, redfishDoc)
 	url := bmc.URL + "/redfish/v1/Chassis/1U/Power"
 	ctx := context.Background()
-	r := &RedfishPower{URL: url, User: "admin", Password: "s3cret"}
+	r := &machine.RedfishPower{URL: url, User: "admin", Password: "s3cret"}
 	gpus, w, err := r.Sample(ctx)
 	if err != nil || w != 344 || gpus != nil {
 		t.Fatalf("Sample: %v W, GPUs %v, err %v; want 344 W", w, gpus, err)
 	}
 	for _, c := range []struct {
 		name string
-		r    *RedfishPower
+		r    *machine.RedfishPower
 		want string
 	}{
-		{"wrong password", &RedfishPower{URL: url, User: "admin", Password: "no"}, "401"},
-		{"no such resource", &RedfishPower{URL: bmc.URL + "/redfish/v1/Chassis/2U/Power", User: "admin", Password: "s3cret"}, "404"},
-		{"not a Power resource", &RedfishPower{URL: redfishBMC(t, `{"Id":"1U","Name":"Chassis"}`).URL + "/redfish/v1/Chassis/1U/Power",
+		{"wrong password", &machine.RedfishPower{URL: url, User: "admin", Password: "no"}, "401"},
+		{"no such resource", &machine.RedfishPower{URL: bmc.URL + "/redfish/v1/Chassis/2U/Power", User: "admin", Password: "s3cret"}, "404"},
+		{"not a Power resource", &machine.RedfishPower{URL: redfishBMC(t, `{"Id":"1U","Name":"Chassis"}`).URL + "/redfish/v1/Chassis/1U/Power",
 			User: "admin", Password: "s3cret"}, "PowerConsumedWatts"},
-		{"null reading", &RedfishPower{URL: redfishBMC(t, `{"PowerControl":[{"PowerConsumedWatts":null}]}`).URL + "/redfish/v1/Chassis/1U/Power",
+		{"null reading", &machine.RedfishPower{URL: redfishBMC(t, `{"PowerControl":[{"PowerConsumedWatts":null}]}`).URL + "/redfish/v1/Chassis/1U/Power",
 			User: "admin", Password: "s3cret"}, "PowerConsumedWatts"},
 	} {
 		if _, _, err := c.r.Sample(ctx); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -125,9 +126,9 @@ func TestPowerInStatusReports(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	startAgent(t, srv.URL, "", func(c *Config) {
-		c.PowerSamplers = PowerSamplers(nil, bmc.URL+"/redfish/v1/Chassis/1U/Power",
+		c.PowerSamplers = machine.PowerSamplers(nil, bmc.URL+"/redfish/v1/Chassis/1U/Power",
 			func(k string) string {
-				return map[string]string{EnvRedfishUser: "admin", EnvRedfishPassword: "s3cret"}[k]
+				return map[string]string{machine.EnvRedfishUser: "admin", machine.EnvRedfishPassword: "s3cret"}[k]
 			}, nil)
 	})
 	waitFor(t, "a status report with a power reading", func() bool {
@@ -145,7 +146,7 @@ func TestPowerInStatusReports(t *testing.T) {
 // TestBusyShare checks the load the agent reports: the GPUs of its running
 // replicas over its GPUs.
 func TestBusyShare(t *testing.T) {
-	gpus, err := ParseGPUs("v100=4")
+	gpus, err := machine.ParseGPUs("v100=4")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func TestBusyShare(t *testing.T) {
 // TestNVMLPowerAbsent: without the NVML library (this machine has no GPU)
 // OpenNVMLPower fails and PowerSamplers leaves NVML out, saying so once.
 func TestNVMLPowerAbsent(t *testing.T) {
-	p, err := OpenNVMLPower([]int{0})
+	p, err := machine.OpenNVMLPower([]int{0})
 	if err == nil {
 		defer p.Close()
 		if _, _, err := p.Sample(context.Background()); err != nil {
@@ -182,7 +183,7 @@ func TestNVMLPowerAbsent(t *testing.T) {
 		t.Skip("NVML is present on this machine")
 	}
 	var log strings.Builder
-	ss := PowerSamplers([]api.GPU{{Index: 0, Type: "v100"}}, "", nil, slog.New(slog.NewTextHandler(&log, nil)))
+	ss := machine.PowerSamplers([]api.GPU{{Index: 0, Type: "v100"}}, "", nil, slog.New(slog.NewTextHandler(&log, nil)))
 	if len(ss) != 0 || !strings.Contains(log.String(), "no GPU power readings") {
 		t.Errorf("samplers %v, log %q", ss, log.String())
 	}

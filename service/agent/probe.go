@@ -2,19 +2,13 @@ package agent
 
 import (
 	"context"
-	"crypto/tls"
-	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
-	"net/http"
-	"net/http/httptrace"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/machine"
 )
 
 // RTT probes (docs/AGENT.md, "RTT probes"; seed 002, step 2: every compute
@@ -35,8 +29,6 @@ const (
 	// maxPendingProbes bounds the results kept for the next report while
 	// the server cannot be reached (the oldest go first).
 	maxPendingProbes = 1024
-	// maxProbeBody bounds what is read of an HTTP endpoint's answer.
-	maxProbeBody = 64 << 10
 )
 
 // probeState holds the endpoints to probe and the results not yet
@@ -149,57 +141,11 @@ func (a *Agent) probe(ctx context.Context, ep string) api.ProbeResult {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.ProbeTimeout)
 	defer cancel()
 	r := api.ProbeResult{Endpoint: ep, At: time.Now().UTC()}
-	rtt, err := Probe(ctx, ep)
+	rtt, err := machine.Probe(ctx, ep)
 	if err != nil {
 		r.Error = err.Error()
 		return r
 	}
 	r.RTTMs = float64(rtt) / float64(time.Millisecond)
 	return r
-}
-
-// Probe measures the round-trip time to a data endpoint on a fresh
-// connection: for "host:port", the time a TCP connect takes (the SYN and
-// its answer); for an http(s) URL, the time from writing a GET request to
-// the answer's first byte on a connection already open (whatever the
-// status: an answer is a round trip). ctx bounds it.
-func Probe(ctx context.Context, ep string) (time.Duration, error) {
-	if strings.HasPrefix(ep, "http://") || strings.HasPrefix(ep, "https://") {
-		return probeHTTP(ctx, ep)
-	}
-	var d net.Dialer
-	t0 := time.Now()
-	c, err := d.DialContext(ctx, "tcp", ep)
-	if err != nil {
-		return 0, fmt.Errorf("connect: %w", err)
-	}
-	rtt := time.Since(t0)
-	_ = c.Close()
-	return rtt, nil
-}
-
-// probeHTTP times a GET of url from the request written to the first byte
-// of the answer.
-func probeHTTP(ctx context.Context, url string) (time.Duration, error) {
-	var wrote, first time.Time
-	trace := &httptrace.ClientTrace{
-		WroteRequest:         func(httptrace.WroteRequestInfo) { wrote = time.Now() },
-		GotFirstResponseByte: func() { first = time.Now() },
-	}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, url, nil)
-	if err != nil {
-		return 0, fmt.Errorf("probe %s: %w", url, err)
-	}
-	tr := &http.Transport{DisableKeepAlives: true, TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12}}
-	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: tr}).Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("GET: %w", err)
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxProbeBody))
-	_ = resp.Body.Close()
-	if wrote.IsZero() || first.Before(wrote) {
-		return 0, fmt.Errorf("probe %s: no timing of the request", url)
-	}
-	return first.Sub(wrote), nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 // recordFile is the name of a replica's record in its directory.
@@ -27,7 +28,7 @@ type record struct {
 	LogsShipped bool   `json:"logs_shipped,omitempty"`
 	// ProgressFile is where the agent is in the replica's progress file,
 	// so that an adopting agent does not report old lines again.
-	ProgressFile progressWatch `json:"progress_file,omitzero"`
+	ProgressFile shim.ProgressWatch `json:"progress_file,omitzero"`
 	// Shim: the replica was started through a shim, whose files (shim.json,
 	// exit.json) tell how it ended. Records of older agents lack it: their
 	// replicas are watched by their process group alone.
@@ -79,43 +80,18 @@ func writeJSON(path string, v any) error {
 	return writeFileAtomic(path, append(b, '\n'), 0o600)
 }
 
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory and a rename, so that readers see the old or the new content.
+// writeFileAtomic writes data to path atomically (shim.WriteFile).
 func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	return writeFile(path, data, perm, nil)
+	return shim.WriteFile(path, data, perm, -1, -1)
 }
 
 // writeFileOwned writes data to path atomically, as a file of acct with
 // mode 0600: it belongs to acct before it gets its name.
 func writeFileOwned(path string, data []byte, acct *account) error {
-	return writeFile(path, data, 0o600, acct)
-}
-
-// writeFile writes data to path through a temporary file of mode perm
-// (owned by acct when not nil) and a rename.
-func writeFile(path string, data []byte, perm os.FileMode, acct *account) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	if acct == nil {
+		return writeFileAtomic(path, data, 0o600)
 	}
-	defer os.Remove(f.Name())
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil && acct != nil {
-		err = f.Chown(int(acct.uid), int(acct.gid))
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return shim.WriteFile(path, data, 0o600, int(acct.UID), int(acct.GID))
 }
 
 // load reads the records an earlier agent left in the data directory:
@@ -135,7 +111,7 @@ func (a *Agent) load(now time.Time) error {
 		id := e.Name()
 		a.reps.markSeen(id)
 		var rec record
-		if err := readJSON(filepath.Join(root, id, recordFile), &rec); err != nil {
+		if err := shim.ReadJSON(filepath.Join(root, id, recordFile), &rec); err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				a.log.Warn("unreadable replica record; the replica will not be started again", "replica", id, "err", err)
 			}
@@ -174,22 +150,10 @@ func (a *Agent) restore(id string, rec record, now time.Time) {
 		return
 	}
 	// An old record: the replica is watched by its process group alone.
-	if pid > 1 && rec.BootID == a.boot && !groupGone(pid) {
+	if pid > 1 && rec.BootID == a.boot && !shim.GroupGone(pid) {
 		a.log.Info("adopting running replica started without a shim", "replica", id, "pid", pid)
 		go a.supervise(p, nil, true)
 		return
 	}
 	a.exit(p, exitInfo{code: -1, err: "lost: the replica's processes ended while no agent ran; exit status unknown"}, now)
-}
-
-// readJSON decodes the JSON file at path into v.
-func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("decode %s: %w", path, err)
-	}
-	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 // trapScript reports SIGUSR1 with the generation its environment file
@@ -73,7 +74,7 @@ func TestLiveUpdate(t *testing.T) {
 	}
 	// A restarted agent adopts the replica with its updated entry.
 	var rec record
-	if err := readJSON(filepath.Join(ta.replicaDir(r0.ID), recordFile), &rec); err != nil || rec.Replica.Env["GPUSCHED_GENERATION"] != "2" {
+	if err := shim.ReadJSON(filepath.Join(ta.replicaDir(r0.ID), recordFile), &rec); err != nil || rec.Replica.Env["GPUSCHED_GENERATION"] != "2" {
 		t.Errorf("record after the update: %+v, %v", rec.Replica, err)
 	}
 }
@@ -92,7 +93,7 @@ func TestAdoptedReplicaKeepsWorking(t *testing.T) {
 	ta.stop(t)
 
 	ta2 := startAgent(t, f.srv.URL, data)
-	progress, err := os.OpenFile(filepath.Join(ta2.replicaDir(r.ID), progressFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	progress, err := os.OpenFile(filepath.Join(ta2.replicaDir(r.ID), shim.ProgressFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 // Run takes over the replicas an earlier agent left in the data directory,
@@ -36,10 +37,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	hk, stopHK := context.WithCancel(context.WithoutCancel(ctx))
-	if err := becomeSubreaper(); err != nil {
+	if err := shim.BecomeSubreaper(); err != nil {
 		a.log.Warn("cannot become child subreaper; orphans of replicas are left to init", "err", err)
 	} else {
-		wg.Go(func() { every(hk, a.t.sweepEvery, a.sweepZombies) })
+		wg.Go(func() { every(hk, a.t.sweepEvery, shim.ReapOrphans) })
 	}
 	wg.Go(func() { a.powerLoop(hk) })
 	wg.Go(func() { a.probeLoop(hk) })

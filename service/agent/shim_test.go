@@ -10,42 +10,8 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/shim"
 )
-
-func TestParseShimArgs(t *testing.T) {
-	tests := []struct {
-		args []string
-		err  string // "" for valid
-	}{
-		{[]string{"--dir", "/d", "--grace", "5", "--hello-fd", "3", "--", "sh", "-c", "x"}, ""},
-		{[]string{"--dir", "/d", "--", "train", "--lr", "1"}, ""},
-		{[]string{"--dir", "d", "--", "x"}, "absolute"},
-		{[]string{"--", "x"}, "absolute"},
-		{[]string{"--dir", "/d", "--"}, "no command"},
-		{[]string{"--dir", "/d", "--grace", "soon", "--", "x"}, "invalid value"},
-		{[]string{"--dir", "/d", "--hello-fd", "-1", "--", "x"}, "file descriptor"},
-		{[]string{"--dir", "/d", "--bogus", "--", "x"}, "bogus"},
-	}
-	for _, tt := range tests {
-		o, err := parseShimArgs(tt.args)
-		if tt.err == "" {
-			if err != nil {
-				t.Errorf("%q: %v", tt.args, err)
-			}
-			continue
-		}
-		if err == nil || !strings.Contains(err.Error(), tt.err) {
-			t.Errorf("%q: %+v, %v; want an error about %q", tt.args, o, err, tt.err)
-		}
-	}
-	o, _ := parseShimArgs([]string{"--dir", "/d", "--grace", "5", "--", "train", "--lr", "1"})
-	if o.dir != "/d" || o.grace != 5*time.Second || strings.Join(o.command, " ") != "train --lr 1" {
-		t.Errorf("parsed %+v", o)
-	}
-	if err := RunShim([]string{"--", "x"}); err == nil || !strings.Contains(err.Error(), string(ErrShimUsage)) {
-		t.Errorf("RunShim with bad args: %v, want %v", err, ErrShimUsage)
-	}
-}
 
 // TestShimFiles checks the files a replica's shim leaves: shim.json names
 // the shim and the main process, exit.json how the main process ended.
@@ -59,31 +25,31 @@ func TestShimFiles(t *testing.T) {
 		t.Errorf("status %+v, want 137 SIGKILL", s)
 	}
 	dir := ta.replicaDir("killed")
-	var st shimStarted
-	var ex shimExit
-	if ok, err := readShimFile(dir, shimFile, &st); !ok {
-		t.Fatalf("no %s: %v", shimFile, err)
+	var st shim.Started
+	var ex shim.Exit
+	if ok, err := shim.ReadFile(dir, shim.StartedFile, &st); !ok {
+		t.Fatalf("no %s: %v", shim.StartedFile, err)
 	}
-	if ok, err := readShimFile(dir, exitFile, &ex); !ok {
-		t.Fatalf("no %s: %v", exitFile, err)
+	if ok, err := shim.ReadFile(dir, shim.ExitFile, &ex); !ok {
+		t.Fatalf("no %s: %v", shim.ExitFile, err)
 	}
 	pid, _ := os.ReadFile(filepath.Join(dir, "pid"))
 	if st.PID != s.PID || strings.TrimSpace(string(pid)) != itoa(s.PID) || st.ShimPID <= 1 || st.ShimPID == st.PID ||
-		st.BootID != bootID() || st.StartedAt.IsZero() {
-		t.Errorf("%s: %+v; replica PID %d (it says %s)", shimFile, st, s.PID, pid)
+		st.BootID != shim.BootID() || st.StartedAt.IsZero() {
+		t.Errorf("%s: %+v; replica PID %d (it says %s)", shim.StartedFile, st, s.PID, pid)
 	}
 	if ex.PID != s.PID || ex.ExitCode != 137 || ex.Signal != "SIGKILL" || ex.FinishedAt.Before(st.StartedAt) ||
-		ex.BootID != bootID() {
-		t.Errorf("%s: %+v", exitFile, ex)
+		ex.BootID != shim.BootID() {
+		t.Errorf("%s: %+v", shim.ExitFile, ex)
 	}
 }
 
 // shimOf returns the started file of replica id in the agent's data.
-func shimOf(t *testing.T, ta *testAgent, id string) shimStarted {
+func shimOf(t *testing.T, ta *testAgent, id string) shim.Started {
 	t.Helper()
-	var st shimStarted
-	if ok, err := readShimFile(ta.replicaDir(id), shimFile, &st); !ok {
-		t.Fatalf("%s: no %s: %v", id, shimFile, err)
+	var st shim.Started
+	if ok, err := shim.ReadFile(ta.replicaDir(id), shim.StartedFile, &st); !ok {
+		t.Fatalf("%s: no %s: %v", id, shim.StartedFile, err)
 	}
 	return st
 }
@@ -105,7 +71,7 @@ func TestShimKilledReplicaIsLost(t *testing.T) {
 	if err := syscall.Kill(st.ShimPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the shim to die", func() bool { return !processAlive(st.ShimPID, st.ShimStart) })
+	waitFor(t, "the shim to die", func() bool { return !shim.ProcessAlive(st.ShimPID, st.ShimStart) })
 	if !groupAlive(s.PID) {
 		t.Fatal("the replica died with its shim")
 	}
@@ -115,7 +81,7 @@ func TestShimKilledReplicaIsLost(t *testing.T) {
 	if !got.Lost || got.ExitCode != -1 || !strings.Contains(got.Error, "lost") || got.Signal != "" {
 		t.Errorf("status %+v, want lost, exit -1", got)
 	}
-	if !groupGone(s.PID) {
+	if !shim.GroupGone(s.PID) {
 		t.Errorf("group %d still has live processes after the loss was reported", s.PID)
 	}
 	if log := ta2.localLog(t, r.ID); !strings.Contains(log, "got TERM") {
@@ -150,14 +116,14 @@ func TestRebootedNode(t *testing.T) {
 			Status: api.ReplicaStatus{ID: id, Job: "j1", Phase: api.ReplicaRunning, PID: 4242, StartedAt: started}}
 	}
 	dir := writeRecord(t, data, rec("finished", true))
-	if err := writeDurable(filepath.Join(dir, shimFile), shimStarted{ShimPID: 4241, PID: 4242, BootID: "an-earlier-boot"}); err != nil {
+	if err := shim.WriteDurable(filepath.Join(dir, shim.StartedFile), shim.Started{ShimPID: 4241, PID: 4242, BootID: "an-earlier-boot"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeDurable(filepath.Join(dir, exitFile), shimExit{PID: 4242, ExitCode: 0, FinishedAt: started}); err != nil {
+	if err := shim.WriteDurable(filepath.Join(dir, shim.ExitFile), shim.Exit{PID: 4242, ExitCode: 0, FinishedAt: started}); err != nil {
 		t.Fatal(err)
 	}
 	dir = writeRecord(t, data, rec("running", true))
-	if err := writeDurable(filepath.Join(dir, shimFile), shimStarted{ShimPID: 4241, PID: 4242, BootID: "an-earlier-boot"}); err != nil {
+	if err := shim.WriteDurable(filepath.Join(dir, shim.StartedFile), shim.Started{ShimPID: 4241, PID: 4242, BootID: "an-earlier-boot"}); err != nil {
 		t.Fatal(err)
 	}
 	writeRecord(t, data, rec("starting", true))
@@ -196,9 +162,9 @@ func TestOldRecordAdopted(t *testing.T) {
 	}
 	waited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(waited) }()
-	t.Cleanup(func() { signalGroup(cmd.Process.Pid, syscall.SIGKILL); <-waited })
+	t.Cleanup(func() { shim.SignalGroup(cmd.Process.Pid, syscall.SIGKILL); <-waited })
 	r := replica("old", "sleep 30")
-	writeRecord(t, data, record{Replica: r, BootID: bootID(),
+	writeRecord(t, data, record{Replica: r, BootID: shim.BootID(),
 		Status: api.ReplicaStatus{ID: r.ID, Job: r.Job, Phase: api.ReplicaRunning, PID: cmd.Process.Pid, StartedAt: time.Now()}})
 	f.setWork(nil, r)
 	startAgent(t, f.srv.URL, data)
@@ -235,7 +201,7 @@ func TestShimKilledWhileAgentRuns(t *testing.T) {
 	if !got.Lost || got.ExitCode != -1 || !strings.Contains(got.Error, "shim ended") {
 		t.Errorf("status %+v, want lost: the shim ended", got)
 	}
-	if !groupGone(s.PID) {
+	if !shim.GroupGone(s.PID) {
 		t.Errorf("group %d still has live processes after the loss was reported", s.PID)
 	}
 	if log := ta.localLog(t, r.ID); !strings.Contains(log, "got TERM") {

@@ -13,15 +13,18 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gpusched/gpusched/service/machine"
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 // launch is a shim this agent started.
 type launch struct {
 	cmd *exec.Cmd
 	// hello delivers the shim's message (the main process's PID, or why
-	// the command did not start); a zero shimHello when the shim ended
+	// the command did not start); a zero shim.Hello when the shim ended
 	// without one.
-	hello chan shimHello
+	hello chan shim.Hello
 	// waited is closed once the shim has exited and was reaped.
 	waited chan struct{}
 }
@@ -58,7 +61,7 @@ func (a *Agent) start(p *proc) {
 		return
 	}
 	go entry.done(cmd.Process.Pid)
-	l := &launch{cmd: cmd, hello: make(chan shimHello, 1), waited: make(chan struct{})}
+	l := &launch{cmd: cmd, hello: make(chan shim.Hello, 1), waited: make(chan struct{})}
 	go l.readHello(r)
 	go func() { _ = cmd.Wait(); close(l.waited) }()
 	go a.supervise(p, l, true)
@@ -68,10 +71,10 @@ func (a *Agent) start(p *proc) {
 // (or exits) and delivers it.
 func (l *launch) readHello(r *os.File) {
 	defer r.Close()
-	var h shimHello
+	var h shim.Hello
 	b, _ := io.ReadAll(io.LimitReader(r, 64<<10))
 	if err := json.Unmarshal(bytes.TrimSpace(b), &h); err != nil {
-		h = shimHello{}
+		h = shim.Hello{}
 	}
 	l.hello <- h
 }
@@ -104,7 +107,7 @@ func (a *Agent) prepare(p *proc) (*exec.Cmd, *boxEntry, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := writeHostFiles(p.dir, spec.HostFile, a.cfg.Name); err != nil {
+	if err := shim.WriteHostFiles(p.dir, spec.HostFile, a.cfg.Name); err != nil {
 		return nil, nil, fmt.Errorf("host files: %w", err)
 	}
 	if err := a.writeEnvFile(spec, p.dir, acct); err != nil {
@@ -114,7 +117,7 @@ func (a *Agent) prepare(p *proc) (*exec.Cmd, *boxEntry, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	out, err := openOwned(filepath.Join(p.dir, logFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, acct)
+	out, err := openOwned(filepath.Join(p.dir, shim.LogFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, acct)
 	if err != nil {
 		return nil, nil, fmt.Errorf("log file: %w", err)
 	}
@@ -123,9 +126,9 @@ func (a *Agent) prepare(p *proc) (*exec.Cmd, *boxEntry, error) {
 		out.Close()
 		return nil, nil, err
 	}
-	shim := a.cfg.Shim
-	args := shimArgs(p.dir, spec.GracePeriodS, 3, append(acct.shimArgs(), box...), spec.Command)
-	cmd := exec.Command(shim[0], append(shim[1:len(shim):len(shim)], args...)...)
+	bin := a.cfg.Shim
+	args := shim.Args(p.dir, spec.GracePeriodS, 3, append(shimArgs(acct), box...), spec.Command)
+	cmd := exec.Command(bin[0], append(bin[1:len(bin):len(bin)], args...)...)
 	cmd.Env, cmd.Dir = a.environ(p, acct), dir
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -165,10 +168,10 @@ func makeReplicaDir(dir string, acct *account) (string, error) {
 			return "", fmt.Errorf("replica directory: %w", err)
 		}
 	}
-	if err := acct.own(home); err != nil {
+	if err := acct.Own(home); err != nil {
 		return "", err
 	}
-	f, err := openOwned(progressPath(dir), os.O_WRONLY|os.O_CREATE, acct)
+	f, err := openOwned(shim.ProgressPath(dir), os.O_WRONLY|os.O_CREATE, acct)
 	if err != nil {
 		return "", fmt.Errorf("progress file: %w", err)
 	}
@@ -207,9 +210,9 @@ func openOwned(path string, flag int, acct *account) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := f.Chown(int(acct.uid), int(acct.gid)); err != nil {
+	if err := f.Chown(int(acct.UID), int(acct.GID)); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("hand %s to account %s: %w", path, acct.name, err)
+		return nil, fmt.Errorf("hand %s to account %s: %w", path, acct.Name, err)
 	}
 	return f, nil
 }
@@ -218,14 +221,14 @@ func openOwned(path string, flag int, acct *account) (*os.File, error) {
 // USER and LOGNAME, then replicaEnv (the replica's Env, which wins, and
 // the agent's GPUSCHED_* variables). A replica running as another account
 // (acct not nil) gets none of the agent's variables that may hold a
-// credential (secretEnv): its job token (GPUSCHED_TOKEN, in its Env) is the
+// credential (machine.SecretEnv): its job token (GPUSCHED_TOKEN, in its Env) is the
 // only one it sees.
 func (a *Agent) environ(p *proc, acct *account) []string {
 	env := os.Environ()
 	if acct != nil {
-		env = slices.DeleteFunc(env, secretEnv)
+		env = slices.DeleteFunc(env, machine.SecretEnv)
 	}
-	return append(append(env, acct.environ()...), a.replicaEnv(p.spec, p.dir)...)
+	return append(append(env, acct.Environ()...), a.replicaEnv(p.spec, p.dir)...)
 }
 
 // failStart records that p could not start: the reason goes into its log
@@ -246,7 +249,7 @@ func (a *Agent) logStartFailure(p *proc, why string) {
 	why = strings.TrimPrefix(why, "start: ")
 	a.log.Warn("replica failed to start", "replica", p.spec.ID, "job", p.spec.Job, "err", why)
 	if p.dir != "" {
-		if f, ferr := os.OpenFile(filepath.Join(p.dir, logFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); ferr == nil {
+		if f, ferr := os.OpenFile(filepath.Join(p.dir, shim.LogFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); ferr == nil {
 			fmt.Fprintf(f, "gpusched agent: replica %s did not start: %s\n", p.spec.ID, why)
 			f.Close()
 		}

@@ -1,12 +1,12 @@
 package agent
 
 import (
-	"errors"
 	"fmt"
 	"syscall"
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 // exitInfo is how a replica ended.
@@ -23,8 +23,14 @@ type exitInfo struct {
 	oom bool
 }
 
+// exitOf is the exit a shim's exit file records.
+func exitOf(e shim.Exit) exitInfo {
+	return exitInfo{code: e.ExitCode, signal: e.Signal, err: e.Error, oom: e.OutOfMemory}
+}
+
 // unknownExit is how a replica adopted from an old record (started
 // without a shim) ends: its exit status went to the agent that started it.
+
 var unknownExit = exitInfo{code: -1, err: "exit status unknown: the replica was started by an earlier agent"}
 
 // watch is the state of one replica's supervisor.
@@ -40,8 +46,8 @@ type watch struct {
 	// sameBoot: the replica was started in this boot of the machine, so
 	// its PIDs may be looked at and signalled.
 	sameBoot bool
-	since    time.Time    // when the watch began
-	started  *shimStarted // an adopted replica's shim file, once read
+	since    time.Time     // when the watch began
+	started  *shim.Started // an adopted replica's shim file, once read
 	// termWhy is a stop asked for before the PID was known.
 	termWhy string
 	termed  bool
@@ -69,19 +75,19 @@ func (a *Agent) supervise(p *proc, l *launch, sameBoot bool) {
 		grace: time.Duration(max(p.spec.GracePeriodS, 0)) * time.Second}
 	w.pgid = read(a.reps, p, func(p *proc) int { return p.status.PID })
 	var (
-		hello  <-chan shimHello
-		waited <-chan struct{}
-		stop   = p.stop
-		group  = time.NewTicker(a.t.groupPoll)
-		prog   = time.NewTicker(a.t.progEvery)
-		shim   = read(a.reps, p, func(p *proc) bool { return p.shim })
+		hello   <-chan shim.Hello
+		waited  <-chan struct{}
+		stop    = p.stop
+		group   = time.NewTicker(a.t.groupPoll)
+		prog    = time.NewTicker(a.t.progEvery)
+		shimmed = read(a.reps, p, func(p *proc) bool { return p.shim })
 	)
 	defer group.Stop()
 	defer prog.Stop()
 	if l != nil {
 		hello, waited = l.hello, l.waited
 	}
-	if !shim { // an old record: only the group can be watched
+	if !shimmed { // an old record: only the group can be watched
 		w.polling, w.info = true, unknownExit
 	}
 	for !w.done {
@@ -105,19 +111,19 @@ func (a *Agent) supervise(p *proc, l *launch, sameBoot bool) {
 			w.terminate(read(a.reps, p, func(p *proc) string { return p.stopWhy }))
 		case <-w.kill:
 			w.kill = nil
-			signalGroup(w.pgid, syscall.SIGKILL)
+			shim.SignalGroup(w.pgid, syscall.SIGKILL)
 			a.killBox(p)
 			a.log.Warn("grace period over: SIGKILL sent", "replica", w.id, "grace", w.grace)
 		case <-a.detach:
 			return
 		case <-prog.C:
 			a.pollProgress(p)
-			if shim && l == nil && !w.polling {
+			if shimmed && l == nil && !w.polling {
 				w.check()
 			}
 		case <-poll:
 			reapGroup(w.pgid)
-			if groupGone(w.pgid) {
+			if shim.GroupGone(w.pgid) {
 				w.finish(w.info)
 			}
 		}
@@ -139,7 +145,7 @@ func (w *watch) setPID(pid int) {
 }
 
 // hello handles the message of a shim this agent started.
-func (w *watch) hello(h shimHello) {
+func (w *watch) hello(h shim.Hello) {
 	switch {
 	case h.PID > 0:
 		w.setPID(h.PID)
@@ -153,12 +159,12 @@ func (w *watch) hello(h shimHello) {
 // shimEnded handles the end of the shim this agent started: its exit file
 // says how the replica ended; without one the replica is lost.
 func (w *watch) shimEnded() {
-	var ex shimExit
-	found, err := readShimFile(w.p.dir, exitFile, &ex)
+	var ex shim.Exit
+	found, err := shim.ReadFile(w.p.dir, shim.ExitFile, &ex)
 	switch {
 	case found:
 		w.setPID(ex.PID)
-		w.finish(ex.info())
+		w.finish(exitOf(ex))
 	case err != nil:
 		w.lose(fmt.Sprintf("its exit file is unreadable (%v)", err))
 	case w.pgid == 0:
@@ -174,8 +180,8 @@ func (w *watch) shimEnded() {
 // after the shim is seen gone.
 func (w *watch) check() {
 	if w.started == nil {
-		var st shimStarted
-		found, err := readShimFile(w.p.dir, shimFile, &st)
+		var st shim.Started
+		found, err := shim.ReadFile(w.p.dir, shim.StartedFile, &st)
 		if err != nil {
 			w.a.log.Warn("unreadable shim file", "replica", w.id, "err", err)
 		}
@@ -186,14 +192,14 @@ func (w *watch) check() {
 			}
 		}
 	}
-	if st := w.started; st != nil && w.sameBoot && processAlive(st.ShimPID, st.ShimStart) {
+	if st := w.started; st != nil && w.sameBoot && shim.ProcessAlive(st.ShimPID, st.ShimStart) {
 		return
 	}
-	var ex shimExit
-	found, err := readShimFile(w.p.dir, exitFile, &ex)
+	var ex shim.Exit
+	found, err := shim.ReadFile(w.p.dir, shim.ExitFile, &ex)
 	switch {
 	case found:
-		w.finish(ex.info())
+		w.finish(exitOf(ex))
 	case err != nil:
 		w.lose(fmt.Sprintf("its exit file is unreadable (%v)", err))
 	case !w.sameBoot:
@@ -212,7 +218,7 @@ func (w *watch) check() {
 func (w *watch) lose(why string) {
 	info := exitInfo{code: -1, lost: true, err: "lost: " + why + "; its exit status is unknown"}
 	w.a.log.Warn("replica lost", "replica", w.id, "job", w.p.spec.Job, "why", why)
-	if w.sameBoot && w.pgid > 1 && !groupGone(w.pgid) {
+	if w.sameBoot && w.pgid > 1 && !shim.GroupGone(w.pgid) {
 		w.terminate("it is lost: " + why)
 		w.polling, w.info = true, info
 		return
@@ -231,7 +237,7 @@ func (w *watch) terminate(why string) {
 		return
 	}
 	w.termed = true
-	signalGroup(w.pgid, syscall.SIGTERM)
+	shim.SignalGroup(w.pgid, syscall.SIGTERM)
 	w.a.log.Info("stopping replica: SIGTERM sent", "replica", w.id, "why", why, "grace", w.grace)
 	w.kill = time.After(w.grace)
 }
@@ -283,23 +289,6 @@ func (a *Agent) stopAll() {
 			return
 		}
 	}
-}
-
-// signalGroup sends sig to process group pgid. It refuses pgid 0 and 1,
-// whose negation would signal the caller's own group or every process.
-func signalGroup(pgid int, sig syscall.Signal) {
-	if pgid > 1 {
-		_ = syscall.Kill(-pgid, sig) // ESRCH: already gone
-	}
-}
-
-// groupGone reports whether process group pgid has no process left but
-// zombies.
-func groupGone(pgid int) bool {
-	if pgid <= 1 {
-		return true
-	}
-	return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) || !groupHasLive(pgid)
 }
 
 // reapGroup reaps the exited children of the caller in process group

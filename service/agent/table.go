@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 // proc is one replica the agent knows: running, or exited and not yet
@@ -28,7 +29,7 @@ type proc struct {
 	// notFoundSince is when log uploads began to be answered 404.
 	notFoundSince time.Time
 	// progress is where the agent is in the replica's progress file.
-	progress progressWatch
+	progress shim.ProgressWatch
 	// shim: the replica runs under a shim (record.Shim).
 	shim   bool
 	saveMu sync.Mutex // orders writes of the replica's record

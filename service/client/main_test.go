@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/gpusched/gpusched/service/agent"
+	"github.com/gpusched/gpusched/service/shim"
 )
 
 // TestMain runs the tests, or a replica's shim when the test binary is
@@ -12,7 +12,7 @@ import (
 // agent.Config.Shim defaults to the running program and "shim").
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "shim" {
-		os.Exit(agent.ShimMain(os.Args[2:], os.Stderr))
+		os.Exit(shim.Main(os.Args[2:], os.Stderr))
 	}
 	os.Exit(m.Run())
 }

@@ -16,6 +16,8 @@ import (
 	devcfg "github.com/opencontainers/cgroups/devices/config"
 	"github.com/opencontainers/cgroups/fs"
 	"github.com/opencontainers/cgroups/fs2"
+
+	"github.com/gpusched/gpusched/core/model"
 )
 
 // Version is the cgroup interface a node's boxes use.
@@ -315,4 +317,17 @@ func Load(path string) (b Box, found bool, err error) {
 		}
 	}
 	return b, true, nil
+}
+
+// OOMMessage says that b ran out of memory, naming its limit as the
+// kernel's file does: "out of memory (memory.max 256Mi)".
+func (b Box) OOMMessage() string {
+	if b.MemoryBytes <= 0 {
+		return "out of memory"
+	}
+	file := "memory.max"
+	if b.Version == V1 {
+		file = "memory.limit_in_bytes"
+	}
+	return fmt.Sprintf("out of memory (%s %s)", file, model.FormatAmount(model.ResourceMemory, b.MemoryBytes))
 }

@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/gpusched/gpusched/internal/agenttest"
+	"github.com/gpusched/gpusched/internal/testbed/agenttest"
 )
 
 // host returns a Host for the test's boxes, or skips saying why there is
@@ -282,5 +282,20 @@ func TestCreateRefusesABusyBox(t *testing.T) {
 	again, err := h.Create("busy", Limits{Pids: 8})
 	if err != nil || !again.Exists() {
 		t.Errorf("Create over the emptied box: %v", err)
+	}
+}
+
+func TestOOMMessage(t *testing.T) {
+	for _, tt := range []struct {
+		box  Box
+		want string
+	}{
+		{Box{Version: V2, MemoryBytes: 256 << 20}, "out of memory (memory.max 256Mi)"},
+		{Box{Version: V1, MemoryBytes: 16 << 30}, "out of memory (memory.limit_in_bytes 16Gi)"},
+		{Box{Version: V2}, "out of memory"},
+	} {
+		if got := tt.box.OOMMessage(); got != tt.want {
+			t.Errorf("OOMMessage of %+v = %q, want %q", tt.box, got, tt.want)
+		}
 	}
 }

@@ -22,7 +22,7 @@ import (
 // loses its old ones (their jobs: node lost). An invalid registration is
 // an *api.FieldError naming the field; nothing changes then.
 func (s *Scheduler) Register(reg api.Register) (api.RegisterReply, error) {
-	gpus, capa, err := checkRegistration(&reg)
+	gpus, capa, err := reg.Check()
 	if err != nil {
 		return api.RegisterReply{}, err
 	}
@@ -35,7 +35,7 @@ func (s *Scheduler) Register(reg api.Register) (api.RegisterReply, error) {
 // CheckRegister validates a registration without acting on it (a
 // transport checks it before it issues the node a credential).
 func (s *Scheduler) CheckRegister(reg api.Register) error {
-	_, _, err := checkRegistration(&reg)
+	_, _, err := reg.Check()
 	return err
 }
 
@@ -86,7 +86,7 @@ func (s *Scheduler) register(reg *api.Register, gpus []api.GPU, capa model.Resou
 func (s *Scheduler) refreshWork(m *node) {
 	for _, j := range s.active {
 		rec := &j.rec
-		if rec.State != api.Running || rec.Stopping != "" || rec.master() != m.name {
+		if rec.State != api.Running || rec.Stopping != "" || rec.Master() != m.name {
 			continue
 		}
 		s.refreshJob(j)
@@ -130,7 +130,7 @@ func (s *Scheduler) Work(ctx context.Context, name string, after int64, wait tim
 		}
 	}
 	work := n.snapshot()
-	work.Probes = s.probeList(n)
+	work.Probes = s.energy.ProbeList(world{s}, n.name)
 	s.mu.Unlock()
 	return work, nil
 }
@@ -168,9 +168,9 @@ func (s *Scheduler) Status(name string, st api.Status) (api.Work, error) {
 		n.applied = st.Version
 	}
 	s.setAcked(n, acked)
-	s.recordPower(n, st.Power)
-	s.recordProbes(n, st.Probes)
+	s.energy.Reading(world{s}, n.name, st.Power)
+	s.energy.Probes(world{s}, n.name, st.Probes)
 	w := n.snapshot()
-	w.Probes = s.probeList(n)
+	w.Probes = s.energy.ProbeList(world{s}, n.name)
 	return w, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gpusched/gpusched/service/ledger"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -27,7 +28,7 @@ type batch struct {
 // records, so that a job the batch ends keeps its share (a batch edits
 // copies of the records).
 func (s *Scheduler) newBatch() *batch {
-	s.accountModelled(s.now())
+	s.energy.AccountModelled(world{s}, s.now())
 	return &batch{s: s, recs: map[*job]*record{}}
 }
 
@@ -36,7 +37,7 @@ func (b *batch) edit(j *job) *record {
 	if r, ok := b.recs[j]; ok {
 		return r
 	}
-	r := j.rec.clone()
+	r := j.rec.Clone()
 	b.recs[j] = &r
 	b.order = append(b.order, j)
 	return &r
@@ -61,18 +62,18 @@ func (b *batch) commit(ctx context.Context) error {
 	}
 	ops := make([]store.Op, 0, len(b.order)+len(b.nodes))
 	for _, j := range b.order {
-		data, err := marshalRecord(b.recs[j])
+		data, err := ledger.MarshalRecord(b.recs[j])
 		if err != nil {
 			return err
 		}
-		ops = append(ops, store.OpPut(jobKey(j.rec.ID), data))
+		ops = append(ops, store.OpPut(ledger.JobKey(j.rec.ID), data))
 	}
 	for _, n := range b.nodes {
-		data, err := marshalNode(n)
+		data, err := ledger.MarshalNode(n)
 		if err != nil {
 			return err
 		}
-		ops = append(ops, store.OpPut(nodePrefix+n.Name, data))
+		ops = append(ops, store.OpPut(ledger.NodePrefix+n.Name, data))
 	}
 	if _, err := b.s.store.Txn(ctx, ops...); err != nil {
 		return fmt.Errorf("store %d job and %d node records: %w", len(b.order), len(b.nodes), err)

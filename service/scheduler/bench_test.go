@@ -31,7 +31,7 @@ func benchScheduler(b *testing.B, st store.Store, names recipe.Names) *Scheduler
 		for g := range 8 {
 			reg.GPUs = append(reg.GPUs, api.GPU{Index: g, Type: typ})
 		}
-		gpus, ferr := checkRegister(&reg)
+		gpus, _, ferr := reg.Check()
 		if ferr != nil {
 			b.Fatal(ferr)
 		}

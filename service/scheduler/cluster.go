@@ -194,7 +194,7 @@ func (s *Scheduler) modelJob(rec *record, seq int) *model.Job {
 	spec := model.JobSpec{ID: rec.ID, Submit: model.Time(rec.SubmittedAt.UnixMilli()),
 		GPUs: rec.GPUsRequested, MinGPUs: rec.MinGPUs, MaxGPUs: rec.MaxGPUs, Model: rec.Model,
 		GPUType: rec.GPUType, Priority: rec.Priority, User: rec.User, Queue: rec.Queue, PeakMemMiB: s.matrix.PeakMemMiB(rec.Model),
-		Upload: s.deviceName(rec.DataEndpoint), Requests: s.recordRequests(rec)}
+		Upload: s.energy.DeviceName(rec.DataEndpoint), Requests: s.recordRequests(rec)}
 	mi, ok := s.models[rec.Model]
 	if !ok {
 		mi = -1

@@ -116,7 +116,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Options = &o
 	}
 	c.PowerSampleEvery = orDur(c.PowerSampleEvery, DefaultPowerSampleEvery)
-	if err := c.Live.withDefaults(); err != nil {
+	if err := c.Live.Defaults(); err != nil {
 		return c, err
 	}
 	c.HeartbeatInterval = orDur(c.HeartbeatInterval, DefaultHeartbeatInterval)

@@ -2,9 +2,11 @@
 // job records and their transactions, the nodes and the work of their
 // agents, the scheduling loop that runs the pure core (engine.Schedule) on
 // the real clock and carries its plans out (engine.Apply with this
-// package's engine.Applier), and what the service learns on the way
-// (progress, online profiles, power readings, Prometheus collectors) and
-// keeps (the replicas' logs, as files). It knows no transport: package
+// package's engine.Applier). It feeds the rooms beside it — live energy
+// (package energy, through energy.go's World), online learning (package
+// learn, learn.go), the replicas' logs (package logs) — and calls them for
+// its views; the access rules on behalf of callers are package access's.
+// It knows no transport: package
 // server serves it over HTTP (the REST API and the agent protocol); another
 // transport, or a shell arranged differently, uses the same methods.
 //
@@ -19,7 +21,7 @@
 //     AppendLog;
 //   - what the service shows: Nodes, Profiles, PowerSamples, LogFiles,
 //     LogStatus, and the Prometheus registry (Gatherer);
-//   - forecasts (eta.go, etalearn.go; package forecast runs them): ETA,
+//   - forecasts (eta.go; package forecast runs them): ETA,
 //     ETAs and ETAAccuracy; the dashboard's views: Cluster and Series;
 //   - notifications: LogsChanged (a log grew or a job changed state) and
 //     Done (the scheduler stops).
@@ -33,9 +35,10 @@
 //
 // # Imports
 //
-// The package may import core/, config/, internal/ and the service's api
-// and store; never net/http, server, client, agent or cli (TestNoTransport
-// checks it). Transports and shells import it.
+// The package may import core/, config/, internal/assets and the
+// service's api, store, energy, learn, logs, forecast and replay; never
+// net/http, server, client, agent or cli (TestNoTransport checks it).
+// Transports and shells import it.
 //
 // # Durability
 //
@@ -90,10 +93,11 @@
 // Two learned things live beside the jobs. Progress reports of jobs with a
 // model teach a profile.Online the throughput per (model, GPU type, GPU
 // count); its estimates are stored under "profiles/online" and merged over
-// the embedded matrix for the engine (profiles.go). Agents' power readings
-// become gauges, each job's energy_kwh (written with its progress) and a
-// bounded ring of calibration samples per node under "power/<node>"
-// (power.go). Both are written at most every few seconds, not per report.
+// the embedded matrix for the engine (package learn). Agents' power
+// readings become gauges, each job's energy_kwh (written with its
+// progress) and a bounded ring of calibration samples per node under
+// "power/<node>" (package energy). Both are written at most every few
+// seconds, not per report.
 //
 // See docs/SERVER.md for the API, the states, the restart semantics and the
 // metrics.

@@ -1,245 +1,267 @@
 package scheduler
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
-	"math"
-	"strconv"
+	"cmp"
+	"slices"
 	"time"
 
-	"github.com/gpusched/gpusched/core/placer"
+	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
-	"github.com/gpusched/gpusched/service/store"
+	"github.com/gpusched/gpusched/service/energy"
+	"github.com/gpusched/gpusched/service/replay"
 )
 
-// Energy accounting (docs/ENERGY.md, "What energy placement saved"): every
-// ready node's energy is integrated from its power readings (recordPower,
-// measured) and, while it has none — from its first second when it has
-// never sent one, after powerMaxGap without one otherwise — from its
-// class's power model at its busy GPUs (accountModelled, modelled),
-// each split by the node's load state at the time. The jobs on the node
-// get their share either way (attributeEnergy for readings; for the model
-// each busy GPU's own draw plus its share of the base power), and
-// record.EnergyModelledKWh keeps the modelled part. The nodes' accounts
-// are stored under energyPrefix+node with the power samples.
-const energyPrefix = "energy/nodes/"
+// Live energy (package energy: power readings, the nodes' and jobs'
+// energy, learned thresholds, measured distances, the energy placer's
+// inputs, idle nodes, the report) reads the scheduler through world and
+// charges the jobs' records through it. Every call is made with s.mu held.
 
-// The load states of the energy split ("idle" and the seed's 1, 2, 3).
-var energyStates = []string{"idle", "1", "2", "3"}
+// Aliases of package energy's configuration, for the shells that set it.
+type (
+	// LiveConfig is energy.Config.
+	LiveConfig = energy.Config
+	// PowerSample is energy.PowerSample.
+	PowerSample = energy.PowerSample
+)
 
-// nodeEnergy is one node's energy account.
-type nodeEnergy struct {
-	Since     time.Time          `json:"since"`
-	MeasuredJ float64            `json:"measured_j"`
-	ModelledJ float64            `json:"modelled_j"`
-	StatesJ   map[string]float64 `json:"states_j"`
-	// modelAt is how far the model has been integrated (or the latest
-	// reading, while readings come); readyAt when the node became ready
-	// (zero while it is down).
-	modelAt, readyAt time.Time
-	dirty            bool
-	savedAt          time.Time
-}
+// Defaults of package energy, for the shells' flags.
+const (
+	DefaultSuspendAfter     = energy.DefaultSuspendAfter
+	DefaultPowerSampleEvery = energy.DefaultPowerSampleEvery
+)
 
-// energyRecord is a node's account as the store keeps it.
-type energyRecord struct {
-	Node string `json:"node"`
-	nodeEnergy
-}
+// world is the scheduler as package energy sees it; its methods are
+// called with s.mu held.
+type world struct{ s *Scheduler }
 
-// loadEnergy reads the stored accounts.
-func (s *Scheduler) loadEnergy(ctx context.Context) error {
-	kvs, _, err := s.store.List(ctx, energyPrefix)
-	if err != nil {
-		return fmt.Errorf("server: load energy accounts: %w", err)
+// NodeNames implements energy.World.
+func (w world) NodeNames() []string { return slicesSortedKeys(w.s.nodes) }
+
+// Node implements energy.World.
+func (w world) Node(name string) (energy.Node, bool) {
+	n := w.s.nodes[name]
+	if n == nil {
+		return energy.Node{}, false
 	}
-	for _, kv := range kvs {
-		var r energyRecord
-		if err := json.Unmarshal(kv.Value, &r); err != nil || energyPrefix+r.Node != kv.Key {
-			s.log.Error("stored energy account is unreadable; dropped", "key", kv.Key, "err", err)
-			continue
+	return energy.Node{Name: n.name, Addr: n.masterAddr(), Type: n.typ, GPUs: n.gpus, Ready: n.ready,
+		Unmetered: n.unmetered, Working: len(n.work) > 0}, true
+}
+
+// Cluster implements energy.World.
+func (w world) Cluster() (*model.Cluster, map[string]int) { return w.s.cluster, w.s.nodeIdx }
+
+// UsedGPUs implements energy.World.
+func (w world) UsedGPUs(name string) int { return w.s.usedGPUs(name) }
+
+// JobsOn implements energy.World.
+func (w world) JobsOn(name string) []energy.JobOn {
+	var out []energy.JobOn
+	for id, j := range w.s.active {
+		if devs := jobGPUsOn(&j.rec, name); len(devs) > 0 {
+			out = append(out, energy.JobOn{ID: id, Model: j.rec.Model, Devs: devs, LiveGPUs: j.rec.LiveGPUs(),
+				Rate: w.s.jobRate(id)})
 		}
-		ne := r.nodeEnergy
-		if ne.StatesJ == nil {
-			ne.StatesJ = map[string]float64{}
-		}
-		s.live.energy[r.Node] = &ne
 	}
-	return nil
+	return out
 }
 
-// account returns node name's account, opening it at now.
-func (s *Scheduler) account(name string, now time.Time) *nodeEnergy {
-	ne := s.live.energy[name]
-	if ne == nil {
-		ne = &nodeEnergy{Since: now.UTC(), StatesJ: map[string]float64{}, savedAt: now}
-		s.live.energy[name] = ne
+// Active implements energy.World.
+func (w world) Active() (models, endpoints []string) {
+	for _, j := range w.s.active {
+		models, endpoints = append(models, j.rec.Model), append(endpoints, j.rec.DataEndpoint)
 	}
-	return ne
+	return models, endpoints
 }
 
-// addEnergy adds joules drawn by node n with busy GPUs busy to its
-// account.
-func (s *Scheduler) addEnergy(n *node, joules float64, measured bool, busy int, now time.Time) {
-	if !(joules > 0) || math.IsInf(joules, 0) {
+// Charge implements energy.World: the job's record counts the energy,
+// written with its progress (flushProgress); a measured share is a point
+// of its power series.
+func (w world) Charge(id string, joules float64, modelled bool, d time.Duration, at time.Time) {
+	j := w.s.active[id]
+	if j == nil {
 		return
 	}
-	ne := s.account(n.name, now)
-	if measured {
-		ne.MeasuredJ += joules
-	} else {
-		ne.ModelledJ += joules
-	}
-	ne.StatesJ[s.nodeStateName(n, busy)] += joules
-	ne.dirty = true
-}
-
-// nodeStateName is the load state of node n with busy GPUs busy, for the
-// energy split: "idle", or the state under the thresholds of its jobs'
-// algorithm type (the default type when they differ).
-func (s *Scheduler) nodeStateName(n *node, busy int) string {
-	if busy <= 0 {
-		return "idle"
-	}
-	i, ok := s.nodeIdx[n.name]
-	if !ok {
-		return "idle"
-	}
-	f := s.nodeFamily(n)
-	if f == "" {
-		f = placer.DefaultFamily
-	}
-	if st := s.loadState(i, busy, f); st > 0 {
-		return strconv.Itoa(st)
-	}
-	return "1"
-}
-
-// readingEnergy is a node's energy between two readings (trapezoid rule):
-// from its node readings when both have one, else from the GPU readings
-// both have.
-func readingEnergy(prev, cur *api.PowerReading, sec float64) float64 {
-	if prev.NodeW > 0 && cur.NodeW > 0 {
-		return (prev.NodeW + cur.NodeW) / 2 * sec
-	}
-	before := make(map[int]float64, len(prev.GPUs))
-	for _, g := range prev.GPUs {
-		before[g.Index] = g.Watts
-	}
-	sum := 0.0
-	for _, g := range cur.GPUs {
-		if w, ok := before[g.Index]; ok {
-			sum += (w + g.Watts) / 2 * sec
-		}
-	}
-	return sum
-}
-
-// accountModelled integrates the power model of every ready node without
-// readings up to now, giving the jobs on it their share: a node whose
-// status reports carry no reading and never did (node.unmetered) from the
-// time it became ready, so that short jobs on it are accounted before they
-// end; any other node once it has had no reading for powerMaxGap, from its
-// latest reading, or from the time it became ready, on. Shells call
-// it before busy GPUs change (a round, a batch of agent reports). Called
-// with s.mu held.
-func (s *Scheduler) accountModelled(now time.Time) {
-	for _, name := range slicesSortedKeys(s.nodes) {
-		n := s.nodes[name]
-		if !n.ready {
-			if ne := s.live.energy[name]; ne != nil {
-				ne.modelAt, ne.readyAt = time.Time{}, time.Time{}
-			}
-			continue
-		}
-		ne := s.account(name, now)
-		if ne.readyAt.IsZero() {
-			ne.readyAt = now
-		}
-		ref, read := ne.readyAt, false
-		if np := s.power[name]; np != nil && np.last != nil {
-			ref, read = later(np.last.At, ref), true
-		}
-		if (read || !n.unmetered) && now.Sub(ref) <= powerMaxGap {
-			ne.modelAt = ref // readings come, or may still: the model waits
-			continue
-		}
-		from := later(ne.modelAt, ref)
-		ne.modelAt = now
-		if now.After(from) {
-			s.modelInterval(n, now.Sub(from).Seconds(), now)
-		}
-	}
-}
-
-// modelInterval accounts sec seconds of node n's modelled draw at its
-// current busy GPUs.
-func (s *Scheduler) modelInterval(n *node, sec float64, now time.Time) {
-	c := s.live.classOf(n)
-	busy := s.usedGPUs(n.name)
-	w, ok := c.modelWatts(busy)
-	if !ok {
-		return
-	}
-	s.addEnergy(n, w*sec, false, busy, now)
-	perGPU := c.gpu.BusyWatts(1)
-	base := c.node.BaseW / float64(c.gpus)
-	for _, j := range s.active {
-		k := len(s.jobGPUsOn(&j.rec, n.name))
-		if k == 0 {
-			continue
-		}
-		kwh := float64(k) * (perGPU + base) * sec / joulesPerKWh
+	if modelled {
+		kwh := joules / energy.JoulesPerKWh
 		j.rec.EnergyKWh += kwh
 		j.rec.EnergyModelledKWh += kwh
-		s.unsaved[j] = true
+	} else {
+		j.rec.EnergyKWh += joules / energy.JoulesPerKWh
+		w.s.learned.Series.Power(id, joules, d, at)
+	}
+	w.s.unsaved[j] = true
+}
+
+// jobGPUsOn returns the device indices a running job's live replicas hold
+// on node name.
+func jobGPUsOn(rec *record, name string) []int {
+	if rec.State != api.Running {
+		return nil
+	}
+	var devs []int
+	for _, rr := range rec.Replicas {
+		if rr.Node == name && !rr.Done {
+			devs = append(devs, rr.GPUs...)
+		}
+	}
+	return devs
+}
+
+// noteRan adds the attempt that ends now to a job's ran record: its
+// running time, GPUs and GPU type (for the energy report's replay).
+func (s *Scheduler) noteRan(rec *record, now time.Time) {
+	if rec.StartedAt == nil || rec.State != api.Running {
+		return
+	}
+	rec.Ran.Seconds += max(now.Sub(*rec.StartedAt).Seconds(), 0)
+	rec.Ran.GPUs = len(rec.Alloc)
+	for _, rr := range rec.Replicas {
+		if n := s.nodes[rr.Node]; n != nil && rr.Member() {
+			rec.Ran.Type = n.typ
+			break
+		}
 	}
 }
 
-// tickEnergy writes the accounts that changed, each at most every
-// powerSaveEvery (all with force). Called with s.mu held.
-func (s *Scheduler) tickEnergy(now time.Time, force bool) {
-	s.saveModel(now, force)
-	var ops []store.Op
-	var names []string
-	for _, name := range slicesSortedKeys(s.live.energy) {
-		ne := s.live.energy[name]
-		if !ne.dirty || (!force && now.Sub(ne.savedAt) < powerSaveEvery) {
-			continue
-		}
-		data, err := json.Marshal(energyRecord{Node: name, nodeEnergy: *ne})
-		if err != nil {
-			continue
-		}
-		ops = append(ops, store.OpPut(energyPrefix+name, data))
-		names = append(names, name)
-	}
-	if len(ops) == 0 {
-		return
-	}
-	if _, err := s.store.Txn(writeCtx(), ops...); err != nil {
-		s.log.Error("cannot store energy accounts", "err", err)
-		return
-	}
-	for _, name := range names {
-		s.live.energy[name].dirty, s.live.energy[name].savedAt = false, now
-	}
+// Energy returns the energy report. The pack replay runs outside the
+// scheduler's lock.
+func (s *Scheduler) Energy() api.EnergyReport {
+	s.mu.Lock()
+	pol, pla, _ := s.engine.Names()
+	rep := s.energy.Report(world{s}, pol, pla, s.energyJobs())
+	nodes, jobs := s.replayInputs()
+	model := s.energy.ModelledRun(world{s}, s.now(), s.anyRunning())
+	s.mu.Unlock()
+	energy.AddReplay(&rep, nodes, jobs, s.cfg.Names.Policy, model)
+	return rep
 }
 
-// tickLive runs the live seed 002 work of a periodic tick: idle nodes,
-// the modelled energy and the accounts' writes.
-func (s *Scheduler) tickLive() {
+// EnergyReplay returns the pack replay's inputs as files gpusched sim
+// reads; ErrConflict when there is nothing to replay.
+func (s *Scheduler) EnergyReplay() (api.EnergyReplay, error) {
+	s.mu.Lock()
+	nodes, jobs := s.replayInputs()
+	s.mu.Unlock()
+	cluster, trace, err := replay.Files(nodes, jobs)
+	if err != nil {
+		return api.EnergyReplay{}, conflict("nothing to replay: %v", err)
+	}
+	return api.EnergyReplay{Cluster: string(cluster), Trace: string(trace), Policy: s.cfg.Names.Policy}, nil
+}
+
+// energyJobs returns the jobs with energy, oldest first, for the report.
+// Called with s.mu held.
+func (s *Scheduler) energyJobs() []api.JobEnergyUse {
+	list := make([]*job, 0, len(s.jobs))
+	for _, j := range s.jobs {
+		if j.rec.EnergyKWh > 0 {
+			list = append(list, j)
+		}
+	}
+	slices.SortFunc(list, func(a, b *job) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]api.JobEnergyUse, 0, len(list))
+	for _, j := range list {
+		r := &j.rec
+		mod := min(r.EnergyModelledKWh, r.EnergyKWh)
+		q := r.Queue
+		if q == "" {
+			q = s.defaultQueue()
+		}
+		out = append(out, api.JobEnergyUse{ID: r.ID, Name: r.Name, User: r.User, Queue: q, State: s.viewState(j),
+			KWh: r.EnergyKWh, ModelledKWh: mod, Measured: mod == 0})
+	}
+	return out
+}
+
+// replayInputs returns the ready nodes and the jobs that ran, for the
+// replay. Called with s.mu held.
+func (s *Scheduler) replayInputs() ([]replay.Node, []replay.Job) {
+	var nodes []replay.Node
+	var ready []*node
+	for _, name := range slicesSortedKeys(s.nodes) {
+		if n := s.nodes[name]; n.ready {
+			ready = append(ready, n)
+		}
+	}
+	for _, n := range ready {
+		t := s.gpuType(n.typ, ready)
+		rn := replay.Node{Name: n.name, GPUType: n.typ, MemMiB: t.MemMiB, TFLOPS: t.TFLOPS, GPUs: len(n.gpus)}
+		s.energy.ReplayPower(world{s}, &rn)
+		nodes = append(nodes, rn)
+	}
+	now := s.now()
+	var jobs []replay.Job
+	for _, id := range slicesSortedKeys(s.jobs) {
+		r := &s.jobs[id].rec
+		rj := replay.Job{ID: r.ID, Submit: r.SubmittedAt, GPUs: r.Ran.GPUs, GPUType: r.Ran.Type, Seconds: r.Ran.Seconds, User: r.User}
+		if r.State == api.Running && r.StartedAt != nil {
+			rj.Seconds += max(now.Sub(*r.StartedAt).Seconds(), 0)
+			rj.GPUs, rj.GPUType = len(r.Alloc), s.jobGPUType(r)
+		}
+		if rj.Seconds > 0 && rj.GPUs > 0 && rj.GPUType != "" {
+			jobs = append(jobs, rj)
+		}
+	}
+	return nodes, jobs
+}
+
+// anyRunning reports whether a job runs. Called with s.mu held.
+func (s *Scheduler) anyRunning() bool {
+	for _, j := range s.active {
+		if j.rec.State == api.Running {
+			return true
+		}
+	}
+	return false
+}
+
+// Calibration returns the thresholds in use for every class of a known
+// node and every algorithm type it has samples or thresholds of, by class
+// and type (the default type first).
+func (s *Scheduler) Calibration() api.Calibration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
-	for _, d := range s.liveDevices() {
-		if first, ok := s.live.seen[d.name]; ok && now.Sub(first) < s.measureGrace()+2*s.cfg.Round {
-			s.live.dirty = true // its grace ends: the network changes
-		}
+	return s.energy.Calibration(world{s})
+}
+
+// Recalibrate fits every class and algorithm type with enough samples now,
+// whether or not they span the load range or are new, and returns the
+// thresholds in use afterwards (a failed fit shows its error and keeps the
+// thresholds). gpusched calibrate --from-server calls it.
+func (s *Scheduler) Recalibrate() api.Calibration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.energy.Recalibrate(world{s})
+}
+
+// PowerSamples returns the stored power samples of node name as the rows
+// gpusched calibrate reads (one per load, by load); ErrNotFound for a node
+// the scheduler neither knows nor has samples of.
+func (s *Scheduler) PowerSamples(name string) ([]PowerSample, error) {
+	s.mu.Lock()
+	rows, ok := s.energy.Samples(name)
+	known := s.nodes[name] != nil
+	s.mu.Unlock()
+	if !known && !ok {
+		return nil, notFound("no node %q", name)
 	}
-	s.tickIdle(now)
-	s.accountModelled(now)
-	s.integrateModel(now)
-	s.tickEnergy(now, false)
+	return rows, nil
+}
+
+// energyUse returns every job's energy for the metrics, by ID. Called
+// with s.mu held.
+func (s *Scheduler) energyUse() []energy.JobUse {
+	out := make([]energy.JobUse, 0, len(s.jobs))
+	for _, id := range slicesSortedKeys(s.jobs) {
+		r := &s.jobs[id].rec
+		out = append(out, energy.JobUse{ID: id, KWh: r.EnergyKWh, FinishedAt: r.FinishedAt})
+	}
+	return out
+}
+
+// tickEnergy runs the live energy work of a periodic tick.
+func (s *Scheduler) tickEnergy() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.energy.Tick(world{s})
 }

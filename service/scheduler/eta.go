@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/gpusched/gpusched/core/model"
@@ -25,60 +24,7 @@ const (
 	// etaMaxAge bounds how long a forecast is served while nothing
 	// changes (measured speeds move, estimates run out).
 	etaMaxAge = 10 * time.Second
-	// etaKey is the store key of the learned history and the accuracy
-	// records; etaSaveEvery bounds how often they are written.
-	etaKey       = "forecast/history"
-	etaSaveEvery = 5 * time.Second
 )
-
-// etaState is the scheduler's forecaster. The fields up to fmu are
-// guarded by Scheduler.mu; cache by fmu, which is taken before
-// Scheduler.mu and held while a forecast runs (concurrent requests wait
-// for it and share it).
-type etaState struct {
-	hist forecast.History
-	acc  forecast.Accuracy
-	// learn holds, per running job, its length as first estimated in each
-	// class (at its start, or at a forecast while it ran): the bases of
-	// the ratios its run time teaches.
-	learn map[string]map[forecast.Class]estimate
-	// series are the jobs' progress and power over time (series.go).
-	series map[string]*jobSeries
-	// changed: hist or acc changed since savedAt.
-	changed bool
-	savedAt time.Time
-
-	fmu   sync.Mutex
-	cache *etaForecast
-}
-
-func newETAState() *etaState {
-	return &etaState{learn: map[string]map[forecast.Class]estimate{}, series: map[string]*jobSeries{}}
-}
-
-// estimate is a running job's remaining run time as estimated at at.
-type estimate struct {
-	remaining time.Duration
-	at        time.Time
-}
-
-// etaForecast is one forecast and what it was made from.
-type etaForecast struct {
-	// key and state identify what it was made from (etaKeyOf), at when.
-	key   uint64
-	state *model.State
-	at    time.Time
-	// none says why there is no forecast (no node is registered); res is
-	// nil then.
-	none    string
-	res     *forecast.Result
-	ids     []string
-	index   map[string]int
-	lengths []forecast.Length
-	spreads map[forecast.Class]forecast.Spread
-	kinds   map[string]int
-	names   [3]string
-}
 
 // ETA returns the forecast of active job id. ErrNotFound; ErrConflict for
 // a job that has ended.
@@ -130,29 +76,19 @@ func (s *Scheduler) ETAs() ([]api.ETA, error) {
 
 // forecast returns the forecast of the current round, running it when the
 // cached one is older.
-func (s *Scheduler) forecast() (*etaForecast, error) {
-	e := s.eta
-	e.fmu.Lock()
-	defer e.fmu.Unlock()
-	s.mu.Lock()
-	now := s.now()
-	key := s.etaKeyOf()
-	if c := e.cache; c != nil && c.key == key && c.state == s.state && now.Sub(c.at) < etaMaxAge {
-		s.mu.Unlock()
-		return c, nil
-	}
-	f, snap := s.snapshot(now)
-	f.key, f.state = key, s.state
-	s.mu.Unlock()
-	if snap != nil {
-		res, err := forecast.Run(snap, forecast.Options{Seed: key, Spreads: f.spreads})
-		if err != nil {
-			return nil, fmt.Errorf("forecast: %w", err)
+func (s *Scheduler) forecast() (*forecast.Served, error) {
+	return s.eta.Get(func() (*forecast.Served, *forecast.Snapshot, bool) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		now := s.now()
+		key := s.etaKeyOf()
+		if c := s.eta.Latest(); c != nil && c.Key == key && c.State == any(s.state) && now.Sub(c.At) < etaMaxAge {
+			return c, nil, true
 		}
-		f.res = res
-	}
-	e.cache = f
-	return f, nil
+		f, snap := s.snapshot(now)
+		f.Key, f.State = key, s.state
+		return f, snap, false
+	})
 }
 
 // etaKeyOf fingerprints what a forecast depends on besides time and the
@@ -186,59 +122,22 @@ func mix(x uint64) uint64 {
 }
 
 // etaOf returns job j's ETA from forecast f and records a waiting job's
-// prediction (for Accuracy). Called with s.mu held.
-func (s *Scheduler) etaOf(f *etaForecast, j *job) api.ETA {
-	out := api.ETA{Job: j.rec.ID, State: j.rec.State, ForecastAt: f.at.UTC()}
-	out.Basis.Policy, out.Basis.Placer, out.Basis.Scaler = f.names[0], f.names[1], f.names[2]
-	i, ok := f.index[j.rec.ID]
-	if f.res == nil || !ok {
-		out.Reason = f.none
-		if out.Reason == "" {
-			out.Reason = "not in the latest forecast: the model does not hold it as its record says"
-		}
-		if j.rec.State == api.Running {
-			out.PredictedStart = j.rec.StartedAt
-		}
-		return out
-	}
-	e, l := f.res.ETAs[i], f.lengths[i]
-	sp := f.spreads[l.Class()]
-	out.Basis = api.ETABasis{Length: string(l.Kind), Speed: string(l.Speed), RemainingS: l.Remaining.Seconds(),
-		RemainingSteps: l.Steps, Detail: l.Detail, Bias: sp.Mu, Sigma: sp.Sigma, Samples: sp.Samples,
-		Runs: f.res.Runs, Policy: f.names[0], Placer: f.names[1], Scaler: f.names[2], Jobs: f.kinds}
-	if l.Steps > 0 {
-		out.Basis.RemainingS = 0
-	}
-	out.PredictedStart, out.PredictedFinish = wallTime(e.Start), wallTime(e.Finish)
-	out.StartP10, out.StartP50, out.StartP90 = wallTime(e.StartQ[0]), wallTime(e.StartQ[1]), wallTime(e.StartQ[2])
-	out.FinishP10, out.FinishP50, out.FinishP90 = wallTime(e.FinishQ[0]), wallTime(e.FinishQ[1]), wallTime(e.FinishQ[2])
-	out.Reason = e.Reason
-	if j.rec.State == api.Running && j.rec.StartedAt != nil {
-		out.PredictedStart, out.StartP10, out.StartP50, out.StartP90 = j.rec.StartedAt, j.rec.StartedAt, j.rec.StartedAt, j.rec.StartedAt
-	}
-	if j.rec.State != api.Running && out.PredictedStart != nil && out.StartP10 != nil && out.StartP90 != nil {
-		s.eta.acc.Predict(j.rec.ID, forecast.Prediction{At: f.at.UTC(), Start: *out.PredictedStart, P10: *out.StartP10, P90: *out.StartP90})
-		s.eta.changed = true
+// prediction (for the accuracy). Called with s.mu held.
+func (s *Scheduler) etaOf(f *forecast.Served, j *job) api.ETA {
+	out, p := f.ETA(j.rec.ID, j.rec.State, j.rec.StartedAt)
+	if p != nil {
+		s.learned.Predict(j.rec.ID, *p)
 	}
 	return out
 }
 
-// wallTime turns a model time into a UTC time; nil for forecast.Never.
-func wallTime(t model.Time) *time.Time {
-	if t == forecast.Never {
-		return nil
-	}
-	return ptr(time.UnixMilli(int64(t)).UTC())
-}
-
 // snapshot captures the live state for a forecast at now; without a
 // cluster it returns no snapshot and says why. Called with s.mu held.
-func (s *Scheduler) snapshot(now time.Time) (*etaForecast, *forecast.Snapshot) {
-	f := &etaForecast{at: now, index: map[string]int{}, spreads: s.eta.hist.Spreads(),
-		kinds: map[string]int{}, names: [3]string{s.cfg.Names.Policy, s.cfg.Names.Placer, s.cfg.Names.Scaler}}
+func (s *Scheduler) snapshot(now time.Time) (*forecast.Served, *forecast.Snapshot) {
+	f := forecast.NewServed(now, s.learned.History().Spreads(), [3]string{s.cfg.Names.Policy, s.cfg.Names.Placer, s.cfg.Names.Scaler})
 	tab, _ := s.profileTable()
 	if s.state == nil || tab == nil {
-		f.none = waitNoNodes + ": there is nothing to forecast on"
+		f.None = waitNoNodes + ": there is nothing to forecast on"
 		return f, nil
 	}
 	list := make([]*job, 0, len(s.active))
@@ -249,20 +148,16 @@ func (s *Scheduler) snapshot(now time.Time) (*etaForecast, *forecast.Snapshot) {
 	}
 	slices.SortFunc(list, func(a, b *job) int { return cmp.Compare(a.seq, b.seq) })
 	snap := &forecast.Snapshot{Now: model.Time(now.UnixMilli()), Cluster: s.cluster, Table: tab,
-		Names: s.cfg.Names, Options: s.energyOptions(*s.cfg.Options), Jobs: make([]forecast.Job, 0, len(list))}
+		Names: s.cfg.Names, Options: s.energy.Options(*s.cfg.Options, s.cluster), Jobs: make([]forecast.Job, 0, len(list))}
 	for _, j := range list {
 		fj, ok := s.forecastJob(j, tab, now)
 		if !ok {
 			continue
 		}
-		fj.Job.Seq = len(snap.Jobs)
-		f.index[j.rec.ID] = len(snap.Jobs)
-		f.ids = append(f.ids, j.rec.ID)
-		f.lengths = append(f.lengths, fj.Length)
-		f.kinds[string(fj.Length.Kind)]++
+		fj.Job.Seq = f.Add(j.rec.ID, fj.Length)
 		snap.Jobs = append(snap.Jobs, fj)
 		if j.rec.State == api.Running && j.rec.Stopping == "" {
-			s.noteEstimate(j.rec.ID, fj.Length, now)
+			s.learned.Estimate(j.rec.ID, fj.Length, now)
 		}
 	}
 	return f, snap
@@ -309,8 +204,8 @@ func (s *Scheduler) forecastJob(j *job, tab *profile.Table, now time.Time) (fore
 func (s *Scheduler) facts(j *job, tab *profile.Table, now time.Time) forecast.Facts {
 	rec := &j.rec
 	f := forecast.Facts{TotalSteps: rec.TotalSteps, TimeLimit: time.Duration(rec.TimeLimitS) * time.Second}
-	f.UserMedian, f.UserRuns = s.eta.hist.UserMedian(rec.User)
-	f.AllMedian, f.AllRuns = s.eta.hist.AllMedian()
+	f.UserMedian, f.UserRuns = s.learned.History().UserMedian(rec.User)
+	f.AllMedian, f.AllRuns = s.learned.History().AllMedian()
 	mi := tab.ModelIndex(rec.Model)
 	if rec.State != api.Running {
 		f.MatrixKnown = mi >= 0

@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/internal/agenttest"
+	"github.com/gpusched/gpusched/internal/testbed/agenttest"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/ledger"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -128,7 +129,7 @@ func (h *harness) waitState(id string, st api.State) api.Job {
 // stored returns the record of a job in the store (ok false if absent).
 func (h *harness) stored(id string) (record, bool) {
 	h.t.Helper()
-	kv, ok, err := h.st.Get(context.Background(), jobKey(id))
+	kv, ok, err := h.st.Get(context.Background(), ledger.JobKey(id))
 	if err != nil {
 		h.t.Fatal(err)
 	}

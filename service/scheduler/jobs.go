@@ -8,13 +8,14 @@ import (
 	"strconv"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/ledger"
 	"github.com/gpusched/gpusched/service/store"
 )
 
 // Submit stores a new job durably, queues it and wakes the scheduling loop;
 // the job it returns is durable. An invalid spec (api.JobSpec.Validate) is
 // an *api.FieldError and stores nothing. Concurrent submissions share
-// store transactions (groupcommit.go); once started, the write runs to its
+// store transactions (store.GroupCommit); once started, the write runs to its
 // end whatever ctx does: a job in the store is a job the scheduler runs.
 func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, error) {
 	if err := spec.Validate(); err != nil {
@@ -32,12 +33,12 @@ func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, erro
 	}
 	seq := s.nextSeq.Add(1)
 	id := "j" + strconv.FormatInt(seq, 10)
-	rec := newRecord(id, spec, reqs, s.now())
-	data, err := marshalRecord(&rec)
+	rec := ledger.NewRecord(id, spec, reqs, s.now())
+	data, err := ledger.MarshalRecord(&rec)
 	if err != nil {
 		return api.Job{}, err
 	}
-	ops := []store.Op{store.IfAbsent(jobKey(id)), store.OpPut(jobKey(id), data)}
+	ops := []store.Op{store.IfAbsent(ledger.JobKey(id)), store.OpPut(ledger.JobKey(id), data)}
 	if with, ok := ctx.Value(submitOpKey{}).(func(string) (store.Op, error)); ok {
 		op, err := with(id)
 		if err != nil {
@@ -45,14 +46,14 @@ func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, erro
 		}
 		ops = append(ops, op)
 	}
-	if err := s.commits.commit(s.store, s.stopped, ops...); err != nil {
+	if err := s.commits.Commit(s.store, s.stopped, ops...); err != nil {
 		return api.Job{}, fmt.Errorf("store job %s: %w", id, err)
 	}
 	j := &job{rec: rec, seq: int(seq)}
 	s.mu.Lock()
 	s.addJob(j)
-	s.noteNewJob(j)
-	s.noteModelSubmit(rec.SubmittedAt)
+	s.energy.NoteJob(j.rec.Model, j.rec.DataEndpoint)
+	s.energy.NoteSubmit(world{s}, rec.SubmittedAt)
 	if s.state != nil {
 		s.state.Submit(j.mj)
 		if s.cluster.Unmodelled(&j.mj.Spec) != "" {
@@ -125,7 +126,7 @@ func (s *Scheduler) Cancel(id string) (api.Job, error) {
 	default:
 		nr := b.edit(j)
 		nr.State, nr.Reason, nr.FinishedAt = api.Cancelled, "cancelled by the user", ptr(now.UTC())
-		nr.event(now, "cancelled", "cancelled by the user while %s", rec.State)
+		nr.Event(now, "cancelled", "cancelled by the user while %s", rec.State)
 		b.then(func() { s.release(j, api.Cancelled, 0) })
 	}
 	if err := b.run("cancel " + id); err != nil {
@@ -148,7 +149,7 @@ func (s *Scheduler) Hostfile(id string) (string, error) {
 	case j.rec.State != api.Running:
 		return "", conflict("job %s is %s: only a running job has hosts", id, j.rec.State)
 	}
-	return j.rec.membership().HostList(), nil
+	return j.rec.Membership().HostList(), nil
 }
 
 // submitOpKey is the context key of WithSubmitOp.

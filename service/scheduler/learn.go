@@ -1,333 +1,204 @@
 package scheduler
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
-	"github.com/gpusched/gpusched/core/calibrate"
-	"github.com/gpusched/gpusched/core/placer"
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/profile"
 	"github.com/gpusched/gpusched/service/api"
-	"github.com/gpusched/gpusched/service/store"
+	"github.com/gpusched/gpusched/service/learn"
 )
 
-// Learned thresholds (docs/ENERGY.md, "Learned thresholds"): every stored
-// power sample is tagged with the algorithm type (placer.Family) of the
-// jobs on its node when they all have one; the samples of a class and type,
-// averaged per load (calibrationRows), are calibrated with calibrate.Fit —
-// the algorithm of gpusched calibrate — whenever the class has collected
-// LiveConfig.MinNewSamples new samples of the type and those new samples
-// span the load range — from one busy GPU to all of them, at no fewer
-// distinct loads than calibrate needs and three quarters of the nodes'
-// GPUs (spans): a new ramp, up or down, that skipped few loads —; also
-// whenever a sample at a load the class had no sample of makes all its
-// samples span the range, so that a ramp seen in parts is fitted as soon
-// as it is complete, and again as it fills in. Every fit uses all the
-// class's samples of the type. And on demand (Recalibrate). A
-// successful fit replaces the thresholds in use; a failed one leaves them
-// and says why. The fits are stored under calibrationPrefix + class.
-const calibrationPrefix = "calibration/"
+// Online learning (package learn): the throughput profiles learned from
+// progress reports (s.prof), merged over the embedded matrix for the
+// engine, and what forecasts learn (s.learned: the history of run times,
+// the accuracy of the predictions served, the jobs' series). Every call
+// is made with s.mu held.
 
-// learnKey is a class and an algorithm type.
-type learnKey struct{ class, family string }
-
-// learnState is what a class learned for one algorithm type.
-type learnState struct {
-	// ok: res holds thresholds in use, fitted at at.
-	ok  bool
-	res calibrate.Result
-	at  time.Time
-	// err is the latest attempt's failure (empty after a success).
-	err string
-	// fresh counts the samples collected since the latest attempt, lo and
-	// hi their lowest and highest load doing work, loads their distinct
-	// loads doing work.
-	fresh  int
-	lo, hi float64
-	loads  map[float64]bool
-	// known are the loads doing work of all the class's samples of the
-	// type (nil until first needed).
-	known map[float64]bool
-}
-
-// learnedRecord is one fit as the store keeps it.
-type learnedRecord struct {
-	Family string           `json:"family"`
-	Result calibrate.Result `json:"result"`
-	At     time.Time        `json:"at"`
-}
-
-// loadLearned reads the stored fits of every class.
-func (s *Scheduler) loadLearned(ctx context.Context) error {
-	kvs, _, err := s.store.List(ctx, calibrationPrefix)
+// loadLearning restores the learned profiles, installing the merged
+// matrix, and the forecasts' history; call it before the jobs are loaded,
+// so that their model indices come from the matrix.
+func (s *Scheduler) loadLearning(ctx context.Context) error {
+	ps, err := learn.NewProfiles(s.matrix, s.log)
 	if err != nil {
-		return fmt.Errorf("server: load learned thresholds: %w", err)
+		return fmt.Errorf("server: %w", err)
 	}
-	for _, kv := range kvs {
-		var recs []learnedRecord
-		if err := json.Unmarshal(kv.Value, &recs); err != nil {
-			s.log.Error("stored thresholds are unreadable; dropped", "key", kv.Key, "err", err)
-			continue
-		}
-		class := kv.Key[len(calibrationPrefix):]
-		for _, r := range recs {
-			s.live.learned[learnKey{class, r.Family}] = &learnState{ok: true, res: r.Result, at: r.At}
-		}
-	}
-	return nil
-}
-
-// nodeFamily is the algorithm type of the jobs running on node n when they
-// all have the same ("" when it runs none or jobs of several types).
-func (s *Scheduler) nodeFamily(n *node) string {
-	f := ""
-	for _, j := range s.active {
-		if len(s.jobGPUsOn(&j.rec, n.name)) == 0 {
-			continue
-		}
-		jf := placer.Family(j.rec.Model)
-		if f != "" && jf != f {
-			return ""
-		}
-		f = jf
-	}
-	return f
-}
-
-// noteSample counts a new sample x of node n for its class's learning and
-// calibrates the class when its new samples are enough and span the load
-// range. Called with s.mu held.
-func (s *Scheduler) noteSample(n *node, x PowerSample, now time.Time) {
-	c := s.live.classOf(n)
-	if c == nil || x.Family == "" {
-		return
-	}
-	k := learnKey{c.name, x.Family}
-	ls := s.live.learned[k]
-	if ls == nil {
-		ls = &learnState{}
-		s.live.learned[k] = ls
-	}
-	if ls.fresh == 0 {
-		ls.lo, ls.hi, ls.loads = 2, -1, map[float64]bool{}
-	}
-	if ls.known == nil {
-		ls.known = map[float64]bool{}
-		for _, r := range s.classRows(c.name, x.Family) {
-			if r.Load > 0 && r.Throughput > 0 {
-				ls.known[r.Load] = true
-			}
-		}
-	}
-	ls.fresh++
-	grown := false
-	if l := math.Round(x.Load*1e4) / 1e4; x.Load > 0 && x.Throughput > 0 {
-		ls.lo, ls.hi = min(ls.lo, x.Load), max(ls.hi, x.Load)
-		ls.loads[l] = true
-		if !ls.known[l] {
-			ls.known[l] = true
-			lo, hi := loadRange(ls.known)
-			grown = spans(lo, hi, len(ls.known), c.gpus)
-		}
-	}
-	ramp := ls.fresh >= s.cfg.Live.MinNewSamples && spans(ls.lo, ls.hi, len(ls.loads), c.gpus)
-	if !ramp && !grown {
-		return
-	}
-	_ = s.fit(k, ls, s.classRows(c.name, x.Family), now)
-	// The next ramp starts where this one ended (at full load, say, for
-	// one that goes down next).
-	ls.fresh, ls.lo, ls.hi, ls.loads = 1, x.Load, x.Load, map[float64]bool{math.Round(x.Load*1e4) / 1e4: true}
-}
-
-// loadRange returns the lowest and highest of a set of loads.
-func loadRange(loads map[float64]bool) (lo, hi float64) {
-	lo, hi = 2, -1
-	for l := range loads {
-		lo, hi = min(lo, l), max(hi, l)
-	}
-	return lo, hi
-}
-
-// spans reports whether new samples at n distinct loads from lo to hi span
-// the load range of a node of gpus GPUs: from one busy GPU to all of them,
-// as a ramp does (a ramp without its low loads cannot show the falling
-// region, one without its high loads the rising one), at no fewer loads
-// than calibrate.MinSamples and three quarters of the GPUs.
-func spans(lo, hi float64, n, gpus int) bool {
-	const eps = 1e-3
-	return lo <= 1/float64(gpus)+eps && hi >= 1-eps && n >= max(calibrate.MinSamples, (3*gpus+3)/4)
-}
-
-// classRows returns the calibration rows of a class and algorithm type: the
-// samples of its nodes tagged with the type, averaged per load.
-func (s *Scheduler) classRows(class, family string) []PowerSample {
-	var samples []PowerSample
-	for _, name := range slicesSortedKeys(s.power) {
-		n := s.nodes[name]
-		if c := s.live.classOf(n); c == nil || c.name != class {
-			continue
-		}
-		for _, x := range s.power[name].samples {
-			if x.Family == family {
-				samples = append(samples, x)
-			}
-		}
-	}
-	return calibrationRows(samples)
-}
-
-// fit calibrates class and type k on rows; a success replaces the
-// thresholds in use and is stored. It returns the fit's error.
-func (s *Scheduler) fit(k learnKey, ls *learnState, rows []PowerSample, now time.Time) error {
-	ls.fresh = 0
-	samples := make([]calibrate.Sample, len(rows))
-	for i, r := range rows {
-		samples[i] = calibrate.Sample{Load: r.Load, PowerW: r.PowerW, Throughput: r.Throughput}
-	}
-	res, err := calibrate.FitResult(samples, s.cfg.Live.Calibration)
+	s.prof = ps
+	merged, err := ps.Load(ctx, s.store, s.now())
 	if err != nil {
-		ls.err = err.Error()
-		s.log.Warn("calibration failed; thresholds unchanged", "class", k.class, "family", k.family, "err", err)
 		return err
 	}
-	ls.ok, ls.res, ls.at, ls.err = true, res, now.UTC(), ""
-	s.live.dirty = true
-	s.log.Info("thresholds learned", "class", k.class, "family", k.family, "th1", round3(res.Th1), "th2", round3(res.Th2),
-		"samples", res.Samples, "noise", round3(res.Noise))
-	s.saveLearned(k.class)
-	return nil
+	if merged != nil {
+		s.setMatrix(merged)
+	}
+	s.learned = learn.NewETA(s.log)
+	return s.learned.Load(ctx, s.store, s.now())
 }
 
-// saveLearned writes a class's fits (an error is logged: the thresholds
-// are learned again from the samples after a restart).
-func (s *Scheduler) saveLearned(class string) {
-	var recs []learnedRecord
-	for k, ls := range s.live.learned {
-		if k.class == class && ls.ok {
-			recs = append(recs, learnedRecord{Family: k.family, Result: ls.res, At: ls.at})
-		}
-	}
-	slices.SortFunc(recs, func(a, b learnedRecord) int { return cmp.Compare(a.Family, b.Family) })
-	data, err := json.Marshal(recs)
-	if err == nil {
-		_, err = s.store.Txn(writeCtx(), store.OpPut(calibrationPrefix+class, data))
-	}
+// setMatrix makes m the scheduler's matrix: job types are numbered by a
+// profile.Table of m (a job type m gained shifts the others), and every
+// active job's model index is derived again.
+func (s *Scheduler) setMatrix(m *profile.Matrix) {
+	t, err := profile.NewTable(m, &model.Cluster{}, s.ref)
 	if err != nil {
-		s.log.Error("cannot store learned thresholds", "class", class, "err", err)
+		s.log.Error("cannot use the merged throughput matrix", "err", err)
+		return
 	}
-}
-
-// thresholdsOf returns the thresholds in use for class c and algorithm
-// type family: the learned ones, else the class's defaults.
-func (s *Scheduler) thresholdsOf(c *nodeClass, family string) api.Thresholds {
-	th, level := c.defaults()
-	out := api.Thresholds{Family: family, Th1: th.Th1, Th2: th.Th2, Source: c.source, Level: level}
-	if ls := s.live.learned[learnKey{c.name, family}]; ls != nil {
-		out.NewSamples, out.Error = ls.fresh, ls.err
-		if ls.ok {
-			out.Th1, out.Th2, out.Source = ls.res.Th1, ls.res.Th2, api.ThresholdsLearned
-			out.Samples, out.Noise, out.Level, out.FittedAt = ls.res.Samples, ls.res.Noise, ls.res.Level, ptr(ls.at)
+	s.matrix = m
+	s.models = make(map[string]int, len(t.Models()))
+	for _, name := range t.Models() {
+		s.models[name] = t.ModelIndex(name)
+	}
+	for _, j := range s.active {
+		if j.mj != nil {
+			j.mj.Model = t.ModelIndex(j.rec.Model)
 		}
 	}
-	return out
 }
 
-// Calibration returns the thresholds in use for every class of a known
-// node and every algorithm type it has samples or thresholds of, by class
-// and type (the default type first).
-func (s *Scheduler) Calibration() api.Calibration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.calibration()
-}
-
-// Recalibrate fits every class and algorithm type with enough samples now,
-// whether or not they span the load range or are new, and returns the
-// thresholds in use afterwards (a failed fit shows its error and keeps the
-// thresholds). gpusched calibrate --from-server calls it.
-func (s *Scheduler) Recalibrate() api.Calibration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	for _, k := range s.learnKeys() {
-		rows := s.classRows(k.class, k.family)
-		ls := s.live.learned[k]
-		if ls == nil {
-			ls = &learnState{}
-			s.live.learned[k] = ls
-		}
-		_ = s.fit(k, ls, rows, now)
+// swapMatrix installs a merged matrix waiting for the rebuild (which
+// calls it first, so that the new table and the jobs' indices agree).
+func (s *Scheduler) swapMatrix() {
+	if s.prof == nil {
+		return
 	}
-	return s.calibration()
+	if m := s.prof.Next(); m != nil {
+		s.setMatrix(m)
+	}
 }
 
-// learnKeys returns every class of a known node with the algorithm types
-// its samples or fits have; the default type for each class.
-func (s *Scheduler) learnKeys() []learnKey {
-	seen := map[learnKey]bool{}
-	for _, name := range slicesSortedKeys(s.nodes) {
-		c := s.live.classOf(s.nodes[name])
-		if c == nil {
+// observeProgress learns from a new progress report of active job j whose
+// record (before the report) is cur: the profiles from a running job that
+// is not being stopped, the job's series.
+func (s *Scheduler) observeProgress(cur *record, rep progressReport) {
+	if cur.State != api.Running || cur.Stopping != "" {
+		s.prof.Forget(cur.ID)
+	} else {
+		s.prof.ObserveProgress(learn.Progress{Job: cur.ID, Model: cur.Model, GPUType: s.jobGPUType(cur),
+			Attempt: cur.Attempt, Generation: cur.Generation, GPUs: cur.LiveGPUs(), Steps: rep.steps, At: rep.at})
+	}
+	if cur.State == api.Running {
+		s.learned.Series.Progress(cur.ID, cur.Attempt, cur.Generation, rep.steps, rep.at)
+	}
+}
+
+// jobGPUType returns the GPU type of a running job's live replicas, ""
+// when they are on several types (or none).
+func (s *Scheduler) jobGPUType(rec *record) string {
+	typ := ""
+	for _, rr := range rec.Replicas {
+		if rr.Done {
 			continue
 		}
-		seen[learnKey{c.name, placer.DefaultFamily}] = true
-		if np := s.power[name]; np != nil {
-			for _, x := range np.samples {
-				if x.Family != "" {
-					seen[learnKey{c.name, x.Family}] = true
-				}
-			}
+		n := s.nodes[rr.Node]
+		if n == nil || (typ != "" && n.typ != typ) {
+			return ""
 		}
+		typ = n.typ
 	}
-	for k := range s.live.learned {
-		if s.live.classes[k.class] != nil {
-			seen[k] = true
-		}
-	}
-	keys := make([]learnKey, 0, len(seen))
-	for k := range seen {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b learnKey) int {
-		return cmp.Or(cmp.Compare(a.class, b.class), cmp.Compare(familyRank(a.family), familyRank(b.family)), cmp.Compare(a.family, b.family))
-	})
-	return keys
+	return typ
 }
 
-// familyRank puts the default algorithm type first.
-func familyRank(f string) int {
-	if f == placer.DefaultFamily {
+// jobRate returns the latest measured steps/s of running job id (0 when
+// none is known).
+func (s *Scheduler) jobRate(id string) float64 {
+	if s.prof == nil {
 		return 0
 	}
-	return 1
+	return s.prof.Rate(id)
 }
 
-// calibration builds the answer of Calibration. Called with s.mu held.
-func (s *Scheduler) calibration() api.Calibration {
-	out := api.Calibration{Classes: []api.ClassThresholds{}}
-	members := map[string][]string{}
-	for _, name := range slicesSortedKeys(s.nodes) {
-		if c := s.live.classOf(s.nodes[name]); c != nil {
-			members[c.name] = append(members[c.name], name)
-		}
+// tickProfiles runs every round tick: a rebuild of the matrix the profiles
+// ask for comes with the next round.
+func (s *Scheduler) tickProfiles(now time.Time) {
+	if s.prof.Tick(now, func(id string) bool { return s.active[id] != nil }) {
+		s.dirty = true
+		s.notify()
 	}
-	for _, k := range s.learnKeys() {
-		rows := 0
-		for _, r := range s.classRows(k.class, k.family) {
-			if r.Load > 0 && r.Throughput > 0 {
-				rows++
-			}
-		}
-		out.Classes = append(out.Classes, api.ClassThresholds{Class: k.class, Nodes: members[k.class],
-			Thresholds: s.thresholdsOf(s.live.classes[k.class], k.family), Rows: rows})
+}
+
+// Profiles returns the learned throughputs (api.ProfileOnline) and, with
+// prerun, the pre-run matrix's points too (api.ProfilePreRun).
+func (s *Scheduler) Profiles(prerun bool) []api.ProfileEntry {
+	s.mu.Lock()
+	out, base := s.prof.Entries()
+	s.mu.Unlock()
+	if prerun {
+		out = append(out, learn.PreRun(base)...)
 	}
 	return out
 }
 
-// round3 rounds for logs.
-func round3(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }
+// noteStart records, as job j starts at now, the outcomes of the
+// predictions served while it waited and its length as estimated now (the
+// base of what its run time will teach). Called with s.mu held, after the
+// start is applied.
+func (s *Scheduler) noteStart(j *job, now time.Time) {
+	s.learned.Started(j.rec.ID, now)
+	if tab, ok := s.profileTable(); ok && j.mj != nil {
+		if fj, ok := s.forecastJob(j, tab, now); ok {
+			s.learned.Estimate(j.rec.ID, fj.Length, now)
+		}
+	}
+}
+
+// noteEnd learns from job j, which stopped running at now in state st.
+// Called with s.mu held, after the record is applied.
+func (s *Scheduler) noteEnd(j *job, st api.State, now time.Time) {
+	s.learned.Ended(j.rec.ID, j.rec.User, j.rec.StartedAt, st, now)
+}
+
+// tickETA writes what the forecasts learned (with force, all of it).
+// Called with s.mu held.
+func (s *Scheduler) tickETA(now time.Time, force bool) {
+	s.learned.Tick(now, force, func(id string) bool {
+		j := s.jobs[id]
+		return j == nil || j.rec.State.Final()
+	})
+}
+
+// ETAAccuracy returns how good the start forecasts served so far have
+// been, and the learned spread of each kind of length.
+func (s *Scheduler) ETAAccuracy() api.ETAAccuracy {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.learned.Accuracy()
+}
+
+// measuredRate returns running job rec's steps/s in its current execution
+// and the number of its reports (learn.Series.MeasuredRate). Called with
+// s.mu held.
+func (s *Scheduler) measuredRate(rec *record) (float64, int) {
+	return s.learned.Series.MeasuredRate(rec.ID, rec.Attempt, rec.Generation)
+}
+
+// Series returns what the dashboard draws for job id: its current
+// replicas, progress and power over time. ErrNotFound.
+func (s *Scheduler) Series(id string) (api.JobSeries, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.jobs[id]
+	if j == nil {
+		return api.JobSeries{}, noJob(id)
+	}
+	out := api.JobSeries{Job: id, Replicas: []api.ReplicaInfo{}, Progress: []api.ProgressPoint{}, Power: []api.PowerPoint{}}
+	for _, rr := range j.rec.Replicas {
+		ri := api.ReplicaInfo{ID: rr.ID, Node: rr.Node, GPUs: slices.Clone(rr.GPUs), State: "running"}
+		switch {
+		case rr.Lost:
+			ri.State = "lost"
+		case rr.Left && !rr.Done:
+			ri.State = "left"
+		case rr.Done:
+			ri.State, ri.ExitCode = "exited", ptr(rr.ExitCode)
+		}
+		out.Replicas = append(out.Replicas, ri)
+	}
+	progress, power := s.learned.Series.Points(id)
+	out.Progress = append(out.Progress, progress...)
+	out.Power = append(out.Power, power...)
+	return out, nil
+}

@@ -33,7 +33,7 @@ func (s *Scheduler) start(b *batch, j *job, gpus []model.GPU, now time.Time) err
 	rec.StartedAt = ptr(now.UTC())
 	rec.Replicas = make([]replicaRec, len(m.Hosts))
 	for i, h := range m.Hosts {
-		rec.Replicas[i] = replicaRec{ID: replicaID(rec.ID, rec.Attempt, i), Node: h.Name, GPUs: h.GPUs}
+		rec.Replicas[i] = replicaRec{ID: api.ReplicaID(rec.ID, rec.Attempt, i), Node: h.Name, GPUs: h.GPUs}
 	}
 	rec.Alloc = make([]string, 0, len(gpus))
 	for _, sl := range m.Slots() {
@@ -45,7 +45,7 @@ func (s *Scheduler) start(b *batch, j *job, gpus []model.GPU, now time.Time) err
 	if err != nil {
 		return err
 	}
-	rec.event(now, "started", "attempt %d on %s%s", rec.Attempt, strings.Join(rec.Alloc, ","), resumeNote(rec, now))
+	rec.Event(now, "started", "attempt %d on %s%s", rec.Attempt, strings.Join(rec.Alloc, ","), resumeNote(rec, now))
 	t := model.Time(now.UnixMilli())
 	b.then(func() {
 		if j.mj.FirstStart < 0 {
@@ -102,11 +102,11 @@ func (s *Scheduler) port(b *batch, rec *record) int {
 func (s *Scheduler) usedPorts() map[string]map[int]bool {
 	ports := map[string]map[int]bool{}
 	for _, j := range s.active {
-		if r := &j.rec; r.State == api.Running && r.master() != "" {
-			m := ports[r.master()]
+		if r := &j.rec; r.State == api.Running && r.Master() != "" {
+			m := ports[r.Master()]
 			if m == nil {
 				m = map[int]bool{}
-				ports[r.master()] = m
+				ports[r.Master()] = m
 			}
 			m[r.Port] = true
 		}
@@ -118,20 +118,20 @@ func (s *Scheduler) usedPorts() map[string]map[int]bool {
 // attempt (not lost with its node, not taken out by a resize): the spec's
 // command and env plus the variables of the current membership, whose node
 // rank 0 is MASTER_ADDR, and for an elastic job torchrun's elastic
-// settings (torchElastic). The host list holds the member replicas only.
+// settings (membership.TorchElastic). The host list holds the member replicas only.
 func (s *Scheduler) replicas(rec *record) ([]api.Replica, error) {
-	m := rec.membership()
+	m := rec.Membership()
 	if len(m.Hosts) == 0 {
 		return nil, fmt.Errorf("job %s has no replicas", rec.ID)
 	}
 	hostFile := m.HostList()
-	master := rec.master()
+	master := rec.Master()
 	if n := s.nodes[master]; n != nil {
 		master = n.masterAddr()
 	}
 	out := make([]api.Replica, 0, len(rec.Replicas))
 	for _, rr := range rec.Replicas {
-		if !rr.member() {
+		if !rr.Member() {
 			continue
 		}
 		env, err := m.NodeEnv(rr.Node, rec.Port)
@@ -144,7 +144,7 @@ func (s *Scheduler) replicas(rec *record) ([]api.Replica, error) {
 		}
 		maps.Copy(full, env)
 		full["MASTER_ADDR"], full["PET_MASTER_ADDR"] = master, master
-		for k, v := range torchElastic(rec, master, env["NODE_RANK"] == "0") {
+		for k, v := range membership.TorchElastic(rec.ID, rec.Port, rec.MinGPUs, rec.MaxGPUs, master, env["NODE_RANK"] == "0") {
 			if _, set := rec.Env[k]; !set {
 				full[k] = v
 			}
@@ -170,7 +170,7 @@ func (s *Scheduler) replicas(rec *record) ([]api.Replica, error) {
 func (s *Scheduler) assign(reps []api.Replica) {
 	touched := map[*node]bool{}
 	for _, r := range reps {
-		_, _, rank, _ := parseReplicaID(r.ID)
+		_, _, rank, _ := api.ParseReplicaID(r.ID)
 		j := s.active[r.Job]
 		n := s.nodes[j.rec.Replicas[rank].Node]
 		if n == nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/ledger"
 )
 
 func TestReplicaLimits(t *testing.T) {
@@ -24,7 +25,7 @@ func TestReplicaLimits(t *testing.T) {
 		{"only named resources", model.Resources{"rdma/hca": 1}, 4, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := newRecord("j1", api.JobSpec{Command: []string{"true"}, GPUs: tt.gpus}, tt.reqs, time.Unix(0, 0))
+			rec := ledger.NewRecord("j1", api.JobSpec{Command: []string{"true"}, GPUs: tt.gpus}, tt.reqs, time.Unix(0, 0))
 			got := (&Scheduler{}).replicaLimits(&rec, tt.gpus)
 			if !maps.Equal(got, tt.want) {
 				t.Errorf("replicaLimits = %v, want %v", got, tt.want)

@@ -12,7 +12,7 @@ import (
 	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/core/calibrate"
 	"github.com/gpusched/gpusched/core/power"
-	"github.com/gpusched/gpusched/internal/agenttest"
+	"github.com/gpusched/gpusched/internal/testbed/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 )
 
@@ -237,9 +237,9 @@ func TestModelledEnergy(t *testing.T) {
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":1}`)
 	a.waitWork("the job", agenttest.HasReplica(j.ID))
-	h.s.tickLive() // the node's account opens
+	h.s.tickEnergy() // the node's account opens
 	clock.add(3 * time.Minute)
-	h.s.tickLive()
+	h.s.tickEnergy()
 	rep := h.s.Energy()
 	wantNode, wantJob := 635*180/3.6e6, 350*180/3.6e6
 	if len(rep.Nodes) != 1 || math.Abs(rep.Nodes[0].KWh-wantNode) > 1e-9 || rep.Nodes[0].Measured ||
@@ -321,9 +321,9 @@ func TestReplayOtherTypes(t *testing.T) {
 		a.register()
 		j := h.submit(`{"command":["x"],"gpus":1}`)
 		a.waitWork("the job", agenttest.HasReplica(j.ID))
-		h.s.tickLive()
+		h.s.tickEnergy()
 		clock.add(3 * time.Minute)
-		h.s.tickLive()
+		h.s.tickEnergy()
 		rep := h.s.Energy()
 		want := tc.watts * 180 / 3.6e6
 		if r := rep.Replay; r == nil || math.Abs(r.ModelKWh-want) > 1e-9 || math.Abs(*rep.PackKWh-want) > 1e-6 || math.Abs(r.SavedKWh) > 1e-6 {
@@ -345,10 +345,10 @@ func TestSuspendIdle(t *testing.T) {
 	})
 	a := h.agent("n1", "v100", 4)
 	a.register()
-	h.s.tickLive()
+	h.s.tickEnergy()
 	clock.add(2 * time.Minute)
-	h.s.tickLive()
-	h.s.tickLive()
+	h.s.tickEnergy()
+	h.s.tickEnergy()
 	if e := h.node("n1").Energy; e == nil || !e.PowerDownCandidate || e.IdleSince == nil {
 		t.Fatalf("node %+v: want a power-down candidate", e)
 	}
@@ -365,7 +365,7 @@ func TestSuspendIdle(t *testing.T) {
 	}
 	j := h.submit(`{"command":["x"],"gpus":1}`)
 	a.waitWork("the job", agenttest.HasReplica(j.ID))
-	h.s.tickLive()
+	h.s.tickEnergy()
 	if e := h.node("n1").Energy; e.PowerDownCandidate || e.IdleSince != nil {
 		t.Errorf("busy node: %+v", e)
 	}

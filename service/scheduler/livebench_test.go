@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpusched/gpusched/core/recipe"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/ledger"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -25,7 +26,7 @@ func BenchmarkRefreshEnergy(b *testing.B) {
 		for g := range 8 << (i % 2) {
 			reg.GPUs = append(reg.GPUs, api.GPU{Index: g, Type: []string{"v100", "a100"}[i/2%2]})
 		}
-		gpus, ferr := checkRegister(&reg)
+		gpus, _, ferr := reg.Check()
 		if ferr != nil {
 			b.Fatal(ferr)
 		}
@@ -38,17 +39,17 @@ func BenchmarkRefreshEnergy(b *testing.B) {
 	s.rebuild()
 	for e := range 10 {
 		ep := fmt.Sprintf("nas%d:2049", e)
-		j := &job{rec: newRecord(fmt.Sprintf("j%d", e+1), api.JobSpec{Command: []string{"x"}, GPUs: 1, DataEndpoint: ep}, nil, now), seq: e + 1}
+		j := &job{rec: ledger.NewRecord(fmt.Sprintf("j%d", e+1), api.JobSpec{Command: []string{"x"}, GPUs: 1, DataEndpoint: ep}, nil, now), seq: e + 1}
 		s.addJob(j)
-		s.noteNewJob(j)
+		s.energy.NoteJob(j.rec.Model, j.rec.DataEndpoint)
 		for i := range 1000 {
-			s.recordProbes(s.nodes[fmt.Sprintf("n%04d", i)], []api.ProbeResult{{Endpoint: ep, At: now, RTTMs: float64(i%7) + 0.1}})
+			s.energy.Probes(world{s}, fmt.Sprintf("n%04d", i), []api.ProbeResult{{Endpoint: ep, At: now, RTTMs: float64(i%7) + 0.1}})
 		}
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		s.live.dirty = true
-		s.refreshEnergy()
+		s.energy.Invalidate()
+		s.energy.Refresh(world{s})
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/ledger"
 )
 
 // load reads every node and job from the store. Nodes that were not down
@@ -16,7 +17,7 @@ func (s *Scheduler) load(ctx context.Context) error {
 	if err := s.loadNodes(ctx); err != nil {
 		return err
 	}
-	kvs, _, err := s.store.List(ctx, jobPrefix)
+	kvs, _, err := s.store.List(ctx, ledger.JobPrefix)
 	if err != nil {
 		return fmt.Errorf("server: load jobs: %w", err)
 	}
@@ -26,8 +27,8 @@ func (s *Scheduler) load(ctx context.Context) error {
 		if err := json.Unmarshal(kv.Value, &rec); err != nil {
 			return fmt.Errorf("server: load %s: %w", kv.Key, err)
 		}
-		seq, ok := parseSeq(rec.ID)
-		if !ok || jobKey(rec.ID) != kv.Key {
+		seq, ok := api.ParseJobID(rec.ID)
+		if !ok || ledger.JobKey(rec.ID) != kv.Key {
 			return fmt.Errorf("server: load %s: bad job id %q", kv.Key, rec.ID)
 		}
 		maxSeq = max(maxSeq, seq)
@@ -45,7 +46,7 @@ func (s *Scheduler) load(ctx context.Context) error {
 
 // loadNodes reads the node records.
 func (s *Scheduler) loadNodes(ctx context.Context) error {
-	kvs, _, err := s.store.List(ctx, nodePrefix)
+	kvs, _, err := s.store.List(ctx, ledger.NodePrefix)
 	if err != nil {
 		return fmt.Errorf("server: load nodes: %w", err)
 	}
@@ -54,7 +55,7 @@ func (s *Scheduler) loadNodes(ctx context.Context) error {
 		if err := json.Unmarshal(kv.Value, &r); err != nil {
 			return fmt.Errorf("server: load %s: %w", kv.Key, err)
 		}
-		if len(r.GPUs) == 0 || nodePrefix+r.Name != kv.Key {
+		if len(r.GPUs) == 0 || ledger.NodePrefix+r.Name != kv.Key {
 			return fmt.Errorf("server: load %s: bad node record", kv.Key)
 		}
 		capa, err := api.ParseResources("capacity", r.Capacity)
@@ -125,6 +126,6 @@ func (s *Scheduler) restoreWork() error {
 
 // rankOf returns the node rank of a replica ID.
 func rankOf(id string) int {
-	_, _, r, _ := parseReplicaID(id)
+	_, _, r, _ := api.ParseReplicaID(id)
 	return r
 }

@@ -27,11 +27,11 @@ import (
 // collective when the node died — and the job is queued again instead.
 func (s *Scheduler) lose(b *batch, j *job, i int, why string, nodeLost bool, silentSince, now time.Time) {
 	rec := b.edit(j)
-	coordinator := rec.rankZero() == i
+	coordinator := rec.RankZero() == i
 	rr := &rec.Replicas[i]
 	rr.Done, rr.Lost = true, true
 	id, nodeName := rr.ID, rr.Node
-	rec.event(now, "replica-lost", "%s on %s: %s", id, nodeName, why)
+	rec.Event(now, "replica-lost", "%s on %s: %s", id, nodeName, why)
 	b.then(func() { s.forget(nodeName, id) })
 	if rr.Left { // a resize had already taken it out of the job
 		b.then(func() { s.syncAlloc(j) })
@@ -47,7 +47,7 @@ func (s *Scheduler) lose(b *batch, j *job, i int, why string, nodeLost bool, sil
 	if !nodeLost {
 		lost = fmt.Sprintf("replica %s on node %s lost (%s)", id, nodeName, why)
 	}
-	left := rec.liveGPUs()
+	left := rec.LiveGPUs()
 	elastic := rec.MinGPUs < rec.MaxGPUs && left > 0 && left >= rec.MinGPUs
 	if elastic && !coordinator {
 		s.shrink(b, j, lost, now)
@@ -77,7 +77,7 @@ func (s *Scheduler) blameLoss(rec *record, nodeName, why string, silentSince, no
 		rec.Reason += " from its " + note
 	}
 	rec.FailedAt = nil
-	rec.event(now, "stopping", "%s", rec.Reason)
+	rec.Event(now, "stopping", "%s", rec.Reason)
 }
 
 // shrink lets running elastic job j continue on the GPUs of its replicas
@@ -91,7 +91,7 @@ func (s *Scheduler) shrink(b *batch, j *job, why string, now time.Time) {
 	rec.Alloc = []string{}
 	var hosts []string
 	for _, rr := range rec.Replicas {
-		if rr.Done || !rr.member() {
+		if rr.Done || !rr.Member() {
 			continue
 		}
 		hosts = append(hosts, rr.Node)
@@ -100,7 +100,7 @@ func (s *Scheduler) shrink(b *batch, j *job, why string, now time.Time) {
 		}
 	}
 	n := len(rec.Alloc)
-	rec.event(now, "resized", "%s: continues on %d GPUs (%s) without the lost replicas, generation %d",
+	rec.Event(now, "resized", "%s: continues on %d GPUs (%s) without the lost replicas, generation %d",
 		why, n, strings.Join(hosts, ","), rec.Generation)
 	t := model.Time(now.UnixMilli())
 	b.then(func() {

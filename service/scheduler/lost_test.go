@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/internal/agenttest"
+	"github.com/gpusched/gpusched/internal/testbed/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 )
 

@@ -1,31 +1,13 @@
 package scheduler
 
 import (
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/gpusched/gpusched/core/membership"
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
 )
-
-// nodeRecord is a node as the store keeps it under "nodes/<name>".
-type nodeRecord struct {
-	Name string    `json:"name"`
-	Addr string    `json:"addr"`
-	GPUs []api.GPU `json:"gpus"`
-	// Down: the node was marked down; a restarted server does not wait for
-	// it.
-	Down bool `json:"down,omitempty"`
-	// Capacity is what the node offers besides its GPUs
-	// (api.Register.Capacity); absent in records of older servers and
-	// agents: none.
-	Capacity map[string]string `json:"capacity,omitempty"`
-}
 
 // removal is a replica taken out of a node's work that may still run.
 type removal struct {
@@ -105,7 +87,7 @@ func (n *node) view(used int) api.Node {
 		Capacity: api.FormatResources(n.capacity)}
 	ids := append(slicesSortedKeys(n.work), slicesSortedKeys(n.removed)...)
 	for _, id := range ids {
-		if job, _, rank, ok := parseReplicaID(id); ok {
+		if job, _, rank, ok := api.ParseReplicaID(id); ok {
 			v.Replicas = append(v.Replicas, job+"/"+strconv.Itoa(rank))
 		}
 	}
@@ -116,62 +98,6 @@ func (n *node) view(used int) api.Node {
 func (n *node) record() nodeRecord {
 	return nodeRecord{Name: n.name, Addr: n.addr, GPUs: n.gpus, Down: !n.ready && !n.pending,
 		Capacity: api.FormatResources(n.capacity)}
-}
-
-func marshalNode(r nodeRecord) ([]byte, error) {
-	data, err := json.Marshal(r)
-	if err != nil {
-		return nil, fmt.Errorf("encode node %s: %w", r.Name, err)
-	}
-	return data, nil
-}
-
-// checkRegistration validates a registration: checkRegister, and its
-// capacity, which comes back parsed.
-func checkRegistration(r *api.Register) ([]api.GPU, model.Resources, error) {
-	gpus, ferr := checkRegister(r)
-	if ferr != nil {
-		return nil, nil, ferr
-	}
-	capa, err := api.ParseResources("capacity", r.Capacity)
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, ok := capa[model.ResourcePods]; ok {
-		return nil, nil, &api.FieldError{Field: "capacity.pods", Message: "the service counts no pods (one process group per job and node)"}
-	}
-	return gpus, capa, nil
-}
-
-// checkRegister validates a registration; the GPUs come back sorted by index
-// with lower-case types.
-func checkRegister(r *api.Register) ([]api.GPU, *api.FieldError) {
-	if _, err := membership.New("check", []membership.Slot{{Host: r.Name, GPU: 0}}); err != nil || r.Name == "" {
-		return nil, &api.FieldError{Field: "name", Message: fmt.Sprintf("%q is not a valid node name (no ':', ',', white space or control characters)", r.Name)}
-	}
-	if strings.ContainsAny(r.Addr, " \t\r\n\x00") {
-		return nil, &api.FieldError{Field: "addr", Message: "must not contain white space or control characters"}
-	}
-	if len(r.GPUs) == 0 || len(r.GPUs) > model.MaxGPUsPerNode {
-		return nil, &api.FieldError{Field: "gpus", Message: fmt.Sprintf("%d GPUs: want 1..%d", len(r.GPUs), model.MaxGPUsPerNode)}
-	}
-	gpus := slices.Clone(r.GPUs)
-	slices.SortFunc(gpus, func(a, b api.GPU) int { return a.Index - b.Index })
-	for i := range gpus {
-		g := &gpus[i]
-		g.Type = strings.ToLower(strings.TrimSpace(g.Type))
-		switch {
-		case g.Index < 0 || (i > 0 && g.Index == gpus[i-1].Index):
-			return nil, &api.FieldError{Field: "gpus", Message: fmt.Sprintf("GPU index %d is negative or given twice", g.Index)}
-		case g.Type == "":
-			return nil, &api.FieldError{Field: "gpus", Message: fmt.Sprintf("GPU %d has no type", g.Index)}
-		case g.Type != gpus[0].Type:
-			return nil, &api.FieldError{Field: "gpus", Message: fmt.Sprintf("GPUs of types %q and %q: a node must hold GPUs of one type (run one agent per type)", gpus[0].Type, g.Type)}
-		case g.MemMiB < 0:
-			return nil, &api.FieldError{Field: "gpus", Message: fmt.Sprintf("GPU %d: negative memory", g.Index)}
-		}
-	}
-	return gpus, nil
 }
 
 // slicesSortedKeys returns m's keys, sorted.

@@ -24,13 +24,13 @@ func (s *Scheduler) Cluster() api.ClusterView {
 		n := s.nodes[name]
 		used := s.usedGPUs(name)
 		v := api.NodeView{Node: n.view(used)}
-		v.Energy = s.nodeEnergyView(n, used)
+		v.Energy = s.energy.NodeView(world{s}, name, used)
 		if len(n.gpus) > 0 && n.ready {
 			v.Load = float64(used) / float64(len(n.gpus))
 		}
-		if p := s.power[name]; p != nil && p.last != nil && n.ready {
-			w := readingWatts(p.last)
-			v.PowerW, v.PowerAt = &w, ptr(p.last.At.UTC())
+		if last := s.energy.LastReading(name); last != nil && n.ready {
+			w := readingWatts(last)
+			v.PowerW, v.PowerAt = &w, ptr(last.At.UTC())
 			out.PowerW += w
 		}
 		out.Nodes = append(out.Nodes, v)

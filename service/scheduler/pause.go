@@ -26,7 +26,7 @@ func (s *Scheduler) notePauses(plan engine.Plan, b *batch, now time.Time) {
 		was := j.pauseRound == s.rounds-1
 		j.pauseRound = s.rounds
 		if !was {
-			b.edit(j).event(now, string(api.Paused), "held back by the %s placer: %s", "energy", p.Reason)
+			b.edit(j).Event(now, string(api.Paused), "held back by the %s placer: %s", "energy", p.Reason)
 		}
 	}
 }

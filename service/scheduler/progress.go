@@ -88,8 +88,7 @@ func (s *Scheduler) applyProgress(b *batch, j *job, rep progressReport, now time
 		s.unsaved[j] = true
 	}
 	if newSteps {
-		s.observeProgress(j, cur, rep)
-		s.noteProgress(cur, rep)
+		s.observeProgress(cur, rep)
 		rec.Steps, rec.ProgressAt = rep.steps, ptr(rep.at.UTC())
 	}
 	if newCkpt {
@@ -126,7 +125,7 @@ func (s *Scheduler) flushProgress() {
 	}
 	_ = b.run("write job progress") // logged; retried next time
 	s.tickProfiles(now)
-	s.tickPower(now, false)
+	s.energy.SaveSamples(now)
 }
 
 // checkpointNote describes a job's latest checkpoint for its history, ""

@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/gpusched/gpusched/service/ledger"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -34,7 +33,7 @@ func (s *Scheduler) PruneJobs(ctx context.Context, cutoff time.Time) ([]string, 
 		ids, err := s.pruneBatch(ctx, cutoff)
 		pruned = append(pruned, ids...)
 		for _, id := range ids { // outside the lock: logs may be large
-			if err := os.RemoveAll(filepath.Join(s.logs.dir, id)); err != nil {
+			if err := s.logs.Remove(id); err != nil {
 				s.log.Warn("pruning a job's logs", "job", id, "err", err)
 			}
 		}
@@ -68,7 +67,7 @@ func (s *Scheduler) pruneBatch(ctx context.Context, cutoff time.Time) ([]string,
 	ops := make([]store.Op, 0, len(old)+1)
 	ids := make([]string, 0, len(old))
 	for _, j := range old {
-		ops = append(ops, store.OpDelete(jobKey(j.rec.ID)))
+		ops = append(ops, store.OpDelete(ledger.JobKey(j.rec.ID)))
 		ids = append(ids, j.rec.ID)
 	}
 	ops = append(ops, store.OpPut(jobSeqKey, []byte(strconv.Itoa(floor))))
@@ -78,8 +77,7 @@ func (s *Scheduler) pruneBatch(ctx context.Context, cutoff time.Time) ([]string,
 	s.prunedSeq = floor
 	for _, id := range ids {
 		delete(s.jobs, id)
-		delete(s.eta.series, id)
-		s.eta.acc.Forget(id)
+		s.learned.Forget(id)
 	}
 	return ids, nil
 }

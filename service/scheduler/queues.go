@@ -50,6 +50,19 @@ func (s *Scheduler) defaultQueue() string {
 	return quota.DefaultQueue
 }
 
+// QueueSpec returns the teams' queues the scheduler was configured with
+// (nil: none).
+func (s *Scheduler) QueueSpec() *config.QueuesSpec { return s.cfg.Queues }
+
+// queueName is a queue's name as messages show it ("" is the default
+// queue).
+func queueName(q string) string {
+	if q == "" {
+		return quota.DefaultQueue
+	}
+	return q
+}
+
 // Queues returns every queue with what it holds and waits for, its
 // fair-share usage and share (GET /v1/queues); an empty list without
 // queues.
@@ -68,7 +81,7 @@ func (s *Scheduler) Queues() api.QueueList {
 	for i, q := range qs {
 		idx[q.Name] = i
 		st := api.QueueStatus{Name: q.Name, Weight: q.Weight, Quota: q.Quota, Limit: q.Limit, Used: map[string]int{},
-			UsageGPUHours: usage[q.Name], Users: s.queueUsers(q.Name)}
+			UsageGPUHours: usage[q.Name], Users: s.cfg.Queues.QueueUsers(q.Name)}
 		out.Queues = append(out.Queues, st)
 		total += usage[q.Name] / q.Weight
 	}

@@ -69,7 +69,7 @@ func (s *Scheduler) report(n *node, reps []api.ReplicaStatus, version int64) ([]
 // expected returns the job and index of replica id if it is a replica of
 // a running job on node n whose end is not recorded yet.
 func (s *Scheduler) expected(b *batch, n *node, id string) (*job, int) {
-	jid, _, _, ok := parseReplicaID(id)
+	jid, _, _, ok := api.ParseReplicaID(id)
 	if !ok {
 		return nil, -1
 	}
@@ -78,7 +78,7 @@ func (s *Scheduler) expected(b *batch, n *node, id string) (*job, int) {
 		return nil, -1
 	}
 	rec := b.peek(j)
-	i := rec.replica(id)
+	i := rec.ReplicaIndex(id)
 	if rec.State != api.Running || i < 0 || rec.Replicas[i].Done || rec.Replicas[i].Node != n.name {
 		return nil, -1
 	}
@@ -159,7 +159,7 @@ func (s *Scheduler) Nodes() []api.Node {
 		n, used := s.nodes[name], s.usedGPUs(name)
 		v := n.view(used)
 		v.Used = api.FormatResources(s.usedResources(n))
-		v.Energy = s.nodeEnergyView(n, used)
+		v.Energy = s.energy.NodeView(world{s}, name, used)
 		out = append(out, v)
 	}
 	return out

@@ -42,7 +42,7 @@ func (s *Scheduler) resize(b *batch, a engine.Assignment, scaler string, now tim
 		n := s.nodes[s.cluster.Nodes[g.Node].Name]
 		slots[i] = membership.Slot{Host: n.name, GPU: n.gpus[g.Index].Index}
 	}
-	old := cur.membership()
+	old := cur.Membership()
 	next, err := old.Next(slots)
 	if err != nil {
 		s.log.Error("cannot resize job", "job", cur.ID, "err", err)
@@ -61,7 +61,7 @@ func (s *Scheduler) resize(b *batch, a engine.Assignment, scaler string, now tim
 	if len(notes) > 0 {
 		msg += " (" + strings.Join(notes, "; ") + ")"
 	}
-	rec.event(now, "resized", "%s", msg)
+	rec.Event(now, "resized", "%s", msg)
 	*b.edit(j) = rec
 	b.then(func() {
 		s.refreshJob(j)
@@ -76,10 +76,10 @@ func (s *Scheduler) resize(b *batch, a engine.Assignment, scaler string, now tim
 // replicas of nodes that leave are marked Left; with notes on the changes
 // for the job's history.
 func resized(cur *record, next membership.Membership) (record, []string) {
-	rec := cur.clone()
+	rec := cur.Clone()
 	kept := map[string]int{} // node → index of its member replica
 	for i, rr := range rec.Replicas {
-		if rr.member() {
+		if rr.Member() {
 			kept[rr.Node] = i
 		}
 	}
@@ -90,12 +90,12 @@ func resized(cur *record, next membership.Membership) (record, []string) {
 			delete(kept, h.Name)
 			continue
 		}
-		id := replicaID(rec.ID, rec.Attempt, len(rec.Replicas))
+		id := api.ReplicaID(rec.ID, rec.Attempt, len(rec.Replicas))
 		rec.Replicas = append(rec.Replicas, replicaRec{ID: id, Node: h.Name, GPUs: slices.Clone(h.GPUs)})
 		notes = append(notes, "new replica "+id+" on "+h.Name)
 	}
 	for i := range rec.Replicas {
-		if rr := &rec.Replicas[i]; rr.member() {
+		if rr := &rec.Replicas[i]; rr.Member() {
 			if _, gone := kept[rr.Node]; gone {
 				rr.Left = true
 				notes = append(notes, "replica "+rr.ID+" on "+rr.Node+" stops")
@@ -154,7 +154,7 @@ func resizable(rec *record) bool {
 		return false
 	}
 	for _, rr := range rec.Replicas {
-		if (rr.member() && rr.Done) || (rr.Left && !rr.Done) {
+		if (rr.Member() && rr.Done) || (rr.Left && !rr.Done) {
 			return false
 		}
 	}

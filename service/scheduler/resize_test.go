@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/gpusched/gpusched/core/recipe"
-	"github.com/gpusched/gpusched/internal/agenttest"
+	"github.com/gpusched/gpusched/internal/testbed/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 )
 

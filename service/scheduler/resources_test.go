@@ -11,8 +11,9 @@ import (
 
 	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/core/model"
-	"github.com/gpusched/gpusched/internal/agenttest"
+	"github.com/gpusched/gpusched/internal/testbed/agenttest"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/ledger"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -198,7 +199,7 @@ func TestCapacityRegistration(t *testing.T) {
 }
 
 // nodeKey is the store key of node name.
-func nodeKey(name string) string { return nodePrefix + name }
+func nodeKey(name string) string { return ledger.NodePrefix + name }
 
 // TestUnmodelledRequestWaits: a stored queued job that asks for a
 // resource no ready node declares (its node is gone) is not placed as if
@@ -212,12 +213,12 @@ func TestUnmodelledRequestWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	hca := newRecord("j1", api.JobSpec{Command: []string{"x"}, GPUs: 1}, model.Resources{"rdma/hca": 1}, now)
+	hca := ledger.NewRecord("j1", api.JobSpec{Command: []string{"x"}, GPUs: 1}, model.Resources{"rdma/hca": 1}, now)
 	old := `{"id":"j2","name":"old","state":"queued","gpus_requested":1,"min_gpus":1,"max_gpus":1,"priority":0,` +
 		`"command":["y"],"grace_period_s":30,"alloc":[],"exit_code":null,"submitted_at":"2025-01-01T00:00:00Z",` +
 		`"started_at":null,"finished_at":null,"attempt":0}`
-	data, _ := marshalRecord(&hca)
-	for k, v := range map[string][]byte{jobKey("j1"): data, jobKey("j2"): []byte(old)} {
+	data, _ := ledger.MarshalRecord(&hca)
+	for k, v := range map[string][]byte{ledger.JobKey("j1"): data, ledger.JobKey("j2"): []byte(old)} {
 		if _, err := st.Put(context.Background(), k, v); err != nil {
 			t.Fatal(err)
 		}

@@ -31,11 +31,11 @@ func (s *Scheduler) schedule() {
 func (s *Scheduler) round(now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.integrateModel(now) // before the busy counts change
+	s.energy.Integrate(world{s}, now) // before the busy counts change
 	if s.dirty {
 		s.rebuild()
 	}
-	s.refreshEnergy()
+	s.energy.Refresh(world{s})
 	if s.state == nil {
 		s.waitDefault = waitNoNodes
 		return false
@@ -78,7 +78,7 @@ func (s *Scheduler) noteWaits(plan engine.Plan) {
 			j.waitReason = engine.WaitPausedPrefix + d.Reason
 		}
 		if ep := j.rec.DataEndpoint; ep != "" && d.Status != engine.Placed {
-			if why := s.unreachableReason(ep); why != "" {
+			if why := s.energy.UnreachableReason(world{s}, ep); why != "" {
 				j.waitReason = why
 			}
 		}

@@ -18,8 +18,16 @@ import (
 	"github.com/gpusched/gpusched/core/profile"
 	"github.com/gpusched/gpusched/core/quota"
 	"github.com/gpusched/gpusched/internal/assets"
+	"github.com/gpusched/gpusched/service/energy"
+	"github.com/gpusched/gpusched/service/forecast"
+	"github.com/gpusched/gpusched/service/learn"
+	"github.com/gpusched/gpusched/service/logs"
 	"github.com/gpusched/gpusched/service/store"
 )
+
+// errStopped answers the submissions still waiting when the scheduler
+// stops: nothing of them was written.
+var errStopped = fmt.Errorf("%w: the scheduler has stopped (it shuts down, or its term as leader ended); nothing was written", store.ErrClosed)
 
 // refTypeName is the reference GPU type of the embedded throughput matrix.
 const refTypeName = "v100"
@@ -39,14 +47,14 @@ type Scheduler struct {
 	models   map[string]int
 	ref      model.GPUType
 	metrics  *metricSet
-	logs     *logStore
+	logs     *logs.Store
 	started  time.Time
 
 	nextSeq atomic.Int64
 	// prunedSeq is the highest sequence number of a pruned job (prune.go);
 	// guarded by mu.
 	prunedSeq int
-	commits   groupCommit // submissions share transactions
+	commits   store.GroupCommit // submissions share transactions
 	kick      chan struct{}
 	// stopped is closed when Run ends or Close is called; long-polls and log
 	// followers return (Done).
@@ -75,19 +83,19 @@ type Scheduler struct {
 	// unsaved holds the jobs whose latest plain progress is in memory only
 	// (flushProgress writes it).
 	unsaved map[*job]bool
-	// prof learns the throughput matrix from progress reports
-	// (profiles.go); power holds the nodes' power readings (power.go).
-	prof  *profileState
-	power map[string]*nodePower
-	// eta forecasts starts and finishes, keeps the forecasts' accuracy
-	// and the jobs' series (eta.go, etalearn.go, series.go).
-	eta *etaState
+	// prof learns the throughput matrix from progress reports; learned is
+	// what forecasts learn, and the jobs' series (package learn, learn.go).
+	prof    *learn.Profiles
+	learned *learn.ETA
+	// eta holds the latest forecast of starts and finishes (eta.go).
+	eta *forecast.Cache
 	// quota is the engine's queue layer, nil without queues (queues.go);
 	// usageSaved is when its usage was last written.
 	quota      *quota.Policy
 	usageSaved time.Time
-	// live is seed 002 on live machines (live.go).
-	live *liveState
+	// energy is seed 002 on live machines and the energy accounting
+	// (package energy, energy.go).
+	energy *energy.Live
 }
 
 // New builds a scheduler from cfg: it opens the store if cfg.Store is nil,
@@ -99,11 +107,12 @@ func New(cfg Config) (*Scheduler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	live, err := newLiveState(cfg.Live)
+	live, err := energy.New(cfg.Live, energy.Deps{Log: cfg.Logger, Clock: cfg.Clock,
+		SampleEvery: cfg.PowerSampleEvery, Heartbeat: cfg.HeartbeatInterval, Round: cfg.Round})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	eng, err := newEngine(cfg, live)
+	eng, err := live.NewEngine(cfg.Names, *cfg.Options)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -114,9 +123,9 @@ func New(cfg Config) (*Scheduler, error) {
 	ref, _ := config.LookupType(refTypeName)
 	s := &Scheduler{cfg: cfg, log: cfg.Logger, store: cfg.Store, engine: eng, matrix: matrix, ref: ref,
 		models: map[string]int{}, kick: make(chan struct{}, 1), stopped: make(chan struct{}),
-		runDone: make(chan struct{}), jobs: map[string]*job{}, active: map[string]*job{}, nodes: map[string]*node{},
-		logs: newLogStore(filepath.Join(cfg.DataDir, "logs")), started: cfg.Clock(), wake: -1,
-		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes, unsaved: map[*job]bool{}, live: live}
+		runDone: make(chan struct{}), eta: &forecast.Cache{}, commits: store.GroupCommit{Stopped: errStopped}, jobs: map[string]*job{}, active: map[string]*job{}, nodes: map[string]*node{},
+		logs: logs.New(filepath.Join(cfg.DataDir, "logs")), started: cfg.Clock(), wake: -1,
+		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes, unsaved: map[*job]bool{}, energy: live}
 	for i, m := range matrix.Models {
 		s.models[m] = i
 	}
@@ -132,15 +141,7 @@ func New(cfg Config) (*Scheduler, error) {
 		s.closeStore()
 		return nil, err
 	}
-	if err := s.loadProfiles(context.Background()); err != nil {
-		s.closeStore()
-		return nil, err
-	}
-	if err := s.loadPower(context.Background()); err != nil {
-		s.closeStore()
-		return nil, err
-	}
-	if err := s.loadETA(context.Background()); err != nil {
+	if err := s.loadLearning(context.Background()); err != nil {
 		s.closeStore()
 		return nil, err
 	}
@@ -148,15 +149,7 @@ func New(cfg Config) (*Scheduler, error) {
 		s.closeStore()
 		return nil, err
 	}
-	if err := s.loadLearned(context.Background()); err != nil {
-		s.closeStore()
-		return nil, err
-	}
-	if err := s.loadEnergy(context.Background()); err != nil {
-		s.closeStore()
-		return nil, err
-	}
-	if err := s.loadModel(context.Background()); err != nil {
+	if err := s.energy.Load(context.Background(), s.store); err != nil {
 		s.closeStore()
 		return nil, err
 	}
@@ -211,7 +204,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			s.checkLimits()
 			s.tickForecast()
 			s.saveUsage(false)
-			s.tickLive()
+			s.tickEnergy()
 		case <-wake.C:
 		}
 		if ctx.Err() != nil { // select picks among ready cases at random: an ended ctx wins
@@ -268,9 +261,11 @@ func (s *Scheduler) Close() error {
 	if s.running.Load() {
 		<-s.runDone
 	}
-	s.flushProfiles()
-	s.flushPower()
-	s.flushETA()
+	s.mu.Lock()
+	s.prof.Flush(s.now())
+	s.energy.Flush()
+	s.tickETA(s.now(), true)
+	s.mu.Unlock()
 	s.saveUsage(true)
 	return s.closeStore()
 }

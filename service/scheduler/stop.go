@@ -22,9 +22,9 @@ func (b *batch) peek(j *job) *record {
 func (s *Scheduler) stopJob(b *batch, j *job, why, reason string, now time.Time) {
 	rec := b.edit(j)
 	rec.Stopping, rec.Reason = why, reason
-	rec.event(now, "stopping", "%s", reason)
+	rec.Event(now, "stopping", "%s", reason)
 	b.then(func() { s.unassign(j) })
-	if rec.allDone() {
+	if rec.AllDone() {
 		s.finalize(b, j, now)
 	}
 }
@@ -36,7 +36,7 @@ func (s *Scheduler) exit(b *batch, j *job, i int, rs api.ReplicaStatus, now time
 	rr := &rec.Replicas[i]
 	rr.Done, rr.ExitCode = true, rs.ExitCode
 	how := describeExit(rs)
-	rec.event(now, "replica-exited", "%s on %s %s", rr.ID, rr.Node, how)
+	rec.Event(now, "replica-exited", "%s on %s %s", rr.ID, rr.Node, how)
 	id, nodeName := rr.ID, rr.Node
 	b.then(func() { s.forget(nodeName, id) })
 	if rr.Left { // stopped by a live resize: its GPUs are free now
@@ -60,7 +60,7 @@ func (s *Scheduler) gone(b *batch, j *job, i int, why string, now time.Time) {
 	rec := b.edit(j)
 	rr := &rec.Replicas[i]
 	rr.Done = true
-	rec.event(now, "replica-gone", "%s on %s: %s", rr.ID, rr.Node, why)
+	rec.Event(now, "replica-gone", "%s on %s: %s", rr.ID, rr.Node, why)
 	id, nodeName := rr.ID, rr.Node
 	b.then(func() { s.forget(nodeName, id) })
 	if rr.Left {
@@ -76,7 +76,7 @@ func (s *Scheduler) gone(b *batch, j *job, i int, why string, now time.Time) {
 // are all gone.
 func (s *Scheduler) settle(b *batch, now time.Time) {
 	for _, j := range b.order {
-		if r := b.recs[j]; r.State == api.Running && len(r.Replicas) > 0 && r.allDone() {
+		if r := b.recs[j]; r.State == api.Running && len(r.Replicas) > 0 && r.AllDone() {
 			s.finalize(b, j, now)
 		}
 	}
@@ -98,12 +98,12 @@ func (s *Scheduler) finalize(b *batch, j *job, now time.Time) {
 		st = api.Preempted
 	}
 	s.noteRan(rec, now)
-	s.noteModelEnd(now)
+	s.energy.NoteEnd(world{s}, now)
 	rec.State, rec.Stopping, rec.Alloc, rec.Replicas, rec.Port = st, "", []string{}, nil, 0
 	if st.Final() {
 		rec.FinishedAt = ptr(now.UTC())
 	}
-	rec.event(now, string(st), "%s", rec.Reason)
+	rec.Event(now, string(st), "%s", rec.Reason)
 	t := model.Time(now.UnixMilli())
 	b.then(func() {
 		s.release(j, st, t)
@@ -140,7 +140,7 @@ func (s *Scheduler) release(j *job, st api.State, t model.Time) {
 		j.mj = nil
 		delete(s.active, j.rec.ID)
 		if j.rec.DataEndpoint != "" {
-			s.live.dirty, s.live.devsStale = true, true // its endpoint may no longer be probed
+			s.energy.NoteEndpointGone()
 		}
 	}
 	s.notify()

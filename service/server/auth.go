@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/gpusched/gpusched/service/access"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/auth"
-	"github.com/gpusched/gpusched/service/scheduler"
 )
 
 // The transport's security (docs/SECURITY.md): every request but the
@@ -276,4 +276,4 @@ func writeForbidden(w http.ResponseWriter, err error) {
 }
 
 // isForbidden reports whether err is the lifecycle's refusal.
-func isForbidden(err error) bool { return errors.Is(err, scheduler.ErrForbidden) }
+func isForbidden(err error) bool { return errors.Is(err, access.ErrForbidden) }

@@ -34,7 +34,7 @@ func (s *Server) edlRoutes() []route {
 // 404 for an unknown job, 403 otherwise.
 func (s *Server) edlAccess(what string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if err := s.sched.CheckEDL(caller(r), r.PathValue("id"), what); err != nil {
+		if err := s.access.CheckEDL(caller(r), r.PathValue("id"), what); err != nil {
 			s.writeErr(w, err)
 			return
 		}

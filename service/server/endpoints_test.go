@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/core/calibrate"
-	"github.com/gpusched/gpusched/internal/agenttest"
+	"github.com/gpusched/gpusched/internal/testbed/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 )
 

@@ -17,6 +17,7 @@ import (
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/auth"
 	"github.com/gpusched/gpusched/service/leader"
+	"github.com/gpusched/gpusched/service/ledger"
 	"github.com/gpusched/gpusched/service/scheduler"
 	"github.com/gpusched/gpusched/service/store"
 )
@@ -167,7 +168,7 @@ func (h *HA) follow(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && r.URL.Path == "/v1/jobs":
 		h.followJobs(w, r)
 	case r.Method == http.MethodGet && r.URL.Path == "/v1/nodes":
-		nodes, err := scheduler.ReadNodes(ctx, h.st)
+		nodes, err := ledger.ReadNodes(ctx, h.st)
 		h.answer(w, api.NodeList{Nodes: nodes}, err)
 	case r.Method == http.MethodGet && isJobPath(r.URL.Path):
 		j, err := scheduler.ReadJob(ctx, h.st, strings.TrimPrefix(r.URL.Path, "/v1/jobs/"))
@@ -214,7 +215,7 @@ func (h *HA) followJobs(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	jobs, err := scheduler.ReadJobs(r.Context(), h.st, states...)
+	jobs, err := ledger.ReadJobs(r.Context(), h.st, states...)
 	h.answer(w, api.JobList{Jobs: jobs}, err)
 }
 

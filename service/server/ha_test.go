@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/internal/etcdtest"
+	"github.com/gpusched/gpusched/internal/testbed/etcdtest"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/client"
 	"github.com/gpusched/gpusched/service/leader"

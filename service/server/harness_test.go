@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/internal/agenttest"
+	"github.com/gpusched/gpusched/internal/testbed/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/scheduler"
 	"github.com/gpusched/gpusched/service/store"

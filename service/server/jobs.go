@@ -27,7 +27,7 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 				Status: http.StatusCreated})
 		})
 	}
-	j, err := s.sched.SubmitAs(ctx, caller(r), spec)
+	j, err := s.access.SubmitAs(ctx, caller(r), spec)
 	if err != nil {
 		s.writeErr(w, err)
 		return
@@ -43,12 +43,12 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, api.JobList{Jobs: s.sched.JobsAs(caller(r), want...)})
+	writeJSON(w, http.StatusOK, api.JobList{Jobs: s.access.JobsAs(caller(r), want...)})
 }
 
 // handleGet is GET /v1/jobs/{id}, with the job's history.
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
-	v, err := s.sched.JobAs(caller(r), r.PathValue("id"))
+	v, err := s.access.JobAs(caller(r), r.PathValue("id"))
 	s.writeJob(w, v, err)
 }
 
@@ -56,7 +56,7 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 // job stays running (Reason says it is being cancelled) until its
 // processes are gone, then it is cancelled.
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
-	v, err := s.sched.CancelAs(caller(r), r.PathValue("id"))
+	v, err := s.access.CancelAs(caller(r), r.PathValue("id"))
 	s.writeJob(w, v, err)
 }
 
@@ -67,7 +67,7 @@ func (s *Server) handleProgress(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	v, err := s.sched.ProgressAs(caller(r), r.PathValue("id"), p)
+	v, err := s.access.ProgressAs(caller(r), r.PathValue("id"), p)
 	s.writeJob(w, v, err)
 }
 
@@ -86,7 +86,7 @@ func (s *Server) writeJob(w http.ResponseWriter, v api.Job, err error) {
 // order (what a horovodrun --host-discovery-script prints); 404 for an
 // unknown job, 409 for one that is not running.
 func (s *Server) handleHostfile(w http.ResponseWriter, r *http.Request) {
-	list, err := s.sched.HostfileAs(caller(r), r.PathValue("id"))
+	list, err := s.access.HostfileAs(caller(r), r.PathValue("id"))
 	if err != nil {
 		s.writeErr(w, err)
 		return

@@ -29,7 +29,7 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if err := s.sched.CheckLogs(caller(r), id); err != nil {
+	if err := s.access.CheckLogs(caller(r), id); err != nil {
 		s.writeErr(w, err)
 		return
 	}

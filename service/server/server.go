@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gpusched/gpusched/service/access"
 	"github.com/gpusched/gpusched/service/auth"
 	"github.com/gpusched/gpusched/service/edl"
 	"github.com/gpusched/gpusched/service/scheduler"
@@ -59,8 +60,10 @@ type AuthConfig struct {
 // the jobs, the nodes and the scheduling loop. It keeps no state of its
 // own.
 type Server struct {
-	sched       *scheduler.Scheduler
-	own         bool // Close closes sched
+	sched *scheduler.Scheduler
+	own   bool // Close closes sched
+	// access makes the lifecycle's requests on behalf of the callers.
+	access      *access.Guard
 	pollTimeout time.Duration
 	bodyTimeout time.Duration
 	log         *slog.Logger
@@ -156,7 +159,7 @@ func attach(sch *scheduler.Scheduler, cfg Config) *Server {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Server{sched: sch, pollTimeout: min(pollTimeout, MaxPollTimeout), bodyTimeout: body, log: sch.Logger(), now: now,
+	s := &Server{sched: sch, access: access.New(sch, sch.QueueSpec()), pollTimeout: min(pollTimeout, MaxPollTimeout), bodyTimeout: body, log: sch.Logger(), now: now,
 		audit: auth.NewAudit(sch.Store(), now), auditRetention: cfg.AuditRetention, jobRetention: cfg.JobRetention, edl: edl.New(sch.Store(), sch, nil)}
 	s.handler = s.secure(s.newHandler())
 	return s

@@ -11,7 +11,7 @@ import (
 
 // handleWhoami is GET /v1/whoami: the caller's identity.
 func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.sched.IdentityView(caller(r)))
+	writeJSON(w, http.StatusOK, s.access.IdentityView(caller(r)))
 }
 
 // noAuth answers a token request to a server without authentication.

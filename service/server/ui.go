@@ -4,7 +4,7 @@ import (
 	"embed"
 	"net/http"
 
-	"github.com/gpusched/gpusched/internal/web"
+	"github.com/gpusched/gpusched/internal/assets/web"
 )
 
 // The dashboard (docs/DASHBOARD.md): static pages embedded in the binary

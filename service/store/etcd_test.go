@@ -10,7 +10,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/gpusched/gpusched/internal/etcdtest"
+	"github.com/gpusched/gpusched/internal/testbed/etcdtest"
 )
 
 func TestParseEtcdURL(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gpusched/gpusched/internal/etcdtest"
+	"github.com/gpusched/gpusched/internal/testbed/etcdtest"
 )
 
 // Compile-time checks that every implementation satisfies Store.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gpusched/gpusched/internal/etcdtest"
+	"github.com/gpusched/gpusched/internal/testbed/etcdtest"
 )
 
 // TestFencedTxnWriteLimit: on a real etcd (default --max-txn-ops, 128), a

@@ -14,7 +14,7 @@ import (
 	"strconv"
 
 	"github.com/gpusched/gpusched/core/model"
-	"github.com/gpusched/gpusched/internal/web"
+	"github.com/gpusched/gpusched/internal/assets/web"
 	"github.com/gpusched/gpusched/sim/metrics"
 )
 
