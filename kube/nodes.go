@@ -28,10 +28,11 @@ const (
 // nodeInfo is what a round needs of a Node.
 type nodeInfo struct {
 	name string
-	// gpus is the allocatable nvidia.com/gpu; alloc the rest of its
+	// gpus is the allocatable nvidia.com/gpu (extGPUs) plus the GPU devices
+	// of its ResourceSlices (draGPUs, dra.go); alloc the rest of its
 	// allocatable resources (allocatable).
-	gpus  int
-	alloc model.Resources
+	gpus, extGPUs, draGPUs int
+	alloc                  model.Resources
 	// typ is the GPU type (ProductType of the product label); known says
 	// whether the catalog has it.
 	typ     string
