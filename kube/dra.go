@@ -265,7 +265,9 @@ func (d *draWorld) notePod(old, pi *podInfo) bool {
 		return true
 	}
 	if !slices.EqualFunc(old.obj.Status.ResourceClaimStatuses, pi.obj.Status.ResourceClaimStatuses,
-		func(a, b v1.PodResourceClaimStatus) bool { return a.Name == b.Name && ptrEq(a.ResourceClaimName, b.ResourceClaimName) }) {
+		func(a, b v1.PodResourceClaimStatus) bool {
+			return a.Name == b.Name && ptrEq(a.ResourceClaimName, b.ResourceClaimName)
+		}) {
 		return true
 	}
 	pi.gpus = old.gpus // its claims' GPUs, as the last round counted them (draRefresh)
