@@ -143,8 +143,8 @@ func (d *draWorld) claimGPUs(p *v1.Pod) (int, string) {
 	total := 0
 	for _, pc := range podClaims(p) {
 		if pc.key == "" {
-			return 0, fmt.Sprintf("waiting for ResourceClaim %s (pod claim %q): the resourceclaim controller of kube-controller-manager has not made it from ResourceClaimTemplate %s yet",
-				p.Namespace+"/"+p.Name+"-"+pc.name, pc.name, pc.template)
+			return 0, fmt.Sprintf("waiting for the ResourceClaim of its pod claim %q: the resourceclaim controller of kube-controller-manager has not made it from ResourceClaimTemplate %s yet",
+				pc.name, pc.template)
 		}
 		c := d.claims[pc.key]
 		switch {

@@ -218,7 +218,7 @@ func TestClaimGPUs(t *testing.T) {
 		{"a malformed CEL selector", "badcel", "", 0, "waiting for ResourceClaim ns/badcel: request gpu: CEL selector \"device.nosuch(\""},
 		{"a missing claim", "nosuch", "", 0, "waiting for ResourceClaim ns/nosuch: it does not exist"},
 		{"a claim being deleted", "going", "", 0, "waiting for ResourceClaim ns/going: it is being deleted"},
-		{"from a template, not made yet", "", "", 0, "waiting for ResourceClaim ns/p-gpu (pod claim \"gpu\"): the resourceclaim controller of kube-controller-manager has not made it from ResourceClaimTemplate ns/gpu-template yet"},
+		{"from a template, not made yet", "", "", 0, "waiting for the ResourceClaim of its pod claim \"gpu\": the resourceclaim controller of kube-controller-manager has not made it from ResourceClaimTemplate ns/gpu-template yet"},
 		{"from a template, made", "", "one", 1, ""},
 	}
 	for _, tc := range tests {
