@@ -602,6 +602,21 @@ func (s *Scheduler) writeClaim(ctx context.Context, b podBind, w claimWrite) err
 	return nil
 }
 
+// unreserveClaims takes a pod whose Binding failed from its claims'
+// reservedFor, as kube-scheduler's DynamicResources plugin does in
+// Unreserve (a strategic merge patch of the status); the allocations stay
+// (a claim no pod uses is deallocated by the resourceclaim controller
+// once the pod is gone).
+func (s *Scheduler) unreserveClaims(ctx context.Context, b podBind) {
+	for _, w := range b.claims {
+		patch := fmt.Sprintf(`{"metadata": {"uid": %q}, "status": {"reservedFor": [{"$patch": "delete", "uid": %q}]}}`, w.obj.UID, b.uid)
+		if _, err := s.client.ResourceV1().ResourceClaims(w.obj.Namespace).Patch(ctx, w.obj.Name, types.StrategicMergePatchType,
+			[]byte(patch), metav1.PatchOptions{}, "status"); err != nil && !apierrors.IsNotFound(err) {
+			s.log.Warn("cannot take the pod from its claim's reservedFor", "pod", b.ns+"/"+b.name, "claim", claimKey(w.obj), "err", err)
+		}
+	}
+}
+
 // reservedFor reports whether a claim is reserved for pod uid.
 func reservedFor(c *resourceapi.ResourceClaim, uid types.UID) bool {
 	return slices.ContainsFunc(c.Status.ReservedFor, func(r resourceapi.ResourceClaimConsumerReference) bool {
@@ -610,17 +625,26 @@ func reservedFor(c *resourceapi.ResourceClaim, uid types.UID) bool {
 }
 
 // draTaken takes from each usable node's GPUs the GPU devices allocated to
-// claims that no pod of gpusched's is reserved (or, in flight, bound) for:
-// other schedulers' pods' and unused allocated claims' (gpusched's own
-// pods count their claims' GPUs themselves).
+// claims that no pod of gpusched's uses or is reserved for: other
+// schedulers' pods' and unused allocated claims' (gpusched's own pods
+// count their claims' GPUs themselves, a pending pod's allocated claim is
+// free for that pod).
 func (r *round) draTaken() {
 	d := &r.w.dra
 	if len(d.gpus) == 0 {
 		return
 	}
-	for _, c := range d.claims {
+	ours := map[string]bool{}
+	for uid := range d.pods {
+		if p := r.w.pods[uid]; p != nil {
+			for _, pc := range podClaims(p.obj) {
+				ours[pc.key] = true
+			}
+		}
+	}
+	for key, c := range d.claims {
 		a := c.Status.Allocation
-		if a == nil || slices.ContainsFunc(c.Status.ReservedFor, func(ref resourceapi.ResourceClaimConsumerReference) bool {
+		if a == nil || ours[key] || slices.ContainsFunc(c.Status.ReservedFor, func(ref resourceapi.ResourceClaimConsumerReference) bool {
 			return r.w.pods[ref.UID] != nil
 		}) {
 			continue

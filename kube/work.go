@@ -166,6 +166,9 @@ func (s *Scheduler) bindPod(ctx context.Context, b podBind) error {
 	err := s.client.CoreV1().Pods(b.ns).Bind(ctx, &v1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Name: b.name, Namespace: b.ns, UID: b.uid},
 		Target:     v1.ObjectReference{Kind: "Node", Name: b.node}}, metav1.CreateOptions{})
+	if err != nil && len(b.claims) > 0 {
+		s.unreserveClaims(ctx, b)
+	}
 	s.metrics.bindLatency.Observe(time.Since(t0).Seconds())
 	return err
 }
