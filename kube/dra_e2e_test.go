@@ -13,6 +13,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gpusched/gpusched/kube"
 )
 
 // TestDRA: GPUs from Dynamic Resource Allocation on the bed (kube-apiserver
@@ -205,5 +207,52 @@ func (e *kenv) checkClaim(name, node, pod string) {
 	}
 	if a != nil && a.NodeSelector == nil {
 		e.t.Errorf("claim %s: allocation without a node selector", name)
+	}
+}
+
+// TestDRAClaimConflict: a claim another scheduler allocated and reserved
+// after gpusched's round read it is not overwritten: gpusched's write
+// (at the resource version the round saw) conflicts and is counted as
+// claim_conflict; written against the claim as it is now, a claim
+// allocated elsewhere is refused without a call. The world's side of the
+// conflict (the pod placed again) is TestRoundDRAConflict.
+func TestDRAClaimConflict(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	node := e.name + "-0"
+	class := e.draClassAndSlice(node)
+	e.claim(&resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Spec: oneGPU(class)})
+	api := e.cs.ResourceV1().ResourceClaims(e.name)
+	seen, err := api.Get(ctx, "c", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc := &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{
+		{Request: "gpu", Driver: "gpu.nvidia.com", Pool: node, Device: "gpu-0"}}}}
+	// The other scheduler: finalizer, then allocation and reservation.
+	other := seen.DeepCopy()
+	other.Finalizers = append(other.Finalizers, resourceapi.Finalizer)
+	if other, err = api.Update(ctx, other, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	other.Status.Allocation = alloc
+	other.Status.ReservedFor = []resourceapi.ResourceClaimConsumerReference{{Resource: "pods", Name: "theirs", UID: "uid-theirs"}}
+	if other, err = api.UpdateStatus(ctx, other, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	result, err := kube.WriteClaimForTest(ctx, e.cs, seen, alloc, "ours", "uid-ours")
+	if result != "claim_conflict" || !apierrors.IsConflict(err) {
+		t.Errorf("write over a stale claim: result %q, err %v; want claim_conflict", result, err)
+	}
+	result, err = kube.WriteClaimForTest(ctx, e.cs, other, alloc, "ours", "uid-ours")
+	if result != "claim_error" || err == nil || !strings.Contains(err.Error(), "allocated elsewhere") {
+		t.Errorf("write over a claim allocated elsewhere: result %q, err %v", result, err)
+	}
+	now, err := api.Get(ctx, "c", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(now.Status.ReservedFor) != 1 || now.Status.ReservedFor[0].Name != "theirs" {
+		t.Errorf("the other scheduler's reservation changed: %+v", now.Status.ReservedFor)
 	}
 }

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -410,4 +412,48 @@ func FuzzGPUAttributes(f *testing.F) {
 			t.Fatalf("product %q → %q, type %q", product, got, typ)
 		}
 	})
+}
+
+// TestRoundDRAConflict: a pod whose claim write conflicted (another
+// scheduler wrote the claim first) is not assumed bound any more, its
+// allocation is no longer in flight, and the next round places it again
+// with the claim as the informer then shows it.
+func TestRoundDRAConflict(t *testing.T) {
+	s := testSched(t, "fifo", "pack")
+	objs := []any{draNodeObj("a"), mkSlice("a", DriverGPU, gpuDevice("gpu-0", "NVIDIA A100-SXM4-40GB", "40Gi"),
+		gpuDevice("gpu-1", "NVIDIA A100-SXM4-40GB", "40Gi")), gpuClass(), mkClaim("c", "gpu.nvidia.com", 1), mkPod("p", 0, withClaim("c"))}
+	bound, r := feedDRA(t, s, t0, objs...)
+	if bound["p"] != "a" || len(s.w.dra.inflight) != 1 {
+		t.Fatalf("round 1: bound %v, in flight %v", bound, s.w.dra.inflight)
+	}
+	task := r.work.binds[0]
+	conflict := &claimError{claim: "ns/c", err: apierrors.NewConflict(resourceapi.Resource("resourceclaims"), "c", fmt.Errorf("the object has been modified"))}
+	if got := bindResult(conflict); got != "claim_conflict" {
+		t.Errorf("bindResult %q", got)
+	}
+	s.bound(context.Background(), task, []error{conflict})
+	if s.w.assumed["p"] != "" || len(s.w.dra.inflight) != 0 {
+		t.Fatalf("after the conflict: assumed %v, in flight %v", s.w.assumed, s.w.dra.inflight)
+	}
+	// The other scheduler took gpu-0 for its pod: p gets gpu-1.
+	theirs := mkClaim("c", "gpu.nvidia.com", 1)
+	theirs.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{
+		{Request: "gpu", Driver: DriverGPU, Pool: "a", Device: "gpu-0"}}}}
+	theirs.Status.ReservedFor = []resourceapi.ResourceClaimConsumerReference{{Resource: "pods", Name: "q", UID: "q"}}
+	other := mkClaim("c2", "gpu.nvidia.com", 1)
+	p2 := mkPod("p2", 0, withClaim("c2"))
+	bound, r = feedDRA(t, s, t0.Add(time.Second), theirs, other, p2)
+	if bound["p"] != "a" || bound["p2"] != "a" {
+		t.Fatalf("round 2: bound %v", bound)
+	}
+	for _, b := range r.work.binds {
+		for _, pb := range b.pods {
+			if pb.name == "p" && (len(pb.claims) != 1 || pb.claims[0].alloc != nil) {
+				t.Errorf("p's claim, allocated elsewhere meanwhile, is to be reserved only: %+v", pb.claims)
+			}
+			if pb.name == "p2" && (len(pb.claims) != 1 || pb.claims[0].alloc.Devices.Results[0].Device != "gpu-1") {
+				t.Errorf("p2's claim: %+v", pb.claims)
+			}
+		}
+	}
 }
