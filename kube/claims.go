@@ -51,6 +51,9 @@ type draRound struct {
 	// (draSigOf).
 	why  map[*kjob]string
 	sigs map[*kjob]*sigInfo
+	// fit caches, by claim signature and usable node, whether the claims
+	// can be allocated there (1) or not (2); 0: not tried.
+	fit map[string][]int8
 }
 
 // claimWrite is what a Binding's worker writes into a claim first: the
@@ -235,6 +238,13 @@ func (d *draWorld) matchingGPUs(class *resourceapi.DeviceClass, sel []resourceap
 			exprs = append(exprs, s.CEL.Expression)
 		}
 	}
+	if d.matches == nil || d.matchesAt != d.devices {
+		d.matches, d.matchesAt = map[string]int{}, d.devices
+	}
+	key := class.Name + "\x00" + strings.Join(exprs, "\x00")
+	if n, ok := d.matches[key]; ok {
+		return n, nil
+	}
 	perNode := map[string]int{}
 	for _, s := range sortedSlices(d.slices) {
 		for i := range s.Spec.Devices {
@@ -256,6 +266,7 @@ func (d *draWorld) matchingGPUs(class *resourceapi.DeviceClass, sel []resourceap
 	for _, n := range perNode {
 		most = max(most, n)
 	}
+	d.matches[key] = most
 	return most, nil
 }
 
@@ -399,24 +410,46 @@ func (r *round) draEligible(rj *rjob, usable []bool) {
 			continue
 		}
 		seen[sig] = true
-		var last error
+		first := slices.Index(usable, true)
 		for i, n := range r.nodes {
-			if !usable[i] {
-				continue
-			}
-			if _, err := r.allocateOn(p, n); err != nil {
-				usable[i], last = false, err
+			if usable[i] && !r.fitsOn(sig, p, i, n) {
+				usable[i] = false
 			}
 		}
 		if !slices.Contains(usable, true) {
 			why := "waiting for the ResourceClaims of pod " + p.ns + "/" + p.name + ": no Ready node with GPUs accepts the pod"
-			if last != nil {
-				why = last.Error()
+			if first >= 0 {
+				// The reason names this pod's claims (the cache is shared).
+				if _, err := r.allocateOn(p, r.nodes[first]); err != nil {
+					why = err.Error()
+				}
 			}
 			r.draState().why[rj.kj] = why
 			return
 		}
 	}
+}
+
+// fitsOn reports whether pod p's claims, of claim signature sig, can be
+// allocated on usable node i (n): cached for the round by signature, until
+// an allocation is made (pods of one template ask alike on every node).
+func (r *round) fitsOn(sig string, p *podInfo, i int, n *nodeInfo) bool {
+	dr := r.draState()
+	if dr.fit == nil {
+		dr.fit = map[string][]int8{}
+	}
+	f := dr.fit[sig]
+	if f == nil {
+		f = make([]int8, len(r.nodes))
+		dr.fit[sig] = f
+	}
+	if f[i] == 0 {
+		f[i] = 2
+		if _, err := r.allocateOn(p, n); err == nil {
+			f[i] = 1
+		}
+	}
+	return f[i] == 1
 }
 
 // claimSig identifies what a pod's claims ask: the same for two pods
@@ -522,6 +555,7 @@ func (r *round) draAllocate(binds []podBind) string {
 			if w.alloc != nil {
 				r.w.dra.inflight[claimKey(w.obj)] = w.alloc
 				r.draState().take(w.alloc)
+				r.draState().fit = nil // fewer devices are free now
 				done = append(done, w)
 			}
 		}

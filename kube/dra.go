@@ -59,6 +59,10 @@ type draWorld struct {
 	// when it can); cel caches compiled CEL selectors.
 	waits map[types.UID]string
 	cel   *cel.Cache
+	// devices changes with every slice or class change; matches caches
+	// matchingGPUs by class and selectors while it does not.
+	devices, matchesAt uint64
+	matches            map[string]int
 }
 
 // deviceKey names one device.
@@ -106,6 +110,7 @@ func (w *world) setSlice(s *resourceapi.ResourceSlice) bool {
 	old := w.dra.slices[s.Name]
 	w.dra.slices[s.Name] = s
 	w.dra.version++
+	w.dra.devices++
 	w.rereadNodes(sliceNode(old), sliceNode(s))
 	return true
 }
@@ -115,6 +120,7 @@ func (w *world) deleteSlice(s *resourceapi.ResourceSlice) bool {
 	old := w.dra.slices[s.Name]
 	delete(w.dra.slices, s.Name)
 	w.dra.version++
+	w.dra.devices++
 	w.rereadNodes(sliceNode(old))
 	return true
 }
@@ -217,6 +223,7 @@ func gpuSourceFits(p *v1.Pod, n *nodeInfo) bool {
 func (w *world) setClass(c *resourceapi.DeviceClass) bool {
 	w.dra.classes[c.Name] = c
 	w.dra.version++
+	w.dra.devices++
 	return len(w.dra.pods) > 0
 }
 
@@ -224,6 +231,7 @@ func (w *world) setClass(c *resourceapi.DeviceClass) bool {
 func (w *world) deleteClass(c *resourceapi.DeviceClass) bool {
 	delete(w.dra.classes, c.Name)
 	w.dra.version++
+	w.dra.devices++
 	return len(w.dra.pods) > 0
 }
 

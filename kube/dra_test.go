@@ -457,3 +457,45 @@ func TestRoundDRAConflict(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRoundDRA is a round that places pods with claims at the
+// benchmark's scale: 1,000 nodes whose 8 GPUs each are devices of their
+// ResourceSlice (no nvidia.com/gpu), 4,000 pending single-pod jobs whose
+// pods each have their own claim of one GPU (as from one template); the
+// round allocates 4,000 claims with kube-scheduler's allocator.
+func BenchmarkRoundDRA(b *testing.B) { benchDRA(b, 1000, 4000) }
+
+// BenchmarkRoundDRASmall is BenchmarkRoundDRA at a tenth of its size.
+func BenchmarkRoundDRASmall(b *testing.B) { benchDRA(b, 100, 400) }
+
+func benchDRA(b *testing.B, nodes, pods int) {
+	for b.Loop() {
+		b.StopTimer()
+		s := testSched(&testing.T{}, "fifo", "pack")
+		s.w.mu.Lock()
+		s.w.setClass(gpuClass())
+		for i := range nodes {
+			node := fmt.Sprintf("gpu-%04d", i)
+			n, _ := stripNode(draNodeObj(node))
+			s.w.setNode(n.(*v1.Node))
+			var devs []resourceapi.Device
+			for k := range 8 {
+				devs = append(devs, gpuDevice(fmt.Sprintf("gpu-%d", k), "NVIDIA A100-SXM4-40GB", "40Gi"))
+			}
+			s.w.setSlice(mkSlice(node, DriverGPU, devs...))
+		}
+		for i := range pods {
+			c := mkClaim(fmt.Sprintf("c-%04d", i), "gpu.nvidia.com", 1)
+			s.w.setClaim(c)
+			sp, _ := stripPod(mkPod(fmt.Sprintf("p-%04d", i), 0, withClaim(c.Name)))
+			s.w.setPod(sp.(*v1.Pod), t0.Add(-time.Minute))
+		}
+		b.StartTimer()
+		r := &round{s: s, w: s.w, now: t0, t: 0}
+		r.run()
+		s.w.mu.Unlock()
+		if n := len(s.w.dra.inflight); n != pods {
+			b.Fatalf("%d claims allocated, want %d", n, pods)
+		}
+	}
+}
