@@ -52,8 +52,11 @@ type draRound struct {
 	why  map[*kjob]string
 	sigs map[*kjob]*sigInfo
 	// fit caches, by claim signature and usable node, whether the claims
-	// can be allocated there (1) or not (2); 0: not tried.
-	fit map[string][]int8
+	// can be allocated there (1) or not (2); 0: not tried. shared holds
+	// the sigInfo of jobs alike (draSigOf). Both are dropped when an
+	// allocation is made (fit nil).
+	fit    map[string][]int8
+	shared map[string]*sigInfo
 }
 
 // claimWrite is what a Binding's worker writes into a claim first: the
@@ -384,6 +387,19 @@ func (r *round) draSigOf(rj *rjob) *sigInfo {
 	if si := dr.sigs[rj.kj]; si != nil {
 		return si
 	}
+	// Jobs of one constraint signature whose pods' claims ask alike share
+	// their sigInfo (and its fit statistics) until an allocation is made.
+	key := ""
+	if rj.sig != "" {
+		key = rj.sig + "|" + r.claimSigs(rj)
+		if si := dr.shared[key]; si != nil && dr.fit != nil {
+			if !slices.Contains(si.usable, true) {
+				r.draEligible(rj, slices.Clone(si.usable)) // its own reason, naming its claim
+			}
+			dr.sigs[rj.kj] = si
+			return si
+		}
+	}
 	pods := append(slices.Clone(rj.bound), rj.pending...)
 	usable := make([]bool, len(r.nodes))
 	for i, n := range r.nodes {
@@ -394,7 +410,24 @@ func (r *round) draSigOf(rj *rjob) *sigInfo {
 	r.draEligible(rj, usable)
 	si := &sigInfo{usable: usable, stats: map[statKey]fitStat{}}
 	dr.sigs[rj.kj] = si
+	if key != "" && dr.fit != nil {
+		if dr.shared == nil {
+			dr.shared = map[string]*sigInfo{}
+		}
+		dr.shared[key] = si
+	}
 	return si
+}
+
+// claimSigs joins the distinct claim signatures of a job's pending pods.
+func (r *round) claimSigs(rj *rjob) string {
+	var sigs []string
+	for _, p := range rj.pending {
+		if sig := r.claimSig(p); !slices.Contains(sigs, sig) {
+			sigs = append(sigs, sig)
+		}
+	}
+	return strings.Join(sigs, "|")
 }
 
 // draEligible narrows usable (per usable node) to the nodes where the
@@ -555,7 +588,7 @@ func (r *round) draAllocate(binds []podBind) string {
 			if w.alloc != nil {
 				r.w.dra.inflight[claimKey(w.obj)] = w.alloc
 				r.draState().take(w.alloc)
-				r.draState().fit = nil // fewer devices are free now
+				r.draState().fit, r.draState().shared = nil, nil // fewer devices are free now
 				done = append(done, w)
 			}
 		}

@@ -111,7 +111,7 @@ func (w *world) setSlice(s *resourceapi.ResourceSlice) bool {
 	w.dra.slices[s.Name] = s
 	w.dra.version++
 	w.dra.devices++
-	w.rereadNodes(sliceNode(old), sliceNode(s))
+	w.reindex(old, s)
 	return true
 }
 
@@ -121,7 +121,7 @@ func (w *world) deleteSlice(s *resourceapi.ResourceSlice) bool {
 	delete(w.dra.slices, s.Name)
 	w.dra.version++
 	w.dra.devices++
-	w.rereadNodes(sliceNode(old))
+	w.reindex(old, nil)
 	return true
 }
 
@@ -134,34 +134,80 @@ func sliceNode(s *resourceapi.ResourceSlice) string {
 	return *s.Spec.NodeName
 }
 
-// rereadNodes sums up the GPU devices of the named nodes again and
-// re-reads those nodes.
-func (w *world) rereadNodes(names ...string) {
+// reindex keeps the GPU device index and the node sums when slice old
+// became s (either may be nil): the slices of their pools are indexed
+// again (only the newest generation of a pool counts), and the nodes of
+// those slices summed up and re-read. A change costs a walk over the
+// slices' names, not over every device.
+func (w *world) reindex(old, s *resourceapi.ResourceSlice) {
 	d := &w.dra
-	// The device index is rebuilt from every slice: slices are few (one
-	// per node and driver) and change rarely.
-	clear(d.gpus)
-	newest := map[string]int64{}
-	for _, s := range d.slices {
-		k := s.Spec.Driver + "/" + s.Spec.Pool.Name
-		newest[k] = max(newest[k], s.Spec.Pool.Generation)
-	}
-	sums := map[string]draNode{}
-	for _, s := range sortedSlices(d.slices) {
-		if s.Spec.Pool.Generation < newest[s.Spec.Driver+"/"+s.Spec.Pool.Name] {
-			continue // an outdated generation of its pool
+	pools := map[[2]string]bool{}
+	for _, x := range []*resourceapi.ResourceSlice{old, s} {
+		if x != nil {
+			pools[[2]string{x.Spec.Driver, x.Spec.Pool.Name}] = true
+			d.unindex(x)
 		}
-		node := sliceNode(s)
+	}
+	nodes := map[string]bool{sliceNode(old): true, sliceNode(s): true}
+	var members []*resourceapi.ResourceSlice
+	newest := map[[2]string]int64{}
+	for _, x := range d.slices {
+		if k := [2]string{x.Spec.Driver, x.Spec.Pool.Name}; pools[k] {
+			members = append(members, x)
+			newest[k] = max(newest[k], x.Spec.Pool.Generation)
+		}
+	}
+	for _, x := range members {
+		d.unindex(x)
+		if x.Spec.Pool.Generation == newest[[2]string{x.Spec.Driver, x.Spec.Pool.Name}] {
+			d.index(x)
+		}
+		nodes[sliceNode(x)] = true
+	}
+	for name := range nodes {
+		if name != "" {
+			w.sumNode(name)
+		}
+	}
+}
+
+// index and unindex add and remove a slice's GPU devices in the index.
+func (d *draWorld) index(s *resourceapi.ResourceSlice) {
+	for i := range s.Spec.Devices {
+		if isGPU(s.Spec.Driver, &s.Spec.Devices[i]) {
+			d.gpus[deviceKey{s.Spec.Driver, s.Spec.Pool.Name, s.Spec.Devices[i].Name}] = sliceNode(s)
+		}
+	}
+}
+
+func (d *draWorld) unindex(s *resourceapi.ResourceSlice) {
+	for i := range s.Spec.Devices {
+		k := deviceKey{s.Spec.Driver, s.Spec.Pool.Name, s.Spec.Devices[i].Name}
+		if node, ok := d.gpus[k]; ok && node == sliceNode(s) {
+			delete(d.gpus, k)
+		}
+	}
+}
+
+// sumNode sums up the indexed GPU devices of node name's slices (the
+// product of the first by slice name, the smallest memory) and re-reads
+// the node.
+func (w *world) sumNode(name string) {
+	d := &w.dra
+	var sum draNode
+	var mine []*resourceapi.ResourceSlice
+	for _, s := range d.slices {
+		if sliceNode(s) == name {
+			mine = append(mine, s)
+		}
+	}
+	slices.SortFunc(mine, func(a, b *resourceapi.ResourceSlice) int { return cmp.Compare(a.Name, b.Name) })
+	for _, s := range mine {
 		for i := range s.Spec.Devices {
 			dev := &s.Spec.Devices[i]
-			if !isGPU(s.Spec.Driver, dev) {
+			if _, ok := d.gpus[deviceKey{s.Spec.Driver, s.Spec.Pool.Name, dev.Name}]; !ok {
 				continue
 			}
-			d.gpus[deviceKey{s.Spec.Driver, s.Spec.Pool.Name, dev.Name}] = node
-			if node == "" {
-				continue
-			}
-			sum := sums[node]
 			product, mem := gpuAttributes(dev)
 			sum.gpus++
 			if sum.product == "" {
@@ -170,21 +216,15 @@ func (w *world) rereadNodes(names ...string) {
 			if mem > 0 && (sum.memMiB == 0 || mem < sum.memMiB) {
 				sum.memMiB = mem
 			}
-			sums[node] = sum
 		}
 	}
-	for _, name := range names {
-		if name == "" {
-			continue
-		}
-		if sum, ok := sums[name]; ok {
-			d.nodes[name] = sum
-		} else {
-			delete(d.nodes, name)
-		}
-		if n := w.nodes[name]; n != nil {
-			w.setNode(n.obj)
-		}
+	if sum.gpus > 0 {
+		d.nodes[name] = sum
+	} else {
+		delete(d.nodes, name)
+	}
+	if n := w.nodes[name]; n != nil {
+		w.setNode(n.obj)
 	}
 }
 
