@@ -229,6 +229,14 @@ func TestDRAClaimConflict(t *testing.T) {
 	}
 	alloc := &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{
 		{Request: "gpu", Driver: "gpu.nvidia.com", Pool: node, Device: "gpu-0"}}}}
+	// The other scheduler's pod (it must exist: the resourceclaim
+	// controller takes gone pods from reservedFor).
+	theirs := e.claimPod("theirs", "c", "")
+	theirs.Spec.SchedulerName = "another-scheduler"
+	created, err := e.cs.CoreV1().Pods(e.name).Create(ctx, theirs, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The other scheduler: finalizer, then allocation and reservation.
 	other := seen.DeepCopy()
 	other.Finalizers = append(other.Finalizers, resourceapi.Finalizer)
@@ -236,7 +244,7 @@ func TestDRAClaimConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 	other.Status.Allocation = alloc
-	other.Status.ReservedFor = []resourceapi.ResourceClaimConsumerReference{{Resource: "pods", Name: "theirs", UID: "uid-theirs"}}
+	other.Status.ReservedFor = []resourceapi.ResourceClaimConsumerReference{{Resource: "pods", Name: "theirs", UID: created.UID}}
 	if other, err = api.UpdateStatus(ctx, other, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
