@@ -97,7 +97,8 @@ type podClaim struct {
 	name, key, template string
 }
 
-// podClaims lists a pod's claims.
+// podClaims lists a pod's claims. A template's entry in the pod's status
+// without a claim name means that no claim was needed: it is left out.
 func podClaims(p *v1.Pod) []podClaim {
 	var out []podClaim
 	for _, pc := range p.Spec.ResourceClaims {
@@ -107,10 +108,13 @@ func podClaims(p *v1.Pod) []podClaim {
 			c.key = p.Namespace + "/" + *pc.ResourceClaimName
 		case pc.ResourceClaimTemplateName != nil:
 			c.template = p.Namespace + "/" + *pc.ResourceClaimTemplateName
-			for _, st := range p.Status.ResourceClaimStatuses {
-				if st.Name == pc.Name && st.ResourceClaimName != nil {
-					c.key = p.Namespace + "/" + *st.ResourceClaimName
-				}
+			i := slices.IndexFunc(p.Status.ResourceClaimStatuses, func(st v1.PodResourceClaimStatus) bool { return st.Name == pc.Name })
+			switch {
+			case i < 0:
+			case p.Status.ResourceClaimStatuses[i].ResourceClaimName == nil:
+				continue
+			default:
+				c.key = p.Namespace + "/" + *p.Status.ResourceClaimStatuses[i].ResourceClaimName
 			}
 		}
 		out = append(out, c)

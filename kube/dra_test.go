@@ -222,13 +222,18 @@ func TestClaimGPUs(t *testing.T) {
 		{"a claim being deleted", "going", "", 0, "waiting for ResourceClaim ns/going: it is being deleted"},
 		{"from a template, not made yet", "", "", 0, "waiting for the ResourceClaim of its pod claim \"gpu\": the resourceclaim controller of kube-controller-manager has not made it from ResourceClaimTemplate ns/gpu-template yet"},
 		{"from a template, made", "", "one", 1, ""},
+		{"from a template, no claim needed", "", "-", 0, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := mkPod("p", 0, withClaim(tc.claim))
 			if tc.claim == "" {
 				p.Spec.ResourceClaims[0] = v1.PodResourceClaim{Name: "gpu", ResourceClaimTemplateName: &tmpl}
-				if tc.made != "" {
+				switch tc.made {
+				case "":
+				case "-":
+					p.Status.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "gpu"}}
+				default:
 					p.Status.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "gpu", ResourceClaimName: &tc.made}}
 				}
 			}
