@@ -106,6 +106,11 @@ func (r *round) start(rj *rjob, gpus []model.GPU) {
 	for _, p := range rj.compPending {
 		binds = append(binds, podBind{uid: p.uid, ns: p.ns, name: p.name, node: binds[0].node, seen: p.seen})
 	}
+	if why := r.draAllocate(binds); why != "" {
+		_ = r.state.Stop(mj)
+		rj.setReason(why, true)
+		return
+	}
 	for _, b := range binds {
 		r.w.assumed[b.uid] = b.node
 	}
@@ -232,6 +237,10 @@ func (r *round) refill(replace bool) {
 // addPod binds pending pod p of running job rj on cluster node ni.
 func (r *round) addPod(rj *rjob, p *podInfo, ni int) bool {
 	mj, kj := rj.kj.mj, rj.kj
+	b := []podBind{{uid: p.uid, ns: p.ns, name: p.name, node: r.cluster.Nodes[ni].Name, seen: p.seen}}
+	if why := r.draAllocate(b); why != "" {
+		return false
+	}
 	gpus := slices.Clone(mj.Alloc)
 	m := r.state.FreeMask(ni)
 	for range rj.pod {
@@ -242,14 +251,14 @@ func (r *round) addPod(rj *rjob, p *podInfo, ni int) bool {
 	mj.EndPeriod(r.t, r.cluster)
 	if err := r.state.Resize(mj, gpus); err != nil {
 		r.s.log.Error("a running job's new pod's GPUs are not free", "job", jobName(kj.key), "err", err)
+		r.undoAllocations(b[0].claims)
 		return false
 	}
 	node := r.cluster.Nodes[ni].Name
 	r.w.assumed[p.uid] = node
 	kj.boundGPUs += rj.pod
 	kj.size = max(kj.size, len(gpus)/rj.pod)
-	r.work.binds = append(r.work.binds, bindTask{job: kj.key,
-		pods: []podBind{{uid: p.uid, ns: p.ns, name: p.name, node: node, seen: p.seen}}})
+	r.work.binds = append(r.work.binds, bindTask{job: kj.key, pods: b})
 	return true
 }
 

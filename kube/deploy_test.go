@@ -53,6 +53,11 @@ func TestDeployManifests(t *testing.T) {
 		{"update", "leases.coordination.k8s.io/gpusched", "gpusched", true},
 		{"create", "tokenreviews.authentication.k8s.io", "", true},
 		{"create", "subjectaccessreviews.authorization.k8s.io", "", true},
+		{"watch", "resourceslices.resource.k8s.io", "", true}, {"watch", "deviceclasses.resource.k8s.io", "", true},
+		{"watch", "resourceclaims.resource.k8s.io", "team-a", true}, {"update", "resourceclaims.resource.k8s.io", "team-a", true},
+		{"update", "resourceclaims.resource.k8s.io/status", "team-a", true},
+		{"create", "resourceclaims.resource.k8s.io", "team-a", false}, {"delete", "resourceclaims.resource.k8s.io", "team-a", false},
+		{"update", "resourceslices.resource.k8s.io", "", false},
 		// and no more:
 		{"create", "pods", "team-a", false}, {"update", "pods/status", "team-a", false},
 		{"get", "secrets", "team-a", false}, {"update", "nodes", "", false}, {"delete", "nodes", "", false},
@@ -62,7 +67,7 @@ func TestDeployManifests(t *testing.T) {
 		{"patch", "podgroups.scheduling.k8s.io", "team-a", false}, {"delete", "podgroups.scheduling.k8s.io", "team-a", false},
 	} {
 		args := []string{"auth", "can-i", tc.verb, tc.resource, "--as", serviceAccount}
-		if res, sub, ok := strings.Cut(tc.resource, "/"); ok && (strings.HasPrefix(res, "pods") || strings.HasPrefix(res, "podgroups")) {
+		if res, sub, ok := strings.Cut(tc.resource, "/"); ok && (strings.HasPrefix(res, "pods") || strings.HasPrefix(res, "podgroups") || strings.HasPrefix(res, "resourceclaims")) {
 			args[3] = res
 			args = append(args, "--subresource", sub)
 		}

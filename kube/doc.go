@@ -17,6 +17,16 @@
 // size and settings. Pods with scheduling gates are never bound, and
 // their job waits for every gate.
 //
+// GPUs also come from Dynamic Resource Allocation (dra.go, claims.go):
+// the GPU devices of ResourceSlices count among their nodes' GPUs (type
+// and memory from the devices' productName and memory), a pod's
+// ResourceClaims among its GPUs; kube-scheduler's structured allocator
+// narrows a job's eligible nodes to those where its claims can be
+// allocated and, once the core has chosen the nodes, picks the devices,
+// whose allocation and reservation the bind workers write before the
+// Binding; kube-controller-manager's resourceclaim controller releases
+// them.
+//
 // Resources besides GPUs (resources.go) are counted as kube-scheduler's
 // NodeResourcesFit counts them: a pod asks what
 // k8s.io/component-helpers/resource's PodRequests sums up (containers, init

@@ -45,7 +45,7 @@ func (e *eligibility) accepts(version uint64, sig string, p *v1.Pod, n *nodeInfo
 	}
 	ok, seen := m[n.name]
 	if !seen {
-		ok = podAccepts(p, n.obj)
+		ok = podAccepts(p, n.obj) && gpuSourceFits(p, n)
 		m[n.name] = ok
 	}
 	return ok

@@ -28,10 +28,11 @@ const (
 // nodeInfo is what a round needs of a Node.
 type nodeInfo struct {
 	name string
-	// gpus is the allocatable nvidia.com/gpu; alloc the rest of its
+	// gpus is the allocatable nvidia.com/gpu (extGPUs) plus the GPU devices
+	// of its ResourceSlices (draGPUs, dra.go); alloc the rest of its
 	// allocatable resources (allocatable).
-	gpus  int
-	alloc model.Resources
+	gpus, extGPUs, draGPUs int
+	alloc                  model.Resources
 	// typ is the GPU type (ProductType of the product label); known says
 	// whether the catalog has it.
 	typ     string
@@ -98,7 +99,7 @@ func (n *nodeInfo) usable() bool { return n.ready && n.schedulable && n.gpus > 0
 // nothing a round looks at (kwok's and the kubelet's heartbeats change
 // only times).
 func (n *nodeInfo) sameForScheduling(o *nodeInfo) bool {
-	return n.gpus == o.gpus && n.alloc.Equal(o.alloc) && n.typ == o.typ && n.memMiB == o.memMiB && n.ready == o.ready &&
+	return n.gpus == o.gpus && n.extGPUs == o.extGPUs && n.alloc.Equal(o.alloc) && n.typ == o.typ && n.memMiB == o.memMiB && n.ready == o.ready &&
 		n.schedulable == o.schedulable && maps.Equal(n.obj.Labels, o.obj.Labels) &&
 		slices.EqualFunc(n.obj.Spec.Taints, o.obj.Spec.Taints, func(a, b v1.Taint) bool { return a.MatchTaint(&b) && a.Value == b.Value })
 }

@@ -199,7 +199,8 @@ func constraintSig(p *v1.Pod) string {
 		Sel map[string]string `json:"s,omitempty"`
 		Aff *v1.NodeSelector  `json:"a,omitempty"`
 		Tol []v1.Toleration   `json:"t,omitempty"`
-	}{Sel: p.Spec.NodeSelector, Tol: p.Spec.Tolerations}
+		DRA bool              `json:"d,omitempty"` // it has ResourceClaims (gpuSourceFits)
+	}{Sel: p.Spec.NodeSelector, Tol: p.Spec.Tolerations, DRA: len(p.Spec.ResourceClaims) > 0}
 	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil {
 		c.Aff = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
 	}
@@ -245,6 +246,7 @@ func stripPod(obj any) (any, error) {
 			RequiredDuringSchedulingIgnoredDuringExecution: a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution}}
 	}
 	keepRequests(out, p)
+	keepClaims(out, p)
 	out.Status.Phase = p.Status.Phase
 	for _, c := range p.Status.Conditions {
 		if c.Type == v1.PodScheduled {

@@ -62,6 +62,9 @@ type round struct {
 	victims []types.UID
 	work    tasks
 	trace   map[string]string
+	// dra is the round's DRA data (claims.go), nil until a job with
+	// claims needs it.
+	dra *draRound
 }
 
 // rjob is a job in a round.
@@ -108,7 +111,9 @@ type rjob struct {
 // reservations that can be, runs the engine and applies its plan, binds
 // replacement pods, and records every pending pod's wait reason.
 func (r *round) run() {
+	r.draRefresh()
 	r.readNodes()
+	r.draTaken()
 	r.formJobs()
 	defer r.groupStatuses()
 	r.restarts()
@@ -267,6 +272,10 @@ func (r *round) formJob(kj *kjob) *rjob {
 	case len(rj.pending) < rj.min:
 		rj.setReason(fmt.Sprintf("waiting for the gang: %d of its %d pods (%s) exist", len(rj.pending), rj.min, r.gangText(rj)), true)
 	default:
+		if why := r.draWaitReason(rj); why != "" {
+			rj.setReason(why, true)
+			break
+		}
 		if why := r.neverFits(rj); why != "" {
 			rj.setReason(engine.WaitNeverFits+": "+why, true)
 			break
@@ -503,6 +512,9 @@ type fitStat struct {
 // sigOf returns the job's sigInfo: shared by the jobs of its signature
 // for the round, or its own when its pods' constraints differ.
 func (r *round) sigOf(rj *rjob) *sigInfo {
+	if r.hasClaims(rj) {
+		return r.draSigOf(rj)
+	}
 	if rj.sig != "" {
 		if si := r.sigs[rj.sig]; si != nil {
 			return si

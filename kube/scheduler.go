@@ -146,6 +146,8 @@ func (s *Scheduler) watch(ctx context.Context) error {
 	handlers := append([]cache.ResourceEventHandler{s.handler(s.onPod, s.onPodGone)}, s.worldHandlers()...)
 	vi, vt, vh := s.volcanoInformers()
 	informers, transforms, handlers = append(informers, vi...), append(transforms, vt...), append(handlers, vh...)
+	di, dt, dh := s.draInformers()
+	informers, transforms, handlers = append(informers, di...), append(transforms, dt...), append(handlers, dh...)
 	for i, inf := range informers {
 		if err := inf.SetTransform(transforms[i]); err != nil {
 			return fmt.Errorf("kube: informer: %w", err)

@@ -21,6 +21,8 @@ type (
 		ns, name, node string
 		// seen is when gpusched first saw the pod (the scheduling latency).
 		seen time.Time
+		// claims are written before the Binding (claims.go).
+		claims []claimWrite
 	}
 	// bindTask binds a job's pods: all of them, or, when one fails, none
 	// (the bound ones are deleted again).
@@ -156,9 +158,17 @@ func (s *Scheduler) bindJob(ctx context.Context, t bindTask) {
 // precondition).
 func (s *Scheduler) bindPod(ctx context.Context, b podBind) error {
 	t0 := time.Now()
+	if len(b.claims) > 0 {
+		if err := s.writeClaims(ctx, b); err != nil {
+			return err
+		}
+	}
 	err := s.client.CoreV1().Pods(b.ns).Bind(ctx, &v1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Name: b.name, Namespace: b.ns, UID: b.uid},
 		Target:     v1.ObjectReference{Kind: "Node", Name: b.node}}, metav1.CreateOptions{})
+	if err != nil && len(b.claims) > 0 {
+		s.unreserveClaims(ctx, b)
+	}
 	s.metrics.bindLatency.Observe(time.Since(t0).Seconds())
 	return err
 }
@@ -187,6 +197,7 @@ func (s *Scheduler) bound(ctx context.Context, t bindTask, errs []error) {
 		switch {
 		case err != nil:
 			delete(s.w.assumed, b.uid)
+			s.w.dra.dropInflight(b)
 			s.log.Warn("binding failed", "pod", b.ns+"/"+b.name, "node", b.node, "result", bindResult(err), "err", err)
 			if len(t.pods) > 1 {
 				s.event(ref, v1.EventTypeWarning, "FailedScheduling", "binding its gang failed ("+failed+"); the gang waits")
@@ -212,6 +223,9 @@ func (s *Scheduler) bound(ctx context.Context, t bindTask, errs []error) {
 // bindResult names the outcome of a Binding for the metrics: a conflict
 // is a pod already bound (by another scheduler, or twice).
 func bindResult(err error) string {
+	if r := claimResult(err); r != "" {
+		return r
+	}
 	switch {
 	case err == nil:
 		return "bound"

@@ -50,13 +50,15 @@ type world struct {
 	// failed holds the pods of elastic jobs that failed on their node
 	// (their controller replaces them once they are deleted).
 	failed []deleteTask
+	// dra is what gpusched knows of resource.k8s.io (dra.go).
+	dra draWorld
 }
 
 func newWorld() *world {
 	return &world{nodes: map[string]*nodeInfo{}, foreign: map[types.UID]foreignPod{}, pods: map[types.UID]*podInfo{},
 		jobs: map[string]*kjob{}, owners: map[types.UID]*ownerInfo{}, assumed: map[types.UID]string{},
 		deleted: map[types.UID]bool{}, groups: map[string]string{}, groupWant: map[string]string{},
-		pgroups: map[string]*podGroup{}, conflicts: map[types.UID]*podInfo{}}
+		pgroups: map[string]*podGroup{}, conflicts: map[types.UID]*podInfo{}, dra: newDRAWorld()}
 }
 
 // kjob is one job: the pods of gpusched's that share a job key, and what
@@ -162,6 +164,7 @@ func (w *world) setPod(p *v1.Pod, now time.Time) (*kjob, bool) {
 	pi := newPodInfo(p)
 	old := w.pods[pi.uid]
 	pi.seen = now
+	claims := w.dra.notePod(old, pi)
 	if old != nil {
 		pi.seen, pi.want, pi.evented, pi.progressErr = old.seen, old.want, old.evented, old.progressErr
 		if old.key != pi.key {
@@ -199,8 +202,8 @@ func (w *world) setPod(p *v1.Pod, now time.Time) (*kjob, bool) {
 	relevant := old == nil || old.node != pi.node && (!confirmed || elastic) || old.host != pi.host ||
 		old.deleting != pi.deleting && !ownDelete ||
 		old.gpus != pi.gpus || !old.req.Equal(pi.req) || old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann) ||
-		len(old.gates) != len(pi.gates) || pi.group != nil && old.running != pi.running || old.kueueCount != pi.kueueCount
-	if old == nil || old.gpus != pi.gpus || !old.req.Equal(pi.req) || old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann) ||
+		len(old.gates) != len(pi.gates) || pi.group != nil && old.running != pi.running || old.kueueCount != pi.kueueCount || claims
+	if claims || old == nil || old.gpus != pi.gpus || !old.req.Equal(pi.req) || old.sig != pi.sig || old.key != pi.key || !sameSettings(old.ann, pi.ann) ||
 		old.kueueCount != pi.kueueCount {
 		j.version++
 	}
@@ -229,6 +232,7 @@ func (w *world) deletePod(uid types.UID, now time.Time) *kjob {
 	delete(w.conflicts, uid)
 	delete(w.assumed, uid)
 	delete(w.deleted, uid)
+	w.dra.forgetPod(uid)
 	return w.dropFromJob(pi, now)
 }
 
@@ -249,6 +253,7 @@ func (w *world) dropFromJob(pi *podInfo, now time.Time) *kjob {
 // see a difference.
 func (w *world) setNode(n *v1.Node) bool {
 	ni := newNodeInfo(n)
+	w.dra.addDRA(ni)
 	old := w.nodes[ni.name]
 	w.nodes[ni.name] = ni
 	if old != nil && old.sameForScheduling(ni) {
