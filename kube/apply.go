@@ -71,6 +71,11 @@ func (a applier) Start(x engine.Assignment) error {
 // the first node.
 func (r *round) start(rj *rjob, gpus []model.GPU) {
 	kj, mj := rj.kj, rj.kj.mj
+	if why := r.veto(rj, gpus); why != "" {
+		rj.setReason(vetoReason(why), true)
+		r.s.kickRound()
+		return
+	}
 	if err := r.state.Start(mj, gpus); err != nil {
 		r.reserve(kj, gpus)
 		rj.setReason(engine.WaitHeld, false)
@@ -232,6 +237,9 @@ func (r *round) refill(replace bool) {
 // addPod binds pending pod p of running job rj on cluster node ni.
 func (r *round) addPod(rj *rjob, p *podInfo, ni int) bool {
 	mj, kj := rj.kj.mj, rj.kj
+	if !r.admitsPod(p, ni) {
+		return false
+	}
 	gpus := slices.Clone(mj.Alloc)
 	m := r.state.FreeMask(ni)
 	for range rj.pod {
@@ -293,6 +301,9 @@ func (r *round) reasons(plan *engine.Plan) {
 			why = trace[rj.kj.key]
 		default:
 			why = engine.WaitBehind
+		}
+		if len(rj.bound) == 0 && !rj.started && !rj.gated {
+			why = r.filterSummary(rj, why)
 		}
 		rj.why = why
 		for _, p := range rj.pending {

@@ -66,6 +66,9 @@ type podInfo struct {
 	// stripped pod they are matched with.
 	sig string
 	obj *v1.Pod
+	// t is what it asks of, and is to, the filters that look at other
+	// pods (filters.go).
+	t *terms
 	// cond is the message of the pod's PodScheduled=False condition, ""
 	// when it has none.
 	cond string
@@ -92,7 +95,7 @@ type podInfo struct {
 func newPodInfo(p *v1.Pod) *podInfo {
 	pi := &podInfo{uid: p.UID, ns: p.Namespace, name: p.Name, created: p.CreationTimestamp.Time,
 		gpus: podGPUs(&p.Spec), req: podRequests(p), node: p.Spec.NodeName, deleting: p.DeletionTimestamp != nil, index: -1,
-		ann: p.Annotations, sig: constraintSig(p), obj: p}
+		ann: p.Annotations, sig: constraintSig(p), obj: p, t: podTerms(p)}
 	for _, k := range []string{annCompletionIndex, annVolcanoIndex} {
 		if s, ok := p.Annotations[k]; ok {
 			if i, err := strconv.Atoi(s); err == nil && i >= 0 {
@@ -218,14 +221,7 @@ func stripPod(obj any) (any, error) {
 	out := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID,
 		ResourceVersion: p.ResourceVersion, CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
 		DeletionGracePeriodSeconds: p.DeletionGracePeriodSeconds, OwnerReferences: p.OwnerReferences}}
-	for _, k := range []string{LabelJob, LabelVolcanoGroup, LabelCoschedulingGroup, LabelJobSet, LabelKueueGroup} {
-		if v := p.Labels[k]; v != "" {
-			if out.Labels == nil {
-				out.Labels = map[string]string{}
-			}
-			out.Labels[k] = v
-		}
-	}
+	out.Labels = p.Labels // pod affinity and spread select pods by any label
 	for k, v := range p.Annotations {
 		if strings.HasPrefix(k, annPrefix) || k == annCompletionIndex || k == annVolcanoIndex || k == annVolcanoTask || k == AnnVolcanoGroup || k == AnnKueueGroupCount {
 			if out.Annotations == nil {
@@ -240,10 +236,8 @@ func stripPod(obj any) (any, error) {
 	s.Hostname, s.Subdomain = p.Spec.Hostname, p.Spec.Subdomain
 	s.SchedulingGates, s.SchedulingGroup = p.Spec.SchedulingGates, p.Spec.SchedulingGroup
 	out.Status.PodIP = p.Status.PodIP
-	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-		s.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
-			RequiredDuringSchedulingIgnoredDuringExecution: a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution}}
-	}
+	s.Affinity = keepAffinity(p.Spec.Affinity)
+	s.TopologySpreadConstraints = p.Spec.TopologySpreadConstraints
 	keepRequests(out, p)
 	out.Status.Phase = p.Status.Phase
 	for _, c := range p.Status.Conditions {
@@ -261,11 +255,14 @@ type foreignPod struct {
 	node string
 	gpus int64
 	req  model.Resources
+	// t is what it is to the filters that look at other pods (its
+	// labels, host ports, anti-affinity).
+	t *terms
 }
 
 // same reports whether two readings of a foreign pod count alike.
 func (f foreignPod) same(o foreignPod) bool {
-	return f.node == o.node && f.gpus == o.gpus && f.req.Equal(o.req)
+	return f.node == o.node && f.gpus == o.gpus && f.req.Equal(o.req) && sameTerms(f.t, o.t)
 }
 
 // stripForeign is the transform of the informer of other schedulers'
@@ -275,8 +272,13 @@ func stripForeign(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	out := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion}}
+	out := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
+		Labels: p.Labels, DeletionTimestamp: p.DeletionTimestamp}}
 	out.Spec.NodeName = p.Spec.NodeName
+	if a := p.Spec.Affinity; a != nil && a.PodAntiAffinity != nil && len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0 {
+		out.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution}}
+	}
 	keepRequests(out, p)
 	out.Status.Phase = p.Status.Phase
 	return out, nil

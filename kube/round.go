@@ -114,10 +114,12 @@ func (r *round) run() {
 	r.restarts()
 	r.reservations()
 	defer r.elasticTail()
+	r.s.filters = nil
 	if !r.buildState() {
 		r.reasons(nil)
 		return
 	}
+	r.s.filters = r.podFilters()
 	a := applier{r}
 	if len(r.claims) > 0 {
 		if err := engine.Apply(engine.Plan{Start: r.claims}, a); err != nil {
@@ -127,6 +129,7 @@ func (r *round) run() {
 	r.growths()
 	r.refill(true)
 	r.s.shapes = r.shapes()
+	r.s.filters.mark(r.s.shapes)
 	plan := r.s.engine.Schedule(r.state, r.t)
 	if err := engine.Apply(plan, a); err != nil {
 		r.s.log.Error("plan not carried out in full", "err", err)

@@ -44,6 +44,8 @@ type Scheduler struct {
 	engine *engine.Engine
 	// shapes are the current round's, read by the pod placer.
 	shapes shapes
+	// filters is the current round's filterRound (podfilter.go).
+	filters *filterRound
 	matrix *profile.Matrix
 	ref    model.GPUType
 	prof   *profiles
@@ -82,7 +84,7 @@ func New(client kubernetes.Interface, cfg Config) (*Scheduler, error) {
 		warned: map[string]bool{}, binds: make(chan bindTask, 1024), deletes: make(chan deleteTask, 1024),
 		status: newStatusQueue(), owners: make(chan ownerPatch, 256), groups: make(chan groupTask, 256), hosts: newHostsQueue()}
 	opts := *cfg.Options
-	opts.WrapPlacer = func(p engine.Placer) engine.Placer { return &podPlacer{inner: p, shapes: &s.shapes} }
+	opts.WrapPlacer = func(p engine.Placer) engine.Placer { return &podPlacer{inner: p, shapes: &s.shapes, filters: &s.filters} }
 	if s.engine, err = recipe.New(cfg.Names, opts); err != nil {
 		return nil, configErrorf("%w", err)
 	}

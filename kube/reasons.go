@@ -1,0 +1,140 @@
+package kube
+
+import (
+	"fmt"
+	"math/bits"
+	"sort"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+)
+
+// reasonGPUType is why a node whose GPU type a job's gpusched.io/gpu-type
+// rules out does not take its pods (gpusched's own filter).
+const reasonGPUType = "node(s) had another GPU type than " + AnnGPUType
+
+// filterSummary returns a waiting job's reason with kube-scheduler's
+// account of the nodes ("0/3 nodes are available: 1 node(s) didn't match
+// pod anti-affinity rules, 2 Insufficient nvidia.com/gpu."), for a job
+// whose pods some node's filters rule out: alone when no node admits its
+// first pod, after why otherwise. Jobs whose pods every node accepts keep
+// why (the bulk of a large queue: no per-node look).
+func (r *round) filterSummary(rj *rjob, why string) string {
+	if len(rj.pending) == 0 || len(r.nodes) == 0 || r.w.assumed[rj.pending[0].uid] != "" {
+		return why
+	}
+	var c *podCheck
+	if fr := r.s.filters; fr != nil && fr.dyn[rj.kj.mj] != nil {
+		c = newPodCheck(rj.pending[0].t, fr.tp)
+		for _, b := range fr.bound {
+			c.add(b.t, b.node)
+		}
+	}
+	if c == nil && r.sigOf(rj).usable == nil && rj.set.gpuType == "" {
+		return why
+	}
+	counts, ok := map[string]int{}, 0
+	filtered := false
+	for _, n := range r.nodes {
+		reason := r.nodeReason(rj, n, c)
+		switch reason {
+		case "":
+			ok++
+		case "Insufficient " + string(ResourceGPU):
+			counts[reason]++
+		default:
+			counts[reason]++
+			filtered = true
+		}
+	}
+	if !filtered {
+		return why
+	}
+	sum := nodesAvailable(ok, len(r.nodes), counts)
+	if ok == 0 {
+		return sum
+	}
+	return why + " (" + sum + ")"
+}
+
+// nodesAvailable formats kube-scheduler's account: ok of total nodes are
+// available, and why the others are not, by reason (sorted, as
+// kube-scheduler sorts them).
+func nodesAvailable(ok, total int, counts map[string]int) string {
+	var parts []string
+	for reason, k := range counts {
+		parts = append(parts, fmt.Sprintf("%d %s", k, reason))
+	}
+	sort.Strings(parts)
+	return fmt.Sprintf("%d/%d nodes are available: %s.", ok, total, strings.Join(parts, ", "))
+}
+
+// nodeReason returns why node n does not take the job's first pending pod
+// now, "" when it does: the first filter that fails, in kube-scheduler's
+// order (TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit for
+// GPUs, PodTopologySpread, InterPodAffinity), gpusched's GPU type first.
+func (r *round) nodeReason(rj *rjob, n *nodeInfo, c *podCheck) string {
+	p := rj.pending[0]
+	if rj.set.gpuType != "" && n.typ != rj.set.gpuType {
+		return reasonGPUType
+	}
+	if why := staticReason(p.obj, n.obj); why != "" {
+		return why
+	}
+	if c != nil && len(c.t.ports) > 0 && !c.portsFree(n.name) {
+		return reasonPorts
+	}
+	free := 0
+	if ci, ok := r.cidx[n.name]; ok && r.state != nil {
+		free = bits.OnesCount64(r.state.FreeMask(ci))
+	}
+	if free < rj.pod {
+		return "Insufficient " + string(ResourceGPU)
+	}
+	if c != nil {
+		return c.check(n.name)
+	}
+	return ""
+}
+
+// staticReason returns why node n rejects pod p for its taints or node
+// affinity (podAccepts), "" when it does not.
+func staticReason(p *v1.Pod, n *v1.Node) string {
+	_, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), n.Spec.Taints, p.Spec.Tolerations, doNotSchedule, false)
+	if untolerated {
+		return reasonTaints
+	}
+	if ok, err := nodeaffinity.GetRequiredNodeAffinity(p).Match(n); err != nil || !ok {
+		return reasonNodeAffinity
+	}
+	return ""
+}
+
+// vetoReason is the wait reason of a job whose placement a pod bound
+// earlier in the round ruled out (veto).
+func vetoReason(why string) string {
+	return "its placement clashed with pods bound in the same round (" + why + "); it is placed again in the next round"
+}
+
+// admitsPod reports whether a running job's replacement pod p may be
+// bound on cluster node ni given the pods bound so far, and records it as
+// bound when it may.
+func (r *round) admitsPod(p *podInfo, ni int) bool {
+	fr := r.s.filters
+	if fr == nil {
+		return true
+	}
+	node := r.cluster.Nodes[ni].Name
+	c := newPodCheck(p.t, fr.tp)
+	for _, b := range fr.bound {
+		c.add(b.t, b.node)
+	}
+	if c.check(node) != "" {
+		return false
+	}
+	fr.bound = append(fr.bound, boundPod{node: node, t: p.t})
+	return true
+}
