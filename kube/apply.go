@@ -291,6 +291,7 @@ func (r *round) reasons(plan *engine.Plan) {
 	}
 	for _, rj := range r.jobs {
 		why := rj.reason
+		own := why != ""
 		switch {
 		case why != "":
 		case r.cluster == nil:
@@ -302,7 +303,7 @@ func (r *round) reasons(plan *engine.Plan) {
 		default:
 			why = engine.WaitBehind
 		}
-		if len(rj.bound) == 0 && !rj.started && !rj.gated {
+		if !own && len(rj.bound) == 0 && !rj.started {
 			why = r.filterSummary(rj, why)
 		}
 		rj.why = why

@@ -1,16 +1,355 @@
 package kube
 
 import (
-	_ "k8s.io/kubernetes/pkg/scheduler/framework/plugins/interpodaffinity"
-	_ "k8s.io/kubernetes/pkg/scheduler/framework/plugins/podtopologyspread"
-	_ "k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodeports"
-	_ "k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
-	_ "k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodeaffinity"
-	_ "k8s.io/kubernetes/pkg/scheduler/framework/plugins/tainttoleration"
-	_ "k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodename"
-	_ "k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodeunschedulable"
-	_ "k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumezone"
-	_ "k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumerestrictions"
-	_ "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
-	_ "k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/interpodaffinity"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodeaffinity"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodename"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodeports"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodeunschedulable"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/podtopologyspread"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/tainttoleration"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
+
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/recipe"
 )
+
+// The differential test of the node filters: random snapshots (nodes with
+// zones, taints and allocatable; pods bound by another scheduler with
+// labels, host ports and anti-affinity; gpusched's pending pods with
+// affinity, anti-affinity, spread, host ports, tolerations, selectors and
+// requests), gpusched's rounds run on each until they bind nothing more,
+// and kube-scheduler's own Filter plugins judge the result: every binding,
+// in the order made, passes them on the snapshot of the pods bound before
+// it (zero violations), and every single-pod job left pending passes them
+// on no node (nothing that kube-scheduler would place is left behind).
+
+// liveLister is the plugins' snapshot, replaced as pods are bound.
+type liveLister struct{ s *cache.Snapshot }
+
+func (l *liveLister) NodeInfos() fwk.NodeInfoLister           { return l.s.NodeInfos() }
+func (l *liveLister) StorageInfos() fwk.StorageInfoLister     { return l.s.StorageInfos() }
+func (l *liveLister) PodGroupStates() fwk.PodGroupStateLister { return l.s.PodGroupStates() }
+
+// kubeFilters is kube-scheduler's Filter plugins on a liveLister.
+type kubeFilters struct {
+	lister  *liveLister
+	plugins []fwk.Plugin
+}
+
+func newKubeFilters(t *testing.T, namespaces ...string) *kubeFilters {
+	schedmetrics.Register() // the plugins' parallelizer records metrics
+	ctx := context.Background()
+	var objs []runtime.Object
+	for _, ns := range namespaces {
+		objs = append(objs, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"team": ns}}})
+	}
+	inf := informers.NewSharedInformerFactory(fake.NewClientset(objs...), 0)
+	kf := &kubeFilters{lister: &liveLister{s: cache.NewEmptySnapshot()}}
+	fh, err := frameworkruntime.NewFramework(ctx, nil, nil, frameworkruntime.WithSnapshotSharedLister(kf.lister),
+		frameworkruntime.WithInformerFactory(inf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fts := feature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate)
+	fit := &config.NodeResourcesFitArgs{ScoringStrategy: &config.ScoringStrategy{Type: config.LeastAllocated,
+		Resources: []config.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: "memory", Weight: 1}}}}
+	type factory func(context.Context, runtime.Object, fwk.Handle, feature.Features) (fwk.Plugin, error)
+	for _, pf := range []struct {
+		f    factory
+		args runtime.Object
+	}{
+		{nodeunschedulable.New, nil}, {nodename.New, nil}, {tainttoleration.New, nil},
+		{nodeaffinity.New, &config.NodeAffinityArgs{}}, {nodeports.New, nil}, {noderesources.NewFit, fit},
+		{podtopologyspread.New, &config.PodTopologySpreadArgs{DefaultingType: config.ListDefaulting}},
+		{interpodaffinity.New, &config.InterPodAffinityArgs{}},
+	} {
+		p, err := pf.f(ctx, pf.args, fh, fts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kf.plugins = append(kf.plugins, p)
+	}
+	inf.Start(ctx.Done())
+	inf.WaitForCacheSync(ctx.Done())
+	return kf
+}
+
+// admits returns the nodes of the current snapshot that kube-scheduler's
+// filters admit pod p to (only, when set), and the first reason per node
+// that they do not.
+func (kf *kubeFilters) admits(t *testing.T, p *v1.Pod, only string) (ok []string, why map[string]string) {
+	ctx := context.Background()
+	state := framework.NewCycleState()
+	nodes, err := kf.lister.s.NodeInfos().List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	skip := map[string]bool{}
+	why = map[string]string{}
+	for _, pl := range kf.plugins {
+		pf, isPre := pl.(fwk.PreFilterPlugin)
+		if !isPre {
+			continue
+		}
+		_, st := pf.PreFilter(ctx, state, p, nodes)
+		switch {
+		case st.IsSkip():
+			skip[pl.Name()] = true
+		case !st.IsSuccess():
+			for _, n := range nodes {
+				why[n.Node().Name] = pl.Name() + ": " + st.Message()
+			}
+			return nil, why
+		}
+	}
+	for _, n := range nodes {
+		name := n.Node().Name
+		if only != "" && name != only {
+			continue
+		}
+		pass := true
+		for _, pl := range kf.plugins {
+			if skip[pl.Name()] {
+				continue
+			}
+			if st := pl.(fwk.FilterPlugin).Filter(ctx, state, p, n); !st.IsSuccess() {
+				why[name] = pl.Name() + ": " + st.Message()
+				pass = false
+				break
+			}
+		}
+		if pass {
+			ok = append(ok, name)
+		}
+	}
+	return ok, why
+}
+
+// diffCase is one random snapshot.
+type diffCase struct {
+	nodes   []*v1.Node
+	foreign []*v1.Pod
+	pending []*v1.Pod
+	// gang says a pending pod belongs to a gang of several pods.
+	gang map[string]bool
+}
+
+var diffApps = []string{"a", "b", "c"}
+
+func genCase(rng *rand.Rand) diffCase {
+	var c diffCase
+	c.gang = map[string]bool{}
+	zones := []string{"z1", "z2", "z3"}
+	nn := 2 + rng.IntN(6)
+	for i := range nn {
+		name := fmt.Sprintf("n%d", i)
+		n := mkNode(name, "Tesla-V100-SXM2-16GB", 1+rng.IntN(8), allocates("cpu", fmt.Sprint(8+rng.IntN(56)), "memory", "256Gi", "pods", "110"))
+		n.Labels["kubernetes.io/hostname"] = name
+		if rng.IntN(8) > 0 {
+			n.Labels["topology.kubernetes.io/zone"] = zones[rng.IntN(len(zones))]
+		}
+		if rng.IntN(5) == 0 {
+			n.Spec.Taints = []v1.Taint{{Key: "dedicated", Value: "infer", Effect: v1.TaintEffectNoSchedule}}
+		}
+		c.nodes = append(c.nodes, n)
+	}
+	for i := range rng.IntN(6) {
+		p := mkPod(fmt.Sprintf("f%d", i), rng.IntN(2))
+		p.Spec.SchedulerName = "default-scheduler"
+		p.Spec.NodeName = c.nodes[rng.IntN(nn)].Name
+		p.Status.Phase = v1.PodRunning
+		p.Namespace = []string{"ns", "other"}[rng.IntN(2)]
+		decorate(rng, p, false)
+		c.foreign = append(c.foreign, p)
+	}
+	for i := 0; i < 1+rng.IntN(8); i++ {
+		name := fmt.Sprintf("p%d", i)
+		if rng.IntN(5) == 0 {
+			k := 2 + rng.IntN(2)
+			tmpl := mkPod(name, 1+rng.IntN(2), gang("g"+name, k), requests("cpu", fmt.Sprint(1+rng.IntN(4))))
+			decorate(rng, tmpl, true)
+			for m := range k {
+				p := tmpl.DeepCopy()
+				p.Name = fmt.Sprintf("%s-%d", name, m)
+				p.UID = types.UID(p.Name)
+				c.gang[p.Name] = true
+				c.pending = append(c.pending, p)
+			}
+			continue
+		}
+		p := mkPod(name, 1+rng.IntN(3), requests("cpu", fmt.Sprint(1+rng.IntN(8))))
+		decorate(rng, p, true)
+		c.pending = append(c.pending, p)
+	}
+	return c
+}
+
+// decorate gives pod p random labels and constraints (pending: also
+// affinity, spread, tolerations and a node selector).
+func decorate(rng *rand.Rand, p *v1.Pod, pending bool) {
+	app := diffApps[rng.IntN(len(diffApps))]
+	p.Labels["app"] = app
+	keys := []string{"kubernetes.io/hostname", "topology.kubernetes.io/zone"}
+	term := func() v1.PodAffinityTerm {
+		t := v1.PodAffinityTerm{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": diffApps[rng.IntN(len(diffApps))]}},
+			TopologyKey: keys[rng.IntN(len(keys))]}
+		if rng.IntN(4) == 0 {
+			t.NamespaceSelector = &metav1.LabelSelector{}
+		}
+		return t
+	}
+	if rng.IntN(3) == 0 {
+		p.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 80, HostPort: int32(8080 + rng.IntN(2))}}
+	}
+	if rng.IntN(3) == 0 {
+		p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term()}}}
+	}
+	if !pending {
+		return
+	}
+	if rng.IntN(4) == 0 {
+		if p.Spec.Affinity == nil {
+			p.Spec.Affinity = &v1.Affinity{}
+		}
+		p.Spec.Affinity.PodAffinity = &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term()}}
+	}
+	if rng.IntN(3) == 0 {
+		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{MaxSkew: int32(1 + rng.IntN(2)), TopologyKey: keys[rng.IntN(len(keys))],
+			WhenUnsatisfiable: v1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}}}
+	}
+	if rng.IntN(4) == 0 {
+		p.Spec.Tolerations = []v1.Toleration{{Key: "dedicated", Operator: v1.TolerationOpExists}}
+	}
+	if rng.IntN(6) == 0 {
+		p.Spec.NodeSelector = map[string]string{"topology.kubernetes.io/zone": "z1"}
+	}
+}
+
+// TestFiltersDifferential runs the differential test on many random
+// snapshots.
+func TestFiltersDifferential(t *testing.T) {
+	cases := 2000
+	if testing.Short() {
+		cases = 300
+	}
+	kf := newKubeFilters(t, "ns", "other")
+	bindings, left := 0, 0
+	for seed := range cases {
+		b, l := runDiffCase(t, kf, uint64(seed))
+		bindings, left = bindings+b, left+l
+		if t.Failed() {
+			return
+		}
+	}
+	t.Logf("%d cases: %d bindings checked, %d pending pods that no node admits", cases, bindings, left)
+	if bindings < cases {
+		t.Errorf("only %d bindings in %d cases: the generator places too little to test", bindings, cases)
+	}
+}
+
+// runDiffCase runs one snapshot; it returns the bindings checked and the
+// pending single pods that the filters admit nowhere.
+func runDiffCase(t *testing.T, kf *kubeFilters, seed uint64) (int, int) {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	c := genCase(rng)
+	s := testSched(t, "fifo", "pack", func(o *recipe.Options) { o.Backfill = true })
+	now := t0
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
+	for _, n := range c.nodes {
+		sn, _ := stripNode(n)
+		s.w.setNode(sn.(*v1.Node))
+	}
+	bound := append([]*v1.Pod(nil), c.foreign...)
+	for _, p := range c.foreign {
+		f, _ := stripForeign(p)
+		s.w.setForeign(f.(*v1.Pod))
+	}
+	byName := map[string]*v1.Pod{}
+	for _, p := range c.pending {
+		byName[p.Name] = p
+		sp, _ := stripPod(p)
+		s.w.setPod(sp.(*v1.Pod), now.Add(-time.Minute))
+	}
+	checked := 0
+	for range 8 {
+		now = now.Add(time.Second)
+		r := &round{s: s, w: s.w, now: now, t: model.Time(now.UnixMilli())}
+		r.run()
+		if r.cluster != nil {
+			s.prevCluster = r.cluster
+		}
+		if len(r.work.binds) == 0 {
+			break
+		}
+		for _, b := range r.work.binds {
+			for _, pb := range b.pods {
+				p := byName[pb.name]
+				kf.lister.s = cache.NewSnapshot(bound, c.nodes)
+				if ok, why := kf.admits(t, p, pb.node); len(ok) == 0 {
+					t.Errorf("seed %d: gpusched bound %s to %s, which kube-scheduler's filters refuse: %s\n%s",
+						seed, p.Name, pb.node, why[pb.node], describe(c))
+					return checked, 0
+				}
+				q := p.DeepCopy()
+				q.Spec.NodeName = pb.node
+				bound = append(bound, q)
+				delete(byName, pb.name)
+				checked++
+			}
+		}
+	}
+	kf.lister.s = cache.NewSnapshot(bound, c.nodes)
+	left := 0
+	for name, p := range byName {
+		if c.gang[name] {
+			continue
+		}
+		if ok, _ := kf.admits(t, p, ""); len(ok) > 0 {
+			t.Errorf("seed %d: %s stays pending, but kube-scheduler's filters admit it to %v\n%s", seed, name, ok, describe(c))
+			return checked, left
+		}
+		left++
+	}
+	return checked, left
+}
+
+// describe prints a case for a failure message.
+func describe(c diffCase) string {
+	var b strings.Builder
+	for _, n := range c.nodes {
+		fmt.Fprintf(&b, "node %s gpus %s cpu %s labels %v taints %v\n", n.Name, n.Status.Allocatable.Name(ResourceGPU, resource.DecimalSI),
+			n.Status.Allocatable.Cpu(), n.Labels, n.Spec.Taints)
+	}
+	for _, set := range [][]*v1.Pod{c.foreign, c.pending} {
+		for _, p := range set {
+			fmt.Fprintf(&b, "pod %s/%s node %q labels %v gpus %d ports %v affinity %+v spread %+v tol %v sel %v\n", p.Namespace, p.Name,
+				p.Spec.NodeName, p.Labels, podGPUs(&p.Spec), p.Spec.Containers[0].Ports, p.Spec.Affinity, p.Spec.TopologySpreadConstraints,
+				p.Spec.Tolerations, p.Spec.NodeSelector)
+		}
+	}
+	return b.String()
+}
