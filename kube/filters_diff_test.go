@@ -251,14 +251,17 @@ func decorate(rng *rand.Rand, p *v1.Pod, pending bool) {
 // TestFiltersDifferential runs the differential test on many random
 // snapshots.
 func TestFiltersDifferential(t *testing.T) {
-	cases := 2000
+	cases := 5000
 	if testing.Short() {
-		cases = 300
+		cases = 500
 	}
 	kf := newKubeFilters(t, "ns", "other")
+	s := testSched(t, "fifo", "pack", func(o *recipe.Options) { o.Backfill = true })
 	bindings, left := 0, 0
 	for seed := range cases {
-		b, l := runDiffCase(t, kf, uint64(seed))
+		// A fresh world for each case (the engine keeps only scratch).
+		s.w, s.prevCluster, s.elig, s.shapes, s.filters = newWorld(), nil, eligibility{}, nil, nil
+		b, l := runDiffCase(t, kf, s, uint64(seed))
 		bindings, left = bindings+b, left+l
 		if t.Failed() {
 			return
@@ -272,10 +275,9 @@ func TestFiltersDifferential(t *testing.T) {
 
 // runDiffCase runs one snapshot; it returns the bindings checked and the
 // pending single pods that the filters admit nowhere.
-func runDiffCase(t *testing.T, kf *kubeFilters, seed uint64) (int, int) {
+func runDiffCase(t *testing.T, kf *kubeFilters, s *Scheduler, seed uint64) (int, int) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	c := genCase(rng)
-	s := testSched(t, "fifo", "pack", func(o *recipe.Options) { o.Backfill = true })
 	now := t0
 	s.w.mu.Lock()
 	defer s.w.mu.Unlock()
