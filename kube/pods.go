@@ -202,7 +202,11 @@ func constraintSig(p *v1.Pod) string {
 		Sel map[string]string `json:"s,omitempty"`
 		Aff *v1.NodeSelector  `json:"a,omitempty"`
 		Tol []v1.Toleration   `json:"t,omitempty"`
+		Vol []string          `json:"v,omitempty"`
 	}{Sel: p.Spec.NodeSelector, Tol: p.Spec.Tolerations}
+	if claims := podClaims(p); len(claims) > 0 {
+		c.Vol = append([]string{p.Namespace}, claims...) // the claims' volumes constrain nodes
+	}
 	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil {
 		c.Aff = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
 	}
@@ -238,6 +242,7 @@ func stripPod(obj any) (any, error) {
 	out.Status.PodIP = p.Status.PodIP
 	s.Affinity = keepAffinity(p.Spec.Affinity)
 	s.TopologySpreadConstraints = p.Spec.TopologySpreadConstraints
+	s.Volumes = keepClaims(p.Spec.Volumes)
 	keepRequests(out, p)
 	out.Status.Phase = p.Status.Phase
 	for _, c := range p.Status.Conditions {

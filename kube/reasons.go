@@ -94,6 +94,9 @@ func (r *round) nodeReason(rj *rjob, n *nodeInfo, c *podCheck) string {
 	if free < rj.pod {
 		return "Insufficient " + string(ResourceGPU)
 	}
+	if why := r.w.volumeReason(p.obj, n.obj); why != "" {
+		return why
+	}
 	if c != nil {
 		return c.check(n.name)
 	}

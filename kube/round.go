@@ -470,6 +470,8 @@ func (r *round) neverFits(rj *rjob) string {
 	switch {
 	case st.allowed == 0 && rj.set.gpuType != "":
 		return fmt.Sprintf("no Ready node with GPU type %s (%s) accepts its pods", rj.set.gpuType, AnnGPUType)
+	case st.allowed == 0 && r.volumeWait(rj) != "":
+		return r.volumeWait(rj)
 	case st.allowed == 0:
 		return "no Ready node with nvidia.com/gpu accepts its pods (node selector, node affinity or taints)"
 	case rj.pod > st.biggest:
@@ -518,7 +520,7 @@ func (r *round) sigOf(rj *rjob) *sigInfo {
 	for i, n := range r.nodes {
 		usable[i] = true
 		for _, p := range pods {
-			if !r.s.elig.accepts(r.w.nodesVersion, p.sig, p.obj, n) {
+			if !r.s.elig.accepts(r.w.nodesVersion, p.sig, p.obj, n) || r.w.volumeReason(p.obj, n.obj) != "" {
 				usable[i] = false
 				break
 			}

@@ -46,12 +46,12 @@ type Scheduler struct {
 	shapes shapes
 	// filters is the current round's filterRound (podfilter.go).
 	filters *filterRound
-	matrix *profile.Matrix
-	ref    model.GPUType
-	prof   *profiles
-	w      *world
-	kick   chan struct{}
-	elig   eligibility
+	matrix  *profile.Matrix
+	ref     model.GPUType
+	prof    *profiles
+	w       *world
+	kick    chan struct{}
+	elig    eligibility
 	// prevCluster is the last round's cluster; tab its profile table (for
 	// tabMatrix).
 	prevCluster *model.Cluster
@@ -84,7 +84,9 @@ func New(client kubernetes.Interface, cfg Config) (*Scheduler, error) {
 		warned: map[string]bool{}, binds: make(chan bindTask, 1024), deletes: make(chan deleteTask, 1024),
 		status: newStatusQueue(), owners: make(chan ownerPatch, 256), groups: make(chan groupTask, 256), hosts: newHostsQueue()}
 	opts := *cfg.Options
-	opts.WrapPlacer = func(p engine.Placer) engine.Placer { return &podPlacer{inner: p, shapes: &s.shapes, filters: &s.filters} }
+	opts.WrapPlacer = func(p engine.Placer) engine.Placer {
+		return &podPlacer{inner: p, shapes: &s.shapes, filters: &s.filters}
+	}
 	if s.engine, err = recipe.New(cfg.Names, opts); err != nil {
 		return nil, configErrorf("%w", err)
 	}
@@ -147,6 +149,8 @@ func (s *Scheduler) watch(ctx context.Context) error {
 	transforms := []cache.TransformFunc{stripPod, stripForeign, stripNode, stripJob}
 	handlers := append([]cache.ResourceEventHandler{s.handler(s.onPod, s.onPodGone)}, s.worldHandlers()...)
 	vi, vt, vh := s.volcanoInformers()
+	informers, transforms, handlers = append(informers, vi...), append(transforms, vt...), append(handlers, vh...)
+	vi, vt, vh = s.volumeInformers()
 	informers, transforms, handlers = append(informers, vi...), append(transforms, vt...), append(handlers, vh...)
 	for i, inf := range informers {
 		if err := inf.SetTransform(transforms[i]); err != nil {

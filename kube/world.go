@@ -54,6 +54,9 @@ type world struct {
 	// anti-affinity: while there are none, only pods that ask for ports,
 	// pod affinity or spread need the filters that look at other pods.
 	anti map[types.UID]bool
+	// vol holds the PersistentVolumeClaims and PersistentVolumes
+	// (volumes.go).
+	vol volumes
 }
 
 func newWorld() *world {

@@ -1,0 +1,157 @@
+package kube
+
+import (
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Scenario tests of the filters that look at other pods and of the volume
+// filters: one round each, the bindings and wait reasons worked out by
+// hand.
+
+func zoned(zone string) nodeOpt {
+	return func(n *v1.Node) {
+		n.Labels["topology.kubernetes.io/zone"] = zone
+		n.Labels["kubernetes.io/hostname"] = n.Name
+	}
+}
+
+func labelled(k, v string) podOpt { return func(p *v1.Pod) { p.Labels[k] = v } }
+
+func antiOn(key, app string) podOpt {
+	return func(p *v1.Pod) {
+		p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}, TopologyKey: key}}}}
+	}
+}
+
+func affineOn(key, app string) podOpt {
+	return func(p *v1.Pod) {
+		p.Spec.Affinity = &v1.Affinity{PodAffinity: &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}, TopologyKey: key}}}}
+	}
+}
+
+func spreadOn(key, app string, skew int32) podOpt {
+	return func(p *v1.Pod) {
+		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{MaxSkew: skew, TopologyKey: key, WhenUnsatisfiable: v1.DoNotSchedule,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}}}
+	}
+}
+
+func hostPortOpt(port int32) podOpt {
+	return func(p *v1.Pod) { p.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 80, HostPort: port}} }
+}
+
+func claims(name string) podOpt {
+	return func(p *v1.Pod) {
+		p.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: name}}}}
+	}
+}
+
+func otherSched(node string) podOpt {
+	return func(p *v1.Pod) { p.Spec.SchedulerName, p.Spec.NodeName = "default-scheduler", node }
+}
+
+func TestRoundPodFilters(t *testing.T) {
+	v100 := "Tesla-V100-SXM2-16GB"
+	three := func() []any {
+		return []any{mkNode("a", v100, 8, zoned("z1")), mkNode("b", v100, 8, zoned("z2")), mkNode("c", v100, 8, zoned("z3"))}
+	}
+	with := func(objs ...any) []any { return append(three(), objs...) }
+	tests := []struct {
+		name   string
+		objs   []any
+		bound  map[string]string
+		reason map[string]string
+	}{
+		{"pack puts a pod beside another; anti-affinity keeps them apart (each job one pod)",
+			with(mkPod("x", 1, labelled("app", "w"), antiOn("kubernetes.io/hostname", "w")),
+				mkPod("y", 1, labelled("app", "w"), antiOn("kubernetes.io/hostname", "w"))),
+			map[string]string{"x": "a", "y": "b"}, nil},
+		{"a gang whose pods repel each other: one per node",
+			with(mkPod("g-0", 1, gang("g", 3), labelled("app", "g"), antiOn("kubernetes.io/hostname", "g")),
+				mkPod("g-1", 1, gang("g", 3), labelled("app", "g"), antiOn("kubernetes.io/hostname", "g")),
+				mkPod("g-2", 1, gang("g", 3), labelled("app", "g"), antiOn("kubernetes.io/hostname", "g"))),
+			map[string]string{"g-0": "a", "g-1": "b", "g-2": "c"}, nil},
+		{"a gang spread over zones with max skew 1",
+			with(mkPod("s-0", 2, gang("s", 3), labelled("app", "s"), spreadOn("topology.kubernetes.io/zone", "s", 1)),
+				mkPod("s-1", 2, gang("s", 3), labelled("app", "s"), spreadOn("topology.kubernetes.io/zone", "s", 1)),
+				mkPod("s-2", 2, gang("s", 3), labelled("app", "s"), spreadOn("topology.kubernetes.io/zone", "s", 1))),
+			map[string]string{"s-0": "a", "s-1": "b", "s-2": "c"}, nil},
+		{"an existing pod's anti-affinity keeps the new pod out of its zone",
+			with(mkPod("old", 0, otherSched("a"), labelled("app", "db"), antiOn("topology.kubernetes.io/zone", "web")),
+				mkPod("web", 1, labelled("app", "web"))),
+			map[string]string{"web": "b"}, nil},
+		{"affinity to a pod of another scheduler's zone",
+			with(mkPod("db", 0, otherSched("c"), labelled("app", "db")), mkPod("web", 1, affineOn("topology.kubernetes.io/zone", "db"))),
+			map[string]string{"web": "c"}, nil},
+		{"a host port held on the only node the pod may use",
+			with(mkPod("old", 0, otherSched("c"), hostPortOpt(9000)),
+				mkPod("p", 1, hostPortOpt(9000), func(p *v1.Pod) { p.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": "c"} })),
+			map[string]string{}, map[string]string{"p": "0/3 nodes are available: 1 node(s) didn't have free ports for the requested pod ports, 2 node(s) didn't match Pod's node affinity/selector."}},
+		{"anti-affinity against pods everywhere",
+			with(mkPod("o1", 0, otherSched("a"), labelled("app", "x")), mkPod("o2", 0, otherSched("b"), labelled("app", "x")),
+				mkPod("o3", 0, otherSched("c"), labelled("app", "x")), mkPod("p", 1, antiOn("kubernetes.io/hostname", "x"))),
+			map[string]string{}, map[string]string{"p": "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules."}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testSched(t, "fifo", "pack")
+			bound, r := feed(t, s, t0, tc.objs...)
+			for pod, node := range tc.bound {
+				if bound[pod] != node {
+					t.Errorf("%s bound to %q, want %q (bound: %v)", pod, bound[pod], node, bound)
+				}
+			}
+			if len(bound) != len(tc.bound) {
+				t.Errorf("bound %v, want %v", bound, tc.bound)
+			}
+			for pod, want := range tc.reason {
+				if got := reasonOf(r, pod); got != want {
+					t.Errorf("%s waits for %q, want %q", pod, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestRoundVolumes: a claim bound to a zonal volume keeps its pod in the
+// volume's zone, one bound to a local volume on its node; an unbound
+// claim and a missing one keep their pods waiting, saying why.
+func TestRoundVolumes(t *testing.T) {
+	v100 := "Tesla-V100-SXM2-16GB"
+	s := testSched(t, "fifo", "pack")
+	s.w.mu.Lock()
+	pvc := func(name, volume string) {
+		s.w.setPVC(&v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}, Spec: v1.PersistentVolumeClaimSpec{VolumeName: volume}})
+	}
+	pvc("zonal", "pv-zonal")
+	pvc("local", "pv-local")
+	pvc("unbound", "")
+	s.w.setPV(&v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-zonal", Labels: map[string]string{"topology.kubernetes.io/zone": "z2"}}})
+	s.w.setPV(&v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-local"}, Spec: v1.PersistentVolumeSpec{NodeAffinity: &v1.VolumeNodeAffinity{
+		Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{{
+			Key: "kubernetes.io/hostname", Operator: v1.NodeSelectorOpIn, Values: []string{"c"}}}}}}}}})
+	s.w.mu.Unlock()
+	bound, r := feed(t, s, t0, mkNode("a", v100, 8, zoned("z1")), mkNode("b", v100, 8, zoned("z2")), mkNode("c", v100, 8, zoned("z3")),
+		mkPod("p-zonal", 1, claims("zonal")), mkPod("p-local", 1, claims("local")), mkPod("p-unbound", 1, claims("unbound")),
+		mkPod("p-missing", 1, claims("nosuch")))
+	want := map[string]string{"p-zonal": "b", "p-local": "c"}
+	for pod, node := range want {
+		if bound[pod] != node {
+			t.Errorf("%s bound to %q, want %q", pod, bound[pod], node)
+		}
+	}
+	if len(bound) != 2 {
+		t.Errorf("bound %v, want %v", bound, want)
+	}
+	for pod, why := range map[string]string{"p-unbound": "its PersistentVolumeClaim unbound is not bound", "p-missing": `persistentvolumeclaim "nosuch" not found`} {
+		if got := reasonOf(r, pod); !strings.Contains(got, why) {
+			t.Errorf("%s waits for %q, want it to say %q", pod, got, why)
+		}
+	}
+}
