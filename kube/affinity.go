@@ -77,8 +77,10 @@ type podCheck struct {
 	// spread holds, per constraint, the pods matching it per domain of the
 	// nodes it counts.
 	spread []map[string]int
-	// ports holds the host ports of the pods added on each node.
+	// ports holds the host ports of the pods added on each node; added the
+	// pods added (scores).
 	ports map[string][]hostPort
+	added []boundPod
 }
 
 // newPodCheck prepares the evaluation of pod t against tp.
@@ -111,7 +113,8 @@ func newPodCheck(t *terms, tp *topo) *podCheck {
 
 // clone returns an independent copy of c.
 func (c *podCheck) clone() *podCheck {
-	d := &podCheck{t: c.t, tp: c.tp, affCount: clonePairs(c.affCount), antiCount: clonePairs(c.antiCount), exAnti: clonePairs(c.exAnti)}
+	d := &podCheck{t: c.t, tp: c.tp, affCount: clonePairs(c.affCount), antiCount: clonePairs(c.antiCount), exAnti: clonePairs(c.exAnti),
+		added: append([]boundPod(nil), c.added...)}
 	for _, m := range c.spread {
 		n := make(map[string]int, len(m))
 		for k, v := range m {
@@ -139,6 +142,9 @@ func clonePairs(m map[pair]int) map[pair]int {
 // add records pod q placed on node (in this round).
 func (c *podCheck) add(q *terms, node string) {
 	n := c.tp.nodes[node]
+	if c.t.prefers() {
+		c.added = append(c.added, boundPod{node: node, t: q})
+	}
 	c.addExAnti(q, n, 1)
 	c.addIncoming(q, n, 1)
 	if c.spread != nil {

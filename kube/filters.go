@@ -63,6 +63,12 @@ type terms struct {
 	nodeReq nodeaffinity.RequiredNodeAffinity
 	tol     []v1.Toleration
 	err     error
+	// The preferences kube-scheduler scores (preferences.go): preferred
+	// node affinity, weighted pod affinity (negative weights: preferred
+	// anti-affinity) and ScheduleAnyway spread constraints.
+	prefNode *nodeaffinity.PreferredSchedulingTerms
+	prefPod  []weightedTerm
+	soft     []spreadTerm
 }
 
 // constrained reports whether the pod asks anything of the pods around a
@@ -83,9 +89,12 @@ func podTerms(p *v1.Pod) *terms {
 		}
 	}
 	if t.err == nil {
-		t.spread, t.err = spreadTerms(p)
+		t.spread, t.err = spreadTerms(p, v1.DoNotSchedule)
 	}
-	if len(t.spread) > 0 {
+	if t.err == nil {
+		t.err = t.readPreferences(p)
+	}
+	if len(t.spread) > 0 || len(t.soft) > 0 {
 		t.nodeReq = nodeaffinity.GetRequiredNodeAffinity(p)
 	}
 	return t
@@ -171,10 +180,10 @@ func (t *affTerm) matches(ns string, ls labels.Set, nsLabels func(string) labels
 // spreadTerms reads the pod's DoNotSchedule topology spread constraints,
 // with their matchLabelKeys merged into the selector as kube-scheduler
 // does.
-func spreadTerms(p *v1.Pod) ([]spreadTerm, error) {
+func spreadTerms(p *v1.Pod, when v1.UnsatisfiableConstraintAction) ([]spreadTerm, error) {
 	var out []spreadTerm
 	for i, c := range p.Spec.TopologySpreadConstraints {
-		if c.WhenUnsatisfiable != v1.DoNotSchedule {
+		if c.WhenUnsatisfiable != when {
 			continue
 		}
 		sel, err := metav1.LabelSelectorAsSelector(c.LabelSelector)
@@ -220,12 +229,13 @@ func keepAffinity(a *v1.Affinity) *v1.Affinity {
 	if na := a.NodeAffinity; na != nil && na.RequiredDuringSchedulingIgnoredDuringExecution != nil {
 		out.NodeAffinity = &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: na.RequiredDuringSchedulingIgnoredDuringExecution}
 	}
-	if pa := a.PodAffinity; pa != nil && len(pa.RequiredDuringSchedulingIgnoredDuringExecution) > 0 {
-		out.PodAffinity = &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: pa.RequiredDuringSchedulingIgnoredDuringExecution}
+	if na := a.NodeAffinity; na != nil && len(na.PreferredDuringSchedulingIgnoredDuringExecution) > 0 {
+		if out.NodeAffinity == nil {
+			out.NodeAffinity = &v1.NodeAffinity{}
+		}
+		out.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = na.PreferredDuringSchedulingIgnoredDuringExecution
 	}
-	if pa := a.PodAntiAffinity; pa != nil && len(pa.RequiredDuringSchedulingIgnoredDuringExecution) > 0 {
-		out.PodAntiAffinity = &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: pa.RequiredDuringSchedulingIgnoredDuringExecution}
-	}
+	out.PodAffinity, out.PodAntiAffinity = a.PodAffinity, a.PodAntiAffinity
 	if out.NodeAffinity == nil && out.PodAffinity == nil && out.PodAntiAffinity == nil {
 		return nil
 	}

@@ -241,11 +241,29 @@ func decorate(rng *rand.Rand, p *v1.Pod, pending bool) {
 			WhenUnsatisfiable: v1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}}}
 	}
 	if rng.IntN(4) == 0 {
+		// Preferences (scored) must never lead a pod where a filter refuses it.
+		if p.Spec.Affinity == nil {
+			p.Spec.Affinity = &v1.Affinity{}
+		}
+		p.Spec.Affinity.PodAntiAffinity = orNew(p.Spec.Affinity.PodAntiAffinity)
+		p.Spec.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution = []v1.WeightedPodAffinityTerm{{Weight: 10, PodAffinityTerm: term()}}
+		p.Spec.TopologySpreadConstraints = append(p.Spec.TopologySpreadConstraints, v1.TopologySpreadConstraint{MaxSkew: 1,
+			TopologyKey: keys[rng.IntN(len(keys))], WhenUnsatisfiable: v1.ScheduleAnyway,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}})
+	}
+	if rng.IntN(4) == 0 {
 		p.Spec.Tolerations = []v1.Toleration{{Key: "dedicated", Operator: v1.TolerationOpExists}}
 	}
 	if rng.IntN(6) == 0 {
 		p.Spec.NodeSelector = map[string]string{"topology.kubernetes.io/zone": "z1"}
 	}
+}
+
+func orNew(a *v1.PodAntiAffinity) *v1.PodAntiAffinity {
+	if a == nil {
+		return &v1.PodAntiAffinity{}
+	}
+	return a
 }
 
 // TestFiltersDifferential runs the differential test on many random

@@ -42,6 +42,22 @@ func spreadOn(key, app string, skew int32) podOpt {
 	}
 }
 
+func prefersZone(z string) podOpt {
+	return func(p *v1.Pod) {
+		p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{
+			Weight: 10, Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{
+				Key: "topology.kubernetes.io/zone", Operator: v1.NodeSelectorOpIn, Values: []string{z}}}}}}}}
+	}
+}
+
+func prefersNear(app string) podOpt {
+	return func(p *v1.Pod) {
+		p.Spec.Affinity = &v1.Affinity{PodAffinity: &v1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{{
+			Weight: 5, PodAffinityTerm: v1.PodAffinityTerm{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+				TopologyKey: "topology.kubernetes.io/zone"}}}}}
+	}
+}
+
 func hostPortOpt(port int32) podOpt {
 	return func(p *v1.Pod) { p.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 80, HostPort: port}} }
 }
@@ -93,6 +109,22 @@ func TestRoundPodFilters(t *testing.T) {
 			with(mkPod("old", 0, otherSched("c"), hostPortOpt(9000)),
 				mkPod("p", 1, hostPortOpt(9000), func(p *v1.Pod) { p.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": "c"} })),
 			map[string]string{}, map[string]string{"p": "0/3 nodes are available: 1 node(s) didn't have free ports for the requested pod ports, 2 node(s) didn't match Pod's node affinity/selector."}},
+		{"preferred node affinity among nodes pack ranks alike",
+			with(mkPod("p", 1, prefersZone("z3"))),
+			map[string]string{"p": "c"}, nil},
+		{"preferred pod affinity to another scheduler's pod's zone",
+			with(mkPod("db", 0, otherSched("b"), labelled("app", "db")), mkPod("p", 1, prefersNear("db"))),
+			map[string]string{"p": "b"}, nil},
+		{"a ScheduleAnyway spread constraint picks the emptiest zone",
+			with(mkPod("o1", 0, otherSched("a"), labelled("app", "s")), mkPod("o2", 0, otherSched("b"), labelled("app", "s")),
+				mkPod("p", 1, labelled("app", "s"), func(p *v1.Pod) {
+					spreadOn("topology.kubernetes.io/zone", "s", 1)(p)
+					p.Spec.TopologySpreadConstraints[0].WhenUnsatisfiable = v1.ScheduleAnyway
+				})),
+			map[string]string{"p": "c"}, nil},
+		{"preferences do not overrule the placer: pack's best fit wins",
+			with(mkPod("o", 4, otherSched("a")), mkPod("p", 4, prefersZone("z3"))),
+			map[string]string{"p": "a"}, nil},
 		{"anti-affinity against pods everywhere",
 			with(mkPod("o1", 0, otherSched("a"), labelled("app", "x")), mkPod("o2", 0, otherSched("b"), labelled("app", "x")),
 				mkPod("o3", 0, otherSched("c"), labelled("app", "x")), mkPod("p", 1, antiOn("kubernetes.io/hostname", "x"))),

@@ -35,6 +35,8 @@ type boundPod struct {
 type dynJob struct {
 	rj   *rjob
 	pods []*terms
+	// prefers: its pods have preferences to score nodes by.
+	prefers bool
 }
 
 // podFilters returns the round's filterRound, nil when no waiting job is
@@ -47,7 +49,7 @@ func (r *round) podFilters() *filterRound {
 			continue
 		}
 		for _, p := range rj.pending {
-			if p.t.constrained() {
+			if p.t.constrained() || p.t.prefers() {
 				cand = true
 			}
 			if len(p.t.anti) > 0 {
@@ -67,6 +69,7 @@ func (r *round) podFilters() *filterRound {
 		dj := &dynJob{rj: rj}
 		for _, p := range rj.pending {
 			dj.pods = append(dj.pods, p.t)
+			dj.prefers = dj.prefers || p.t.prefers()
 		}
 		fr.dyn[rj.kj.mj] = dj
 	}
@@ -105,7 +108,7 @@ func (fr *filterRound) antiTerms() []*terms {
 // antis matches one of them.
 func isDynamic(rj *rjob, antis []*terms, tp *topo) bool {
 	for _, p := range rj.pending {
-		if p.t.constrained() {
+		if p.t.constrained() || p.t.prefers() {
 			return true
 		}
 		for _, a := range antis {

@@ -30,6 +30,9 @@ func (p *podPlacer) placeDyn(s *model.State, pool *engine.Pool, j *model.Job, n 
 	if pl.GPUs != nil {
 		if len(pl.Moves) == 0 && podsFit(pl.GPUs, shape{pod: sh.pod}) {
 			if ok, _ := fr.r.admits(sh.dyn, cloneChecks(base), pl.GPUs); ok {
+				if sh.dyn.prefers {
+					pl.GPUs = p.prefer(s, pool, j, pl.GPUs, sh, base, fr)
+				}
 				return pl
 			}
 		}
@@ -46,6 +49,9 @@ func (p *podPlacer) placeDyn(s *model.State, pool *engine.Pool, j *model.Job, n 
 			continue
 		}
 		if gpus := p.podByPod(s, pool, j, n, t, sh, base, fr); gpus != nil {
+			if sh.dyn.prefers {
+				gpus = p.prefer(s, pool, j, gpus, sh, base, fr)
+			}
 			return engine.Placement{GPUs: gpus}
 		}
 	}
