@@ -216,8 +216,11 @@ func decorate(rng *rand.Rand, p *v1.Pod, pending bool) {
 	term := func() v1.PodAffinityTerm {
 		t := v1.PodAffinityTerm{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": diffApps[rng.IntN(len(diffApps))]}},
 			TopologyKey: keys[rng.IntN(len(keys))]}
-		if rng.IntN(4) == 0 {
+		switch rng.IntN(6) {
+		case 0:
 			t.NamespaceSelector = &metav1.LabelSelector{}
+		case 1:
+			t.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"team": "other"}}
 		}
 		return t
 	}
@@ -302,6 +305,9 @@ func runDiffCase(t *testing.T, kf *kubeFilters, s *Scheduler, seed uint64) (int,
 	for _, n := range c.nodes {
 		sn, _ := stripNode(n)
 		s.w.setNode(sn.(*v1.Node))
+	}
+	for _, ns := range []string{"ns", "other"} {
+		s.w.setNamespace(&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"team": ns}}})
 	}
 	bound := append([]*v1.Pod(nil), c.foreign...)
 	for _, p := range c.foreign {

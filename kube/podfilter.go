@@ -126,7 +126,7 @@ func isDynamic(rj *rjob, antis []*terms, tp *topo) bool {
 // bound (or being bound) to one.
 func (r *round) topo() *topo {
 	w := r.w
-	tp := newTopo(nil)
+	tp := newTopo(w.namespaceLabels)
 	for name, n := range w.nodes {
 		tp.nodes[name] = n.obj
 	}

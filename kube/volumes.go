@@ -3,10 +3,12 @@ package kube
 import (
 	"fmt"
 	"slices"
+	"maps"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
@@ -30,6 +32,36 @@ const (
 type volumes struct {
 	pvcs map[string]*v1.PersistentVolumeClaim
 	pvs  map[string]*v1.PersistentVolume
+	// nsLabels holds the namespaces' labels (pod affinity's namespace
+	// selectors).
+	nsLabels map[string]labels.Set
+}
+
+// setNamespace records a namespace's labels.
+func (w *world) setNamespace(ns *v1.Namespace) bool {
+	if w.vol.nsLabels == nil {
+		w.vol.nsLabels = map[string]labels.Set{}
+	}
+	old, had := w.vol.nsLabels[ns.Name]
+	w.vol.nsLabels[ns.Name] = labels.Set(ns.Labels)
+	return !had || !maps.Equal(old, labels.Set(ns.Labels))
+}
+
+func (w *world) deleteNamespace(ns *v1.Namespace) bool {
+	delete(w.vol.nsLabels, ns.Name)
+	return false
+}
+
+// namespaceLabels returns a namespace's labels (nil when unknown).
+func (w *world) namespaceLabels(ns string) labels.Set { return w.vol.nsLabels[ns] }
+
+// stripNamespace keeps a namespace's name and labels.
+func stripNamespace(obj any) (any, error) {
+	ns, ok := obj.(*v1.Namespace)
+	if !ok {
+		return obj, nil
+	}
+	return &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.Name, UID: ns.UID, ResourceVersion: ns.ResourceVersion, Labels: ns.Labels}}, nil
 }
 
 // setPVC records a claim and reports whether rounds see a difference.
@@ -168,11 +200,13 @@ func zoneSet(v string) map[string]bool {
 func (s *Scheduler) volumeInformers() ([]cache.SharedIndexInformer, []cache.TransformFunc, []cache.ResourceEventHandler) {
 	pvcs := coreinformers.NewPersistentVolumeClaimInformer(s.client, metav1.NamespaceAll, 0, cache.Indexers{})
 	pvs := coreinformers.NewPersistentVolumeInformer(s.client, 0, cache.Indexers{})
+	nss := coreinformers.NewNamespaceInformer(s.client, 0, cache.Indexers{})
 	w := s.w
-	return []cache.SharedIndexInformer{pvcs, pvs}, []cache.TransformFunc{stripPVC, stripPV},
+	return []cache.SharedIndexInformer{pvcs, pvs, nss}, []cache.TransformFunc{stripPVC, stripPV, stripNamespace},
 		[]cache.ResourceEventHandler{
 			s.handler(onWorld(s, w.setPVC), onWorld(s, w.deletePVC)),
 			s.handler(onWorld(s, w.setPV), onWorld(s, w.deletePV)),
+			s.handler(onWorld(s, w.setNamespace), onWorld(s, w.deleteNamespace)),
 		}
 }
 
