@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -186,4 +187,60 @@ func TestRoundVolumes(t *testing.T) {
 			t.Errorf("%s waits for %q, want it to say %q", pod, got, why)
 		}
 	}
+}
+
+// FuzzPodTerms: any pod object reads its filter terms without a panic, is
+// placed nowhere when they are malformed, and its checks and scores run
+// on nodes with and without the keys they name.
+func FuzzPodTerms(f *testing.F) {
+	for _, s := range []string{
+		`{"metadata":{"namespace":"ns","labels":{"app":"a"}},"spec":{"affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"labelSelector":{"matchLabels":{"app":"a"}},"topologyKey":"kubernetes.io/hostname"}]}}}}`,
+		`{"spec":{"affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"labelSelector":{"matchExpressions":[{"key":"app","operator":"In","values":["x"]}]},"namespaceSelector":{},"topologyKey":"zone"}]}}}}`,
+		`{"spec":{"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule","labelSelector":{"matchLabels":{"app":"a"}},"matchLabelKeys":["app"],"minDomains":3}]}}`,
+		`{"spec":{"containers":[{"name":"c","ports":[{"containerPort":80,"hostPort":8080,"hostIP":"10.0.0.1","protocol":"UDP"}]}]}}`,
+		`{"spec":{"affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"labelSelector":{"matchExpressions":[{"key":"app","operator":"Bogus"}]},"topologyKey":"zone"}]}}}}`,
+		`{"spec":{"affinity":{"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":3,"preference":{"matchExpressions":[{"key":"zone","operator":"Gt","values":["x"]}]}}]}}}}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var p v1.Pod
+		if err := json.Unmarshal([]byte(s), &p); err != nil {
+			return
+		}
+		sp, _ := stripPod(&p)
+		tm := podTerms(sp.(*v1.Pod))
+		if tm.err != nil && !tm.constrained() {
+			t.Fatalf("malformed terms (%v) but not constrained: the pod would be placed", tm.err)
+		}
+		tp := newTopo(nil)
+		for _, name := range []string{"bare", "zoned"} {
+			n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}
+			if name == "zoned" {
+				n.Labels["zone"], n.Labels["kubernetes.io/hostname"] = "z1", name
+			}
+			tp.nodes[name] = n
+		}
+		tp.add("zoned", tm, false)
+		c := newPodCheck(tm, tp)
+		for _, name := range []string{"bare", "zoned", "missing"} {
+			c.check(name)
+			c.score(name)
+		}
+		c.clone().add(tm, "bare")
+	})
+}
+
+// FuzzZoneSet: a volume's zone label splits into non-empty zones.
+func FuzzZoneSet(f *testing.F) {
+	for _, s := range []string{"z1", "z1__z2", "__", " a __ b ", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for z := range zoneSet(s) {
+			if z == "" || strings.TrimSpace(z) != z {
+				t.Fatalf("zoneSet(%q) has zone %q", s, z)
+			}
+		}
+	})
 }
