@@ -2,8 +2,8 @@ package kube
 
 import (
 	"fmt"
-	"slices"
 	"maps"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
