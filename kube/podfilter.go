@@ -57,7 +57,7 @@ func (r *round) podFilters() *filterRound {
 			}
 		}
 	}
-	if !cand && len(r.w.anti) == 0 {
+	if !cand && !r.antiMatches(pendingAnti) {
 		return nil
 	}
 	fr := &filterRound{r: r, tp: r.topo(), dyn: map[*model.Job]*dynJob{}, tentative: map[*model.Job][]model.GPU{}}
@@ -92,6 +92,30 @@ func (fr *filterRound) mark(sh shapes) {
 		}
 		sh[mj] = s
 	}
+}
+
+// antiMatches reports whether a pod's required anti-affinity (placed
+// pods' or pending ones') matches a waiting pod: the only way pods without
+// terms of their own become dynamic. It reads the world, not a topo (a
+// cluster whose system pods repel only each other builds none).
+func (r *round) antiMatches(pendingAnti []*terms) bool {
+	if len(r.w.anti) == 0 && len(pendingAnti) == 0 {
+		return false
+	}
+	antis := pendingAnti
+	for uid := range r.w.anti {
+		if p := r.w.pods[uid]; p != nil {
+			antis = append(antis, p.t)
+		} else if fp, ok := r.w.foreign[uid]; ok {
+			antis = append(antis, fp.t)
+		}
+	}
+	for _, rj := range r.jobs {
+		if rj.inState && len(rj.pending) > 0 && isDynamic(rj, antis, &topo{nsLabels: r.w.namespaceLabels}) {
+			return true
+		}
+	}
+	return false
 }
 
 // antiTerms returns the terms of the placed pods with anti-affinity.

@@ -36,28 +36,61 @@ func (r *round) filterSummary(rj *rjob, why string) string {
 	if c == nil && r.sigOf(rj).usable == nil && rj.set.gpuType == "" {
 		return why
 	}
-	counts, ok := map[string]int{}, 0
-	filtered := false
+	var sum summary
+	key := summaryKey{rj.sig, rj.set.gpuType, rj.pod}
+	if cached, hit := r.summaries[key]; hit && c == nil && rj.sig != "" {
+		sum = cached // the same for every job of its constraints
+	} else {
+		sum = r.summarize(rj, c)
+		if c == nil && rj.sig != "" {
+			if r.summaries == nil {
+				r.summaries = map[summaryKey]summary{}
+			}
+			r.summaries[key] = sum
+		}
+	}
+	switch {
+	case !sum.filtered:
+		return why
+	case sum.ok == 0:
+		return sum.text
+	}
+	return why + " (" + sum.text + ")"
+}
+
+// summary is kube-scheduler's account of the nodes for a job's pod: how
+// many admit it, and the text; filtered says some filter (not only free
+// GPUs) ruled a node out.
+type summary struct {
+	ok       int
+	text     string
+	filtered bool
+}
+
+// summaryKey identifies the jobs that share a summary in a round's
+// reasons: their constraint signature, GPU type and GPUs per pod.
+type summaryKey struct {
+	sig, typ string
+	pod      int
+}
+
+// summarize builds the summary for the job's first pending pod.
+func (r *round) summarize(rj *rjob, c *podCheck) summary {
+	counts, sum := map[string]int{}, summary{}
 	for _, n := range r.nodes {
 		reason := r.nodeReason(rj, n, c)
 		switch reason {
 		case "":
-			ok++
+			sum.ok++
 		case "Insufficient " + string(ResourceGPU):
 			counts[reason]++
 		default:
 			counts[reason]++
-			filtered = true
+			sum.filtered = true
 		}
 	}
-	if !filtered {
-		return why
-	}
-	sum := nodesAvailable(ok, len(r.nodes), counts)
-	if ok == 0 {
-		return sum
-	}
-	return why + " (" + sum + ")"
+	sum.text = nodesAvailable(sum.ok, len(r.nodes), counts)
+	return sum
 }
 
 // nodesAvailable formats kube-scheduler's account: ok of total nodes are

@@ -56,8 +56,10 @@ type round struct {
 	jobs    []*rjob
 	byModel map[*model.Job]*rjob
 	claims  []engine.Assignment
-	// sigs caches node eligibility by constraint signature.
-	sigs map[string]*sigInfo
+	// sigs caches node eligibility by constraint signature; summaries the
+	// wait reasons' account of the nodes (reasons.go).
+	sigs      map[string]*sigInfo
+	summaries map[summaryKey]summary
 	// victims are the pods deleted this round (reservations wait for them).
 	victims []types.UID
 	work    tasks
