@@ -32,6 +32,8 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/recipe"
 )
@@ -240,8 +242,22 @@ func decorate(rng *rand.Rand, p *v1.Pod, pending bool) {
 		p.Spec.Affinity.PodAffinity = &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term()}}
 	}
 	if rng.IntN(3) == 0 {
-		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{MaxSkew: int32(1 + rng.IntN(2)), TopologyKey: keys[rng.IntN(len(keys))],
-			WhenUnsatisfiable: v1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}}}
+		c := v1.TopologySpreadConstraint{MaxSkew: int32(1 + rng.IntN(2)), TopologyKey: keys[rng.IntN(len(keys))],
+			WhenUnsatisfiable: v1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}}
+		if rng.IntN(4) == 0 {
+			c.MinDomains = ptr.To(int32(2 + rng.IntN(3)))
+		}
+		if rng.IntN(4) == 0 {
+			c.NodeTaintsPolicy = ptr.To(v1.NodeInclusionPolicyHonor)
+		}
+		if rng.IntN(4) == 0 {
+			c.NodeAffinityPolicy = ptr.To(v1.NodeInclusionPolicyIgnore)
+		}
+		if rng.IntN(4) == 0 {
+			p.Labels["rev"] = fmt.Sprint(rng.IntN(2))
+			c.MatchLabelKeys = []string{"rev"}
+		}
+		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{c}
 	}
 	if rng.IntN(4) == 0 {
 		// Preferences (scored) must never lead a pod where a filter refuses it.
