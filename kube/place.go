@@ -13,8 +13,6 @@ import (
 type shape struct {
 	pod  int
 	elig []bool
-	// dyn is set for a job whose filters look at other pods (podfilter.go).
-	dyn *dynJob
 }
 
 // shapes holds the round's shapes by model job; a job it lacks has pods
@@ -60,8 +58,8 @@ func (p *podPlacer) Place(s *model.State, pool *engine.Pool, j *model.Job, n int
 	}
 	fr := *p.filters
 	var pl engine.Placement
-	if sh.dyn != nil {
-		pl = p.placeDyn(s, pool, j, n, types, sh, fr)
+	if dj := fr.dyn[j]; dj != nil {
+		pl = p.placeDyn(s, pool, j, n, types, fr.shape(dj), fr)
 	} else {
 		pl = p.place(s, pool, j, n, types, sh)
 	}

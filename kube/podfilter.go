@@ -79,19 +79,16 @@ func (r *round) podFilters() *filterRound {
 	return fr
 }
 
-// mark gives the dynamic jobs' shapes their dynJob (fr may be nil).
-func (fr *filterRound) mark(sh shapes) {
-	if fr == nil {
-		return
-	}
-	for mj, dj := range fr.dyn {
-		s := sh.of(mj)
-		s.pod, s.dyn = dj.rj.pod, dj
-		if s.elig == nil {
-			s.elig = fr.r.eligible(dj.rj)
-		}
-		sh[mj] = s
-	}
+// dynShape is a dynamic job's shape: its GPUs per pod and the nodes its
+// pods may use, with its dynJob.
+type dynShape struct {
+	shape
+	dyn *dynJob
+}
+
+// shape returns dynamic job dj's shape.
+func (fr *filterRound) shape(dj *dynJob) dynShape {
+	return dynShape{shape: shape{pod: dj.rj.pod, elig: fr.r.eligible(dj.rj)}, dyn: dj}
 }
 
 // antiMatches reports whether a pod's required anti-affinity (placed

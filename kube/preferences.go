@@ -130,7 +130,7 @@ func (c *podCheck) score(node string) int {
 // to a node of the same type with as many free GPUs that its preferences
 // score higher, when its filters still admit the whole placement there;
 // it returns the placement, changed or not. The pool is unchanged.
-func (p *podPlacer) prefer(s *model.State, pool *engine.Pool, j *model.Job, gpus []model.GPU, sh shape, base []*podCheck, fr *filterRound) []model.GPU {
+func (p *podPlacer) prefer(s *model.State, pool *engine.Pool, j *model.Job, gpus []model.GPU, sh dynShape, base []*podCheck, fr *filterRound) []model.GPU {
 	c := base[0]
 	req := pool.Request(j)
 	type group struct {

@@ -131,7 +131,6 @@ func (r *round) run() {
 	r.growths()
 	r.refill(true)
 	r.s.shapes = r.shapes()
-	r.s.filters.mark(r.s.shapes)
 	plan := r.s.engine.Schedule(r.state, r.t)
 	if err := engine.Apply(plan, a); err != nil {
 		r.s.log.Error("plan not carried out in full", "err", err)

@@ -14,7 +14,7 @@ import (
 // inner placer's type (then the others, fastest first): each pod on a node
 // that admits it, preferring nodes that already hold the job's pods, then
 // the best fit.
-func (p *podPlacer) placeDyn(s *model.State, pool *engine.Pool, j *model.Job, n int, types engine.TypeSet, sh shape, fr *filterRound) engine.Placement {
+func (p *podPlacer) placeDyn(s *model.State, pool *engine.Pool, j *model.Job, n int, types engine.TypeSet, sh dynShape, fr *filterRound) engine.Placement {
 	if n <= 0 || n%sh.pod != 0 || n/sh.pod > len(sh.dyn.pods) {
 		return engine.Placement{}
 	}
@@ -60,7 +60,7 @@ func (p *podPlacer) placeDyn(s *model.State, pool *engine.Pool, j *model.Job, n 
 
 // podByPod places n GPUs of job j on type t a pod at a time (placeDyn);
 // nil when the pods do not all find a node. The pool is unchanged.
-func (p *podPlacer) podByPod(s *model.State, pool *engine.Pool, j *model.Job, n, t int, sh shape, base []*podCheck, fr *filterRound) []model.GPU {
+func (p *podPlacer) podByPod(s *model.State, pool *engine.Pool, j *model.Job, n, t int, sh dynShape, base []*podCheck, fr *filterRound) []model.GPU {
 	if pool.Free(t) < n {
 		return nil
 	}
