@@ -266,6 +266,9 @@ func (c *podCheck) check(node string) string {
 	if n == nil {
 		return reasonNodeAffinity
 	}
+	if c.t.err != nil {
+		return "parsing pod: " + c.t.err.Error() // placed nowhere, as kube-scheduler does
+	}
 	if len(c.t.ports) > 0 && !c.portsFree(node) {
 		return reasonPorts
 	}

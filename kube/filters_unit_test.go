@@ -244,3 +244,22 @@ func FuzzZoneSet(f *testing.F) {
 		}
 	})
 }
+
+// TestMalformedTerms: a pod whose anti-affinity selector does not parse
+// is placed nowhere, and its reason names the field.
+func TestMalformedTerms(t *testing.T) {
+	bad := func(p *v1.Pod) {
+		antiOn("kubernetes.io/hostname", "x")(p)
+		p.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].LabelSelector.MatchExpressions = []metav1.LabelSelectorRequirement{
+			{Key: "app", Operator: "Near"}}
+	}
+	s := testSched(t, "fifo", "pack")
+	bound, r := feed(t, s, t0, mkNode("a", "Tesla-V100-SXM2-16GB", 8, zoned("z1")), mkPod("p", 1, bad))
+	if len(bound) != 0 {
+		t.Fatalf("bound %v", bound)
+	}
+	want := "0/1 nodes are available: 1 parsing pod: spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector:"
+	if got := reasonOf(r, "p"); !strings.HasPrefix(got, want) {
+		t.Errorf("p waits for %q, want %q...", got, want)
+	}
+}
