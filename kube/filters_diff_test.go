@@ -29,6 +29,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodeunschedulable"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/podtopologyspread"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/tainttoleration"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumezone"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
 
@@ -394,4 +395,93 @@ func describe(c diffCase) string {
 		}
 	}
 	return b.String()
+}
+
+// TestVolumeZoneDifferential compares gpusched's volume filter with
+// kube-scheduler's VolumeZone plugin, node by node, on random nodes
+// (zone and region labels, GA or beta, or none) and claims bound to
+// volumes with zone labels (one zone, several "a__b", regions); node
+// affinity of volumes is VolumeBinding's and is not compared here.
+func TestVolumeZoneDifferential(t *testing.T) {
+	schedmetrics.Register()
+	ctx := context.Background()
+	cases := 300
+	if testing.Short() {
+		cases = 50
+	}
+	checked, refused := 0, 0
+	for seed := range cases {
+		rng := rand.New(rand.NewPCG(uint64(seed), 9))
+		zoneKeys := []string{v1.LabelTopologyZone, v1.LabelFailureDomainBetaZone}
+		regionKeys := []string{v1.LabelTopologyRegion, v1.LabelFailureDomainBetaRegion}
+		zones := []string{"z1", "z2", "z3"}
+		var nodes []*v1.Node
+		for i := range 4 {
+			n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("n%d", i), Labels: map[string]string{}}}
+			if rng.IntN(5) > 0 {
+				n.Labels[zoneKeys[rng.IntN(2)]] = zones[rng.IntN(3)]
+			}
+			if rng.IntN(3) == 0 {
+				n.Labels[regionKeys[rng.IntN(2)]] = "r" + fmt.Sprint(rng.IntN(2))
+			}
+			nodes = append(nodes, n)
+		}
+		w := newWorld()
+		objs := []runtime.Object{}
+		var pods []*v1.Pod
+		for i := range 3 {
+			pv := &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pv%d", i), Labels: map[string]string{}}}
+			switch rng.IntN(4) {
+			case 0:
+				pv.Labels[zoneKeys[rng.IntN(2)]] = zones[rng.IntN(3)]
+			case 1:
+				pv.Labels[zoneKeys[rng.IntN(2)]] = zones[rng.IntN(3)] + "__" + zones[rng.IntN(3)]
+			case 2:
+				pv.Labels[regionKeys[rng.IntN(2)]] = "r" + fmt.Sprint(rng.IntN(2))
+			}
+			pvc := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("c%d", i), Namespace: "ns"},
+				Spec: v1.PersistentVolumeClaimSpec{VolumeName: pv.Name}}
+			objs = append(objs, pv, pvc)
+			w.setPV(pv)
+			w.setPVC(pvc)
+			pods = append(pods, mkPod(fmt.Sprintf("p%d", i), 1, claims(pvc.Name)))
+		}
+		inf := informers.NewSharedInformerFactory(fake.NewClientset(objs...), 0)
+		fh, err := frameworkruntime.NewFramework(ctx, nil, nil, frameworkruntime.WithInformerFactory(inf),
+			frameworkruntime.WithSnapshotSharedLister(cache.NewSnapshot(nil, nodes)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := volumezone.New(ctx, nil, fh, feature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inf.Start(ctx.Done())
+		inf.WaitForCacheSync(ctx.Done())
+		snap := cache.NewSnapshot(nil, nodes)
+		for _, p := range pods {
+			state := framework.NewCycleState()
+			infos, _ := snap.NodeInfos().List()
+			if _, st := pl.(fwk.PreFilterPlugin).PreFilter(ctx, state, p, infos); !st.IsSuccess() && !st.IsSkip() {
+				t.Fatalf("seed %d: PreFilter %s: %v", seed, p.Name, st.Message())
+			}
+			for _, ni := range infos {
+				theirs := pl.(fwk.FilterPlugin).Filter(ctx, state, p, ni).IsSuccess()
+				ours := w.volumeReason(p, ni.Node()) == ""
+				if ours != theirs {
+					pvc := w.vol.pvcs["ns/"+podClaims(p)[0]]
+					t.Fatalf("seed %d: pod %s (volume labels %v) on node %s (labels %v): gpusched admits %v, VolumeZone %v",
+						seed, p.Name, w.vol.pvs[pvc.Spec.VolumeName].Labels, ni.Node().Name, ni.Node().Labels, ours, theirs)
+				}
+				checked++
+				if !theirs {
+					refused++
+				}
+			}
+		}
+	}
+	t.Logf("%d pod-node pairs agree (%d refused)", checked, refused)
+	if refused == 0 || refused == checked {
+		t.Errorf("the cases never (or always) refuse a node: they test nothing")
+	}
 }
