@@ -44,14 +44,12 @@ type Scheduler struct {
 	engine *engine.Engine
 	// shapes are the current round's, read by the pod placer.
 	shapes shapes
-	// filters is the current round's filterRound (podfilter.go).
-	filters *filterRound
-	matrix  *profile.Matrix
-	ref     model.GPUType
-	prof    *profiles
-	w       *world
-	kick    chan struct{}
-	elig    eligibility
+	matrix *profile.Matrix
+	ref    model.GPUType
+	prof   *profiles
+	w      *world
+	kick   chan struct{}
+	elig   eligibility
 	// prevCluster is the last round's cluster; tab its profile table (for
 	// tabMatrix).
 	prevCluster *model.Cluster
@@ -72,6 +70,10 @@ type Scheduler struct {
 	groups  chan groupTask
 	hosts   *hostsQueue
 	elastic *elasticMetrics
+
+	// filters is the current round's filterRound (podfilter.go), read by
+	// the pod placer.
+	filters *filterRound
 }
 
 // New builds a scheduler that talks to the API server through client.
