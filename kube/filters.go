@@ -270,3 +270,13 @@ func (w *world) noteAnti(uid types.UID, t *terms) {
 		delete(w.anti, uid)
 	}
 }
+
+// noteAsking records whether gpusched's pod uid asks something of the
+// filters that look at other pods or has preferences.
+func (w *world) noteAsking(uid types.UID, t *terms) {
+	if t.constrained() || t.prefers() {
+		w.asking[uid] = true
+	} else {
+		delete(w.asking, uid)
+	}
+}

@@ -42,6 +42,9 @@ type dynJob struct {
 // podFilters returns the round's filterRound, nil when no waiting job is
 // dynamic.
 func (r *round) podFilters() *filterRound {
+	if len(r.w.asking) == 0 && len(r.w.anti) == 0 {
+		return nil // the common case: no pod asks, no pod repels
+	}
 	var pendingAnti []*terms
 	cand := false
 	for _, rj := range r.jobs {

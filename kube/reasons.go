@@ -23,18 +23,20 @@ const reasonGPUType = "node(s) had another GPU type than " + AnnGPUType
 // first pod, after why otherwise. Jobs whose pods every node accepts keep
 // why (the bulk of a large queue: no per-node look).
 func (r *round) filterSummary(rj *rjob, why string) string {
-	if len(rj.pending) == 0 || len(r.nodes) == 0 || r.w.assumed[rj.pending[0].uid] != "" {
+	if len(rj.pending) == 0 || len(r.nodes) == 0 {
+		return why
+	}
+	fr := r.s.filters
+	dynamic := fr != nil && fr.dyn[rj.kj.mj] != nil
+	if !dynamic && rj.set.gpuType == "" && r.acceptedEverywhere(rj) || r.w.assumed[rj.pending[0].uid] != "" {
 		return why
 	}
 	var c *podCheck
-	if fr := r.s.filters; fr != nil && fr.dyn[rj.kj.mj] != nil {
+	if dynamic {
 		c = newPodCheck(rj.pending[0].t, fr.tp)
 		for _, b := range fr.bound {
 			c.add(b.t, b.node)
 		}
-	}
-	if c == nil && r.sigOf(rj).usable == nil && rj.set.gpuType == "" {
-		return why
 	}
 	var sum summary
 	key := summaryKey{rj.sig, rj.set.gpuType, rj.pod}
@@ -91,6 +93,18 @@ func (r *round) summarize(rj *rjob, c *podCheck) summary {
 	}
 	sum.text = nodesAvailable(sum.ok, len(r.nodes), counts)
 	return sum
+}
+
+// acceptedEverywhere reports whether every node accepts the job's pods
+// (taints, node affinity, volumes): for a job in the engine's state, the
+// round's shapes know (a job they lack, or whose shape has no node list,
+// may use every node) without hashing its signature again.
+func (r *round) acceptedEverywhere(rj *rjob) bool {
+	if !rj.inState {
+		return r.sigOf(rj).usable == nil
+	}
+	sh, ok := r.s.shapes[rj.kj.mj]
+	return !ok || sh.elig == nil
 }
 
 // nodesAvailable formats kube-scheduler's account: ok of total nodes are

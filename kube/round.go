@@ -116,7 +116,7 @@ func (r *round) run() {
 	r.restarts()
 	r.reservations()
 	defer r.elasticTail()
-	r.s.filters = nil
+	r.s.filters, r.s.shapes = nil, nil
 	if !r.buildState() {
 		r.reasons(nil)
 		return

@@ -54,6 +54,10 @@ type world struct {
 	// anti-affinity: while there are none, only pods that ask for ports,
 	// pod affinity or spread need the filters that look at other pods.
 	anti map[types.UID]bool
+	// asking holds gpusched's pods that ask something of the filters that
+	// look at other pods, or have preferences (rounds without any, and
+	// without anti, skip those filters at once).
+	asking map[types.UID]bool
 	// vol holds the PersistentVolumeClaims and PersistentVolumes
 	// (volumes.go).
 	vol volumes
@@ -63,7 +67,8 @@ func newWorld() *world {
 	return &world{nodes: map[string]*nodeInfo{}, foreign: map[types.UID]foreignPod{}, pods: map[types.UID]*podInfo{},
 		jobs: map[string]*kjob{}, owners: map[types.UID]*ownerInfo{}, assumed: map[types.UID]string{},
 		deleted: map[types.UID]bool{}, groups: map[string]string{}, groupWant: map[string]string{},
-		pgroups: map[string]*podGroup{}, conflicts: map[types.UID]*podInfo{}, anti: map[types.UID]bool{}}
+		pgroups: map[string]*podGroup{}, conflicts: map[types.UID]*podInfo{}, anti: map[types.UID]bool{},
+		asking: map[types.UID]bool{}}
 }
 
 // kjob is one job: the pods of gpusched's that share a job key, and what
@@ -177,6 +182,7 @@ func (w *world) setPod(p *v1.Pod, now time.Time) (*kjob, bool) {
 	}
 	w.pods[pi.uid] = pi
 	w.noteAnti(pi.uid, pi.t)
+	w.noteAsking(pi.uid, pi.t)
 	if pi.groupErr != "" {
 		w.conflicts[pi.uid] = pi
 	} else {
@@ -235,6 +241,7 @@ func (w *world) deletePod(uid types.UID, now time.Time) *kjob {
 	}
 	delete(w.pods, uid)
 	delete(w.anti, uid)
+	delete(w.asking, uid)
 	delete(w.conflicts, uid)
 	delete(w.assumed, uid)
 	delete(w.deleted, uid)
