@@ -71,6 +71,11 @@ func (a applier) Start(x engine.Assignment) error {
 // the first node.
 func (r *round) start(rj *rjob, gpus []model.GPU) {
 	kj, mj := rj.kj, rj.kj.mj
+	if why := r.veto(rj, gpus); why != "" {
+		rj.setReason(vetoReason(why), true)
+		r.s.kickRound()
+		return
+	}
 	if err := r.state.Start(mj, gpus); err != nil {
 		r.reserve(kj, gpus)
 		rj.setReason(engine.WaitHeld, false)
@@ -237,6 +242,9 @@ func (r *round) refill(replace bool) {
 // addPod binds pending pod p of running job rj on cluster node ni.
 func (r *round) addPod(rj *rjob, p *podInfo, ni int) bool {
 	mj, kj := rj.kj.mj, rj.kj
+	if !r.admitsPod(p, ni) {
+		return false
+	}
 	b := []podBind{{uid: p.uid, ns: p.ns, name: p.name, node: r.cluster.Nodes[ni].Name, seen: p.seen}}
 	if why := r.draAllocate(b); why != "" {
 		return false
@@ -292,6 +300,7 @@ func (r *round) reasons(plan *engine.Plan) {
 	}
 	for _, rj := range r.jobs {
 		why := rj.reason
+		own := why != ""
 		switch {
 		case why != "":
 		case r.cluster == nil:
@@ -302,6 +311,9 @@ func (r *round) reasons(plan *engine.Plan) {
 			why = trace[rj.kj.key]
 		default:
 			why = engine.WaitBehind
+		}
+		if !own && len(rj.bound) == 0 && !rj.started {
+			why = r.filterSummary(rj, why)
 		}
 		rj.why = why
 		for _, p := range rj.pending {

@@ -58,6 +58,7 @@ func TestDeployManifests(t *testing.T) {
 		{"update", "resourceclaims.resource.k8s.io/status", "team-a", true},
 		{"create", "resourceclaims.resource.k8s.io", "team-a", false}, {"delete", "resourceclaims.resource.k8s.io", "team-a", false},
 		{"update", "resourceslices.resource.k8s.io", "", false},
+		{"watch", "persistentvolumeclaims", "team-a", true}, {"watch", "persistentvolumes", "", true}, {"watch", "namespaces", "", true},
 		// and no more:
 		{"create", "pods", "team-a", false}, {"update", "pods/status", "team-a", false},
 		{"get", "secrets", "team-a", false}, {"update", "nodes", "", false}, {"delete", "nodes", "", false},
@@ -65,6 +66,7 @@ func TestDeployManifests(t *testing.T) {
 		{"create", "leases.coordination.k8s.io", "team-a", false},
 		{"delete", "jobs.batch", "team-a", false}, {"delete", "configmaps", "team-a", false},
 		{"patch", "podgroups.scheduling.k8s.io", "team-a", false}, {"delete", "podgroups.scheduling.k8s.io", "team-a", false},
+		{"update", "persistentvolumeclaims", "team-a", false}, {"update", "namespaces", "", false},
 	} {
 		args := []string{"auth", "can-i", tc.verb, tc.resource, "--as", serviceAccount}
 		if res, sub, ok := strings.Cut(tc.resource, "/"); ok && (strings.HasPrefix(res, "pods") || strings.HasPrefix(res, "podgroups") || strings.HasPrefix(res, "resourceclaims")) {

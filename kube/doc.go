@@ -34,6 +34,21 @@
 // offers its allocatable less what every pod bound there asks, save
 // gpusched's running jobs, which the state charges.
 //
+// Every pod gpusched binds passes kube-scheduler's filters on its node
+// (docs/KUBERNETES.md, "Node filters"): taints and node affinity
+// (eligible.go), bound volumes' node affinity and zones (volumes.go), and
+// the filters that look at other pods — host ports, required pod affinity
+// and anti-affinity (the placed pods' too), DoNotSchedule topology spread
+// — with kube-scheduler 1.36's semantics (filters.go reads a pod's terms,
+// affinity.go evaluates them against a round's topo of placed pods). A
+// round whose waiting jobs such filters concern builds a filterRound
+// (podfilter.go): the pod placer places those jobs on the nodes that admit
+// them, pod by pod where their pods constrain one another (spread.go),
+// swaps nodes the placer ranks alike for those kube-scheduler's
+// preferences score higher (preferences.go), and Start re-checks them
+// against the pods bound earlier in the round. Waiting pods name the
+// filters that rule nodes out in kube-scheduler's words (reasons.go).
+//
 // A round (round.go, state.go) builds the model cluster and state from the
 // world, runs engine.Schedule, and carries the plan out with engine.Apply
 // and this package's Applier (apply.go): Start binds a gang's pods through

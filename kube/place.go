@@ -40,15 +40,37 @@ type podPlacer struct {
 	// shapes is the current round's; the scheduler replaces the map's
 	// content before each round.
 	shapes *shapes
-	hidden []model.GPU
+	// filters is the current round's filterRound (podfilter.go), nil
+	// when no job needs it.
+	filters **filterRound
+	hidden  []model.GPU
 }
 
 // Name returns the inner placer's name.
 func (p *podPlacer) Name() string { return p.inner.Name() }
 
-// Place implements engine.Placer.
+// Place implements engine.Placer. In a round with dynamic jobs
+// (podfilter.go) it places those with placeDyn and notes every answer.
 func (p *podPlacer) Place(s *model.State, pool *engine.Pool, j *model.Job, n int, types engine.TypeSet) engine.Placement {
 	sh := p.shapes.of(j)
+	if p.filters == nil || *p.filters == nil {
+		return p.place(s, pool, j, n, types, sh)
+	}
+	fr := *p.filters
+	var pl engine.Placement
+	if dj := fr.dyn[j]; dj != nil {
+		pl = p.placeDyn(s, pool, j, n, types, fr.shape(dj), fr)
+	} else {
+		pl = p.place(s, pool, j, n, types, sh)
+	}
+	if pl.GPUs != nil {
+		fr.answered(j, pl.GPUs)
+	}
+	return pl
+}
+
+// place places a job whose filters do not look at other pods.
+func (p *podPlacer) place(s *model.State, pool *engine.Pool, j *model.Job, n int, types engine.TypeSet, sh shape) engine.Placement {
 	if n <= 0 || n%sh.pod != 0 {
 		return engine.Placement{}
 	}

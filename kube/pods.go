@@ -66,6 +66,9 @@ type podInfo struct {
 	// stripped pod they are matched with.
 	sig string
 	obj *v1.Pod
+	// t is what it asks of, and is to, the filters that look at other
+	// pods (filters.go).
+	t *terms
 	// cond is the message of the pod's PodScheduled=False condition, ""
 	// when it has none.
 	cond string
@@ -92,7 +95,7 @@ type podInfo struct {
 func newPodInfo(p *v1.Pod) *podInfo {
 	pi := &podInfo{uid: p.UID, ns: p.Namespace, name: p.Name, created: p.CreationTimestamp.Time,
 		gpus: podGPUs(&p.Spec), req: podRequests(p), node: p.Spec.NodeName, deleting: p.DeletionTimestamp != nil, index: -1,
-		ann: p.Annotations, sig: constraintSig(p), obj: p}
+		ann: p.Annotations, sig: constraintSig(p), obj: p, t: podTerms(p)}
 	for _, k := range []string{annCompletionIndex, annVolcanoIndex} {
 		if s, ok := p.Annotations[k]; ok {
 			if i, err := strconv.Atoi(s); err == nil && i >= 0 {
@@ -200,7 +203,11 @@ func constraintSig(p *v1.Pod) string {
 		Aff *v1.NodeSelector  `json:"a,omitempty"`
 		Tol []v1.Toleration   `json:"t,omitempty"`
 		DRA bool              `json:"d,omitempty"` // it has ResourceClaims (gpuSourceFits)
+		Vol []string          `json:"v,omitempty"`
 	}{Sel: p.Spec.NodeSelector, Tol: p.Spec.Tolerations, DRA: len(p.Spec.ResourceClaims) > 0}
+	if claims := volumeClaims(p); len(claims) > 0 {
+		c.Vol = append([]string{p.Namespace}, claims...) // the claims' volumes constrain nodes
+	}
 	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil {
 		c.Aff = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
 	}
@@ -219,14 +226,7 @@ func stripPod(obj any) (any, error) {
 	out := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID,
 		ResourceVersion: p.ResourceVersion, CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
 		DeletionGracePeriodSeconds: p.DeletionGracePeriodSeconds, OwnerReferences: p.OwnerReferences}}
-	for _, k := range []string{LabelJob, LabelVolcanoGroup, LabelCoschedulingGroup, LabelJobSet, LabelKueueGroup} {
-		if v := p.Labels[k]; v != "" {
-			if out.Labels == nil {
-				out.Labels = map[string]string{}
-			}
-			out.Labels[k] = v
-		}
-	}
+	out.Labels = p.Labels // pod affinity and spread select pods by any label
 	for k, v := range p.Annotations {
 		if strings.HasPrefix(k, annPrefix) || k == annCompletionIndex || k == annVolcanoIndex || k == annVolcanoTask || k == AnnVolcanoGroup || k == AnnKueueGroupCount {
 			if out.Annotations == nil {
@@ -241,10 +241,9 @@ func stripPod(obj any) (any, error) {
 	s.Hostname, s.Subdomain = p.Spec.Hostname, p.Spec.Subdomain
 	s.SchedulingGates, s.SchedulingGroup = p.Spec.SchedulingGates, p.Spec.SchedulingGroup
 	out.Status.PodIP = p.Status.PodIP
-	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-		s.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
-			RequiredDuringSchedulingIgnoredDuringExecution: a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution}}
-	}
+	s.Affinity = keepAffinity(p.Spec.Affinity)
+	s.TopologySpreadConstraints = p.Spec.TopologySpreadConstraints
+	s.Volumes = keepVolumeClaims(p.Spec.Volumes)
 	keepRequests(out, p)
 	keepClaims(out, p)
 	out.Status.Phase = p.Status.Phase
@@ -263,11 +262,14 @@ type foreignPod struct {
 	node string
 	gpus int64
 	req  model.Resources
+	// t is what it is to the filters that look at other pods (its
+	// labels, host ports, anti-affinity).
+	t *terms
 }
 
 // same reports whether two readings of a foreign pod count alike.
 func (f foreignPod) same(o foreignPod) bool {
-	return f.node == o.node && f.gpus == o.gpus && f.req.Equal(o.req)
+	return f.node == o.node && f.gpus == o.gpus && f.req.Equal(o.req) && sameTerms(f.t, o.t)
 }
 
 // stripForeign is the transform of the informer of other schedulers'
@@ -277,8 +279,13 @@ func stripForeign(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	out := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion}}
+	out := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
+		Labels: p.Labels, DeletionTimestamp: p.DeletionTimestamp}}
 	out.Spec.NodeName = p.Spec.NodeName
+	if a := p.Spec.Affinity; a != nil && a.PodAntiAffinity != nil && len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0 {
+		out.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution}}
+	}
 	keepRequests(out, p)
 	out.Status.Phase = p.Status.Phase
 	return out, nil

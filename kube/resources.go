@@ -164,6 +164,7 @@ func keepContainers(cs []v1.Container) []v1.Container {
 	out := make([]v1.Container, len(cs))
 	for i, c := range cs {
 		out[i].Name, out[i].RestartPolicy = c.Name, c.RestartPolicy
+		out[i].Ports = keepHostPorts(c.Ports)
 		out[i].Resources.Requests = c.Resources.Requests
 		if _, ok := c.Resources.Requests[ResourceGPU]; !ok {
 			if q, ok := c.Resources.Limits[ResourceGPU]; ok {

@@ -56,8 +56,10 @@ type round struct {
 	jobs    []*rjob
 	byModel map[*model.Job]*rjob
 	claims  []engine.Assignment
-	// sigs caches node eligibility by constraint signature.
-	sigs map[string]*sigInfo
+	// sigs caches node eligibility by constraint signature; summaries the
+	// wait reasons' account of the nodes (reasons.go).
+	sigs      map[string]*sigInfo
+	summaries map[summaryKey]summary
 	// victims are the pods deleted this round (reservations wait for them).
 	victims []types.UID
 	work    tasks
@@ -119,10 +121,12 @@ func (r *round) run() {
 	r.restarts()
 	r.reservations()
 	defer r.elasticTail()
+	r.s.filters, r.s.shapes = nil, nil
 	if !r.buildState() {
 		r.reasons(nil)
 		return
 	}
+	r.s.filters = r.podFilters()
 	a := applier{r}
 	if len(r.claims) > 0 {
 		if err := engine.Apply(engine.Plan{Start: r.claims}, a); err != nil {
@@ -476,6 +480,8 @@ func (r *round) neverFits(rj *rjob) string {
 	switch {
 	case st.allowed == 0 && rj.set.gpuType != "":
 		return fmt.Sprintf("no Ready node with GPU type %s (%s) accepts its pods", rj.set.gpuType, AnnGPUType)
+	case st.allowed == 0 && r.volumeWait(rj) != "":
+		return r.volumeWait(rj)
 	case st.allowed == 0:
 		return "no Ready node with nvidia.com/gpu accepts its pods (node selector, node affinity or taints)"
 	case rj.pod > st.biggest:
@@ -527,7 +533,7 @@ func (r *round) sigOf(rj *rjob) *sigInfo {
 	for i, n := range r.nodes {
 		usable[i] = true
 		for _, p := range pods {
-			if !r.s.elig.accepts(r.w.nodesVersion, p.sig, p.obj, n) {
+			if !r.s.elig.accepts(r.w.nodesVersion, p.sig, p.obj, n) || r.w.volumeReason(p.obj, n.obj) != "" {
 				usable[i] = false
 				break
 			}

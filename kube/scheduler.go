@@ -70,6 +70,10 @@ type Scheduler struct {
 	groups  chan groupTask
 	hosts   *hostsQueue
 	elastic *elasticMetrics
+
+	// filters is the current round's filterRound (podfilter.go), read by
+	// the pod placer.
+	filters *filterRound
 }
 
 // New builds a scheduler that talks to the API server through client.
@@ -82,7 +86,9 @@ func New(client kubernetes.Interface, cfg Config) (*Scheduler, error) {
 		warned: map[string]bool{}, binds: make(chan bindTask, 1024), deletes: make(chan deleteTask, 1024),
 		status: newStatusQueue(), owners: make(chan ownerPatch, 256), groups: make(chan groupTask, 256), hosts: newHostsQueue()}
 	opts := *cfg.Options
-	opts.WrapPlacer = func(p engine.Placer) engine.Placer { return &podPlacer{inner: p, shapes: &s.shapes} }
+	opts.WrapPlacer = func(p engine.Placer) engine.Placer {
+		return &podPlacer{inner: p, shapes: &s.shapes, filters: &s.filters}
+	}
 	if s.engine, err = recipe.New(cfg.Names, opts); err != nil {
 		return nil, configErrorf("%w", err)
 	}
@@ -148,6 +154,8 @@ func (s *Scheduler) watch(ctx context.Context) error {
 	informers, transforms, handlers = append(informers, vi...), append(transforms, vt...), append(handlers, vh...)
 	di, dt, dh := s.draInformers()
 	informers, transforms, handlers = append(informers, di...), append(transforms, dt...), append(handlers, dh...)
+	vi, vt, vh = s.volumeInformers()
+	informers, transforms, handlers = append(informers, vi...), append(transforms, vt...), append(handlers, vh...)
 	for i, inf := range informers {
 		if err := inf.SetTransform(transforms[i]); err != nil {
 			return fmt.Errorf("kube: informer: %w", err)

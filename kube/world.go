@@ -52,13 +52,25 @@ type world struct {
 	failed []deleteTask
 	// dra is what gpusched knows of resource.k8s.io (dra.go).
 	dra draWorld
+	// anti holds the pods (gpusched's and others') with required pod
+	// anti-affinity: while there are none, only pods that ask for ports,
+	// pod affinity or spread need the filters that look at other pods.
+	anti map[types.UID]bool
+	// asking holds gpusched's pods that ask something of the filters that
+	// look at other pods, or have preferences (rounds without any, and
+	// without anti, skip those filters at once).
+	asking map[types.UID]bool
+	// vol holds the PersistentVolumeClaims and PersistentVolumes
+	// (volumes.go).
+	vol volumes
 }
 
 func newWorld() *world {
 	return &world{nodes: map[string]*nodeInfo{}, foreign: map[types.UID]foreignPod{}, pods: map[types.UID]*podInfo{},
 		jobs: map[string]*kjob{}, owners: map[types.UID]*ownerInfo{}, assumed: map[types.UID]string{},
 		deleted: map[types.UID]bool{}, groups: map[string]string{}, groupWant: map[string]string{},
-		pgroups: map[string]*podGroup{}, conflicts: map[types.UID]*podInfo{}, dra: newDRAWorld()}
+		pgroups: map[string]*podGroup{}, conflicts: map[types.UID]*podInfo{}, dra: newDRAWorld(), anti: map[types.UID]bool{},
+		asking: map[types.UID]bool{}}
 }
 
 // kjob is one job: the pods of gpusched's that share a job key, and what
@@ -172,6 +184,8 @@ func (w *world) setPod(p *v1.Pod, now time.Time) (*kjob, bool) {
 		}
 	}
 	w.pods[pi.uid] = pi
+	w.noteAnti(pi.uid, pi.t)
+	w.noteAsking(pi.uid, pi.t)
 	if pi.groupErr != "" {
 		w.conflicts[pi.uid] = pi
 	} else {
@@ -229,6 +243,8 @@ func (w *world) deletePod(uid types.UID, now time.Time) *kjob {
 		return nil
 	}
 	delete(w.pods, uid)
+	delete(w.anti, uid)
+	delete(w.asking, uid)
 	delete(w.conflicts, uid)
 	delete(w.assumed, uid)
 	delete(w.deleted, uid)
@@ -273,12 +289,13 @@ func (w *world) deleteNode(name string) {
 // reports whether a round should look: the pod changed on a node with
 // GPUs.
 func (w *world) setForeign(p *v1.Pod) bool {
-	fp := foreignPod{node: p.Spec.NodeName, gpus: podGPUs(&p.Spec), req: podRequests(p)}
+	fp := foreignPod{node: p.Spec.NodeName, gpus: podGPUs(&p.Spec), req: podRequests(p), t: podTerms(p)}
 	if fp.node == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
 		return w.deleteForeign(p.UID)
 	}
 	old, had := w.foreign[p.UID]
 	w.foreign[p.UID] = fp
+	w.noteAnti(p.UID, fp.t)
 	return (!had || !old.same(fp)) && (w.gpuNode(fp.node) || had && w.gpuNode(old.node))
 }
 
@@ -287,6 +304,7 @@ func (w *world) setForeign(p *v1.Pod) bool {
 func (w *world) deleteForeign(uid types.UID) bool {
 	old, had := w.foreign[uid]
 	delete(w.foreign, uid)
+	delete(w.anti, uid)
 	return had && w.gpuNode(old.node)
 }
 
