@@ -208,9 +208,8 @@ func (p *Pool) noteShort(j *model.Job, req model.Vec, n int, fit TypeSet) {
 // being placed because the node lacks its other resources (they stay free
 // for other jobs).
 func (p *Pool) Hidden(n int) int {
-	p.settle()
-	if len(p.vec.hidOn) == 0 {
-		return 0
+	if p.vec.hid.lazy || len(p.vec.hidOn) == 0 {
+		return 0 // a lazy hiding hides nothing
 	}
 	return int(p.vec.hidOn[n])
 }
