@@ -22,6 +22,7 @@ import (
 	"github.com/gpusched/gpusched/service/forecast"
 	"github.com/gpusched/gpusched/service/learn"
 	"github.com/gpusched/gpusched/service/logs"
+	"github.com/gpusched/gpusched/service/queues"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -90,9 +91,9 @@ type Scheduler struct {
 	// eta holds the latest forecast of starts and finishes (eta.go).
 	eta *forecast.Cache
 	// quota is the engine's queue layer, nil without queues (queues.go);
-	// usageSaved is when its usage was last written.
-	quota      *quota.Policy
-	usageSaved time.Time
+	// usage keeps its fair-share usage in the store.
+	quota *quota.Policy
+	usage *queues.Usage
 	// energy is seed 002 on live machines and the energy accounting
 	// (package energy, energy.go).
 	energy *energy.Live
@@ -137,6 +138,7 @@ func New(cfg Config) (*Scheduler, error) {
 		}
 		s.store, s.ownStore = b, true
 	}
+	s.usage = queues.NewUsage(s.quota, s.store, s.log)
 	if s.metrics, err = newMetrics(s, cfg.Registerer); err != nil {
 		s.closeStore()
 		return nil, err
@@ -145,7 +147,7 @@ func New(cfg Config) (*Scheduler, error) {
 		s.closeStore()
 		return nil, err
 	}
-	if err := s.loadUsage(context.Background()); err != nil {
+	if err := s.usage.Load(context.Background()); err != nil {
 		s.closeStore()
 		return nil, err
 	}
