@@ -9,6 +9,7 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/profile"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/forecast"
 	"github.com/gpusched/gpusched/service/learn"
 )
 
@@ -139,7 +140,7 @@ func (s *Scheduler) Profiles(prerun bool) []api.ProfileEntry {
 func (s *Scheduler) noteStart(j *job, now time.Time) {
 	s.learned.Started(j.rec.ID, now)
 	if tab, ok := s.profileTable(); ok && j.mj != nil {
-		if fj, ok := s.forecastJob(j, tab, now); ok {
+		if fj, ok := forecast.JobOf(s.live(j), tab, s.cluster, s.learned.History(), now); ok {
 			s.learned.Estimate(j.rec.ID, fj.Length, now)
 		}
 	}
@@ -166,13 +167,6 @@ func (s *Scheduler) ETAAccuracy() api.ETAAccuracy {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.learned.Accuracy()
-}
-
-// measuredRate returns running job rec's steps/s in its current execution
-// and the number of its reports (learn.Series.MeasuredRate). Called with
-// s.mu held.
-func (s *Scheduler) measuredRate(rec *record) (float64, int) {
-	return s.learned.Series.MeasuredRate(rec.ID, rec.Attempt, rec.Generation)
 }
 
 // Series returns what the dashboard draws for job id: its current
