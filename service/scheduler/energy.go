@@ -8,6 +8,7 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/energy"
+	"github.com/gpusched/gpusched/service/nodes"
 	"github.com/gpusched/gpusched/service/replay"
 )
 
@@ -43,8 +44,8 @@ func (w world) Node(name string) (energy.Node, bool) {
 	if n == nil {
 		return energy.Node{}, false
 	}
-	return energy.Node{Name: n.name, Addr: n.masterAddr(), Type: n.typ, GPUs: n.gpus, Ready: n.ready,
-		Unmetered: n.unmetered, Working: len(n.work) > 0}, true
+	return energy.Node{Name: n.Name, Addr: n.MasterAddr(), Type: n.Type, GPUs: n.GPUs, Ready: n.Ready,
+		Unmetered: n.Unmetered, Working: len(n.Work) > 0}, true
 }
 
 // Cluster implements energy.World.
@@ -117,7 +118,7 @@ func (s *Scheduler) noteRan(rec *record, now time.Time) {
 	rec.Ran.GPUs = len(rec.Alloc)
 	for _, rr := range rec.Replicas {
 		if n := s.nodes[rr.Node]; n != nil && rr.Member() {
-			rec.Ran.Type = n.typ
+			rec.Ran.Type = n.Type
 			break
 		}
 	}
@@ -176,18 +177,18 @@ func (s *Scheduler) energyJobs() []api.JobEnergyUse {
 // replayInputs returns the ready nodes and the jobs that ran, for the
 // replay. Called with s.mu held.
 func (s *Scheduler) replayInputs() ([]replay.Node, []replay.Job) {
-	var nodes []replay.Node
+	var out []replay.Node
 	var ready []*node
 	for _, name := range slicesSortedKeys(s.nodes) {
-		if n := s.nodes[name]; n.ready {
+		if n := s.nodes[name]; n.Ready {
 			ready = append(ready, n)
 		}
 	}
 	for _, n := range ready {
-		t := s.gpuType(n.typ, ready)
-		rn := replay.Node{Name: n.name, GPUType: n.typ, MemMiB: t.MemMiB, TFLOPS: t.TFLOPS, GPUs: len(n.gpus)}
+		t := nodes.GPUType(n.Type, ready)
+		rn := replay.Node{Name: n.Name, GPUType: n.Type, MemMiB: t.MemMiB, TFLOPS: t.TFLOPS, GPUs: len(n.GPUs)}
 		s.energy.ReplayPower(world{s}, &rn)
-		nodes = append(nodes, rn)
+		out = append(out, rn)
 	}
 	now := s.now()
 	var jobs []replay.Job
@@ -202,7 +203,7 @@ func (s *Scheduler) replayInputs() ([]replay.Node, []replay.Job) {
 			jobs = append(jobs, rj)
 		}
 	}
-	return nodes, jobs
+	return out, jobs
 }
 
 // anyRunning reports whether a job runs. Called with s.mu held.

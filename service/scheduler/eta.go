@@ -114,7 +114,7 @@ func (s *Scheduler) live(j *job) forecast.Live {
 func (s *Scheduler) liveNodes() []forecast.LiveNode {
 	out := make([]forecast.LiveNode, 0, len(s.nodes))
 	for name, n := range s.nodes {
-		out = append(out, forecast.LiveNode{Name: name, Ready: n.ready, GPUs: len(n.gpus)})
+		out = append(out, forecast.LiveNode{Name: name, Ready: n.Ready, GPUs: len(n.GPUs)})
 	}
 	return out
 }

@@ -95,10 +95,10 @@ func (s *Scheduler) jobGPUType(rec *record) string {
 			continue
 		}
 		n := s.nodes[rr.Node]
-		if n == nil || (typ != "" && n.typ != typ) {
+		if n == nil || (typ != "" && n.Type != typ) {
 			return ""
 		}
-		typ = n.typ
+		typ = n.Type
 	}
 	return typ
 }

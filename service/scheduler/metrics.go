@@ -71,13 +71,13 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	used, total := map[string]int{}, map[string]int{}
 	nodes := map[api.NodeState]int{api.NodeReady: 0, api.NodeDown: 0}
 	for name, n := range s.nodes {
-		if !n.ready {
+		if !n.Ready {
 			nodes[api.NodeDown]++
 			continue
 		}
 		nodes[api.NodeReady]++
-		total[n.typ] += len(n.gpus)
-		used[n.typ] += s.usedGPUs(name)
+		total[n.Type] += len(n.GPUs)
+		used[n.Type] += s.usedGPUs(name)
 	}
 	s.mu.Unlock()
 	for _, st := range api.States() {

@@ -23,31 +23,31 @@ func (s *Scheduler) Cluster() api.ClusterView {
 	for _, name := range slicesSortedKeys(s.nodes) {
 		n := s.nodes[name]
 		used := s.usedGPUs(name)
-		v := api.NodeView{Node: n.view(used)}
+		v := api.NodeView{Node: n.View(used)}
 		v.Energy = s.energy.NodeView(world{s}, name, used)
-		if len(n.gpus) > 0 && n.ready {
-			v.Load = float64(used) / float64(len(n.gpus))
+		if len(n.GPUs) > 0 && n.Ready {
+			v.Load = float64(used) / float64(len(n.GPUs))
 		}
-		if last := s.energy.LastReading(name); last != nil && n.ready {
+		if last := s.energy.LastReading(name); last != nil && n.Ready {
 			w := readingWatts(last)
 			v.PowerW, v.PowerAt = &w, ptr(last.At.UTC())
 			out.PowerW += w
 		}
 		out.Nodes = append(out.Nodes, v)
-		for _, g := range n.gpus {
+		for _, g := range n.GPUs {
 			t := types[g.Type]
 			if t == nil {
 				t = &api.TypeView{Type: g.Type}
 				types[g.Type] = t
 			}
 			t.GPUs++
-			if !n.ready {
+			if !n.Ready {
 				t.Down++
 			}
 		}
-		if t := types[n.typ]; t != nil && n.ready {
+		if t := types[n.Type]; t != nil && n.Ready {
 			t.Busy += used
-			t.Free += len(n.gpus) - used
+			t.Free += len(n.GPUs) - used
 		}
 	}
 	for _, t := range types {

@@ -92,7 +92,7 @@ func (s *Scheduler) settling(now time.Time) bool {
 		return false
 	}
 	for _, n := range s.nodes {
-		if n.pending {
+		if n.Pending {
 			return true
 		}
 	}

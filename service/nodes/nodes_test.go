@@ -1,0 +1,80 @@
+package nodes
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/service/api"
+)
+
+func gpus(typ string, mem int, n int) []api.GPU {
+	out := make([]api.GPU, n)
+	for i := range out {
+		out[i] = api.GPU{Index: i * 2, Type: typ, MemMiB: mem}
+	}
+	return out
+}
+
+// TestCluster: three ready nodes given out of order become a cluster
+// sorted by name, one GPU type per kind (the catalog's v100, an unknown
+// type with the smallest memory reported); a requested resource no node
+// declares is modelled with zero capacity on the first node.
+func TestCluster(t *testing.T) {
+	if c, idx, err := Cluster(nil, nil); c != nil || idx != nil || err != nil {
+		t.Fatalf("Cluster(nil) = %v, %v, %v; want nothing", c, idx, err)
+	}
+	b := New("b", "", gpus("x1", 4000, 2), model.Resources{model.ResourceCPU: 8000})
+	a := New("a", "", gpus("v100", 16384, 4), nil)
+	c2 := New("c", "", append(gpus("x1", 3000, 1), api.GPU{Index: 9, Type: "x1"}), nil)
+	c, idx, err := Cluster([]*Node{b, c2, a}, map[string]bool{model.ResourceCPU: true, "fpga": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idx["a"] != 0 || idx["b"] != 1 || idx["c"] != 2 || len(c.Nodes) != 3 {
+		t.Fatalf("indices %v, nodes %+v", idx, c.Nodes)
+	}
+	if len(c.Types) != 2 || c.Types[0].Name != "v100" || c.Types[1] != (model.GPUType{Name: "x1", MemMiB: 3000, TFLOPS: 1}) {
+		t.Errorf("types %+v", c.Types)
+	}
+	if c.Nodes[0].Capacity["fpga"] != 0 || len(c.Nodes[0].Capacity) != 1 {
+		t.Errorf("first node's capacity %v, want fpga: 0 only (cpu is declared by b)", c.Nodes[0].Capacity)
+	}
+	if got := GPUType("x2", []*Node{New("d", "", []api.GPU{{Type: "x2"}}, nil)}); got.MemMiB != math.MaxInt32 {
+		t.Errorf("GPUType of a type without memory = %+v, want memory unchecked", got)
+	}
+}
+
+func TestNode(t *testing.T) {
+	n := New("n0", "", gpus("v100", 16384, 2), model.Resources{model.ResourceCPU: 4000})
+	if n.Pos(2) != 1 || n.Pos(1) != -1 || n.MasterAddr() != "n0" {
+		t.Fatalf("Pos(2) = %d, Pos(1) = %d, MasterAddr = %q", n.Pos(2), n.Pos(1), n.MasterAddr())
+	}
+	n.Addr, n.Ready, n.Version = "10.0.0.1", true, 7
+	r2, r1 := api.ReplicaID("j2", 1, 0), api.ReplicaID("j1", 1, 1)
+	n.Work[r2], n.Work[r1] = api.Replica{ID: r2}, api.Replica{ID: r1}
+	n.Removed[api.ReplicaID("j3", 1, 0)] = Removal{Job: "j3", At: 6}
+	w := n.Snapshot()
+	if w.Version != 7 || len(w.Replicas) != 2 || w.Replicas[0].ID != r1 {
+		t.Errorf("Snapshot = %+v, want version 7, replicas by ID", w)
+	}
+	v := n.View(1)
+	if v.State != api.NodeReady || v.GPUsUsed != 1 || v.Capacity["cpu"] != "4" || n.MasterAddr() != "10.0.0.1" {
+		t.Errorf("View = %+v", v)
+	}
+	if fmt.Sprint(v.Replicas) != "[j1/1 j2/0 j3/0]" {
+		t.Errorf("View's replicas %v, want [j1/1 j2/0 j3/0] (the removed one too)", v.Replicas)
+	}
+	if r := n.Record(); r.Down || r.Addr != "10.0.0.1" {
+		t.Errorf("Record of a ready node = %+v", r)
+	}
+	n.Ready = false
+	if r := n.Record(); !r.Down {
+		t.Errorf("Record of a down node = %+v, want down", r)
+	}
+	n.Pending = true
+	if r := n.Record(); r.Down {
+		t.Errorf("Record of a pending node = %+v, want not down", r)
+	}
+}
