@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/gpusched/gpusched/core/model"
@@ -178,21 +177,5 @@ func (s *Scheduler) Series(id string) (api.JobSeries, error) {
 	if j == nil {
 		return api.JobSeries{}, noJob(id)
 	}
-	out := api.JobSeries{Job: id, Replicas: []api.ReplicaInfo{}, Progress: []api.ProgressPoint{}, Power: []api.PowerPoint{}}
-	for _, rr := range j.rec.Replicas {
-		ri := api.ReplicaInfo{ID: rr.ID, Node: rr.Node, GPUs: slices.Clone(rr.GPUs), State: "running"}
-		switch {
-		case rr.Lost:
-			ri.State = "lost"
-		case rr.Left && !rr.Done:
-			ri.State = "left"
-		case rr.Done:
-			ri.State, ri.ExitCode = "exited", ptr(rr.ExitCode)
-		}
-		out.Replicas = append(out.Replicas, ri)
-	}
-	progress, power := s.learned.Series.Points(id)
-	out.Progress = append(out.Progress, progress...)
-	out.Power = append(out.Power, power...)
-	return out, nil
+	return s.learned.Series.View(id, j.rec.Replicas), nil
 }

@@ -35,7 +35,7 @@ func (s *Scheduler) load(ctx context.Context) error {
 		maxSeq = max(maxSeq, seq)
 		s.addJob(&job{rec: rec, seq: seq})
 	}
-	floor, err := s.loadSeqFloor(ctx)
+	floor, err := ledger.ReadSeqFloor(ctx, s.store)
 	if err != nil {
 		return err
 	}
