@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
@@ -76,5 +77,56 @@ func TestNode(t *testing.T) {
 	n.Pending = true
 	if r := n.Record(); r.Down {
 		t.Errorf("Record of a pending node = %+v, want not down", r)
+	}
+}
+
+// TestClusterView: a ready node of 4 v100s with 3 held and a reading of
+// its GPUs (100 W + 50 W), a down node of 2 v100s with a BMC reading (not
+// counted: it is down) and a ready node of one k80 with a BMC reading of
+// 300 W.
+func TestClusterView(t *testing.T) {
+	a, b, c := New("a", "", gpus("v100", 16384, 4), nil), New("b", "", gpus("v100", 16384, 2), nil), New("c", "", gpus("k80", 12000, 1), nil)
+	a.Ready, c.Ready = true, true
+	at := time.Unix(100, 0)
+	usage := map[string]Usage{
+		"a": {Used: 3, Last: &api.PowerReading{At: at, GPUs: []api.GPUPower{{Watts: 100}, {Watts: 50}}}},
+		"b": {Last: &api.PowerReading{At: at, NodeW: 900}},
+		"c": {Last: &api.PowerReading{At: at, NodeW: 300, GPUs: []api.GPUPower{{Watts: 200}}}},
+	}
+	jobs := map[api.State]int{api.Running: 2}
+	v := ClusterView([]*Node{a, b, c}, func(n *Node) Usage { return usage[n.Name] }, jobs)
+	if v.PowerW != 450 || v.Jobs[api.Running] != 2 || len(v.Nodes) != 3 {
+		t.Fatalf("view %+v, want 450 W, 2 running jobs, 3 nodes", v)
+	}
+	if n := v.Nodes[0]; n.Load != 0.75 || *n.PowerW != 150 || !n.PowerAt.Equal(at) {
+		t.Errorf("node a = %+v", n)
+	}
+	if n := v.Nodes[1]; n.Load != 0 || n.PowerW != nil {
+		t.Errorf("down node b = %+v, want no load nor power", n)
+	}
+	want := []api.TypeView{{Type: "k80", GPUs: 1, Free: 1}, {Type: "v100", GPUs: 6, Busy: 3, Free: 1, Down: 2}}
+	if fmt.Sprint(v.Types) != fmt.Sprint(want) {
+		t.Errorf("types %+v, want %+v", v.Types, want)
+	}
+}
+
+func TestUsedResources(t *testing.T) {
+	n := New("a", "", gpus("v100", 16384, 1), model.Resources{model.ResourceCPU: 8000})
+	c, _, err := Cluster([]*Node{n}, map[string]bool{model.ResourceMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := make(model.Vec, len(c.Resources()))
+	got := UsedResources(n, c, used)
+	if len(got) != 1 || got[model.ResourceCPU] != 0 {
+		t.Errorf("nothing held: %v, want cpu 0 only (declared)", got)
+	}
+	for i, name := range c.Resources() {
+		if name == model.ResourceMemory {
+			used[i] = 1 << 30
+		}
+	}
+	if got := UsedResources(n, c, used); got[model.ResourceMemory] != 1<<30 || len(got) != 2 {
+		t.Errorf("memory held: %v", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/nodes"
 )
 
 // report applies the replicas an agent lists (in a status report or a
@@ -173,14 +174,7 @@ func (s *Scheduler) usedResources(n *node) model.Resources {
 	if !ok || s.state == nil || !s.cluster.Vectored() {
 		return nil
 	}
-	out := model.Resources{}
-	for r, v := range s.state.Used(i) {
-		name := s.cluster.Resources()[r]
-		if _, declared := n.Capacity[name]; declared || v != 0 {
-			out[name] = v
-		}
-	}
-	return out
+	return nodes.UsedResources(n, s.cluster, s.state.Used(i))
 }
 
 // usedGPUs returns the GPUs of a node that jobs hold.
