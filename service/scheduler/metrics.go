@@ -27,7 +27,7 @@ func newMetrics(s *Scheduler, reg prometheus.Registerer) (*metricSet, error) {
 			// 100 µs .. ~3.3 s
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
 	}
-	for _, c := range []prometheus.Collector{m.submissions, m.round, &stateCollector{s: s}, s.energy.Collector(&s.mu, world{s}, s.energyUse)} {
+	for _, c := range []prometheus.Collector{m.submissions, m.round, &stateCollector{s: s}, s.energy.Collector(&s.mu, world{s})} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("server: register metrics: %w", err)
 		}
