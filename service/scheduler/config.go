@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/core/recipe"
+	"github.com/gpusched/gpusched/service/metrics"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -141,25 +142,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
-	return c, c.metricsDefaults()
-}
-
-// metricsDefaults fills in the Prometheus registry.
-func (c *Config) metricsDefaults() error {
-	switch {
-	case c.Registerer == nil && c.Gatherer == nil:
-		r := prometheus.NewRegistry()
-		c.Registerer, c.Gatherer = r, r
-	case c.Registerer == nil:
-		return errors.New("server: a metrics Gatherer needs its Registerer")
-	case c.Gatherer == nil:
-		g, ok := c.Registerer.(prometheus.Gatherer)
-		if !ok {
-			return errors.New("server: the metrics Registerer is no Gatherer; give Config.Gatherer")
-		}
-		c.Gatherer = g
-	}
-	return nil
+	var err error
+	c.Registerer, c.Gatherer, err = metrics.Registry(c.Registerer, c.Gatherer)
+	return c, err
 }
 
 // StorePath returns the path of the bbolt store in a data directory.

@@ -22,7 +22,7 @@ const (
 func (s *Scheduler) schedule() {
 	t0 := time.Now()
 	if s.round(s.now()) {
-		s.metrics.round.Observe(time.Since(t0).Seconds())
+		s.metrics.Round.Observe(time.Since(t0).Seconds())
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/gpusched/gpusched/service/forecast"
 	"github.com/gpusched/gpusched/service/learn"
 	"github.com/gpusched/gpusched/service/logs"
+	"github.com/gpusched/gpusched/service/metrics"
 	"github.com/gpusched/gpusched/service/queues"
 	"github.com/gpusched/gpusched/service/store"
 )
@@ -47,7 +48,7 @@ type Scheduler struct {
 	matrix   *profile.Matrix
 	models   map[string]int
 	ref      model.GPUType
-	metrics  *metricSet
+	metrics  *metrics.Set
 	logs     *logs.Store
 	started  time.Time
 
