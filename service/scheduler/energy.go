@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"cmp"
-	"slices"
 	"time"
 
 	"github.com/gpusched/gpusched/core/model"
@@ -95,11 +94,7 @@ func (w world) Charge(id string, joules float64, modelled bool, d time.Duration,
 
 // Jobs implements energy.World: every job, in order of submission.
 func (w world) Jobs() []energy.Job {
-	list := make([]*job, 0, len(w.s.jobs))
-	for _, j := range w.s.jobs {
-		list = append(list, j)
-	}
-	slices.SortFunc(list, func(a, b *job) int { return cmp.Compare(a.seq, b.seq) })
+	list := bySeq(w.s.jobs)
 	out := make([]energy.Job, len(list))
 	for i, j := range list {
 		out[i] = energy.Job{Rec: &j.rec, State: w.s.viewState(j), Queue: cmp.Or(j.rec.Queue, w.s.defaultQueue())}

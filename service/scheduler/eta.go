@@ -1,9 +1,6 @@
 package scheduler
 
 import (
-	"cmp"
-	"slices"
-
 	"github.com/gpusched/gpusched/core/profile"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/forecast"
@@ -53,11 +50,7 @@ func (s *Scheduler) ETAs() ([]api.ETA, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	list := make([]*job, 0, len(s.active))
-	for _, j := range s.active {
-		list = append(list, j)
-	}
-	slices.SortFunc(list, func(a, b *job) int { return cmp.Compare(a.seq, b.seq) })
+	list := bySeq(s.active)
 	out := make([]api.ETA, len(list))
 	for i, j := range list {
 		out[i] = s.etaOf(f, j)
@@ -91,11 +84,7 @@ func (s *Scheduler) forecast() (*forecast.Served, error) {
 // liveJobs returns the active jobs as forecasts read them, oldest first.
 // Called with s.mu held.
 func (s *Scheduler) liveJobs() []forecast.Live {
-	list := make([]*job, 0, len(s.active))
-	for _, j := range s.active {
-		list = append(list, j)
-	}
-	slices.SortFunc(list, func(a, b *job) int { return cmp.Compare(a.seq, b.seq) })
+	list := bySeq(s.active)
 	out := make([]forecast.Live, len(list))
 	for i, j := range list {
 		out[i] = s.live(j)
