@@ -13,6 +13,7 @@
 //   - queues: the teams' queues — a submission's queue, the queues' view,
 //     their durable fair-share usage;
 //   - metrics: the scheduler's Prometheus counters and state gauges;
+//   - settings: the scheduler's configuration, its defaults and checks;
 //   - access: the lifecycle's rules on behalf of a caller (ownership,
 //     queues, job tokens);
 //   - energy: live energy — power readings, the nodes' and jobs' energy,

@@ -10,6 +10,7 @@
 //     overview.go);
 //   - queues: a submission's queue, the queues' view and usage (queues.go);
 //   - metrics: the Prometheus metrics, from counts (metrics.go);
+//   - settings: Config, its defaults and checks (config.go);
 //   - energy: live energy, through energy.go's World;
 //   - learn: online learning (learn.go);
 //   - forecast: forecasts, from the Live jobs (eta.go);
@@ -46,8 +47,8 @@
 // # Imports
 //
 // The package may import core/, config/, internal/assets and the
-// service's api, store, ledger, nodes, queues, metrics, energy, learn,
-// logs, forecast and replay; never
+// service's api, store, ledger, nodes, queues, metrics, settings, energy,
+// learn, logs, forecast and replay; never
 // net/http, server, client, agent or cli (TestNoTransport checks it).
 // Transports and shells import it.
 //

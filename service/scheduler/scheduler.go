@@ -105,7 +105,7 @@ type Scheduler struct {
 // every job and node the store holds. An error caused by cfg wraps
 // ErrConfig.
 func New(cfg Config) (*Scheduler, error) {
-	cfg, err := cfg.withDefaults()
+	cfg, err := cfg.WithDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
