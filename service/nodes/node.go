@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"strconv"
@@ -103,4 +104,48 @@ func (n *Node) View(used int) api.Node {
 func (n *Node) Record() ledger.Node {
 	return ledger.Node{Name: n.Name, Addr: n.Addr, GPUs: n.GPUs, Down: !n.Ready && !n.Pending,
 		Capacity: api.FormatResources(n.Capacity)}
+}
+
+// Bump gives n's work version (a new one, from the table's counter) and
+// wakes its long-polls.
+func (n *Node) Bump(version int64) {
+	n.Version = version
+	close(n.Changed)
+	n.Changed = make(chan struct{})
+}
+
+// NoteApplied records that the agent has applied work version v (from a
+// long-poll or a status report): a version of this node's, newer than
+// what it was known to have applied.
+func (n *Node) NoteApplied(v int64) {
+	if v > n.Applied && v <= n.Version {
+		n.Applied = v
+	}
+}
+
+// SetAcked sets the exited replicas the node's work acknowledges and
+// reports whether it acknowledges any new one (the work then needs a new
+// version, so that a waiting long-poll delivers them).
+func (n *Node) SetAcked(acked []string) bool {
+	grew := false
+	for _, id := range acked {
+		if !slices.Contains(n.Acked, id) {
+			grew = true
+		}
+	}
+	n.Acked = acked
+	return grew
+}
+
+// Wait waits until changed (a Changed of the node's) is closed, wait has
+// passed, ctx has ended or stopped is closed: a long-poll's wait.
+func Wait(ctx context.Context, changed, stopped <-chan struct{}, wait time.Duration) {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-changed:
+	case <-t.C:
+	case <-ctx.Done():
+	case <-stopped:
+	}
 }

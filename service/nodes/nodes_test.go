@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
@@ -129,4 +130,41 @@ func TestUsedResources(t *testing.T) {
 	if got := UsedResources(n, c, used); got[model.ResourceMemory] != 1<<30 || len(got) != 2 {
 		t.Errorf("memory held: %v", got)
 	}
+}
+
+// TestWork: a bump gives the work a new version and wakes a waiting
+// long-poll; the applied version only moves forward within the node's
+// versions; acknowledging a new exit asks for a bump, the same again not.
+func TestWork(t *testing.T) {
+	n := New("n0", "", gpus("v100", 16384, 1), nil)
+	changed := n.Changed
+	done := make(chan struct{})
+	go func() {
+		Wait(context.Background(), changed, nil, time.Minute)
+		close(done)
+	}()
+	n.Bump(5)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a bump did not wake the long-poll")
+	}
+	if n.Version != 5 || n.Changed == changed {
+		t.Fatalf("after a bump: version %d, the same channel %t", n.Version, n.Changed == changed)
+	}
+	for _, v := range []int64{4, 6, 3} { // 6 is beyond the node's version
+		n.NoteApplied(v)
+	}
+	if n.Applied != 4 {
+		t.Errorf("applied %d, want 4", n.Applied)
+	}
+	if !n.SetAcked([]string{"a"}) || n.SetAcked([]string{"a"}) || n.SetAcked(nil) {
+		t.Error("SetAcked: want a bump for a new acknowledgement only")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	Wait(ctx, n.Changed, nil, time.Minute) // returns: ctx ended
+	stopped := make(chan struct{})
+	close(stopped)
+	Wait(context.Background(), n.Changed, stopped, time.Minute) // returns: stopped
 }

@@ -118,13 +118,11 @@ func (s *Scheduler) Work(ctx context.Context, name string, after int64, wait tim
 		return api.Work{}, err
 	}
 	n.LastSeen = s.now()
-	if after <= n.Version && after > n.Applied {
-		n.Applied = after
-	}
+	n.NoteApplied(after)
 	if after == n.Version {
 		ch := n.Changed
 		s.mu.Unlock()
-		s.waitWork(ctx, ch, wait)
+		nodes.Wait(ctx, ch, s.stopped, wait)
 		s.mu.Lock()
 		if ctx.Err() == nil && n.Ready {
 			n.LastSeen = s.now()
@@ -134,19 +132,6 @@ func (s *Scheduler) Work(ctx context.Context, name string, after int64, wait tim
 	work.Probes = s.energy.ProbeList(world{s}, n.Name)
 	s.mu.Unlock()
 	return work, nil
-}
-
-// waitWork waits until the work changes, the wait ends, ctx ends or the
-// scheduler stops.
-func (s *Scheduler) waitWork(ctx context.Context, changed <-chan struct{}, wait time.Duration) {
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-changed:
-	case <-t.C:
-	case <-ctx.Done():
-	case <-s.stopped:
-	}
 }
 
 // Status takes a status report of node name (a heartbeat with the replicas
@@ -165,9 +150,7 @@ func (s *Scheduler) Status(name string, st api.Status) (api.Work, error) {
 	if err != nil {
 		return api.Work{}, err
 	}
-	if st.Version > n.Applied && st.Version <= n.Version {
-		n.Applied = st.Version
-	}
+	n.NoteApplied(st.Version)
 	s.setAcked(n, acked)
 	s.energy.Reading(world{s}, n.Name, st.Power)
 	s.energy.Probes(world{s}, n.Name, st.Probes)

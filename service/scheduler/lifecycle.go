@@ -252,7 +252,5 @@ func (s *Scheduler) addNode(n *node) *node {
 // bump gives n's work a new version and wakes its long-polls.
 func (s *Scheduler) bump(n *node) {
 	s.version++
-	n.Version = s.version
-	close(n.Changed)
-	n.Changed = make(chan struct{})
+	n.Bump(s.version)
 }

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"fmt"
 	"math/bits"
-	"slices"
 	"strings"
 	"time"
 
@@ -90,14 +89,7 @@ func (s *Scheduler) expected(b *batch, n *node, id string) (*job, int) {
 // acknowledgements give the work a new version so that a waiting long-poll
 // delivers them.
 func (s *Scheduler) setAcked(n *node, acked []string) {
-	grew := false
-	for _, id := range acked {
-		if !slices.Contains(n.Acked, id) {
-			grew = true
-		}
-	}
-	n.Acked = acked
-	if grew {
+	if n.SetAcked(acked) {
 		s.bump(n)
 	}
 }
