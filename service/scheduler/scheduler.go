@@ -65,7 +65,7 @@ type Scheduler struct {
 	running  atomic.Bool
 	runDone  chan struct{}
 	// logSignal fires when a log grows or a job changes state.
-	logSignal signal
+	logSignal logs.Signal
 
 	mu      sync.Mutex
 	jobs    map[string]*job
@@ -292,27 +292,3 @@ func (s *Scheduler) modelNow() model.Time { return model.Time(s.cfg.Clock().Unix
 // writeCtx is the context of state writes: they must finish once started,
 // so that memory never disagrees with the store.
 func writeCtx() context.Context { return context.Background() }
-
-// signal is a broadcast: wait returns a channel closed by the next fire.
-type signal struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
-
-func (g *signal) wait() <-chan struct{} {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.ch == nil {
-		g.ch = make(chan struct{})
-	}
-	return g.ch
-}
-
-func (g *signal) fire() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.ch != nil {
-		close(g.ch)
-		g.ch = nil
-	}
-}
