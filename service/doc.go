@@ -3,10 +3,17 @@
 //
 //   - api: the wire types, strict decoding, job and replica IDs and the
 //     OpenAPI document;
-//   - scheduler: the job lifecycle — durable job records and their
-//     transactions, nodes and their agents' work, the scheduling loop that
-//     runs the core's engine on the real clock and its Plan applier; no
-//     transport;
+//   - scheduler: the job lifecycle — the jobs' transactions, the agents'
+//     protocol, the scheduling loop that runs the core's engine on the
+//     real clock and its Plan applier; no transport;
+//   - ledger: the durable form of jobs and nodes (records, their rules,
+//     reading them back, retention's pruning);
+//   - nodes: the node table (a node's work and views) and the cluster
+//     model of the ready nodes;
+//   - queues: the teams' queues — a submission's queue, the queues' view,
+//     their durable fair-share usage;
+//   - metrics: the scheduler's Prometheus counters and state gauges;
+//   - settings: the scheduler's configuration, its defaults and checks;
 //   - access: the lifecycle's rules on behalf of a caller (ownership,
 //     queues, job tokens);
 //   - energy: live energy — power readings, the nodes' and jobs' energy,
@@ -14,8 +21,8 @@
 //     idle nodes, the energy report — behind a narrow World interface;
 //   - learn: online learning — throughput profiles from progress, what
 //     forecasts learn (bias, accuracy), the jobs' series;
-//   - forecast: start and finish forecasts (the live state simulated
-//     forward);
+//   - forecast: start and finish forecasts (the live state, handed over as
+//     Live jobs, snapshotted and simulated forward);
 //   - logs: the replicas' output as files;
 //   - server: the HTTP transport (the REST API and the agent protocol);
 //   - agent: the node agent that runs replicas under their shims;

@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/gpusched/gpusched/config"
-	"github.com/gpusched/gpusched/core/quota"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/auth"
+	"github.com/gpusched/gpusched/service/queues"
 )
 
 // ErrForbidden: the caller is who it says, but may not do what it asks
@@ -188,7 +188,7 @@ func (g *Guard) canSee(who auth.Identity, j *api.Job) error {
 		return nil
 	case who.Kind == auth.KindUser:
 		return forbidden("", "user %s may not see job %s of user %s (its owner, the users of queue %s and admins may)",
-			who.User, j.ID, orNone(j.User), queueName(j.Queue))
+			who.User, j.ID, orNone(j.User), queues.Name(j.Queue))
 	}
 	return forbidden("", "%s may not see jobs: a user's token is required", who)
 }
@@ -209,13 +209,6 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
-}
-
-func queueName(q string) string {
-	if q == "" {
-		return quota.DefaultQueue
-	}
-	return q
 }
 
 // userQueues returns the queues user may submit to, in configuration

@@ -77,6 +77,12 @@ type World interface {
 	// Charge adds energy a job drew on a node to its account: joules,
 	// measured over the d before at, or modelled.
 	Charge(job string, joules float64, modelled bool, d time.Duration, at time.Time)
+	// Jobs returns every job the shell keeps, in order of submission, for
+	// the report, its replay and the metrics.
+	Jobs() []Job
+	// GPUType describes GPU type typ as the shell's model does (among the
+	// ready nodes).
+	GPUType(typ string) model.GPUType
 }
 
 // Live is the live seed 002 state and the energy accounting of one shell.

@@ -21,6 +21,7 @@ type fakeWorld struct {
 	jobs    []JobOn
 	charged map[string]float64 // joules by job
 	model   map[string]float64 // modelled joules by job
+	records []Job              // every job, for the report
 }
 
 func (w *fakeWorld) NodeNames() []string { return []string{w.node.Name} }
@@ -47,6 +48,11 @@ func (w *fakeWorld) Charge(job string, joules float64, modelled bool, _ time.Dur
 	if modelled {
 		w.model[job] += joules
 	}
+}
+
+func (w *fakeWorld) Jobs() []Job { return w.records }
+func (w *fakeWorld) GPUType(typ string) model.GPUType {
+	return model.GPUType{Name: typ, MemMiB: 16384, TFLOPS: 15.7}
 }
 
 func newLive(t *testing.T, now *time.Time) *Live {

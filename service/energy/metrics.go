@@ -51,18 +51,16 @@ type JobUse struct {
 
 // Collector returns the collector of the power readings and the live
 // seed 002 metrics (docs/SERVER.md, "Metrics"): it takes mu (the lock that
-// serializes l and w) to read them, and jobs (called with mu held) for the
-// jobs' energy, by ID.
-func (l *Live) Collector(mu sync.Locker, w World, jobs func() []JobUse) prometheus.Collector {
-	return &collector{l: l, mu: mu, w: w, jobs: jobs}
+// serializes l and w) to read them, the jobs' energy too (World.Jobs).
+func (l *Live) Collector(mu sync.Locker, w World) prometheus.Collector {
+	return &collector{l: l, mu: mu, w: w}
 }
 
 // collector is Live.Collector's.
 type collector struct {
-	l    *Live
-	mu   sync.Locker
-	w    World
-	jobs func() []JobUse
+	l  *Live
+	mu sync.Locker
+	w  World
 }
 
 // Describe implements prometheus.Collector.
@@ -78,7 +76,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	out := c.l.powerMetrics(c.w)
-	out = append(out, c.l.liveMetrics(c.w, c.jobs())...)
+	out = append(out, c.l.liveMetrics(c.w, jobUses(c.w.Jobs()))...)
 	c.mu.Unlock()
 	for _, m := range out {
 		ch <- m

@@ -2,6 +2,7 @@ package learn
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/gpusched/gpusched/internal/assets"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/forecast"
+	"github.com/gpusched/gpusched/service/ledger"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -107,6 +109,19 @@ func TestSeries(t *testing.T) {
 	progress, power := s.Points("j1")
 	if len(progress) != 3 || len(power) != 1 || power[0].Watts != 150 {
 		t.Errorf("points %+v, power %+v; want 3 and one of 150 W", progress, power)
+	}
+	v := s.View("j1", []ledger.Replica{{ID: "r0", Node: "n0", GPUs: []int{0}}, {ID: "r1", Node: "n1", Done: true, ExitCode: 3},
+		{ID: "r2", Node: "n2", Done: true, Lost: true}, {ID: "r3", Node: "n3", Left: true}})
+	states := []string{}
+	for _, r := range v.Replicas {
+		states = append(states, r.State)
+	}
+	if fmt.Sprint(states) != "[running exited lost left]" || *v.Replicas[1].ExitCode != 3 || v.Replicas[0].ExitCode != nil ||
+		len(v.Progress) != 3 || len(v.Power) != 1 {
+		t.Errorf("View = %+v, replica states %v", v, states)
+	}
+	if v := s.View("none", nil); v.Replicas == nil || v.Progress == nil || v.Power == nil {
+		t.Errorf("View of a job without points = %+v, want empty lists", v)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/ledger"
 )
 
 // Series bounds: the points kept per job and kind, and the ended jobs
@@ -131,4 +132,27 @@ func pushPoint[T any](list []T, p T) []T {
 		list = slices.Delete(list, 0, len(list)-maxSeriesPoints)
 	}
 	return list
+}
+
+// View returns what the dashboard draws for job id, whose replicas are
+// replicas: its current replicas, progress and power over time.
+func (ss *Series) View(id string, replicas []ledger.Replica) api.JobSeries {
+	out := api.JobSeries{Job: id, Replicas: []api.ReplicaInfo{}, Progress: []api.ProgressPoint{}, Power: []api.PowerPoint{}}
+	for _, rr := range replicas {
+		ri := api.ReplicaInfo{ID: rr.ID, Node: rr.Node, GPUs: slices.Clone(rr.GPUs), State: "running"}
+		switch {
+		case rr.Lost:
+			ri.State = "lost"
+		case rr.Left && !rr.Done:
+			ri.State = "left"
+		case rr.Done:
+			code := rr.ExitCode
+			ri.State, ri.ExitCode = "exited", &code
+		}
+		out.Replicas = append(out.Replicas, ri)
+	}
+	progress, power := ss.Points(id)
+	out.Progress = append(out.Progress, progress...)
+	out.Power = append(out.Power, power...)
+	return out
 }

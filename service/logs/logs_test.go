@@ -48,3 +48,24 @@ func TestAppend(t *testing.T) {
 		t.Errorf("Files after Remove = %v, %v", files, err)
 	}
 }
+
+// TestSignal: a Fire closes the channels of the Waits before it, not of
+// those after it.
+func TestSignal(t *testing.T) {
+	var g Signal
+	g.Fire() // nobody waits: nothing to close
+	a, b := g.Wait(), g.Wait()
+	g.Fire()
+	for _, ch := range []<-chan struct{}{a, b} {
+		select {
+		case <-ch:
+		default:
+			t.Fatal("a Wait before the Fire is not woken")
+		}
+	}
+	select {
+	case <-g.Wait():
+		t.Fatal("a Wait after the Fire is woken")
+	default:
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/nodes"
 )
 
 // The agent protocol (docs/AGENT.md): an agent registers its node, long
@@ -48,30 +49,30 @@ func (s *Scheduler) register(reg *api.Register, gpus []api.GPU, capa model.Resou
 	defer s.mu.Unlock()
 	now := s.now()
 	n := s.nodes[reg.Name]
-	if n != nil && n.ready && !slices.Equal(n.gpus, gpus) {
+	if n != nil && n.Ready && !slices.Equal(n.GPUs, gpus) {
 		if err := s.nodeDown(n, now, "it registered again with other GPUs"); err != nil {
 			return err
 		}
 	}
-	if n == nil || !n.ready || n.pending || n.addr != reg.Addr || !slices.Equal(n.gpus, gpus) || !n.capacity.Equal(capa) {
+	if n == nil || !n.Ready || n.Pending || n.Addr != reg.Addr || !slices.Equal(n.GPUs, gpus) || !n.Capacity.Equal(capa) {
 		b := s.newBatch()
 		b.putNode(nodeRecord{Name: reg.Name, Addr: reg.Addr, GPUs: gpus, Capacity: api.FormatResources(capa)})
 		if err := b.run("register node " + reg.Name); err != nil {
 			return err
 		}
 		if n == nil {
-			n = s.addNode(newNode(reg.Name, reg.Addr, gpus, capa))
+			n = s.addNode(nodes.New(reg.Name, reg.Addr, gpus, capa))
 		}
-		if n.addr != reg.Addr {
-			n.addr = reg.Addr
+		if n.Addr != reg.Addr {
+			n.Addr = reg.Addr
 			s.refreshWork(n)
 		}
-		n.gpus, n.typ, n.capacity, n.ready, n.pending = gpus, gpus[0].Type, capa, true, false
+		n.GPUs, n.Type, n.Capacity, n.Ready, n.Pending = gpus, gpus[0].Type, capa, true, false
 		s.dirty = true
-		s.log.Info("node registered", "node", n.name, "addr", n.addr, "gpus", len(gpus), "type", n.typ,
+		s.log.Info("node registered", "node", n.Name, "addr", n.Addr, "gpus", len(gpus), "type", n.Type,
 			"capacity", config.FormatResources(capa))
 	}
-	n.lastSeen = now
+	n.LastSeen = now
 	acked, err := s.report(n, reg.Replicas, 0)
 	if err != nil {
 		return err
@@ -86,7 +87,7 @@ func (s *Scheduler) register(reg *api.Register, gpus []api.GPU, capa model.Resou
 func (s *Scheduler) refreshWork(m *node) {
 	for _, j := range s.active {
 		rec := &j.rec
-		if rec.State != api.Running || rec.Stopping != "" || rec.Master() != m.name {
+		if rec.State != api.Running || rec.Stopping != "" || rec.Master() != m.Name {
 			continue
 		}
 		s.refreshJob(j)
@@ -97,7 +98,7 @@ func (s *Scheduler) refreshWork(m *node) {
 // its ErrNotRegistered.
 func (s *Scheduler) readyNode(name string) (*node, error) {
 	n := s.nodes[name]
-	if n == nil || !n.ready || n.pending {
+	if n == nil || !n.Ready || n.Pending {
 		return nil, notRegistered(name)
 	}
 	return n, nil
@@ -116,36 +117,21 @@ func (s *Scheduler) Work(ctx context.Context, name string, after int64, wait tim
 		s.mu.Unlock()
 		return api.Work{}, err
 	}
-	n.lastSeen = s.now()
-	if after <= n.version && after > n.applied {
-		n.applied = after
-	}
-	if after == n.version {
-		ch := n.changed
+	n.LastSeen = s.now()
+	n.NoteApplied(after)
+	if after == n.Version {
+		ch := n.Changed
 		s.mu.Unlock()
-		s.waitWork(ctx, ch, wait)
+		nodes.Wait(ctx, ch, s.stopped, wait)
 		s.mu.Lock()
-		if ctx.Err() == nil && n.ready {
-			n.lastSeen = s.now()
+		if ctx.Err() == nil && n.Ready {
+			n.LastSeen = s.now()
 		}
 	}
-	work := n.snapshot()
-	work.Probes = s.energy.ProbeList(world{s}, n.name)
+	work := n.Snapshot()
+	work.Probes = s.energy.ProbeList(world{s}, n.Name)
 	s.mu.Unlock()
 	return work, nil
-}
-
-// waitWork waits until the work changes, the wait ends, ctx ends or the
-// scheduler stops.
-func (s *Scheduler) waitWork(ctx context.Context, changed <-chan struct{}, wait time.Duration) {
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-changed:
-	case <-t.C:
-	case <-ctx.Done():
-	case <-s.stopped:
-	}
 }
 
 // Status takes a status report of node name (a heartbeat with the replicas
@@ -159,18 +145,16 @@ func (s *Scheduler) Status(name string, st api.Status) (api.Work, error) {
 	if err != nil {
 		return api.Work{}, err
 	}
-	n.lastSeen, n.unmetered = s.now(), st.Power == nil
+	n.LastSeen, n.Unmetered = s.now(), st.Power == nil
 	acked, err := s.report(n, st.Replicas, st.Version)
 	if err != nil {
 		return api.Work{}, err
 	}
-	if st.Version > n.applied && st.Version <= n.version {
-		n.applied = st.Version
-	}
+	n.NoteApplied(st.Version)
 	s.setAcked(n, acked)
-	s.energy.Reading(world{s}, n.name, st.Power)
-	s.energy.Probes(world{s}, n.name, st.Probes)
-	w := n.snapshot()
-	w.Probes = s.energy.ProbeList(world{s}, n.name)
+	s.energy.Reading(world{s}, n.Name, st.Power)
+	s.energy.Probes(world{s}, n.Name, st.Probes)
+	w := n.Snapshot()
+	w.Probes = s.energy.ProbeList(world{s}, n.Name)
 	return w, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/quota"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/queues"
 )
 
 // apply carries out a plan through engine.Apply, in the canonical order
@@ -75,7 +76,7 @@ func (a *applier) Reject(engine.Rejection) error { return nil }
 func (a *applier) Preempt(mj *model.Job) error {
 	why := "preempted by the " + a.policy + " policy"
 	if a.reclaimed[mj.Spec.ID] {
-		why = "reclaimed: its queue " + queueName(mj.Spec.Queue) + " ran beyond its quota and another queue needs its guaranteed GPUs"
+		why = "reclaimed: its queue " + queues.Name(mj.Spec.Queue) + " ran beyond its quota and another queue needs its guaranteed GPUs"
 	}
 	a.s.preempt(a.b, mj, why, a.now)
 	return nil

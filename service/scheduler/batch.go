@@ -90,7 +90,7 @@ func (b *batch) apply() {
 		f()
 	}
 	if len(b.order) > 0 {
-		b.s.logSignal.fire()
+		b.s.logSignal.Fire()
 	}
 }
 

@@ -2,19 +2,13 @@ package scheduler
 
 import (
 	"cmp"
-	"maps"
-	"math"
 	"slices"
 
-	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/profile"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/nodes"
 )
-
-// unknownMemMiB is the memory of a GPU type that is neither in the catalog
-// nor reported by any agent: memory is then not checked.
-const unknownMemMiB = math.MaxInt32
 
 // rebuild makes a new cluster and state from the ready nodes (model.Cluster
 // is immutable) and puts every active job back: running jobs on their
@@ -68,7 +62,7 @@ func (s *Scheduler) rebuild() {
 func (s *Scheduler) newCluster() (*model.Cluster, map[string]int) {
 	var ready []*node
 	for _, n := range s.nodes {
-		if n.ready {
+		if n.Ready {
 			ready = append(ready, n)
 		}
 	}
@@ -77,31 +71,11 @@ func (s *Scheduler) newCluster() (*model.Cluster, map[string]int) {
 
 // clusterOf returns the cluster of nodes (sorted by name here) and their
 // indices, modelling every resource that a node declares or that is in
-// requested; nil when there is no node.
+// requested (nodes.Cluster); nil when there is no node.
 func (s *Scheduler) clusterOf(ready []*node, requested map[string]bool) (*model.Cluster, map[string]int) {
-	if len(ready) == 0 {
-		return nil, nil
-	}
-	slices.SortFunc(ready, func(a, b *node) int { return cmp.Compare(a.name, b.name) })
-	var types []model.GPUType
-	typeIdx := map[string]int{}
-	idx := make(map[string]int, len(ready))
-	nodes := make([]model.Node, len(ready))
-	for i, n := range ready {
-		t, ok := typeIdx[n.typ]
-		if !ok {
-			t = len(types)
-			typeIdx[n.typ] = t
-			types = append(types, s.gpuType(n.typ, ready))
-		}
-		nodes[i] = model.Node{Name: n.name, Type: t, GPUs: len(n.gpus), Capacity: n.capacity}
-		idx[n.name] = i
-	}
-	declareRequested(nodes, requested)
-	c, err := model.NewCluster(types, nodes)
+	c, idx, err := nodes.Cluster(ready, requested)
 	if err != nil {
 		s.log.Error("cannot build the cluster", "err", err)
-		return nil, nil
 	}
 	return c, idx
 }
@@ -120,51 +94,6 @@ func (s *Scheduler) requested() map[string]bool {
 	return names
 }
 
-// declareRequested gives the first node a zero capacity of every resource
-// in names that no node declares, so that the cluster models it: a job
-// that asks for it then waits (no node has any) instead of being placed
-// as if it asked for nothing (model.Cluster.Request ignores resources the
-// cluster does not model).
-func declareRequested(nodes []model.Node, names map[string]bool) {
-	for _, n := range nodes {
-		for name := range n.Capacity {
-			delete(names, name)
-		}
-	}
-	if len(names) == 0 || len(nodes) == 0 {
-		return
-	}
-	capa := maps.Clone(nodes[0].Capacity)
-	if capa == nil {
-		capa = model.Resources{}
-	}
-	for name := range names {
-		capa[name] = 0
-	}
-	nodes[0].Capacity = capa
-}
-
-// gpuType describes a GPU type: the catalog's entry, or else the smallest
-// memory the nodes report and 1 TFLOPS.
-func (s *Scheduler) gpuType(name string, nodes []*node) model.GPUType {
-	if t, ok := config.LookupType(name); ok {
-		t.Name = name
-		return t
-	}
-	mem := 0
-	for _, n := range nodes {
-		for _, g := range n.gpus {
-			if n.typ == name && g.MemMiB > 0 && (mem == 0 || g.MemMiB < mem) {
-				mem = g.MemMiB
-			}
-		}
-	}
-	if mem == 0 {
-		mem = unknownMemMiB
-	}
-	return model.GPUType{Name: name, MemMiB: mem, TFLOPS: 1}
-}
-
 // modelAlloc returns a running job's GPUs in cluster c, leaving out those
 // on nodes that are not in it, of lost replicas and of replicas that a
 // resize took out and that are gone (those still being stopped hold
@@ -178,7 +107,7 @@ func (s *Scheduler) modelAlloc(rec *record, c *model.Cluster, idx map[string]int
 		}
 		n := s.nodes[rr.Node]
 		for _, dev := range rr.GPUs {
-			if p := n.pos(dev); p >= 0 && p < c.Nodes[ni].GPUs {
+			if p := n.Pos(dev); p >= 0 && p < c.Nodes[ni].GPUs {
 				out = append(out, model.GPU{Node: int32(ni), Index: int32(p)})
 			}
 		}

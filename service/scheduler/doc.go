@@ -1,11 +1,22 @@
-// Package scheduler is the scheduler service's job lifecycle: the durable
-// job records and their transactions, the nodes and the work of their
-// agents, the scheduling loop that runs the pure core (engine.Schedule) on
-// the real clock and carries its plans out (engine.Apply with this
-// package's engine.Applier). It feeds the rooms beside it — live energy
-// (package energy, through energy.go's World), online learning (package
-// learn, learn.go), the replicas' logs (package logs) — and calls them for
-// its views; the access rules on behalf of callers are package access's.
+// Package scheduler is the scheduler service's job lifecycle: the job
+// records' transactions, the work of the nodes' agents (their protocol),
+// the scheduling loop that runs the pure core (engine.Schedule) on the
+// real clock and carries its plans out (engine.Apply with this package's
+// engine.Applier). It feeds the rooms beside it and calls them for its
+// views, each through a small file of glue:
+//
+//   - ledger: the records' durable form and retention (prune.go);
+//   - nodes: the node table and the cluster model (node.go, cluster.go,
+//     overview.go);
+//   - queues: a submission's queue, the queues' view and usage (queues.go);
+//   - metrics: the Prometheus metrics, from counts (metrics.go);
+//   - settings: Config, its defaults and checks (config.go);
+//   - energy: live energy, through energy.go's World;
+//   - learn: online learning (learn.go);
+//   - forecast: forecasts, from the Live jobs (eta.go);
+//   - logs: the replicas' logs (logs.go).
+//
+// The access rules on behalf of callers are package access's.
 // It knows no transport: package
 // server serves it over HTTP (the REST API and the agent protocol); another
 // transport, or a shell arranged differently, uses the same methods.
@@ -21,7 +32,7 @@
 //     AppendLog;
 //   - what the service shows: Nodes, Profiles, PowerSamples, LogFiles,
 //     LogStatus, and the Prometheus registry (Gatherer);
-//   - forecasts (eta.go; package forecast runs them): ETA,
+//   - forecasts (eta.go; package forecast takes and runs them): ETA,
 //     ETAs and ETAAccuracy; the dashboard's views: Cluster and Series;
 //   - notifications: LogsChanged (a log grew or a job changed state) and
 //     Done (the scheduler stops).
@@ -36,7 +47,8 @@
 // # Imports
 //
 // The package may import core/, config/, internal/assets and the
-// service's api, store, energy, learn, logs, forecast and replay; never
+// service's api, store, ledger, nodes, queues, metrics, settings, energy,
+// learn, logs, forecast and replay; never
 // net/http, server, client, agent or cli (TestNoTransport checks it).
 // Transports and shells import it.
 //

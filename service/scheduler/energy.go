@@ -2,12 +2,12 @@ package scheduler
 
 import (
 	"cmp"
-	"slices"
 	"time"
 
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/energy"
+	"github.com/gpusched/gpusched/service/nodes"
 	"github.com/gpusched/gpusched/service/replay"
 )
 
@@ -43,8 +43,8 @@ func (w world) Node(name string) (energy.Node, bool) {
 	if n == nil {
 		return energy.Node{}, false
 	}
-	return energy.Node{Name: n.name, Addr: n.masterAddr(), Type: n.typ, GPUs: n.gpus, Ready: n.ready,
-		Unmetered: n.unmetered, Working: len(n.work) > 0}, true
+	return energy.Node{Name: n.Name, Addr: n.MasterAddr(), Type: n.Type, GPUs: n.GPUs, Ready: n.Ready,
+		Unmetered: n.Unmetered, Working: len(n.Work) > 0}, true
 }
 
 // Cluster implements energy.World.
@@ -92,6 +92,30 @@ func (w world) Charge(id string, joules float64, modelled bool, d time.Duration,
 	w.s.unsaved[j] = true
 }
 
+// Jobs implements energy.World: every job, in order of submission.
+func (w world) Jobs() []energy.Job {
+	list := bySeq(w.s.jobs)
+	out := make([]energy.Job, len(list))
+	for i, j := range list {
+		out[i] = energy.Job{Rec: &j.rec, State: w.s.viewState(j), Queue: cmp.Or(j.rec.Queue, w.s.defaultQueue())}
+		if j.rec.State == api.Running {
+			out[i].GPUType = w.s.jobGPUType(&j.rec)
+		}
+	}
+	return out
+}
+
+// GPUType implements energy.World.
+func (w world) GPUType(typ string) model.GPUType {
+	var ready []*node
+	for _, n := range w.s.nodes {
+		if n.Ready {
+			ready = append(ready, n)
+		}
+	}
+	return nodes.GPUType(typ, ready)
+}
+
 // jobGPUsOn returns the device indices a running job's live replicas hold
 // on node name.
 func jobGPUsOn(rec *record, name string) []int {
@@ -117,7 +141,7 @@ func (s *Scheduler) noteRan(rec *record, now time.Time) {
 	rec.Ran.GPUs = len(rec.Alloc)
 	for _, rr := range rec.Replicas {
 		if n := s.nodes[rr.Node]; n != nil && rr.Member() {
-			rec.Ran.Type = n.typ
+			rec.Ran.Type = n.Type
 			break
 		}
 	}
@@ -128,9 +152,7 @@ func (s *Scheduler) noteRan(rec *record, now time.Time) {
 func (s *Scheduler) Energy() api.EnergyReport {
 	s.mu.Lock()
 	pol, pla, _ := s.engine.Names()
-	rep := s.energy.Report(world{s}, pol, pla, s.energyJobs())
-	nodes, jobs := s.replayInputs()
-	model := s.energy.ModelledRun(world{s}, s.now(), s.anyRunning())
+	rep, nodes, jobs, model := s.energy.Prepare(world{s}, pol, pla)
 	s.mu.Unlock()
 	energy.AddReplay(&rep, nodes, jobs, s.cfg.Names.Policy, model)
 	return rep
@@ -140,79 +162,14 @@ func (s *Scheduler) Energy() api.EnergyReport {
 // reads; ErrConflict when there is nothing to replay.
 func (s *Scheduler) EnergyReplay() (api.EnergyReplay, error) {
 	s.mu.Lock()
-	nodes, jobs := s.replayInputs()
+	w := world{s}
+	nodes, jobs := s.energy.ReplayInputs(w, w.Jobs())
 	s.mu.Unlock()
 	cluster, trace, err := replay.Files(nodes, jobs)
 	if err != nil {
 		return api.EnergyReplay{}, conflict("nothing to replay: %v", err)
 	}
 	return api.EnergyReplay{Cluster: string(cluster), Trace: string(trace), Policy: s.cfg.Names.Policy}, nil
-}
-
-// energyJobs returns the jobs with energy, oldest first, for the report.
-// Called with s.mu held.
-func (s *Scheduler) energyJobs() []api.JobEnergyUse {
-	list := make([]*job, 0, len(s.jobs))
-	for _, j := range s.jobs {
-		if j.rec.EnergyKWh > 0 {
-			list = append(list, j)
-		}
-	}
-	slices.SortFunc(list, func(a, b *job) int { return cmp.Compare(a.seq, b.seq) })
-	out := make([]api.JobEnergyUse, 0, len(list))
-	for _, j := range list {
-		r := &j.rec
-		mod := min(r.EnergyModelledKWh, r.EnergyKWh)
-		q := r.Queue
-		if q == "" {
-			q = s.defaultQueue()
-		}
-		out = append(out, api.JobEnergyUse{ID: r.ID, Name: r.Name, User: r.User, Queue: q, State: s.viewState(j),
-			KWh: r.EnergyKWh, ModelledKWh: mod, Measured: mod == 0})
-	}
-	return out
-}
-
-// replayInputs returns the ready nodes and the jobs that ran, for the
-// replay. Called with s.mu held.
-func (s *Scheduler) replayInputs() ([]replay.Node, []replay.Job) {
-	var nodes []replay.Node
-	var ready []*node
-	for _, name := range slicesSortedKeys(s.nodes) {
-		if n := s.nodes[name]; n.ready {
-			ready = append(ready, n)
-		}
-	}
-	for _, n := range ready {
-		t := s.gpuType(n.typ, ready)
-		rn := replay.Node{Name: n.name, GPUType: n.typ, MemMiB: t.MemMiB, TFLOPS: t.TFLOPS, GPUs: len(n.gpus)}
-		s.energy.ReplayPower(world{s}, &rn)
-		nodes = append(nodes, rn)
-	}
-	now := s.now()
-	var jobs []replay.Job
-	for _, id := range slicesSortedKeys(s.jobs) {
-		r := &s.jobs[id].rec
-		rj := replay.Job{ID: r.ID, Submit: r.SubmittedAt, GPUs: r.Ran.GPUs, GPUType: r.Ran.Type, Seconds: r.Ran.Seconds, User: r.User}
-		if r.State == api.Running && r.StartedAt != nil {
-			rj.Seconds += max(now.Sub(*r.StartedAt).Seconds(), 0)
-			rj.GPUs, rj.GPUType = len(r.Alloc), s.jobGPUType(r)
-		}
-		if rj.Seconds > 0 && rj.GPUs > 0 && rj.GPUType != "" {
-			jobs = append(jobs, rj)
-		}
-	}
-	return nodes, jobs
-}
-
-// anyRunning reports whether a job runs. Called with s.mu held.
-func (s *Scheduler) anyRunning() bool {
-	for _, j := range s.active {
-		if j.rec.State == api.Running {
-			return true
-		}
-	}
-	return false
 }
 
 // Calibration returns the thresholds in use for every class of a known
@@ -246,17 +203,6 @@ func (s *Scheduler) PowerSamples(name string) ([]PowerSample, error) {
 		return nil, notFound("no node %q", name)
 	}
 	return rows, nil
-}
-
-// energyUse returns every job's energy for the metrics, by ID. Called
-// with s.mu held.
-func (s *Scheduler) energyUse() []energy.JobUse {
-	out := make([]energy.JobUse, 0, len(s.jobs))
-	for _, id := range slicesSortedKeys(s.jobs) {
-		r := &s.jobs[id].rec
-		out = append(out, energy.JobUse{ID: id, KWh: r.EnergyKWh, FinishedAt: r.FinishedAt})
-	}
-	return out
 }
 
 // tickEnergy runs the live energy work of a periodic tick.

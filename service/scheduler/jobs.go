@@ -62,7 +62,7 @@ func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, erro
 	}
 	v := s.view(j, false)
 	s.mu.Unlock()
-	s.metrics.submissions.Inc()
+	s.metrics.Submissions.Inc()
 	s.notify()
 	return v, nil
 }

@@ -3,12 +3,12 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/profile"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/forecast"
 	"github.com/gpusched/gpusched/service/learn"
 )
 
@@ -94,10 +94,10 @@ func (s *Scheduler) jobGPUType(rec *record) string {
 			continue
 		}
 		n := s.nodes[rr.Node]
-		if n == nil || (typ != "" && n.typ != typ) {
+		if n == nil || (typ != "" && n.Type != typ) {
 			return ""
 		}
-		typ = n.typ
+		typ = n.Type
 	}
 	return typ
 }
@@ -139,7 +139,7 @@ func (s *Scheduler) Profiles(prerun bool) []api.ProfileEntry {
 func (s *Scheduler) noteStart(j *job, now time.Time) {
 	s.learned.Started(j.rec.ID, now)
 	if tab, ok := s.profileTable(); ok && j.mj != nil {
-		if fj, ok := s.forecastJob(j, tab, now); ok {
+		if fj, ok := forecast.JobOf(s.live(j), tab, s.cluster, s.learned.History(), now); ok {
 			s.learned.Estimate(j.rec.ID, fj.Length, now)
 		}
 	}
@@ -168,13 +168,6 @@ func (s *Scheduler) ETAAccuracy() api.ETAAccuracy {
 	return s.learned.Accuracy()
 }
 
-// measuredRate returns running job rec's steps/s in its current execution
-// and the number of its reports (learn.Series.MeasuredRate). Called with
-// s.mu held.
-func (s *Scheduler) measuredRate(rec *record) (float64, int) {
-	return s.learned.Series.MeasuredRate(rec.ID, rec.Attempt, rec.Generation)
-}
-
 // Series returns what the dashboard draws for job id: its current
 // replicas, progress and power over time. ErrNotFound.
 func (s *Scheduler) Series(id string) (api.JobSeries, error) {
@@ -184,21 +177,5 @@ func (s *Scheduler) Series(id string) (api.JobSeries, error) {
 	if j == nil {
 		return api.JobSeries{}, noJob(id)
 	}
-	out := api.JobSeries{Job: id, Replicas: []api.ReplicaInfo{}, Progress: []api.ProgressPoint{}, Power: []api.PowerPoint{}}
-	for _, rr := range j.rec.Replicas {
-		ri := api.ReplicaInfo{ID: rr.ID, Node: rr.Node, GPUs: slices.Clone(rr.GPUs), State: "running"}
-		switch {
-		case rr.Lost:
-			ri.State = "lost"
-		case rr.Left && !rr.Done:
-			ri.State = "left"
-		case rr.Done:
-			ri.State, ri.ExitCode = "exited", ptr(rr.ExitCode)
-		}
-		out.Replicas = append(out.Replicas, ri)
-	}
-	progress, power := s.learned.Series.Points(id)
-	out.Progress = append(out.Progress, progress...)
-	out.Power = append(out.Power, power...)
-	return out, nil
+	return s.learned.Series.View(id, j.rec.Replicas), nil
 }

@@ -20,7 +20,7 @@ func (s *Scheduler) start(b *batch, j *job, gpus []model.GPU, now time.Time) err
 	slots := make([]membership.Slot, len(gpus))
 	for i, g := range gpus {
 		n := s.nodes[s.cluster.Nodes[g.Node].Name]
-		slots[i] = membership.Slot{Host: n.name, GPU: n.gpus[g.Index].Index}
+		slots[i] = membership.Slot{Host: n.Name, GPU: n.GPUs[g.Index].Index}
 	}
 	m, err := membership.New(j.rec.ID, slots)
 	if err != nil {
@@ -127,7 +127,7 @@ func (s *Scheduler) replicas(rec *record) ([]api.Replica, error) {
 	hostFile := m.HostList()
 	master := rec.Master()
 	if n := s.nodes[master]; n != nil {
-		master = n.masterAddr()
+		master = n.MasterAddr()
 	}
 	out := make([]api.Replica, 0, len(rec.Replicas))
 	for _, rr := range rec.Replicas {
@@ -176,8 +176,8 @@ func (s *Scheduler) assign(reps []api.Replica) {
 		if n == nil {
 			continue
 		}
-		n.work[r.ID] = r
-		delete(n.removed, r.ID)
+		n.Work[r.ID] = r
+		delete(n.Removed, r.ID)
 		touched[n] = true
 	}
 	for n := range touched {
@@ -204,8 +204,8 @@ func (s *Scheduler) takeOut(j *job, which func(*replicaRec) bool) {
 			continue
 		}
 		if n := s.nodes[rr.Node]; n != nil && !rr.Done {
-			if _, ok := n.work[rr.ID]; ok {
-				delete(n.work, rr.ID)
+			if _, ok := n.Work[rr.ID]; ok {
+				delete(n.Work, rr.ID)
 				touched[n] = true
 			}
 		}
@@ -219,8 +219,8 @@ func (s *Scheduler) takeOut(j *job, which func(*replicaRec) bool) {
 			continue
 		}
 		if n := s.nodes[rr.Node]; n != nil && !rr.Done {
-			if _, ok := n.removed[rr.ID]; !ok {
-				n.removed[rr.ID] = removal{job: j.rec.ID, at: n.version}
+			if _, ok := n.Removed[rr.ID]; !ok {
+				n.Removed[rr.ID] = removal{Job: j.rec.ID, At: n.Version}
 			}
 		}
 	}
@@ -232,9 +232,9 @@ func (s *Scheduler) forget(nodeName, id string) {
 	if n == nil {
 		return
 	}
-	delete(n.removed, id)
-	if _, ok := n.work[id]; ok {
-		delete(n.work, id)
+	delete(n.Removed, id)
+	if _, ok := n.Work[id]; ok {
+		delete(n.Work, id)
 		s.bump(n)
 	}
 }
@@ -244,7 +244,7 @@ func (s *Scheduler) forget(nodeName, id string) {
 // exceed those of a previous run and an agent's first long-poll (after=0)
 // is answered at once.
 func (s *Scheduler) addNode(n *node) *node {
-	s.nodes[n.name] = n
+	s.nodes[n.Name] = n
 	s.bump(n)
 	return n
 }
@@ -252,7 +252,5 @@ func (s *Scheduler) addNode(n *node) *node {
 // bump gives n's work a new version and wakes its long-polls.
 func (s *Scheduler) bump(n *node) {
 	s.version++
-	n.version = s.version
-	close(n.changed)
-	n.changed = make(chan struct{})
+	n.Bump(s.version)
 }

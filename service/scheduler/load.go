@@ -8,6 +8,7 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/ledger"
+	"github.com/gpusched/gpusched/service/nodes"
 )
 
 // load reads every node and job from the store. Nodes that were not down
@@ -34,7 +35,7 @@ func (s *Scheduler) load(ctx context.Context) error {
 		maxSeq = max(maxSeq, seq)
 		s.addJob(&job{rec: rec, seq: seq})
 	}
-	floor, err := s.loadSeqFloor(ctx)
+	floor, err := ledger.ReadSeqFloor(ctx, s.store)
 	if err != nil {
 		return err
 	}
@@ -62,8 +63,8 @@ func (s *Scheduler) loadNodes(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("server: load %s: %w", kv.Key, err)
 		}
-		n := s.addNode(newNode(r.Name, r.Addr, r.GPUs, capa))
-		n.ready, n.pending, n.lastSeen = !r.Down, !r.Down, s.started
+		n := s.addNode(nodes.New(r.Name, r.Addr, r.GPUs, capa))
+		n.Ready, n.Pending, n.LastSeen = !r.Down, !r.Down, s.started
 	}
 	return nil
 }
@@ -100,7 +101,7 @@ func (s *Scheduler) restoreWork() error {
 			continue
 		}
 		for i, rr := range j.rec.Replicas {
-			if n := s.nodes[rr.Node]; !rr.Done && (n == nil || !n.ready) {
+			if n := s.nodes[rr.Node]; !rr.Done && (n == nil || !n.Ready) {
 				s.lose(b, j, i, "it was down when the server restarted", true, now, now)
 			}
 		}

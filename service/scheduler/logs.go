@@ -40,7 +40,7 @@ func (s *Scheduler) AppendLog(name string, c api.LogChunk) (api.LogAck, error) {
 	if err != nil {
 		return api.LogAck{}, err
 	}
-	s.logSignal.fire()
+	s.logSignal.Fire()
 	return api.LogAck{Length: n}, nil
 }
 
@@ -62,4 +62,4 @@ func (s *Scheduler) LogStatus(id string) (final, multi bool, err error) {
 
 // LogsChanged returns a channel closed the next time a log grows or a job
 // changes state (what a log follower waits for).
-func (s *Scheduler) LogsChanged() <-chan struct{} { return s.logSignal.wait() }
+func (s *Scheduler) LogsChanged() <-chan struct{} { return s.logSignal.Wait() }

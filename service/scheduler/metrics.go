@@ -1,99 +1,38 @@
 package scheduler
 
 import (
-	"fmt"
-	"strconv"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/metrics"
 )
 
-// metricSet holds the scheduler's Prometheus metrics. Counters and the
-// histogram are updated as things happen; the gauges are computed from the
-// scheduler's state at every scrape (stateCollector).
-type metricSet struct {
-	submissions prometheus.Counter
-	round       prometheus.Histogram
+// newMetrics registers the scheduler's Prometheus metrics (package
+// metrics) and the live energy's on reg.
+func newMetrics(s *Scheduler, reg prometheus.Registerer) (*metrics.Set, error) {
+	return metrics.New(reg, s.counts, s.energy.Collector(&s.mu, world{s}))
 }
 
-func newMetrics(s *Scheduler, reg prometheus.Registerer) (*metricSet, error) {
-	m := &metricSet{
-		submissions: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "gpusched_submissions_total", Help: "Jobs submitted and acknowledged (durable)."}),
-		round: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "gpusched_schedule_round_seconds",
-			Help: "Latency of a scheduling round: engine.Schedule plus applying the plan, including its durable write.",
-			// 100 µs .. ~3.3 s
-			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
-	}
-	for _, c := range []prometheus.Collector{m.submissions, m.round, &stateCollector{s: s}, s.energy.Collector(&s.mu, world{s}, s.energyUse)} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("server: register metrics: %w", err)
-		}
-	}
-	return m, nil
-}
-
-// Descriptions of the gauges computed at scrape time.
-func stateDescs() (jobs, queue, used, total, nodes *prometheus.Desc) {
-	return prometheus.NewDesc("gpusched_jobs", "Jobs by state.", []string{"state"}, nil),
-		prometheus.NewDesc("gpusched_queue_length", "Waiting jobs (queued or preempted) by the policy's queue (0 is the first; fifo has one).", []string{"queue"}, nil),
-		prometheus.NewDesc("gpusched_gpus_used", "GPUs held by jobs, by GPU type.", []string{"type"}, nil),
-		prometheus.NewDesc("gpusched_gpus", "GPUs of ready nodes, by GPU type.", []string{"type"}, nil),
-		prometheus.NewDesc("gpusched_nodes", "Nodes by state.", []string{"state"}, nil)
-}
-
-// stateCollector reports the gauges from the scheduler's state.
-type stateCollector struct{ s *Scheduler }
-
-// Describe implements prometheus.Collector.
-func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	a, b, d, e, f := stateDescs()
-	for _, x := range []*prometheus.Desc{a, b, d, e, f} {
-		ch <- x
-	}
-}
-
-// Collect implements prometheus.Collector.
-func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
-	jobsD, queueD, usedD, totalD, nodesD := stateDescs()
-	s := c.s
+// counts returns the scheduler's state as the gauges show it.
+func (s *Scheduler) counts() metrics.Counts {
 	s.mu.Lock()
-	byState := map[api.State]int{}
-	queues := map[int]int{}
+	defer s.mu.Unlock()
+	n := metrics.Counts{Jobs: map[api.State]int{}, Queues: map[int]int{}, Used: map[string]int{}, Total: map[string]int{},
+		Nodes: map[api.NodeState]int{api.NodeReady: 0, api.NodeDown: 0}}
 	for _, j := range s.jobs {
-		byState[s.viewState(j)]++
+		n.Jobs[s.viewState(j)]++
 		if j.mj != nil && j.rec.State != api.Running {
-			queues[j.mj.Queue]++
+			n.Queues[j.mj.Queue]++
 		}
 	}
-	used, total := map[string]int{}, map[string]int{}
-	nodes := map[api.NodeState]int{api.NodeReady: 0, api.NodeDown: 0}
-	for name, n := range s.nodes {
-		if !n.ready {
-			nodes[api.NodeDown]++
+	for name, nd := range s.nodes {
+		if !nd.Ready {
+			n.Nodes[api.NodeDown]++
 			continue
 		}
-		nodes[api.NodeReady]++
-		total[n.typ] += len(n.gpus)
-		used[n.typ] += s.usedGPUs(name)
+		n.Nodes[api.NodeReady]++
+		n.Total[nd.Type] += len(nd.GPUs)
+		n.Used[nd.Type] += s.usedGPUs(name)
 	}
-	s.mu.Unlock()
-	for _, st := range api.States() {
-		ch <- prometheus.MustNewConstMetric(jobsD, prometheus.GaugeValue, float64(byState[st]), string(st))
-	}
-	if len(queues) == 0 {
-		queues[0] = 0
-	}
-	for q, n := range queues {
-		ch <- prometheus.MustNewConstMetric(queueD, prometheus.GaugeValue, float64(n), strconv.Itoa(q))
-	}
-	for t, n := range total {
-		ch <- prometheus.MustNewConstMetric(totalD, prometheus.GaugeValue, float64(n), t)
-		ch <- prometheus.MustNewConstMetric(usedD, prometheus.GaugeValue, float64(used[t]), t)
-	}
-	for st, n := range nodes {
-		ch <- prometheus.MustNewConstMetric(nodesD, prometheus.GaugeValue, float64(n), string(st))
-	}
+	return n
 }

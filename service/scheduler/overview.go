@@ -1,71 +1,29 @@
 package scheduler
 
 import (
-	"cmp"
-	"slices"
-
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/nodes"
 )
 
 // Cluster returns the cluster view of the dashboard: every node with its
-// load and latest power reading, the GPUs by type and the jobs by state.
+// load and latest power reading, the GPUs by type and the jobs by state
+// (nodes.ClusterView).
 func (s *Scheduler) Cluster() api.ClusterView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := api.ClusterView{Nodes: []api.NodeView{}, Types: []api.TypeView{}, Jobs: map[api.State]int{}}
+	jobs := map[api.State]int{}
 	for _, st := range api.States() {
-		out.Jobs[st] = 0
+		jobs[st] = 0
 	}
 	for _, j := range s.jobs {
-		out.Jobs[s.viewState(j)]++
+		jobs[s.viewState(j)]++
 	}
-	types := map[string]*api.TypeView{}
+	list := make([]*node, 0, len(s.nodes))
 	for _, name := range slicesSortedKeys(s.nodes) {
-		n := s.nodes[name]
-		used := s.usedGPUs(name)
-		v := api.NodeView{Node: n.view(used)}
-		v.Energy = s.energy.NodeView(world{s}, name, used)
-		if len(n.gpus) > 0 && n.ready {
-			v.Load = float64(used) / float64(len(n.gpus))
-		}
-		if last := s.energy.LastReading(name); last != nil && n.ready {
-			w := readingWatts(last)
-			v.PowerW, v.PowerAt = &w, ptr(last.At.UTC())
-			out.PowerW += w
-		}
-		out.Nodes = append(out.Nodes, v)
-		for _, g := range n.gpus {
-			t := types[g.Type]
-			if t == nil {
-				t = &api.TypeView{Type: g.Type}
-				types[g.Type] = t
-			}
-			t.GPUs++
-			if !n.ready {
-				t.Down++
-			}
-		}
-		if t := types[n.typ]; t != nil && n.ready {
-			t.Busy += used
-			t.Free += len(n.gpus) - used
-		}
+		list = append(list, s.nodes[name])
 	}
-	for _, t := range types {
-		out.Types = append(out.Types, *t)
-	}
-	slices.SortFunc(out.Types, func(a, b api.TypeView) int { return cmp.Compare(a.Type, b.Type) })
-	return out
-}
-
-// readingWatts is a reading's node draw: the BMC's when it has one, else
-// the sum of its GPUs'.
-func readingWatts(r *api.PowerReading) float64 {
-	if r.NodeW > 0 {
-		return r.NodeW
-	}
-	w := 0.0
-	for _, g := range r.GPUs {
-		w += g.Watts
-	}
-	return w
+	return nodes.ClusterView(list, func(n *node) nodes.Usage {
+		used := s.usedGPUs(n.Name)
+		return nodes.Usage{Used: used, Energy: s.energy.NodeView(world{s}, n.Name, used), Last: s.energy.LastReading(n.Name)}
+	}, jobs)
 }

@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/gpusched/gpusched/core/model"
@@ -64,6 +66,16 @@ func (s *Scheduler) view(j *job, events bool) api.Job {
 		}
 	}
 	return out
+}
+
+// bySeq returns the jobs of m in order of submission.
+func bySeq(m map[string]*job) []*job {
+	list := make([]*job, 0, len(m))
+	for _, j := range m {
+		list = append(list, j)
+	}
+	slices.SortFunc(list, func(a, b *job) int { return cmp.Compare(a.seq, b.seq) })
+	return list
 }
 
 func ptr[T any](v T) *T { return &v }

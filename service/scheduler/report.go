@@ -3,12 +3,12 @@ package scheduler
 import (
 	"fmt"
 	"math/bits"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/nodes"
 )
 
 // report applies the replicas an agent lists (in a status report or a
@@ -46,21 +46,21 @@ func (s *Scheduler) report(n *node, reps []api.ReplicaStatus, version int64) ([]
 			s.exit(b, j, i, rs, now)
 		}
 	}
-	if version <= 0 || version > n.version {
-		version = n.applied
+	if version <= 0 || version > n.Version {
+		version = n.Applied
 	}
-	for _, id := range slicesSortedKeys(n.removed) {
-		if listed[id] || version < n.removed[id].at {
+	for _, id := range slicesSortedKeys(n.Removed) {
+		if listed[id] || version < n.Removed[id].At {
 			continue
 		}
 		if j, i := s.expected(b, n, id); j != nil {
 			s.gone(b, j, i, "stopped before it started", now)
 		} else {
-			delete(n.removed, id)
+			delete(n.Removed, id)
 		}
 	}
 	s.settle(b, now)
-	if err := b.run("record replica results from " + n.name); err != nil {
+	if err := b.run("record replica results from " + n.Name); err != nil {
 		return nil, err
 	}
 	return acked, nil
@@ -79,7 +79,7 @@ func (s *Scheduler) expected(b *batch, n *node, id string) (*job, int) {
 	}
 	rec := b.peek(j)
 	i := rec.ReplicaIndex(id)
-	if rec.State != api.Running || i < 0 || rec.Replicas[i].Done || rec.Replicas[i].Node != n.name {
+	if rec.State != api.Running || i < 0 || rec.Replicas[i].Done || rec.Replicas[i].Node != n.Name {
 		return nil, -1
 	}
 	return j, i
@@ -89,14 +89,7 @@ func (s *Scheduler) expected(b *batch, n *node, id string) (*job, int) {
 // acknowledgements give the work a new version so that a waiting long-poll
 // delivers them.
 func (s *Scheduler) setAcked(n *node, acked []string) {
-	grew := false
-	for _, id := range acked {
-		if !slices.Contains(n.acked, id) {
-			grew = true
-		}
-	}
-	n.acked = acked
-	if grew {
+	if n.SetAcked(acked) {
 		s.bump(n)
 	}
 }
@@ -109,11 +102,11 @@ func (s *Scheduler) checkNodes() {
 	now := s.now()
 	for _, name := range slicesSortedKeys(s.nodes) {
 		n := s.nodes[name]
-		if !n.ready || now.Sub(n.lastSeen) <= s.cfg.HeartbeatTimeout {
+		if !n.Ready || now.Sub(n.LastSeen) <= s.cfg.HeartbeatTimeout {
 			continue
 		}
-		why := fmt.Sprintf("no heartbeat for %s", now.Sub(n.lastSeen).Round(time.Second))
-		if n.pending {
+		why := fmt.Sprintf("no heartbeat for %s", now.Sub(n.LastSeen).Round(time.Second))
+		if n.Pending {
 			why = "it did not register again after the server restarted"
 		}
 		if err := s.nodeDown(n, now, why); err != nil {
@@ -126,24 +119,24 @@ func (s *Scheduler) checkNodes() {
 // keeps its minimum GPUs without them continues, other jobs are queued
 // again (lose); the cluster is rebuilt without the node.
 func (s *Scheduler) nodeDown(n *node, now time.Time, why string) error {
-	s.log.Warn("node lost", "node", n.name, "why", why)
+	s.log.Warn("node lost", "node", n.Name, "why", why)
 	b := s.newBatch()
-	ids := append(slicesSortedKeys(n.work), slicesSortedKeys(n.removed)...)
+	ids := append(slicesSortedKeys(n.Work), slicesSortedKeys(n.Removed)...)
 	for _, id := range ids {
 		if j, i := s.expected(b, n, id); j != nil {
-			s.lose(b, j, i, why, true, n.lastSeen, now)
+			s.lose(b, j, i, why, true, n.LastSeen, now)
 		}
 	}
 	s.settle(b, now)
-	r := n.record()
+	r := n.Record()
 	r.Down = true
 	b.putNode(r)
-	if err := b.run("mark node " + n.name + " down"); err != nil {
+	if err := b.run("mark node " + n.Name + " down"); err != nil {
 		return err
 	}
-	n.ready, n.pending, n.acked = false, false, nil
-	clear(n.work)
-	clear(n.removed)
+	n.Ready, n.Pending, n.Acked = false, false, nil
+	clear(n.Work)
+	clear(n.Removed)
 	s.bump(n)
 	s.dirty = true
 	s.notify()
@@ -157,7 +150,7 @@ func (s *Scheduler) Nodes() []api.Node {
 	out := make([]api.Node, 0, len(s.nodes))
 	for _, name := range slicesSortedKeys(s.nodes) {
 		n, used := s.nodes[name], s.usedGPUs(name)
-		v := n.view(used)
+		v := n.View(used)
 		v.Used = api.FormatResources(s.usedResources(n))
 		v.Energy = s.energy.NodeView(world{s}, name, used)
 		out = append(out, v)
@@ -169,18 +162,11 @@ func (s *Scheduler) Nodes() []api.Node {
 // besides GPUs: every resource the node declares (0 when none is held) and
 // any other that jobs hold there; nil when the cluster models none.
 func (s *Scheduler) usedResources(n *node) model.Resources {
-	i, ok := s.nodeIdx[n.name]
+	i, ok := s.nodeIdx[n.Name]
 	if !ok || s.state == nil || !s.cluster.Vectored() {
 		return nil
 	}
-	out := model.Resources{}
-	for r, v := range s.state.Used(i) {
-		name := s.cluster.Resources()[r]
-		if _, declared := n.capacity[name]; declared || v != 0 {
-			out[name] = v
-		}
-	}
-	return out
+	return nodes.UsedResources(n, s.cluster, s.state.Used(i))
 }
 
 // usedGPUs returns the GPUs of a node that jobs hold.

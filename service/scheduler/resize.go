@@ -40,7 +40,7 @@ func (s *Scheduler) resize(b *batch, a engine.Assignment, scaler string, now tim
 	slots := make([]membership.Slot, len(a.GPUs))
 	for i, g := range a.GPUs {
 		n := s.nodes[s.cluster.Nodes[g.Node].Name]
-		slots[i] = membership.Slot{Host: n.name, GPU: n.gpus[g.Index].Index}
+		slots[i] = membership.Slot{Host: n.Name, GPU: n.GPUs[g.Index].Index}
 	}
 	old := cur.Membership()
 	next, err := old.Next(slots)

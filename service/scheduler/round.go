@@ -22,7 +22,7 @@ const (
 func (s *Scheduler) schedule() {
 	t0 := time.Now()
 	if s.round(s.now()) {
-		s.metrics.round.Observe(time.Since(t0).Seconds())
+		s.metrics.Round.Observe(time.Since(t0).Seconds())
 	}
 }
 
@@ -92,7 +92,7 @@ func (s *Scheduler) settling(now time.Time) bool {
 		return false
 	}
 	for _, n := range s.nodes {
-		if n.pending {
+		if n.Pending {
 			return true
 		}
 	}

@@ -22,6 +22,8 @@ import (
 	"github.com/gpusched/gpusched/service/forecast"
 	"github.com/gpusched/gpusched/service/learn"
 	"github.com/gpusched/gpusched/service/logs"
+	"github.com/gpusched/gpusched/service/metrics"
+	"github.com/gpusched/gpusched/service/queues"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -46,7 +48,7 @@ type Scheduler struct {
 	matrix   *profile.Matrix
 	models   map[string]int
 	ref      model.GPUType
-	metrics  *metricSet
+	metrics  *metrics.Set
 	logs     *logs.Store
 	started  time.Time
 
@@ -63,7 +65,7 @@ type Scheduler struct {
 	running  atomic.Bool
 	runDone  chan struct{}
 	// logSignal fires when a log grows or a job changes state.
-	logSignal signal
+	logSignal logs.Signal
 
 	mu      sync.Mutex
 	jobs    map[string]*job
@@ -90,9 +92,9 @@ type Scheduler struct {
 	// eta holds the latest forecast of starts and finishes (eta.go).
 	eta *forecast.Cache
 	// quota is the engine's queue layer, nil without queues (queues.go);
-	// usageSaved is when its usage was last written.
-	quota      *quota.Policy
-	usageSaved time.Time
+	// usage keeps its fair-share usage in the store.
+	quota *quota.Policy
+	usage *queues.Usage
 	// energy is seed 002 on live machines and the energy accounting
 	// (package energy, energy.go).
 	energy *energy.Live
@@ -103,7 +105,7 @@ type Scheduler struct {
 // every job and node the store holds. An error caused by cfg wraps
 // ErrConfig.
 func New(cfg Config) (*Scheduler, error) {
-	cfg, err := cfg.withDefaults()
+	cfg, err := cfg.WithDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -137,6 +139,7 @@ func New(cfg Config) (*Scheduler, error) {
 		}
 		s.store, s.ownStore = b, true
 	}
+	s.usage = queues.NewUsage(s.quota, s.store, s.log)
 	if s.metrics, err = newMetrics(s, cfg.Registerer); err != nil {
 		s.closeStore()
 		return nil, err
@@ -145,7 +148,7 @@ func New(cfg Config) (*Scheduler, error) {
 		s.closeStore()
 		return nil, err
 	}
-	if err := s.loadUsage(context.Background()); err != nil {
+	if err := s.usage.Load(context.Background()); err != nil {
 		s.closeStore()
 		return nil, err
 	}
@@ -289,27 +292,3 @@ func (s *Scheduler) modelNow() model.Time { return model.Time(s.cfg.Clock().Unix
 // writeCtx is the context of state writes: they must finish once started,
 // so that memory never disagrees with the store.
 func writeCtx() context.Context { return context.Background() }
-
-// signal is a broadcast: wait returns a channel closed by the next fire.
-type signal struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
-
-func (g *signal) wait() <-chan struct{} {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.ch == nil {
-		g.ch = make(chan struct{})
-	}
-	return g.ch
-}
-
-func (g *signal) fire() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.ch != nil {
-		close(g.ch)
-		g.ch = nil
-	}
-}
