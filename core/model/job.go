@@ -162,7 +162,6 @@ type Job struct {
 	// progress reports; the simulator leaves it at -1 (its preemptions lose
 	// no work).
 	Checkpoint Time
-
 }
 
 // NewJob returns a waiting job for spec with the given arrival rank, model
