@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpusched/gpusched/internal/testbed/threadcpu"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -51,18 +52,18 @@ func benchWorld(b *testing.B, nodes, singles, gangs int, opts ...benchOpt) *Sche
 // It reports the round's thread CPU time beside the wall time (cpu-ns/op:
 // on a shared machine the wall time counts whatever else runs there).
 func BenchmarkRoundPlaceAll(b *testing.B) {
-	defer lockThread()()
+	defer threadcpu.Lock()()
 	var cpu int64
 	for b.Loop() {
 		b.StopTimer()
 		s := benchWorld(b, 1000, 10000, 500)
 		b.StartTimer()
-		c0, _ := threadCPU()
+		c0, _ := threadcpu.Now()
 		s.w.mu.Lock()
 		r := &round{s: s, w: s.w, now: t0, t: 0}
 		r.run()
 		s.w.mu.Unlock()
-		c1, _ := threadCPU()
+		c1, _ := threadcpu.Now()
 		cpu += c1 - c0
 		if n := len(s.w.assumed); n != 8000 {
 			b.Fatalf("%d pods placed, want 8000", n)
@@ -96,8 +97,8 @@ func benchSteady(b *testing.B, opts ...benchOpt) {
 	s.w.mu.Lock()
 	(&round{s: s, w: s.w, now: t0, t: 0}).run()
 	s.w.mu.Unlock()
-	defer lockThread()()
-	c0, _ := threadCPU()
+	defer threadcpu.Lock()()
+	c0, _ := threadcpu.Now()
 	for b.Loop() {
 		s.w.mu.Lock()
 		r := &round{s: s, w: s.w, now: t0.Add(time.Second), t: 1000}
@@ -107,6 +108,6 @@ func benchSteady(b *testing.B, opts ...benchOpt) {
 			b.Fatalf("%d binds in a steady round", len(r.work.binds))
 		}
 	}
-	c1, _ := threadCPU()
+	c1, _ := threadcpu.Now()
 	b.ReportMetric(float64(c1-c0)/float64(b.N), "cpu-ns/op")
 }

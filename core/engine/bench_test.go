@@ -11,6 +11,7 @@ import (
 	"github.com/gpusched/gpusched/core/policy"
 	"github.com/gpusched/gpusched/core/profile"
 	"github.com/gpusched/gpusched/internal/assets"
+	"github.com/gpusched/gpusched/internal/testbed/threadcpu"
 )
 
 // bigState builds a cluster of gpus GPUs (three types, 8 per node) and
@@ -166,14 +167,14 @@ func BenchmarkSchedule(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
-			defer lockThread()()
+			defer threadcpu.Lock()()
 			b.ResetTimer()
-			cpu0, cpuOK := threadCPU()
+			cpu0, cpuOK := threadcpu.Now()
 			var started int
 			for i := 0; i < b.N; i++ {
 				started = timedRound(e, s)
 			}
-			if cpu1, ok := threadCPU(); ok && cpuOK {
+			if cpu1, ok := threadcpu.Now(); ok && cpuOK {
 				b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 			}
 			b.ReportMetric(float64(started), "started/op")

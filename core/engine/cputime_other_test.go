@@ -1,9 +1,0 @@
-//go:build !linux
-
-package engine_test
-
-// threadCPU is not measured off Linux.
-func threadCPU() (int64, bool) { return 0, false }
-
-// lockThread does nothing off Linux.
-func lockThread() func() { return func() {} }
