@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpusched/gpusched/internal/testbed/threadcpu"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/gpusched/gpusched/internal/testbed/threadcpu"
 )
 
 // benchWorld fills a scheduler's world with the benchmark's load
