@@ -21,8 +21,8 @@ import (
 
 	"github.com/gpusched/gpusched/config"
 	"github.com/gpusched/gpusched/core/recipe"
-	"github.com/gpusched/gpusched/service/scheduler"
 	"github.com/gpusched/gpusched/service/server"
+	"github.com/gpusched/gpusched/service/settings"
 )
 
 // defaultListen is the default --listen of server and dev (DESIGN.md).
@@ -88,9 +88,9 @@ func (o *serverOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.names.Policy, "policy", def.Policy, "queue policy: "+strings.Join(servicePolicies(), ", ")+"; "+recipe.RecommendedNote)
 	f.StringVar(&o.names.Placer, "placer", def.Placer, "placer: "+strings.Join(recipe.Placers(), ", "))
 	f.StringVar(&o.names.Scaler, "scaler", def.Scaler, "elastic scaler: "+strings.Join(recipe.Scalers(), ", "))
-	f.DurationVar(&o.heartbeatTimeout, "heartbeat-timeout", scheduler.DefaultHeartbeatTimeout,
+	f.DurationVar(&o.heartbeatTimeout, "heartbeat-timeout", settings.DefaultHeartbeatTimeout,
 		"mark a node down when its agent has not reported for this long: its replicas are lost, elastic jobs at or above min continue smaller, other jobs are re-queued")
-	f.StringVar(&o.masterPorts, "master-ports", fmt.Sprintf("%d-%d", scheduler.DefaultPortBase, scheduler.DefaultPortBase+scheduler.DefaultPortRange-1),
+	f.StringVar(&o.masterPorts, "master-ports", fmt.Sprintf("%d-%d", settings.DefaultPortBase, settings.DefaultPortBase+settings.DefaultPortRange-1),
 		"the ports a job attempt's MASTER_PORT is chosen from (FIRST-LAST, on its node rank 0): open them between the nodes; two servers whose agents share hosts need ranges of their own")
 	f.DurationVar(&o.jobRetention, "job-retention", 0,
 		"delete ended jobs (record, logs, EDL state) this long after they ended, e.g. 720h for 30 days (checked at start, then every tenth of it, at most hourly; 0: keep every job)")
@@ -172,14 +172,14 @@ func (o *serverOptions) serverConfig(logger *slog.Logger) (server.Config, error)
 	if err != nil {
 		return server.Config{}, err
 	}
-	cfg := server.Config{Config: scheduler.Config{DataDir: dir, Names: names, Options: &opts, Queues: queues,
+	cfg := server.Config{Config: settings.Config{DataDir: dir, Names: names, Options: &opts, Queues: queues,
 		HeartbeatTimeout: o.heartbeatTimeout, Logger: logger, Live: live, PowerSampleEvery: sampleEvery,
 		PortBase: portBase, PortRange: portRange},
 		BodyTimeout: o.sec.bodyTimeout, AuditRetention: o.sec.auditRetention, JobRetention: o.jobRetention}
 	if o.authOn(o.devAuth) {
 		cfg.Auth = &server.AuthConfig{AdminTokenFile: filepath.Join(dir, "admin.token")}
 	}
-	if d := scheduler.DefaultHeartbeatInterval; o.heartbeatTimeout <= d {
+	if d := settings.DefaultHeartbeatInterval; o.heartbeatTimeout <= d {
 		cfg.HeartbeatInterval = o.heartbeatTimeout / 3
 	}
 	return cfg, nil
@@ -206,7 +206,7 @@ func (o *serverOptions) openServer(logger *slog.Logger) (*server.Server, error) 
 		return nil, err
 	}
 	srv, err := server.New(cfg)
-	if errors.Is(err, scheduler.ErrConfig) {
+	if errors.Is(err, settings.ErrConfig) {
 		return nil, usageError{err}
 	}
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpusched/gpusched/config"
-	"github.com/gpusched/gpusched/service/scheduler"
+	"github.com/gpusched/gpusched/service/energy"
 )
 
 // liveOptions are the flags of seed 002 on live machines shared by server
@@ -24,15 +24,15 @@ func addLiveFlags(cmd *cobra.Command, o *liveOptions) {
 	f := cmd.Flags()
 	f.StringVar(&o.cluster, "cluster", "", "cluster file (YAML, docs/CLUSTER.md): node classes and power models (default thresholds, modelled energy), storage endpoints to probe")
 	f.BoolVar(&o.suspendIdle, "suspend-idle", false, "report nodes idle for --suspend-after as power-down candidates and run the config's energy.suspend_hook for each (nothing is powered down otherwise)")
-	f.DurationVar(&o.suspendAfter, "suspend-after", scheduler.DefaultSuspendAfter, "with --suspend-idle: how long a node must stay idle")
-	f.DurationVar(&o.powerSampleEvery, "power-sample-every", scheduler.DefaultPowerSampleEvery, "shortest time between two stored power samples of a node at the same load (a new load is always sampled)")
+	f.DurationVar(&o.suspendAfter, "suspend-after", energy.DefaultSuspendAfter, "with --suspend-idle: how long a node must stay idle")
+	f.DurationVar(&o.powerSampleEvery, "power-sample-every", energy.DefaultPowerSampleEvery, "shortest time between two stored power samples of a node at the same load (a new load is always sampled)")
 }
 
 // liveConfig builds the scheduler's live settings from the flags, the
 // --config file's energy block (flags given on the command line win) and
 // the --cluster file.
-func (o *liveOptions) liveConfig(sched *config.SchedFile, given func(string) bool) (scheduler.LiveConfig, time.Duration, error) {
-	var lc scheduler.LiveConfig
+func (o *liveOptions) liveConfig(sched *config.SchedFile, given func(string) bool) (energy.Config, time.Duration, error) {
+	var lc energy.Config
 	if o.powerSampleEvery <= 0 || o.suspendAfter <= 0 {
 		return lc, 0, badInput("--power-sample-every and --suspend-after must be positive")
 	}

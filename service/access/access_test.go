@@ -11,6 +11,7 @@ import (
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/auth"
 	"github.com/gpusched/gpusched/service/scheduler"
+	"github.com/gpusched/gpusched/service/settings"
 )
 
 // TestAccess: the lifecycle's rules on behalf of callers, without a
@@ -22,7 +23,7 @@ func TestAccess(t *testing.T) {
 		{Name: "vision", Quota: map[string]int{"v100": 1}, Weight: &w, Users: []string{"alice", "carol"}},
 		{Name: "open", Weight: &w},
 	}}
-	s, err := scheduler.New(scheduler.Config{DataDir: t.TempDir(), Queues: queues})
+	s, err := scheduler.New(settings.Config{DataDir: t.TempDir(), Queues: queues})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/scheduler"
+	"github.com/gpusched/gpusched/service/settings"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -32,7 +33,7 @@ func (c *clock) add(d time.Duration) {
 func setup(t *testing.T) (*Service, *clock, store.Store, *scheduler.Scheduler) {
 	t.Helper()
 	st := store.NewMem(store.MemOptions{})
-	sch, err := scheduler.New(scheduler.Config{Store: st, DataDir: t.TempDir()})
+	sch, err := scheduler.New(settings.Config{Store: st, DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +272,7 @@ func TestWriteFailureForgets(t *testing.T) {
 	ctx := t.Context()
 	rev, _ := st.Put(ctx, "leader/x", []byte("me"))
 	fenced := store.Fence(st, "leader/x", rev)
-	sch, err := scheduler.New(scheduler.Config{Store: fenced, DataDir: t.TempDir()})
+	sch, err := scheduler.New(settings.Config{Store: fenced, DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpusched/gpusched/internal/testbed/agenttest"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/settings"
 )
 
 func TestAgentRunsJobs(t *testing.T) {
@@ -93,7 +94,7 @@ func checkReplica(t *testing.T, r api.Replica, id string, env map[string]string)
 			t.Errorf("replica %s: %s=%q, want %q", r.ID, k, r.Env[k], v)
 		}
 	}
-	if p, err := strconv.Atoi(r.Env["MASTER_PORT"]); err != nil || p < DefaultPortBase || p >= DefaultPortBase+DefaultPortRange {
+	if p, err := strconv.Atoi(r.Env["MASTER_PORT"]); err != nil || p < settings.DefaultPortBase || p >= settings.DefaultPortBase+settings.DefaultPortRange {
 		t.Errorf("replica %s: MASTER_PORT %q outside the range", r.ID, r.Env["MASTER_PORT"])
 	}
 }
@@ -272,7 +273,7 @@ func TestNeverFitsStaysQueued(t *testing.T) {
 // the job starts there as a new attempt and the stale replica is not in the
 // work (so its agent stops it).
 func TestNodeLost(t *testing.T) {
-	h := newHarness(t, func(c *Config) {
+	h := newHarness(t, func(c *settings.Config) {
 		c.HeartbeatInterval, c.HeartbeatTimeout = 100*time.Millisecond, time.Second
 	})
 	a := h.agent("n1", "v100", 2)
@@ -306,7 +307,7 @@ func TestNodeLost(t *testing.T) {
 // TestHeteroUsesTheMatrix places a job with a Gavel model name on the
 // faster GPU type with the hetero placer.
 func TestHeteroUsesTheMatrix(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.Names.Placer = "hetero" })
+	h := newHarness(t, func(c *settings.Config) { c.Names.Placer = "hetero" })
 	h.agent("k", "k80", 4).register()
 	h.agent("v", "v100", 4).register()
 	for _, m := range []string{"ResNet-50 (batch size 64)", "a model the matrix does not know"} {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpusched/gpusched/core/recipe"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/settings"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -21,7 +22,7 @@ func benchScheduler(b *testing.B, st store.Store, names recipe.Names) *Scheduler
 	b.Helper()
 	opts := recipe.DefaultOptions()
 	opts.Backfill = true
-	s, err := New(Config{Store: st, DataDir: b.TempDir(), Names: names, Options: &opts})
+	s, err := New(settings.Config{Store: st, DataDir: b.TempDir(), Names: names, Options: &opts})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func BenchmarkRound(b *testing.B) {
 		})
 		b.Run(label+"/start-bolt", func(b *testing.B) {
 			benchStart(b, names, func() store.Store {
-				st, err := store.OpenBolt(StorePath(b.TempDir()), store.BoltOptions{})
+				st, err := store.OpenBolt(settings.StorePath(b.TempDir()), store.BoltOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}

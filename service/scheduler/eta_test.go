@@ -9,6 +9,7 @@ import (
 	"github.com/gpusched/gpusched/internal/testbed/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/forecast"
+	"github.com/gpusched/gpusched/service/settings"
 )
 
 // fakeClock is a clock the test moves.
@@ -33,7 +34,7 @@ func (c *fakeClock) add(d time.Duration) {
 // that never time out.
 func etaHarness(t *testing.T) (*harness, *fakeClock) {
 	clk := &fakeClock{t: time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)}
-	h := newHarness(t, func(c *Config) {
+	h := newHarness(t, func(c *settings.Config) {
 		c.Clock = clk.now
 		c.HeartbeatTimeout = time.Hour
 	})

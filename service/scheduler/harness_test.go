@@ -10,6 +10,7 @@ import (
 	"github.com/gpusched/gpusched/internal/testbed/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/ledger"
+	"github.com/gpusched/gpusched/service/settings"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -19,7 +20,7 @@ import (
 type harness struct {
 	t   testing.TB
 	dir string
-	cfg func(*Config)
+	cfg func(*settings.Config)
 	st  *store.Bolt
 	s   *Scheduler
 	// stopLoop ends Run; done is closed when it has returned.
@@ -28,7 +29,7 @@ type harness struct {
 }
 
 // newHarness starts a scheduler; cfg may change its configuration.
-func newHarness(t testing.TB, cfg func(*Config)) *harness {
+func newHarness(t testing.TB, cfg func(*settings.Config)) *harness {
 	t.Helper()
 	h := &harness{t: t, dir: t.TempDir(), cfg: cfg}
 	h.start()
@@ -38,11 +39,11 @@ func newHarness(t testing.TB, cfg func(*Config)) *harness {
 
 func (h *harness) start() {
 	h.t.Helper()
-	st, err := store.OpenBolt(StorePath(h.dir), store.BoltOptions{})
+	st, err := store.OpenBolt(settings.StorePath(h.dir), store.BoltOptions{})
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	cfg := Config{Store: st, DataDir: h.dir, Round: 20 * time.Millisecond, Coalesce: time.Millisecond}
+	cfg := settings.Config{Store: st, DataDir: h.dir, Round: 20 * time.Millisecond, Coalesce: time.Millisecond}
 	if h.cfg != nil {
 		h.cfg(&cfg)
 	}

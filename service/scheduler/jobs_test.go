@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpusched/gpusched/core/recipe"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/settings"
 )
 
 // TestJobsAPI submits, lists, gets and cancels jobs through the
@@ -86,11 +87,11 @@ func isField(err error, field string) bool {
 }
 
 func TestNewRefusesSRTF(t *testing.T) {
-	_, err := New(Config{DataDir: t.TempDir(), Names: recipe.Names{Policy: "srtf"}})
-	if err == nil || !strings.Contains(err.Error(), "srtf") || !errors.Is(err, ErrConfig) {
+	_, err := New(settings.Config{DataDir: t.TempDir(), Names: recipe.Names{Policy: "srtf"}})
+	if err == nil || !strings.Contains(err.Error(), "srtf") || !errors.Is(err, settings.ErrConfig) {
 		t.Fatalf("New with srtf: %v", err)
 	}
-	if _, err := New(Config{DataDir: t.TempDir(), HeartbeatInterval: 5e9, HeartbeatTimeout: 1e9}); !errors.Is(err, ErrConfig) {
+	if _, err := New(settings.Config{DataDir: t.TempDir(), HeartbeatInterval: 5e9, HeartbeatTimeout: 1e9}); !errors.Is(err, settings.ErrConfig) {
 		t.Fatalf("New with a heartbeat timeout below the interval: %v", err)
 	}
 }

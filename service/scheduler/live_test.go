@@ -14,6 +14,7 @@ import (
 	"github.com/gpusched/gpusched/core/power"
 	"github.com/gpusched/gpusched/internal/testbed/agenttest"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/settings"
 )
 
 // rampWatts is a 20-GPU node's known curve: energy per busy GPU 300·(1 +
@@ -49,7 +50,7 @@ func classEntry(t *testing.T, cal api.Calibration, class, family string) api.Cla
 // only once the ramp is complete; before, the catalog's defaults are used
 // and the node says so. The learned thresholds survive a restart.
 func TestLearnThresholds(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.Live.MinNewSamples = 5 })
+	h := newHarness(t, func(c *settings.Config) { c.Live.MinNewSamples = 5 })
 	a := h.agent("n1", "v100", 20)
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":20}`)
@@ -131,7 +132,7 @@ func contentionCluster(t *testing.T) *config.File {
 // ends.
 func TestPausedJob(t *testing.T) {
 	f := contentionCluster(t)
-	h := newHarness(t, func(c *Config) {
+	h := newHarness(t, func(c *settings.Config) {
 		c.Names.Placer = "energy"
 		c.Live.Cluster, c.Live.ClusterName = f, "c.yaml"
 	})
@@ -193,7 +194,7 @@ func countEvents(j api.Job, kind string) int {
 // then, when every probe fails, says that no node reaches it; once a probe
 // succeeds it starts. The node shows its measured distance.
 func TestDataEndpointProbes(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.Names.Placer = "energy" })
+	h := newHarness(t, func(c *settings.Config) { c.Names.Placer = "energy" })
 	a := h.agent("n1", "v100", 4)
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":1,"data_endpoint":"nas:2049"}`)
@@ -232,7 +233,7 @@ func TestDataEndpointProbes(t *testing.T) {
 // GPU's 300 W plus a quarter of the base, 50 W.
 func TestModelledEnergy(t *testing.T) {
 	clock := &fakeClock{t: time.Now()}
-	h := newHarness(t, func(c *Config) { c.Clock, c.HeartbeatTimeout = clock.now, time.Hour })
+	h := newHarness(t, func(c *settings.Config) { c.Clock, c.HeartbeatTimeout = clock.now, time.Hour })
 	a := h.agent("n1", "v100", 4)
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":1}`)
@@ -273,7 +274,7 @@ func TestModelledEnergy(t *testing.T) {
 // in between (200 + 4·45).
 func TestModelledShortJobs(t *testing.T) {
 	clock := &fakeClock{t: time.Now()}
-	h := newHarness(t, func(c *Config) { c.Clock, c.HeartbeatTimeout = clock.now, time.Hour })
+	h := newHarness(t, func(c *settings.Config) { c.Clock, c.HeartbeatTimeout = clock.now, time.Hour })
 	a := h.agent("n1", "v100", 4)
 	a.register()
 	a.status()
@@ -316,7 +317,7 @@ func TestReplayOtherTypes(t *testing.T) {
 		watts float64
 	}{{"h100", 900}, {"k80", 350}} {
 		clock := &fakeClock{t: time.Now()}
-		h := newHarness(t, func(c *Config) { c.Clock, c.HeartbeatTimeout = clock.now, time.Hour })
+		h := newHarness(t, func(c *settings.Config) { c.Clock, c.HeartbeatTimeout = clock.now, time.Hour })
 		a := h.agent("n1", tc.typ, 1)
 		a.register()
 		j := h.submit(`{"command":["x"],"gpus":1}`)
@@ -338,7 +339,7 @@ func TestReplayOtherTypes(t *testing.T) {
 func TestSuspendIdle(t *testing.T) {
 	clock := &fakeClock{t: time.Now()}
 	out := filepath.Join(t.TempDir(), "hook")
-	h := newHarness(t, func(c *Config) {
+	h := newHarness(t, func(c *settings.Config) {
 		c.Clock, c.HeartbeatTimeout = clock.now, time.Hour
 		c.Live.SuspendIdle, c.Live.SuspendAfter = true, time.Minute
 		c.Live.SuspendHook = []string{"sh", "-c", `echo "$GPUSCHED_NODE $GPUSCHED_NODE_ADDR" >> ` + out}

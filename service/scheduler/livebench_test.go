@@ -8,6 +8,7 @@ import (
 	"github.com/gpusched/gpusched/core/recipe"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/ledger"
+	"github.com/gpusched/gpusched/service/settings"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -16,7 +17,7 @@ import (
 // distances to 10 data endpoints — as the service does when a learned fit
 // or a measured distance changes.
 func BenchmarkRefreshEnergy(b *testing.B) {
-	s, err := New(Config{Store: store.NewMem(store.MemOptions{}), DataDir: b.TempDir(), Names: recipe.Names{Policy: "fifo", Placer: "energy", Scaler: "none"}})
+	s, err := New(settings.Config{Store: store.NewMem(store.MemOptions{}), DataDir: b.TempDir(), Names: recipe.Names{Policy: "fifo", Placer: "energy", Scaler: "none"}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpusched/gpusched/internal/testbed/agenttest"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/settings"
 )
 
 // lostStatus is how an agent reports a replica whose exit status is
@@ -121,7 +122,7 @@ func TestReplicaLostElasticRankZeroRequeued(t *testing.T) {
 // died); when n1 is declared lost, the failure is put down to the loss and
 // the job is queued again, not failed.
 func TestFailureAfterSilentNodeRequeued(t *testing.T) {
-	h := newHarness(t, func(c *Config) {
+	h := newHarness(t, func(c *settings.Config) {
 		c.HeartbeatInterval, c.HeartbeatTimeout = 100*time.Millisecond, time.Second
 	})
 	a, b := h.agent("n1", "v100", 2), h.agent("n2", "v100", 2)

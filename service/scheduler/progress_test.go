@@ -9,6 +9,7 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/internal/testbed/agenttest"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/settings"
 )
 
 // TestProgress records progress and checkpoints of a job: unknown jobs are
@@ -115,7 +116,7 @@ func TestProgressFromAgentAndResume(t *testing.T) {
 // with a new generation and host list, and succeeds when that replica
 // exits 0.
 func TestNodeLostElasticContinues(t *testing.T) {
-	h := newHarness(t, func(c *Config) {
+	h := newHarness(t, func(c *settings.Config) {
 		c.HeartbeatInterval, c.HeartbeatTimeout = 100*time.Millisecond, time.Second
 	})
 	a, b := h.agent("n1", "v100", 2), h.agent("n2", "v100", 2)

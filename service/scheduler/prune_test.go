@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"github.com/gpusched/gpusched/service/settings"
+
 	"context"
 	"errors"
 	"os"
@@ -20,7 +22,7 @@ func TestPruneJobs(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	h := newHarness(t, func(c *Config) { c.Clock = clock })
+	h := newHarness(t, func(c *settings.Config) { c.Clock = clock })
 	for range 4 {
 		h.submit(`{"command":["x"],"gpus":1}`)
 	}

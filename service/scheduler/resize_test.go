@@ -7,11 +7,12 @@ import (
 	"github.com/gpusched/gpusched/core/recipe"
 	"github.com/gpusched/gpusched/internal/testbed/agenttest"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/settings"
 )
 
 // fulfillment configures the fulfillment scaler allowed to fill the whole
 // cluster.
-func fulfillment(c *Config) {
+func fulfillment(c *settings.Config) {
 	o := recipe.DefaultOptions()
 	o.MaxLoad = 1
 	c.Names.Scaler, c.Options = "fulfillment", &o

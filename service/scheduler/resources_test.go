@@ -14,6 +14,7 @@ import (
 	"github.com/gpusched/gpusched/internal/testbed/agenttest"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/ledger"
+	"github.com/gpusched/gpusched/service/settings"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -208,7 +209,7 @@ func nodeKey(name string) string { return ledger.NodePrefix + name }
 func TestUnmodelledRequestWaits(t *testing.T) {
 	h := newHarness(t, nil)
 	h.stop()
-	st, err := store.OpenBolt(StorePath(h.dir), store.BoltOptions{})
+	st, err := store.OpenBolt(settings.StorePath(h.dir), store.BoltOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/internal/testbed/agenttest"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/settings"
 )
 
 func TestRestartKeepsJobs(t *testing.T) {
@@ -82,7 +83,7 @@ func TestRestartExitWhileDown(t *testing.T) {
 }
 
 func TestRestartNodeNeverReturns(t *testing.T) {
-	h := newHarness(t, func(c *Config) {
+	h := newHarness(t, func(c *settings.Config) {
 		c.HeartbeatInterval, c.HeartbeatTimeout = 100*time.Millisecond, time.Second
 	})
 	a := h.agent("n1", "v100", 1)

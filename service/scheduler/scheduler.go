@@ -24,6 +24,7 @@ import (
 	"github.com/gpusched/gpusched/service/logs"
 	"github.com/gpusched/gpusched/service/metrics"
 	"github.com/gpusched/gpusched/service/queues"
+	"github.com/gpusched/gpusched/service/settings"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -40,7 +41,7 @@ const refTypeName = "v100"
 // (package server serves it over HTTP), and Close it. Its methods are safe
 // for concurrent use.
 type Scheduler struct {
-	cfg      Config
+	cfg      settings.Config
 	log      *slog.Logger
 	store    store.Store
 	ownStore bool
@@ -104,19 +105,19 @@ type Scheduler struct {
 // builds the engine, registers its metrics on cfg.Registerer and loads
 // every job and node the store holds. An error caused by cfg wraps
 // ErrConfig.
-func New(cfg Config) (*Scheduler, error) {
+func New(cfg settings.Config) (*Scheduler, error) {
 	cfg, err := cfg.WithDefaults()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", settings.ErrConfig, err)
 	}
 	live, err := energy.New(cfg.Live, energy.Deps{Log: cfg.Logger, Clock: cfg.Clock,
 		SampleEvery: cfg.PowerSampleEvery, Heartbeat: cfg.HeartbeatInterval, Round: cfg.Round})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", settings.ErrConfig, err)
 	}
 	eng, err := live.NewEngine(cfg.Names, *cfg.Options)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", settings.ErrConfig, err)
 	}
 	matrix, err := profile.ParseMatrix("embedded throughput matrix", assets.Throughputs())
 	if err != nil {
@@ -133,7 +134,7 @@ func New(cfg Config) (*Scheduler, error) {
 	}
 	s.quota, _ = eng.Policy().(*quota.Policy)
 	if s.store == nil {
-		b, err := store.OpenBolt(StorePath(cfg.DataDir), store.BoltOptions{Logger: cfg.Logger})
+		b, err := store.OpenBolt(settings.StorePath(cfg.DataDir), store.BoltOptions{Logger: cfg.Logger})
 		if err != nil {
 			return nil, fmt.Errorf("server: %w", err)
 		}

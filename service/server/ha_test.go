@@ -21,7 +21,7 @@ import (
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/client"
 	"github.com/gpusched/gpusched/service/leader"
-	"github.com/gpusched/gpusched/service/scheduler"
+	"github.com/gpusched/gpusched/service/settings"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -53,7 +53,7 @@ func startHA(t testing.TB, c *etcdtest.Cluster, prefix string, opts ...func(*Con
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Config: scheduler.Config{DataDir: t.TempDir(), Round: 20 * time.Millisecond,
+	cfg := Config{Config: settings.Config{DataDir: t.TempDir(), Round: 20 * time.Millisecond,
 		Coalesce: time.Millisecond, HeartbeatTimeout: 3 * time.Second, HeartbeatInterval: 500 * time.Millisecond},
 		PollTimeout: 2 * time.Second}
 	for _, o := range opts {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/gpusched/gpusched/internal/testbed/agenttest"
 	"github.com/gpusched/gpusched/service/api"
-	"github.com/gpusched/gpusched/service/scheduler"
+	"github.com/gpusched/gpusched/service/settings"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -43,11 +43,11 @@ func newHarness(t testing.TB, cfg func(*Config)) *harness {
 
 func (h *harness) start() {
 	h.t.Helper()
-	st, err := store.OpenBolt(scheduler.StorePath(h.dir), store.BoltOptions{})
+	st, err := store.OpenBolt(settings.StorePath(h.dir), store.BoltOptions{})
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	cfg := Config{Config: scheduler.Config{Store: st, DataDir: h.dir, Round: 20 * time.Millisecond, Coalesce: time.Millisecond},
+	cfg := Config{Config: settings.Config{Store: st, DataDir: h.dir, Round: 20 * time.Millisecond, Coalesce: time.Millisecond},
 		PollTimeout: 5 * time.Second}
 	if h.cfg != nil {
 		h.cfg(&cfg)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/gpusched/gpusched/core/recipe"
 	"github.com/gpusched/gpusched/service/api"
-	"github.com/gpusched/gpusched/service/scheduler"
+	"github.com/gpusched/gpusched/service/settings"
 )
 
 func TestSubmitListGetCancel(t *testing.T) {
@@ -124,13 +124,13 @@ func TestSubmitRejectsBadInput(t *testing.T) {
 }
 
 // TestNewRefusesSRTF: New passes the scheduler's configuration errors on
-// (scheduler.ErrConfig: the command line's usage errors).
+// (settings.ErrConfig: the command line's usage errors).
 func TestNewRefusesSRTF(t *testing.T) {
-	_, err := New(Config{Config: scheduler.Config{DataDir: t.TempDir(), Names: recipe.Names{Policy: "srtf"}}})
-	if err == nil || !strings.Contains(err.Error(), "srtf") || !errors.Is(err, scheduler.ErrConfig) {
+	_, err := New(Config{Config: settings.Config{DataDir: t.TempDir(), Names: recipe.Names{Policy: "srtf"}}})
+	if err == nil || !strings.Contains(err.Error(), "srtf") || !errors.Is(err, settings.ErrConfig) {
 		t.Fatalf("New with srtf: %v", err)
 	}
-	if _, err := New(Config{Config: scheduler.Config{DataDir: t.TempDir(), HeartbeatInterval: 5e9, HeartbeatTimeout: 1e9}}); err == nil {
+	if _, err := New(Config{Config: settings.Config{DataDir: t.TempDir(), HeartbeatInterval: 5e9, HeartbeatTimeout: 1e9}}); err == nil {
 		t.Fatal("New accepted a heartbeat timeout below the interval")
 	}
 }

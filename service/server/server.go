@@ -11,6 +11,7 @@ import (
 	"github.com/gpusched/gpusched/service/auth"
 	"github.com/gpusched/gpusched/service/edl"
 	"github.com/gpusched/gpusched/service/scheduler"
+	"github.com/gpusched/gpusched/service/settings"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -25,10 +26,10 @@ const (
 // DefaultBodyTimeout is Config.BodyTimeout's default.
 const DefaultBodyTimeout = 30 * time.Second
 
-// Config configures New: the job lifecycle (scheduler.Config, whose fields
+// Config configures New: the job lifecycle (settings.Config, whose fields
 // it promotes) and the HTTP transport.
 type Config struct {
-	scheduler.Config
+	settings.Config
 	// PollTimeout is the longest a work long-poll waits by default
 	// (DefaultPollTimeout when zero; at most MaxPollTimeout).
 	PollTimeout time.Duration
@@ -89,7 +90,7 @@ type Server struct {
 // New builds a scheduler from cfg.Config (scheduler.New: it opens the
 // store when cfg.Store is nil and loads every job and node) and the HTTP
 // transport over it; Close closes both. An error caused by cfg wraps
-// scheduler.ErrConfig.
+// settings.ErrConfig.
 func New(cfg Config) (*Server, error) {
 	var tokens *auth.Tokens
 	var own store.Store
@@ -98,9 +99,9 @@ func New(cfg Config) (*Server, error) {
 		// their jobs' tokens: open the store first.
 		if cfg.Store == nil {
 			if cfg.DataDir == "" {
-				return nil, fmt.Errorf("%w: server: a data directory is required", scheduler.ErrConfig)
+				return nil, fmt.Errorf("%w: server: a data directory is required", settings.ErrConfig)
 			}
-			b, err := store.OpenBolt(scheduler.StorePath(cfg.DataDir), store.BoltOptions{Logger: cfg.Logger})
+			b, err := store.OpenBolt(settings.StorePath(cfg.DataDir), store.BoltOptions{Logger: cfg.Logger})
 			if err != nil {
 				return nil, fmt.Errorf("server: %w", err)
 			}

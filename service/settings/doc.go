@@ -4,5 +4,5 @@
 // logger, the metrics registry, the clock, the job tokens and the live
 // energy's settings), its defaults (WithDefaults) and its checks (Check:
 // what New of package scheduler would refuse, as an ErrConfig, without
-// opening a store). Package scheduler re-exports it as scheduler.Config.
+// opening a store). Package scheduler's New takes it.
 package settings

@@ -44,8 +44,8 @@ import (
 	"github.com/gpusched/gpusched/service/agent"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/machine"
-	"github.com/gpusched/gpusched/service/scheduler"
 	"github.com/gpusched/gpusched/service/server"
+	"github.com/gpusched/gpusched/service/settings"
 )
 
 // Timeout bounds every wait of the package.
@@ -80,7 +80,7 @@ func Start(t testing.TB, cfg func(*server.Config)) *Service {
 			t.Logf("--- logs of the service:\n%s", s.logs.String())
 		}
 	})
-	c := server.Config{Config: scheduler.Config{DataDir: s.DataDir, Round: 20 * time.Millisecond, Coalesce: time.Millisecond,
+	c := server.Config{Config: settings.Config{DataDir: s.DataDir, Round: 20 * time.Millisecond, Coalesce: time.Millisecond,
 		HeartbeatInterval: 200 * time.Millisecond, HeartbeatTimeout: 5 * time.Second,
 		Logger: s.log.With("component", "server")}, PollTimeout: 5 * time.Second}
 	if cfg != nil {
