@@ -99,7 +99,7 @@ func (s *Scheduler) refreshWork(m *node) {
 func (s *Scheduler) readyNode(name string) (*node, error) {
 	n := s.nodes[name]
 	if n == nil || !n.Ready || n.Pending {
-		return nil, notRegistered(name)
+		return nil, api.NotRegistered(name)
 	}
 	return n, nil
 }

@@ -167,7 +167,7 @@ func (s *Scheduler) EnergyReplay() (api.EnergyReplay, error) {
 	s.mu.Unlock()
 	cluster, trace, err := replay.Files(nodes, jobs)
 	if err != nil {
-		return api.EnergyReplay{}, conflict("nothing to replay: %v", err)
+		return api.EnergyReplay{}, api.Conflict("nothing to replay: %v", err)
 	}
 	return api.EnergyReplay{Cluster: string(cluster), Trace: string(trace), Policy: s.cfg.Names.Policy}, nil
 }
@@ -200,7 +200,7 @@ func (s *Scheduler) PowerSamples(name string) ([]PowerSample, error) {
 	known := s.nodes[name] != nil
 	s.mu.Unlock()
 	if !known && !ok {
-		return nil, notFound("no node %q", name)
+		return nil, api.NotFound("no node %q", name)
 	}
 	return rows, nil
 }

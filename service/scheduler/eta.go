@@ -28,7 +28,7 @@ func (s *Scheduler) ETA(id string) (api.ETA, error) {
 	case j == nil:
 		return api.ETA{}, noJob(id)
 	case st.Final():
-		return api.ETA{}, conflict("job %s has %s: it has no forecast", id, st)
+		return api.ETA{}, api.Conflict("job %s has %s: it has no forecast", id, st)
 	}
 	f, err := s.forecast()
 	if err != nil {
@@ -37,7 +37,7 @@ func (s *Scheduler) ETA(id string) (api.ETA, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if j.rec.State.Final() {
-		return api.ETA{}, conflict("job %s has %s: it has no forecast", id, j.rec.State)
+		return api.ETA{}, api.Conflict("job %s has %s: it has no forecast", id, j.rec.State)
 	}
 	return s.etaOf(f, j), nil
 }

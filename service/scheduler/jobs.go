@@ -98,10 +98,10 @@ func (s *Scheduler) Job(id string) (api.Job, error) {
 }
 
 // noJob is the ErrNotFound of job id.
-func noJob(id string) error { return notFound("no job %q", id) }
+func noJob(id string) error { return api.NotFound("no job %q", id) }
 
 // ended is the ErrConflict of a request about job v that has ended.
-func ended(v api.Job) error { return conflict("job %s is already %s", v.ID, v.State) }
+func ended(v api.Job) error { return api.Conflict("job %s is already %s", v.ID, v.State) }
 
 // Cancel cancels job id durably and returns it: a queued job at once, a
 // running one by stopping its replicas (it stays running, its Reason
@@ -147,7 +147,7 @@ func (s *Scheduler) Hostfile(id string) (string, error) {
 	case j == nil:
 		return "", noJob(id)
 	case j.rec.State != api.Running:
-		return "", conflict("job %s is %s: only a running job has hosts", id, j.rec.State)
+		return "", api.Conflict("job %s is %s: only a running job has hosts", id, j.rec.State)
 	}
 	return j.rec.Membership().HostList(), nil
 }

@@ -32,9 +32,9 @@ func (s *Scheduler) AppendLog(name string, c api.LogChunk) (api.LogAck, error) {
 	s.mu.Unlock()
 	switch {
 	case !known:
-		return api.LogAck{}, notRegistered(name)
+		return api.LogAck{}, api.NotRegistered(name)
 	case !ok:
-		return api.LogAck{}, notFound("no replica %q", c.Replica)
+		return api.LogAck{}, api.NotFound("no replica %q", c.Replica)
 	}
 	n, err := s.logs.Append(job, c.Replica, c.Offset, c.Data)
 	if err != nil {
