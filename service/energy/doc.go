@@ -15,7 +15,10 @@
 //   - the energy placer's inputs (placer.go), rebuilt when they change,
 //     and idle nodes reported for power-down (suspend.go);
 //   - the report (report.go): the accounts, the jobs' energy and the pack
-//     replay (package replay), and the Prometheus collector (metrics.go).
+//     replay (package replay), and the Prometheus collector (metrics.go);
+//   - the room (room.go): a Live with its shell's lock and World, what the
+//     shell's callers are handed (the report, the replay's inputs, the
+//     calibration, the power samples; package scheduler's Energy).
 //
 // A Live reads its shell through the narrow World interface (the nodes,
 // the cluster, the jobs on a node) and charges the jobs' energy through

@@ -8,27 +8,12 @@ import (
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/energy"
 	"github.com/gpusched/gpusched/service/nodes"
-	"github.com/gpusched/gpusched/service/replay"
 )
 
 // Live energy (package energy: power readings, the nodes' and jobs'
 // energy, learned thresholds, measured distances, the energy placer's
 // inputs, idle nodes, the report) reads the scheduler through world and
 // charges the jobs' records through it. Every call is made with s.mu held.
-
-// Aliases of package energy's configuration, for the shells that set it.
-type (
-	// LiveConfig is energy.Config.
-	LiveConfig = energy.Config
-	// PowerSample is energy.PowerSample.
-	PowerSample = energy.PowerSample
-)
-
-// Defaults of package energy, for the shells' flags.
-const (
-	DefaultSuspendAfter     = energy.DefaultSuspendAfter
-	DefaultPowerSampleEvery = energy.DefaultPowerSampleEvery
-)
 
 // world is the scheduler as package energy sees it; its methods are
 // called with s.mu held.
@@ -147,67 +132,6 @@ func (s *Scheduler) noteRan(rec *record, now time.Time) {
 	}
 }
 
-// Energy returns the energy report. The pack replay runs outside the
-// scheduler's lock.
-func (s *Scheduler) Energy() api.EnergyReport {
-	s.mu.Lock()
-	pol, pla, _ := s.engine.Names()
-	rep, nodes, jobs, model := s.energy.Prepare(world{s}, pol, pla)
-	s.mu.Unlock()
-	energy.AddReplay(&rep, nodes, jobs, s.cfg.Names.Policy, model)
-	return rep
-}
-
-// EnergyReplay returns the pack replay's inputs as files gpusched sim
-// reads; ErrConflict when there is nothing to replay.
-func (s *Scheduler) EnergyReplay() (api.EnergyReplay, error) {
-	s.mu.Lock()
-	w := world{s}
-	nodes, jobs := s.energy.ReplayInputs(w, w.Jobs())
-	s.mu.Unlock()
-	cluster, trace, err := replay.Files(nodes, jobs)
-	if err != nil {
-		return api.EnergyReplay{}, api.Conflict("nothing to replay: %v", err)
-	}
-	return api.EnergyReplay{Cluster: string(cluster), Trace: string(trace), Policy: s.cfg.Names.Policy}, nil
-}
-
-// Calibration returns the thresholds in use for every class of a known
-// node and every algorithm type it has samples or thresholds of, by class
-// and type (the default type first).
-func (s *Scheduler) Calibration() api.Calibration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.energy.Calibration(world{s})
-}
-
-// Recalibrate fits every class and algorithm type with enough samples now,
-// whether or not they span the load range or are new, and returns the
-// thresholds in use afterwards (a failed fit shows its error and keeps the
-// thresholds). gpusched calibrate --from-server calls it.
-func (s *Scheduler) Recalibrate() api.Calibration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.energy.Recalibrate(world{s})
-}
-
-// PowerSamples returns the stored power samples of node name as the rows
-// gpusched calibrate reads (one per load, by load); ErrNotFound for a node
-// the scheduler neither knows nor has samples of.
-func (s *Scheduler) PowerSamples(name string) ([]PowerSample, error) {
-	s.mu.Lock()
-	rows, ok := s.energy.Samples(name)
-	known := s.nodes[name] != nil
-	s.mu.Unlock()
-	if !known && !ok {
-		return nil, api.NotFound("no node %q", name)
-	}
-	return rows, nil
-}
-
-// tickEnergy runs the live energy work of a periodic tick.
-func (s *Scheduler) tickEnergy() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.energy.Tick(world{s})
-}
+// Energy returns live energy (package energy's Room: the report, the
+// replay's inputs, the calibration, the power samples).
+func (s *Scheduler) Energy() *energy.Room { return s.room }

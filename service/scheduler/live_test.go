@@ -55,7 +55,7 @@ func TestLearnThresholds(t *testing.T) {
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":20}`)
 	x := *agenttest.FindReplica(a.waitWork("the job", agenttest.HasReplica(j.ID)), j.ID)
-	def := classEntry(t, h.s.Calibration(), "v100x20", "default")
+	def := classEntry(t, h.s.Energy().Calibration(), "v100x20", "default")
 	if def.Source != api.ThresholdsCatalog {
 		t.Fatalf("before any sample: %+v", def)
 	}
@@ -66,7 +66,7 @@ func TestLearnThresholds(t *testing.T) {
 		a.statusPower(reading(t0.Add(time.Duration(20-k)*time.Second), load, rampWatts(load)), agenttest.Running(x))
 		rows = append(rows, calibrate.Sample{Load: math.Round(load*1e4) / 1e4, PowerW: rampWatts(load), Throughput: load * 20})
 		if k > 1 {
-			if e := classEntry(t, h.s.Calibration(), "v100x20", "default"); e.Source != api.ThresholdsCatalog {
+			if e := classEntry(t, h.s.Energy().Calibration(), "v100x20", "default"); e.Source != api.ThresholdsCatalog {
 				t.Fatalf("learned before the ramp reached one busy GPU (load %v): %+v", load, e)
 			}
 		}
@@ -75,7 +75,7 @@ func TestLearnThresholds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := classEntry(t, h.s.Calibration(), "v100x20", "default")
+	got := classEntry(t, h.s.Energy().Calibration(), "v100x20", "default")
 	if got.Source != api.ThresholdsLearned || got.Th1 != want.Th1 || got.Th2 != want.Th2 || got.Samples != 20 || got.Rows != 20 {
 		t.Fatalf("learned %+v, want %+v from 20 rows", got, want)
 	}
@@ -93,7 +93,7 @@ func TestLearnThresholds(t *testing.T) {
 		}
 	}
 	h.restart()
-	if e := classEntry(t, h.s.Calibration(), "v100x20", "default"); e.Source != api.ThresholdsLearned || e.Th1 != want.Th1 {
+	if e := classEntry(t, h.s.Energy().Calibration(), "v100x20", "default"); e.Source != api.ThresholdsLearned || e.Th1 != want.Th1 {
 		t.Errorf("after a restart: %+v", e)
 	}
 }
@@ -107,7 +107,7 @@ func TestRecalibrateErrors(t *testing.T) {
 	j := h.submit(`{"command":["x"],"gpus":4}`)
 	x := *agenttest.FindReplica(a.waitWork("the job", agenttest.HasReplica(j.ID)), j.ID)
 	a.statusPower(reading(time.Now().Add(-time.Minute), 1, 1500), agenttest.Running(x))
-	e := classEntry(t, h.s.Recalibrate(), "v100x4", "default")
+	e := classEntry(t, h.s.Energy().Recalibrate(), "v100x4", "default")
 	if e.Source != api.ThresholdsCatalog || !strings.Contains(e.Error, "too few samples") || e.Rows != 1 {
 		t.Errorf("recalibrated with one row: %+v", e)
 	}
@@ -138,7 +138,7 @@ func TestPausedJob(t *testing.T) {
 	})
 	a := h.agent("n1", "v100", 4)
 	a.register()
-	e := classEntry(t, h.s.Calibration(), "n1", "default")
+	e := classEntry(t, h.s.Energy().Calibration(), "n1", "default")
 	node := power.DefaultNode()
 	node.Contention = power.Contention{Knee: 0.3, Slowdown: 0.6}
 	gpu, _ := power.Lookup("v100")
@@ -238,10 +238,10 @@ func TestModelledEnergy(t *testing.T) {
 	a.register()
 	j := h.submit(`{"command":["x"],"gpus":1}`)
 	a.waitWork("the job", agenttest.HasReplica(j.ID))
-	h.s.tickEnergy() // the node's account opens
+	h.s.Energy().Tick() // the node's account opens
 	clock.add(3 * time.Minute)
-	h.s.tickEnergy()
-	rep := h.s.Energy()
+	h.s.Energy().Tick()
+	rep := h.s.Energy().Report()
 	wantNode, wantJob := 635*180/3.6e6, 350*180/3.6e6
 	if len(rep.Nodes) != 1 || math.Abs(rep.Nodes[0].KWh-wantNode) > 1e-9 || rep.Nodes[0].Measured ||
 		math.Abs(rep.Nodes[0].ModelledKWh-wantNode) > 1e-9 {
@@ -291,7 +291,7 @@ func TestModelledShortJobs(t *testing.T) {
 		a.status()
 		ids = append(ids, j.ID)
 	}
-	rep := h.s.Energy()
+	rep := h.s.Energy().Report()
 	if len(rep.Jobs) != 2 {
 		t.Fatalf("jobs %+v, want both", rep.Jobs)
 	}
@@ -322,10 +322,10 @@ func TestReplayOtherTypes(t *testing.T) {
 		a.register()
 		j := h.submit(`{"command":["x"],"gpus":1}`)
 		a.waitWork("the job", agenttest.HasReplica(j.ID))
-		h.s.tickEnergy()
+		h.s.Energy().Tick()
 		clock.add(3 * time.Minute)
-		h.s.tickEnergy()
-		rep := h.s.Energy()
+		h.s.Energy().Tick()
+		rep := h.s.Energy().Report()
 		want := tc.watts * 180 / 3.6e6
 		if r := rep.Replay; r == nil || math.Abs(r.ModelKWh-want) > 1e-9 || math.Abs(*rep.PackKWh-want) > 1e-6 || math.Abs(r.SavedKWh) > 1e-6 {
 			t.Errorf("%s: replay %+v, pack %v (%s): want the run's %v kWh both ways", tc.typ, r, rep.PackKWh, rep.PackError, want)
@@ -346,10 +346,10 @@ func TestSuspendIdle(t *testing.T) {
 	})
 	a := h.agent("n1", "v100", 4)
 	a.register()
-	h.s.tickEnergy()
+	h.s.Energy().Tick()
 	clock.add(2 * time.Minute)
-	h.s.tickEnergy()
-	h.s.tickEnergy()
+	h.s.Energy().Tick()
+	h.s.Energy().Tick()
 	if e := h.node("n1").Energy; e == nil || !e.PowerDownCandidate || e.IdleSince == nil {
 		t.Fatalf("node %+v: want a power-down candidate", e)
 	}
@@ -366,7 +366,7 @@ func TestSuspendIdle(t *testing.T) {
 	}
 	j := h.submit(`{"command":["x"],"gpus":1}`)
 	a.waitWork("the job", agenttest.HasReplica(j.ID))
-	h.s.tickEnergy()
+	h.s.Energy().Tick()
 	if e := h.node("n1").Energy; e.PowerDownCandidate || e.IdleSince != nil {
 		t.Errorf("busy node: %+v", e)
 	}
@@ -378,7 +378,7 @@ func TestEnergyReplay(t *testing.T) {
 	h := newHarness(t, nil)
 	a := h.agent("n1", "v100", 4)
 	a.register()
-	if _, err := h.s.EnergyReplay(); err == nil {
+	if _, err := h.s.Energy().Replay(); err == nil {
 		t.Error("a replay without jobs")
 	}
 	j := h.submit(`{"command":["x"],"gpus":2,"user":"ann"}`)
@@ -393,14 +393,14 @@ func TestEnergyReplay(t *testing.T) {
 	if rec.Ran.GPUs != 2 || rec.Ran.Type != "v100" || rec.Ran.Seconds <= 0 {
 		t.Fatalf("ran %+v", rec.Ran)
 	}
-	files, err := h.s.EnergyReplay()
+	files, err := h.s.Energy().Replay()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(files.Trace, `"gpus":2,"duration_s":`) || !strings.Contains(files.Cluster, "name: n1") || files.Policy != "fifo" {
 		t.Errorf("replay files %+v", files)
 	}
-	rep := h.s.Energy()
+	rep := h.s.Energy().Report()
 	if rep.PackKWh == nil || *rep.PackKWh <= 0 || rep.Replay.Jobs != 1 || rep.Users[0].Name != "ann" || !rep.Jobs[0].Measured ||
 		len(rep.Queues) != 1 || rep.Queues[0].Name != rep.Jobs[0].Queue || rep.Queues[0].Name == "" || rep.Queues[0].KWh != rep.Jobs[0].KWh {
 		t.Errorf("report %+v (pack error %q)", rep, rep.PackError)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpusched/gpusched/internal/testbed/agenttest"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/energy"
 )
 
 // reading builds a power reading of a 4-GPU node.
@@ -85,17 +86,17 @@ func TestPowerReadings(t *testing.T) {
 	report(reading(t0.Add(20*time.Second), 0.25, 0, 60, 40, 40, 40))
 	checkCSV := func(when string) {
 		t.Helper()
-		rows, err := h.s.PowerSamples("n1")
+		rows, err := h.s.Energy().PowerSamples("n1")
 		if err != nil {
 			t.Fatalf("%s: power samples: %v", when, err)
 		}
-		want := []PowerSample{{Load: 0.25, PowerW: 180, Throughput: 1}, {Load: 0.75, PowerW: 1200, Throughput: 3}}
+		want := []energy.PowerSample{{Load: 0.25, PowerW: 180, Throughput: 1}, {Load: 0.75, PowerW: 1200, Throughput: 3}}
 		if !slices.Equal(rows, want) {
 			t.Errorf("%s: samples %+v, want %+v", when, rows, want)
 		}
 	}
 	checkCSV("before the restart")
-	_, err := h.s.PowerSamples("nope")
+	_, err := h.s.Energy().PowerSamples("nope")
 	wantKind(t, "power samples of an unknown node", err, ErrNotFound)
 
 	h.s.mu.Lock()

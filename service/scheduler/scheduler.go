@@ -99,6 +99,7 @@ type Scheduler struct {
 	// energy is seed 002 on live machines and the energy accounting
 	// (package energy, energy.go).
 	energy *energy.Live
+	room   *energy.Room
 }
 
 // New builds a scheduler from cfg: it opens the store if cfg.Store is nil,
@@ -129,6 +130,10 @@ func New(cfg settings.Config) (*Scheduler, error) {
 		runDone: make(chan struct{}), eta: &forecast.Cache{}, commits: store.GroupCommit{Stopped: errStopped}, jobs: map[string]*job{}, active: map[string]*job{}, nodes: map[string]*node{},
 		logs: logs.New(filepath.Join(cfg.DataDir, "logs")), started: cfg.Clock(), wake: -1,
 		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes, unsaved: map[*job]bool{}, energy: live}
+	s.room = energy.NewRoom(live, &s.mu, world{s}, func() (string, string) {
+		pol, pla, _ := eng.Names()
+		return pol, pla
+	}, cfg.Names.Policy)
 	for i, m := range matrix.Models {
 		s.models[m] = i
 	}
@@ -208,7 +213,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			s.checkLimits()
 			s.tickForecast()
 			s.saveUsage(false)
-			s.tickEnergy()
+			s.room.Tick()
 		case <-wake.C:
 		}
 		if ctx.Err() != nil { // select picks among ready cases at random: an ended ctx wins

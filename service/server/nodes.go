@@ -18,7 +18,7 @@ func (s *Server) handleNodes(w http.ResponseWriter, _ *http.Request) {
 // the node's name), one row per load.
 func (s *Server) handlePowerSamples(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	rows, err := s.sched.PowerSamples(name)
+	rows, err := s.sched.Energy().PowerSamples(name)
 	if err != nil {
 		s.writeErr(w, err)
 		return
