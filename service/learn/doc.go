@@ -10,7 +10,9 @@
 //     of lengths its bias and spread and each user their median — under
 //     "forecast/history" (docs/ETA.md);
 //   - Series (series.go): every job's progress and power over time (memory
-//     only), for the dashboard and the measured speeds of the forecasts.
+//     only), for the dashboard and the measured speeds of the forecasts;
+//   - Room (room.go): the three under the shell's lock, as the shell's
+//     callers are handed them (package scheduler's Learning).
 //
 // The shell feeds them (ObserveProgress, Started, Estimate, Ended,
 // Series.Progress and Power) and calls Tick every tick; they write to the

@@ -119,7 +119,7 @@ func TestETAScenario(t *testing.T) {
 	a.status(agenttest.Exited(ra, 0), agenttest.Running(*agenttest.FindReplica(w, jb.ID)))
 	h.waitState(ja.ID, api.Succeeded)
 	h.waitState(jc.ID, api.Running)
-	acc := h.s.ETAAccuracy()
+	acc := h.s.Learning().ETAAccuracy()
 	if acc.Jobs != 1 || acc.Predictions != 1 || acc.BiasS != -40 || acc.InRange != 0 {
 		t.Errorf("accuracy %+v, want one prediction of C, 40 s late, out of range", acc.ETAStats)
 	}
@@ -134,7 +134,7 @@ func TestETAScenario(t *testing.T) {
 		t.Errorf("ETA of an ended job: %v", err)
 	}
 	h.restart() // the history and the accuracy records are durable
-	if acc := h.s.ETAAccuracy(); acc.Predictions != 1 || acc.Spreads[2].Samples != 1 {
+	if acc := h.s.Learning().ETAAccuracy(); acc.Predictions != 1 || acc.Spreads[2].Samples != 1 {
 		t.Errorf("after a restart: %+v", acc)
 	}
 }
@@ -168,7 +168,7 @@ func TestETAMeasuredSpeed(t *testing.T) {
 		!e.PredictedFinish.Equal(t0.Add(22500*time.Millisecond)) || !e.PredictedStart.Equal(t0) {
 		t.Errorf("ETA %s–%s, basis %+v; want 10:00:00–10:00:22.5 from the measured speed", at(e.PredictedStart), at(e.PredictedFinish), e.Basis)
 	}
-	s, err := h.s.Series(j.ID)
+	s, err := h.s.Learning().Series(j.ID)
 	if err != nil || len(s.Progress) != 2 || s.Progress[1].StepsPerS != 4 || len(s.Replicas) != 1 || s.Replicas[0].State != "running" {
 		t.Errorf("series %+v %v", s, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/forecast"
 	"github.com/gpusched/gpusched/service/learn"
+	"github.com/gpusched/gpusched/service/ledger"
 )
 
 // Online learning (package learn): the throughput profiles learned from
@@ -35,8 +36,18 @@ func (s *Scheduler) loadLearning(ctx context.Context) error {
 		s.setMatrix(merged)
 	}
 	s.learned = learn.NewETA(s.log)
+	s.learning = learn.NewRoom(&s.mu, s.prof, s.learned, func(id string) ([]ledger.Replica, bool) {
+		if j := s.jobs[id]; j != nil {
+			return j.rec.Replicas, true
+		}
+		return nil, false
+	})
 	return s.learned.Load(ctx, s.store, s.now())
 }
+
+// Learning returns online learning (package learn's Room: the learned
+// profiles, the forecasts' accuracy, the jobs' series).
+func (s *Scheduler) Learning() *learn.Room { return s.learning }
 
 // setMatrix makes m the scheduler's matrix: job types are numbered by a
 // profile.Table of m (a job type m gained shifts the others), and every
@@ -120,18 +131,6 @@ func (s *Scheduler) tickProfiles(now time.Time) {
 	}
 }
 
-// Profiles returns the learned throughputs (api.ProfileOnline) and, with
-// prerun, the pre-run matrix's points too (api.ProfilePreRun).
-func (s *Scheduler) Profiles(prerun bool) []api.ProfileEntry {
-	s.mu.Lock()
-	out, base := s.prof.Entries()
-	s.mu.Unlock()
-	if prerun {
-		out = append(out, learn.PreRun(base)...)
-	}
-	return out
-}
-
 // noteStart records, as job j starts at now, the outcomes of the
 // predictions served while it waited and its length as estimated now (the
 // base of what its run time will teach). Called with s.mu held, after the
@@ -158,24 +157,4 @@ func (s *Scheduler) tickETA(now time.Time, force bool) {
 		j := s.jobs[id]
 		return j == nil || j.rec.State.Final()
 	})
-}
-
-// ETAAccuracy returns how good the start forecasts served so far have
-// been, and the learned spread of each kind of length.
-func (s *Scheduler) ETAAccuracy() api.ETAAccuracy {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.learned.Accuracy()
-}
-
-// Series returns what the dashboard draws for job id: its current
-// replicas, progress and power over time. ErrNotFound.
-func (s *Scheduler) Series(id string) (api.JobSeries, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	j := s.jobs[id]
-	if j == nil {
-		return api.JobSeries{}, noJob(id)
-	}
-	return s.learned.Series.View(id, j.rec.Replicas), nil
 }

@@ -57,15 +57,15 @@ func TestOnlineProfiles(t *testing.T) {
 	}
 
 	want := api.ProfileEntry{Model: "A0-learned", GPUType: "v100", GPUs: 2, StepsPerS: 10, Samples: 1, Source: api.ProfileOnline}
-	if list := s.Profiles(false); len(list) != 1 || list[0] != want {
+	if list := s.Learning().Profiles(false); len(list) != 1 || list[0] != want {
 		t.Fatalf("Profiles: %+v, want [%+v]", list, want)
 	}
-	if list := s.Profiles(true); len(list) < 10 || list[0] != want || list[1].Source != api.ProfilePreRun || list[1].Samples != 0 {
+	if list := s.Learning().Profiles(true); len(list) < 10 || list[0] != want || list[1].Source != api.ProfilePreRun || list[1].Samples != 0 {
 		t.Errorf("Profiles with the pre-run matrix: %d entries, first %+v", len(list), list[:min(2, len(list))])
 	}
 
 	h.restart()
-	if list := h.s.Profiles(false); len(list) != 1 || list[0] != want {
+	if list := h.s.Learning().Profiles(false); len(list) != 1 || list[0] != want {
 		t.Fatalf("after a restart: %+v, want [%+v]", list, want)
 	}
 	s = h.s

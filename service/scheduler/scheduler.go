@@ -88,8 +88,9 @@ type Scheduler struct {
 	unsaved map[*job]bool
 	// prof learns the throughput matrix from progress reports; learned is
 	// what forecasts learn, and the jobs' series (package learn, learn.go).
-	prof    *learn.Profiles
-	learned *learn.ETA
+	prof     *learn.Profiles
+	learned  *learn.ETA
+	learning *learn.Room
 	// eta holds the latest forecast of starts and finishes (eta.go).
 	eta *forecast.Cache
 	// quota is the engine's queue layer, nil without queues (queues.go);

@@ -31,13 +31,13 @@ func (s *Server) handleETAs(w http.ResponseWriter, _ *http.Request) {
 // handleAccuracy is GET /v1/eta/accuracy: how good the start forecasts
 // have been.
 func (s *Server) handleAccuracy(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.sched.ETAAccuracy())
+	writeJSON(w, http.StatusOK, s.sched.Learning().ETAAccuracy())
 }
 
 // handleSeries is GET /v1/jobs/{id}/series: a job's replicas, progress and
 // power over time (the dashboard's job page); 404 for an unknown job.
 func (s *Server) handleSeries(w http.ResponseWriter, r *http.Request) {
-	v, err := s.sched.Series(r.PathValue("id"))
+	v, err := s.sched.Learning().Series(r.PathValue("id"))
 	if err != nil {
 		s.writeErr(w, err)
 		return

@@ -40,5 +40,5 @@ func (s *Server) handleProfiles(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, api.ProfileList{Profiles: s.sched.Profiles(prerun)})
+	writeJSON(w, http.StatusOK, api.ProfileList{Profiles: s.sched.Learning().Profiles(prerun)})
 }
