@@ -54,6 +54,18 @@ func ReadRecord(ctx context.Context, st store.Store, id string) (Record, bool, e
 }
 
 // ReadNodes returns the nodes in st by name, with the GPUs and replicas
+// ReadJob returns job id as st holds it, with its events; api.ErrNotFound.
+func ReadJob(ctx context.Context, st store.Store, id string) (api.Job, error) {
+	r, ok, err := ReadRecord(ctx, st, id)
+	if err != nil {
+		return api.Job{}, err
+	}
+	if !ok {
+		return api.Job{}, api.NotFound("no job %q", id)
+	}
+	return Normal(r.Job), nil
+}
+
 // of the running jobs' records; their last heartbeat is unknown (zero).
 func ReadNodes(ctx context.Context, st store.Store) ([]api.Node, error) {
 	kvs, _, err := st.List(ctx, NodePrefix)

@@ -8,6 +8,8 @@ import (
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/energy"
 	"github.com/gpusched/gpusched/service/nodes"
+	"maps"
+	"slices"
 )
 
 // Live energy (package energy: power readings, the nodes' and jobs'
@@ -20,7 +22,7 @@ import (
 type world struct{ s *Scheduler }
 
 // NodeNames implements energy.World.
-func (w world) NodeNames() []string { return slicesSortedKeys(w.s.nodes) }
+func (w world) NodeNames() []string { return slices.Sorted(maps.Keys(w.s.nodes)) }
 
 // Node implements energy.World.
 func (w world) Node(name string) (energy.Node, bool) {

@@ -3,6 +3,8 @@ package scheduler
 import (
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/nodes"
+	"maps"
+	"slices"
 )
 
 // Cluster returns the cluster view of the dashboard: every node with its
@@ -19,7 +21,7 @@ func (s *Scheduler) Cluster() api.ClusterView {
 		jobs[s.viewState(j)]++
 	}
 	list := make([]*node, 0, len(s.nodes))
-	for _, name := range slicesSortedKeys(s.nodes) {
+	for _, name := range slices.Sorted(maps.Keys(s.nodes)) {
 		list = append(list, s.nodes[name])
 	}
 	return nodes.ClusterView(list, func(n *node) nodes.Usage {

@@ -9,6 +9,8 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/nodes"
+	"maps"
+	"slices"
 )
 
 // report applies the replicas an agent lists (in a status report or a
@@ -49,7 +51,7 @@ func (s *Scheduler) report(n *node, reps []api.ReplicaStatus, version int64) ([]
 	if version <= 0 || version > n.Version {
 		version = n.Applied
 	}
-	for _, id := range slicesSortedKeys(n.Removed) {
+	for _, id := range slices.Sorted(maps.Keys(n.Removed)) {
 		if listed[id] || version < n.Removed[id].At {
 			continue
 		}
@@ -100,7 +102,7 @@ func (s *Scheduler) checkNodes() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	for _, name := range slicesSortedKeys(s.nodes) {
+	for _, name := range slices.Sorted(maps.Keys(s.nodes)) {
 		n := s.nodes[name]
 		if !n.Ready || now.Sub(n.LastSeen) <= s.cfg.HeartbeatTimeout {
 			continue
@@ -121,7 +123,7 @@ func (s *Scheduler) checkNodes() {
 func (s *Scheduler) nodeDown(n *node, now time.Time, why string) error {
 	s.log.Warn("node lost", "node", n.Name, "why", why)
 	b := s.newBatch()
-	ids := append(slicesSortedKeys(n.Work), slicesSortedKeys(n.Removed)...)
+	ids := append(slices.Sorted(maps.Keys(n.Work)), slices.Sorted(maps.Keys(n.Removed))...)
 	for _, id := range ids {
 		if j, i := s.expected(b, n, id); j != nil {
 			s.lose(b, j, i, why, true, n.LastSeen, now)
@@ -148,7 +150,7 @@ func (s *Scheduler) Nodes() []api.Node {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]api.Node, 0, len(s.nodes))
-	for _, name := range slicesSortedKeys(s.nodes) {
+	for _, name := range slices.Sorted(maps.Keys(s.nodes)) {
 		n, used := s.nodes[name], s.usedGPUs(name)
 		v := n.View(used)
 		v.Used = api.FormatResources(s.usedResources(n))

@@ -174,6 +174,10 @@ func New(cfg settings.Config) (*Scheduler, error) {
 // transport serves as /metrics).
 func (s *Scheduler) Gatherer() prometheus.Gatherer { return s.cfg.Gatherer }
 
+// Store returns the store the scheduler writes (behind the leader's fence
+// when it is one of several servers).
+func (s *Scheduler) Store() store.Store { return s.store }
+
 // Logger returns the scheduler's logger.
 func (s *Scheduler) Logger() *slog.Logger { return s.log }
 

@@ -171,7 +171,7 @@ func (h *HA) follow(w http.ResponseWriter, r *http.Request) {
 		nodes, err := ledger.ReadNodes(ctx, h.st)
 		h.answer(w, api.NodeList{Nodes: nodes}, err)
 	case r.Method == http.MethodGet && isJobPath(r.URL.Path):
-		j, err := scheduler.ReadJob(ctx, h.st, strings.TrimPrefix(r.URL.Path, "/v1/jobs/"))
+		j, err := ledger.ReadJob(ctx, h.st, strings.TrimPrefix(r.URL.Path, "/v1/jobs/"))
 		h.answer(w, j, err)
 	default:
 		h.redirect(w, r)
