@@ -3,5 +3,6 @@
 // idempotent: a chunk resent or overlapping appends only what is new) and
 // the API serves it (Files); log followers wait on a Signal that fires
 // when a log grows or a job changes state. Package scheduler owns a Store
-// and its Signal.
+// and its Signal, and hands its callers a Room: the two with the checks
+// of a chunk and a job's status, reading the shell through Jobs.
 package logs

@@ -241,7 +241,7 @@ func TestRegisterRejects(t *testing.T) {
 	}
 	_, err := h.s.Status("ghost", api.Status{})
 	wantKind(t, "status of an unknown node", err, ErrNotRegistered)
-	_, err = h.s.AppendLog("ghost", api.LogChunk{Replica: "j1.1.0", Job: "j1"})
+	_, err = h.s.Logs().Append("ghost", api.LogChunk{Replica: "j1.1.0", Job: "j1"})
 	wantKind(t, "log of an unknown node", err, ErrNotRegistered)
 	_, err = h.s.Work(context.Background(), "ghost", 0, 0)
 	wantKind(t, "work of an unknown node", err, ErrNotRegistered)

@@ -76,7 +76,7 @@ func TestJobsAPI(t *testing.T) {
 	if err == nil || err.Error() != `no job "j9"` || errors.Is(err, ErrConflict) {
 		t.Errorf("an unknown job: %v", err)
 	}
-	_, _, err = h.s.LogStatus("j9")
+	_, _, err = h.s.Logs().Status("j9")
 	wantKind(t, "logs of an unknown job", err, ErrNotFound)
 }
 

@@ -1,65 +1,25 @@
 package scheduler
 
-import (
-	"fmt"
+import "github.com/gpusched/gpusched/service/logs"
 
-	"github.com/gpusched/gpusched/service/api"
-	"github.com/gpusched/gpusched/service/logs"
-)
+// The replicas' logs (package logs' Room) read the jobs and nodes through
+// logJobs, with s.mu held.
 
-// LogFile is one replica's log (logs.File).
-type LogFile = logs.File
+// Logs returns the replicas' logs (package logs' Room: append a chunk,
+// list a job's files, its status, the signal of a change).
+func (s *Scheduler) Logs() *logs.Room { return logs.NewRoom(s.logs, &s.logSignal, &s.mu, logJobs{s}) }
 
-// AppendLog stores a chunk of a replica's output that node name uploads
-// and returns the log's length (logs.Store.Append: a chunk resent or
-// overlapping what is there appends only what is new, one beyond the end
-// is dropped). The chunk must name a replica of its job and a
-// non-negative offset (an *api.FieldError otherwise); ErrNotRegistered
-// for a node the scheduler does not know; ErrNotFound for a replica of an
-// unknown job or of an attempt that has not started.
-func (s *Scheduler) AppendLog(name string, c api.LogChunk) (api.LogAck, error) {
-	job, attempt, _, ok := api.ParseReplicaID(c.Replica)
-	if !ok || job != c.Job {
-		return api.LogAck{}, &api.FieldError{Field: "replica",
-			Message: fmt.Sprintf("replica %q is not a replica ID of job %q", c.Replica, c.Job)}
-	}
-	if c.Offset < 0 {
-		return api.LogAck{}, &api.FieldError{Field: "offset", Message: fmt.Sprintf("offset %d is negative", c.Offset)}
-	}
-	s.mu.Lock()
-	known, j := s.nodes[name] != nil, s.jobs[job]
-	ok = j != nil && attempt <= j.rec.Attempt
-	s.mu.Unlock()
-	switch {
-	case !known:
-		return api.LogAck{}, api.NotRegistered(name)
-	case !ok:
-		return api.LogAck{}, api.NotFound("no replica %q", c.Replica)
-	}
-	n, err := s.logs.Append(job, c.Replica, c.Offset, c.Data)
-	if err != nil {
-		return api.LogAck{}, err
-	}
-	s.logSignal.Fire()
-	return api.LogAck{Length: n}, nil
-}
+// logJobs is the scheduler as package logs sees it.
+type logJobs struct{ s *Scheduler }
 
-// LogFiles lists the replica logs of job id, in order of attempt and node
-// rank (none yet: an empty list).
-func (s *Scheduler) LogFiles(id string) ([]LogFile, error) { return s.logs.Files(id) }
+// NodeKnown implements logs.Jobs.
+func (l logJobs) NodeKnown(name string) bool { return l.s.nodes[name] != nil }
 
-// LogStatus says whether job id has ended and whether it has had more than
-// one replica (over all its attempts); ErrNotFound.
-func (s *Scheduler) LogStatus(id string) (final, multi bool, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	j := s.jobs[id]
+// Job implements logs.Jobs.
+func (l logJobs) Job(id string) (attempt int, final, multi, ok bool) {
+	j := l.s.jobs[id]
 	if j == nil {
-		return false, false, noJob(id)
+		return 0, false, false, false
 	}
-	return j.rec.State.Final(), j.rec.Attempt > 1 || len(j.rec.Replicas) > 1, nil
+	return j.rec.Attempt, j.rec.State.Final(), j.rec.Attempt > 1 || len(j.rec.Replicas) > 1, true
 }
-
-// LogsChanged returns a channel closed the next time a log grows or a job
-// changes state (what a log follower waits for).
-func (s *Scheduler) LogsChanged() <-chan struct{} { return s.logSignal.Wait() }

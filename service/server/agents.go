@@ -129,7 +129,7 @@ func (s *Server) handleLogUpload(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &c) {
 		return
 	}
-	ack, err := s.sched.AppendLog(r.PathValue("name"), c)
+	ack, err := s.sched.Logs().Append(r.PathValue("name"), c)
 	if fe, ok := errors.AsType[*api.FieldError](err); ok {
 		// The answer names the field and says what is wrong with it
 		// without repeating the field's name.

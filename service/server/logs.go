@@ -51,8 +51,8 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, t *tailer) {
 	flusher, _ := w.(http.Flusher)
 	var quiet time.Time
 	for {
-		sig := s.sched.LogsChanged()
-		final, _, _ := s.sched.LogStatus(t.job)
+		sig := s.sched.Logs().Changed()
+		final, _, _ := s.sched.Logs().Status(t.job)
 		wrote, err := t.pass(w)
 		if err != nil {
 			return
@@ -98,12 +98,12 @@ type tailer struct {
 // pass writes the output added since the last pass; it reports whether
 // it read anything.
 func (t *tailer) pass(w io.Writer) (bool, error) {
-	files, err := t.s.sched.LogFiles(t.job)
+	files, err := t.s.sched.Logs().Files(t.job)
 	if err != nil || len(files) == 0 {
 		return false, err
 	}
 	if !t.decided {
-		_, multi, _ := t.s.sched.LogStatus(t.job)
+		_, multi, _ := t.s.sched.Logs().Status(t.job)
 		t.prefix, t.decided = multi || len(files) > 1, true
 	}
 	read := false
