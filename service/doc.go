@@ -1,8 +1,8 @@
 // Package service holds the scheduler-service shell, one package a folder
 // (a room each):
 //
-//   - api: the wire types, strict decoding, job and replica IDs and the
-//     OpenAPI document;
+//   - api: the wire types, strict decoding, job and replica IDs, the kinds
+//     of request error (not found, conflict) and the OpenAPI document;
 //   - scheduler: the job lifecycle — the jobs' transactions, the agents'
 //     protocol, the scheduling loop that runs the core's engine on the
 //     real clock and its Plan applier; no transport;
@@ -18,12 +18,14 @@
 //     queues, job tokens);
 //   - energy: live energy — power readings, the nodes' and jobs' energy,
 //     learned thresholds, measured distances, the energy placer's inputs,
-//     idle nodes, the energy report — behind a narrow World interface;
+//     idle nodes, the energy report — behind a narrow World interface, and
+//     the Room callers are handed;
 //   - learn: online learning — throughput profiles from progress, what
-//     forecasts learn (bias, accuracy), the jobs' series;
+//     forecasts learn (bias, accuracy), the jobs' series, and their Room;
 //   - forecast: start and finish forecasts (the live state, handed over as
 //     Live jobs, snapshotted and simulated forward);
-//   - logs: the replicas' output as files;
+//   - logs: the replicas' output as files, and their Room (appends with
+//     their checks, a job's files and status);
 //   - server: the HTTP transport (the REST API and the agent protocol);
 //   - agent: the node agent that runs replicas under their shims;
 //   - shim: a replica's shim and the files of its directory;

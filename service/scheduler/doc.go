@@ -10,11 +10,17 @@
 //     overview.go);
 //   - queues: a submission's queue, the queues' view and usage (queues.go);
 //   - metrics: the Prometheus metrics, from counts (metrics.go);
-//   - settings: Config, its defaults and checks (config.go);
-//   - energy: live energy, through energy.go's World;
-//   - learn: online learning (learn.go);
+//   - settings: Config, its defaults and checks (New takes a
+//     settings.Config; callers name settings' defaults and ErrConfig);
+//   - energy: live energy, through energy.go's World; callers are handed
+//     its Room (Energy: the report, the replay, the calibration, the power
+//     samples);
+//   - learn: online learning (learn.go); callers are handed its Room
+//     (Learning: the profiles, the forecasts' accuracy, the jobs' series);
 //   - forecast: forecasts, from the Live jobs (eta.go);
-//   - logs: the replicas' logs (logs.go).
+//   - logs: the replicas' logs; callers are handed its Room (Logs: append
+//     a chunk, a job's files and status, the signal of a change), which
+//     reads the jobs through logs.go's logJobs.
 //
 // The access rules on behalf of callers are package access's.
 // It knows no transport: package
@@ -28,17 +34,18 @@
 // stops it. Its methods are safe for concurrent use:
 //
 //   - jobs: Submit, Jobs, Job, Cancel, Progress, Hostfile;
-//   - the agent protocol: Register, Work (the long poll), Status,
-//     AppendLog;
-//   - what the service shows: Nodes, Profiles, PowerSamples, LogFiles,
-//     LogStatus, and the Prometheus registry (Gatherer);
-//   - forecasts (eta.go; package forecast takes and runs them): ETA,
-//     ETAs and ETAAccuracy; the dashboard's views: Cluster and Series;
-//   - notifications: LogsChanged (a log grew or a job changed state) and
-//     Done (the scheduler stops).
+//   - the agent protocol: Register, Work (the long poll), Status, and
+//     Logs().Append;
+//   - what the service shows: Nodes, Queues, the rooms (Energy, Learning,
+//     Logs), and the Prometheus registry (Gatherer);
+//   - forecasts (eta.go; package forecast takes and runs them): ETA and
+//     ETAs; the dashboard's view: Cluster;
+//   - notifications: Logs().Changed (a log grew or a job changed state)
+//     and Done (the scheduler stops).
 //
 // A request that cannot be carried out as asked fails with an error of a
-// kind (errors.Is): ErrNotFound, ErrConflict, ErrNotRegistered (a node
+// kind (errors.Is; package api's, which the rooms return too, under the
+// same names here): ErrNotFound, ErrConflict, ErrNotRegistered (a node
 // that must register again, also an ErrNotFound), or an *api.FieldError
 // for an invalid request, all with messages meant for the user. Anything
 // else is a failure (of the store: store.ErrClosed while the scheduler
@@ -56,7 +63,7 @@
 //
 // State lives in two places. The store (package store: bbolt on disk, or
 // etcd shared by several servers, of which the leader runs a scheduler on
-// the store behind its fence and the others read it: read.go)
+// the store behind its fence and the others read it: ledger.ReadJob)
 // holds every job under "jobs/<id>" and every node under "nodes/<name>" as
 // JSON; memory holds the same jobs plus a model.State of the active ones
 // and the work list of every node. One mutex guards memory; every change
