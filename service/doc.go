@@ -23,7 +23,7 @@
 //   - learn: online learning — throughput profiles from progress, what
 //     forecasts learn (bias, accuracy), the jobs' series, and their Room;
 //   - forecast: start and finish forecasts (the live state, handed over as
-//     Live jobs, snapshotted and simulated forward);
+//     Live jobs, snapshotted and simulated forward), and their Room;
 //   - logs: the replicas' output as files, and their Room (appends with
 //     their checks, a job's files and status);
 //   - server: the HTTP transport (the REST API and the agent protocol);

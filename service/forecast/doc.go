@@ -37,6 +37,14 @@
 // come from a PCG generator seeded by Options.Seed: the same snapshot and
 // seed give the same forecast.
 //
+// # Serving
+//
+// A shell hands its callers a Room (room.go): ETA and ETAs take a
+// forecast of the live state (Take, from the World the shell implements:
+// its Live jobs, its nodes' key, its model) at most once per change and
+// at least every MaxAge (Cache), and record the predictions served for
+// waiting jobs. Package scheduler's Forecasts returns one.
+//
 // # Accuracy
 //
 // Accuracy keeps the predictions served for each waiting job and, when the

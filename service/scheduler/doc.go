@@ -17,7 +17,8 @@
 //     samples);
 //   - learn: online learning (learn.go); callers are handed its Room
 //     (Learning: the profiles, the forecasts' accuracy, the jobs' series);
-//   - forecast: forecasts, from the Live jobs (eta.go);
+//   - forecast: forecasts, from the Live jobs, through eta.go's World;
+//     callers are handed its Room (Forecasts: ETA, ETAs);
 //   - logs: the replicas' logs; callers are handed its Room (Logs: append
 //     a chunk, a job's files and status, the signal of a change), which
 //     reads the jobs through logs.go's logJobs.
@@ -37,9 +38,9 @@
 //   - the agent protocol: Register, Work (the long poll), Status, and
 //     Logs().Append;
 //   - what the service shows: Nodes, Queues, the rooms (Energy, Learning,
-//     Logs), and the Prometheus registry (Gatherer);
-//   - forecasts (eta.go; package forecast takes and runs them): ETA and
-//     ETAs; the dashboard's view: Cluster;
+//     Logs, Forecasts), and the Prometheus registry (Gatherer);
+//   - forecasts (package forecast takes, runs and serves them): the
+//     Forecasts room; the dashboard's view: Cluster;
 //   - notifications: Logs().Changed (a log grew or a job changed state)
 //     and Done (the scheduler stops).
 //

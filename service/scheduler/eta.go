@@ -1,85 +1,60 @@
 package scheduler
 
 import (
+	"time"
+
 	"github.com/gpusched/gpusched/core/profile"
-	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/forecast"
+	"github.com/gpusched/gpusched/service/ledger"
 )
 
-// Forecasts (docs/ETA.md): a snapshot of the live state is simulated
-// forward (package forecast) on demand, at most once per change of the
-// jobs or nodes — a round that starts or ends a job, a submission, a node
-// joining or leaving, a running job's speed measured for the first time —
-// and at least every forecast.MaxAge; the forecasts served for waiting
-// jobs are kept and compared with their actual starts, and finished jobs
-// teach the spread of each class of lengths (package learn).
+// Forecasts (docs/ETA.md; package forecast's Room runs and serves them)
+// read the scheduler through foreWorld, with s.mu held: the Live jobs,
+// the nodes, the model. Finished jobs teach the spread of each class of
+// lengths (package learn).
 
-// ETA returns the forecast of active job id. ErrNotFound; ErrConflict for
-// a job that has ended.
-func (s *Scheduler) ETA(id string) (api.ETA, error) {
-	s.mu.Lock()
-	j := s.jobs[id]
-	var st api.State
-	if j != nil {
-		st = j.rec.State
+// Forecasts returns the forecasts of the active jobs (package forecast's
+// Room: ETA, ETAs).
+func (s *Scheduler) Forecasts() *forecast.Room { return s.forecasts }
+
+// foreWorld is the scheduler as package forecast sees it.
+type foreWorld struct{ s *Scheduler }
+
+// Now implements forecast.World.
+func (w foreWorld) Now() time.Time { return w.s.now() }
+
+// Job implements forecast.World.
+func (w foreWorld) Job(id string) (*ledger.Record, bool) {
+	if j := w.s.jobs[id]; j != nil {
+		return &j.rec, true
 	}
-	s.mu.Unlock()
-	switch {
-	case j == nil:
-		return api.ETA{}, noJob(id)
-	case st.Final():
-		return api.ETA{}, api.Conflict("job %s has %s: it has no forecast", id, st)
-	}
-	f, err := s.forecast()
-	if err != nil {
-		return api.ETA{}, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if j.rec.State.Final() {
-		return api.ETA{}, api.Conflict("job %s has %s: it has no forecast", id, j.rec.State)
-	}
-	return s.etaOf(f, j), nil
+	return nil, false
 }
 
-// ETAs returns the forecast of every active job, oldest first.
-func (s *Scheduler) ETAs() ([]api.ETA, error) {
-	f, err := s.forecast()
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	list := bySeq(s.active)
-	out := make([]api.ETA, len(list))
-	for i, j := range list {
-		out[i] = s.etaOf(f, j)
-	}
-	return out, nil
+// Jobs implements forecast.World.
+func (w foreWorld) Jobs() []forecast.Live { return w.s.liveJobs() }
+
+// Key implements forecast.World.
+func (w foreWorld) Key(jobs []forecast.Live) (uint64, any) {
+	return forecast.Key(w.s.nextSeq.Load(), jobs, w.s.liveNodes()), w.s.state
 }
 
-// forecast returns the forecast of the current round, running it when the
-// cached one is older.
-func (s *Scheduler) forecast() (*forecast.Served, error) {
-	return s.eta.Get(func() (*forecast.Served, *forecast.Snapshot, bool) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		now := s.now()
-		jobs := s.liveJobs()
-		key := forecast.Key(s.nextSeq.Load(), jobs, s.liveNodes())
-		if c := s.eta.Latest(); c != nil && c.Key == key && c.State == any(s.state) && now.Sub(c.At) < forecast.MaxAge {
-			return c, nil, true
-		}
-		in := forecast.Inputs{Now: now, History: s.learned.History(), Names: s.cfg.Names,
-			None: waitNoNodes + ": there is nothing to forecast on"}
-		if tab, ok := s.profileTable(); ok {
-			in.Cluster, in.Table, in.Options = s.cluster, tab, s.energy.Options(*s.cfg.Options, s.cluster)
-		}
-		f, snap := forecast.Take(in, jobs, func(id string, l forecast.Length) { s.learned.Estimate(id, l, now) })
-		f.Key, f.State = key, s.state
-		return f, snap, false
-	})
+// Inputs implements forecast.World.
+func (w foreWorld) Inputs(now time.Time) forecast.Inputs {
+	s := w.s
+	in := forecast.Inputs{Now: now, History: s.learned.History(), Names: s.cfg.Names,
+		None: waitNoNodes + ": there is nothing to forecast on"}
+	if tab, ok := s.profileTable(); ok {
+		in.Cluster, in.Table, in.Options = s.cluster, tab, s.energy.Options(*s.cfg.Options, s.cluster)
+	}
+	return in
 }
+
+// Estimate implements forecast.World.
+func (w foreWorld) Estimate(id string, l forecast.Length, now time.Time) { w.s.learned.Estimate(id, l, now) }
+
+// Predict implements forecast.World.
+func (w foreWorld) Predict(id string, p forecast.Prediction) { w.s.learned.Predict(id, p) }
 
 // liveJobs returns the active jobs as forecasts read them, oldest first.
 // Called with s.mu held.
@@ -104,16 +79,6 @@ func (s *Scheduler) liveNodes() []forecast.LiveNode {
 	out := make([]forecast.LiveNode, 0, len(s.nodes))
 	for name, n := range s.nodes {
 		out = append(out, forecast.LiveNode{Name: name, Ready: n.Ready, GPUs: len(n.GPUs)})
-	}
-	return out
-}
-
-// etaOf returns job j's ETA from forecast f and records a waiting job's
-// prediction (for the accuracy). Called with s.mu held.
-func (s *Scheduler) etaOf(f *forecast.Served, j *job) api.ETA {
-	out, p := f.ETA(j.rec.ID, j.rec.State, j.rec.StartedAt)
-	if p != nil {
-		s.learned.Predict(j.rec.ID, *p)
 	}
 	return out
 }

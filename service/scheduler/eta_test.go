@@ -62,7 +62,7 @@ func (h *harness) waitRound() {
 
 func (h *harness) eta(id string) api.ETA {
 	h.t.Helper()
-	e, err := h.s.ETA(id)
+	e, err := h.s.Forecasts().ETA(id)
 	if err != nil {
 		h.t.Fatalf("ETA %s: %v", id, err)
 	}
@@ -130,7 +130,7 @@ func TestETAScenario(t *testing.T) {
 	if m, n := h.s.learned.History().UserMedian("alice"); m != 20*time.Second || n != 1 {
 		t.Errorf("alice's median %s over %d, want 20s over 1", m, n)
 	}
-	if _, err := h.s.ETA(ja.ID); err == nil || !strings.Contains(err.Error(), "has succeeded") {
+	if _, err := h.s.Forecasts().ETA(ja.ID); err == nil || !strings.Contains(err.Error(), "has succeeded") {
 		t.Errorf("ETA of an ended job: %v", err)
 	}
 	h.restart() // the history and the accuracy records are durable

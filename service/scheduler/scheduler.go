@@ -91,8 +91,8 @@ type Scheduler struct {
 	prof     *learn.Profiles
 	learned  *learn.ETA
 	learning *learn.Room
-	// eta holds the latest forecast of starts and finishes (eta.go).
-	eta *forecast.Cache
+	// forecasts serve the latest forecast of starts and finishes (eta.go).
+	forecasts *forecast.Room
 	// quota is the engine's queue layer, nil without queues (queues.go);
 	// usage keeps its fair-share usage in the store.
 	quota *quota.Policy
@@ -128,9 +128,10 @@ func New(cfg settings.Config) (*Scheduler, error) {
 	ref, _ := config.LookupType(refTypeName)
 	s := &Scheduler{cfg: cfg, log: cfg.Logger, store: cfg.Store, engine: eng, matrix: matrix, ref: ref,
 		models: map[string]int{}, kick: make(chan struct{}, 1), stopped: make(chan struct{}),
-		runDone: make(chan struct{}), eta: &forecast.Cache{}, commits: store.GroupCommit{Stopped: errStopped}, jobs: map[string]*job{}, active: map[string]*job{}, nodes: map[string]*node{},
+		runDone: make(chan struct{}), commits: store.GroupCommit{Stopped: errStopped}, jobs: map[string]*job{}, active: map[string]*job{}, nodes: map[string]*node{},
 		logs: logs.New(filepath.Join(cfg.DataDir, "logs")), started: cfg.Clock(), wake: -1,
 		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes, unsaved: map[*job]bool{}, energy: live}
+	s.forecasts = forecast.NewRoom(&s.mu, foreWorld{s})
 	s.room = energy.NewRoom(live, &s.mu, world{s}, func() (string, string) {
 		pol, pla, _ := eng.Names()
 		return pol, pla

@@ -9,7 +9,7 @@ import (
 // handleETA is GET /v1/jobs/{id}/eta: the forecast of an active job; 404
 // for an unknown job, 409 for one that has ended (docs/ETA.md).
 func (s *Server) handleETA(w http.ResponseWriter, r *http.Request) {
-	e, err := s.sched.ETA(r.PathValue("id"))
+	e, err := s.sched.Forecasts().ETA(r.PathValue("id"))
 	if err != nil {
 		s.writeErr(w, err)
 		return
@@ -20,7 +20,7 @@ func (s *Server) handleETA(w http.ResponseWriter, r *http.Request) {
 // handleETAs is GET /v1/eta: the forecast of every active job, oldest
 // first.
 func (s *Server) handleETAs(w http.ResponseWriter, _ *http.Request) {
-	list, err := s.sched.ETAs()
+	list, err := s.sched.Forecasts().ETAs()
 	if err != nil {
 		s.writeErr(w, err)
 		return
