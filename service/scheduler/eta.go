@@ -51,7 +51,9 @@ func (w foreWorld) Inputs(now time.Time) forecast.Inputs {
 }
 
 // Estimate implements forecast.World.
-func (w foreWorld) Estimate(id string, l forecast.Length, now time.Time) { w.s.learned.Estimate(id, l, now) }
+func (w foreWorld) Estimate(id string, l forecast.Length, now time.Time) {
+	w.s.learned.Estimate(id, l, now)
+}
 
 // Predict implements forecast.World.
 func (w foreWorld) Predict(id string, p forecast.Prediction) { w.s.learned.Predict(id, p) }
