@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/nodes"
 	"github.com/gpusched/gpusched/service/store"
 )
 
@@ -34,6 +35,13 @@ type Node struct {
 	// Ready: it is registered and heard from. Unmetered: its latest status
 	// report carried no power reading. Working: it has work (replicas).
 	Ready, Unmetered, Working bool
+}
+
+// NodeOf returns node n of the node table as the energy accounting sees
+// it.
+func NodeOf(n *nodes.Node) Node {
+	return Node{Name: n.Name, Addr: n.MasterAddr(), Type: n.Type, GPUs: n.GPUs, Ready: n.Ready,
+		Unmetered: n.Unmetered, Working: len(n.Work) > 0}
 }
 
 // pos returns the position of device index dev among n's GPUs, or -1.

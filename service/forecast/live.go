@@ -11,6 +11,7 @@ import (
 	"github.com/gpusched/gpusched/core/recipe"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/ledger"
+	"github.com/gpusched/gpusched/service/nodes"
 )
 
 // The live side (docs/ETA.md): the service hands its active jobs and
@@ -40,6 +41,15 @@ type LiveNode struct {
 	Name  string
 	Ready bool
 	GPUs  int
+}
+
+// LiveNodes returns the node table m as the forecasts' key reads it.
+func LiveNodes(m map[string]*nodes.Node) []LiveNode {
+	out := make([]LiveNode, 0, len(m))
+	for name, n := range m {
+		out = append(out, LiveNode{Name: name, Ready: n.Ready, GPUs: len(n.GPUs)})
+	}
+	return out
 }
 
 // Key fingerprints what a forecast depends on besides time and the

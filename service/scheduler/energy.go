@@ -4,12 +4,13 @@ import (
 	"cmp"
 	"time"
 
+	"maps"
+	"slices"
+
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/energy"
 	"github.com/gpusched/gpusched/service/nodes"
-	"maps"
-	"slices"
 )
 
 // Live energy (package energy: power readings, the nodes' and jobs'
@@ -30,8 +31,7 @@ func (w world) Node(name string) (energy.Node, bool) {
 	if n == nil {
 		return energy.Node{}, false
 	}
-	return energy.Node{Name: n.Name, Addr: n.MasterAddr(), Type: n.Type, GPUs: n.GPUs, Ready: n.Ready,
-		Unmetered: n.Unmetered, Working: len(n.Work) > 0}, true
+	return energy.NodeOf(n), true
 }
 
 // Cluster implements energy.World.
@@ -44,7 +44,7 @@ func (w world) UsedGPUs(name string) int { return w.s.usedGPUs(name) }
 func (w world) JobsOn(name string) []energy.JobOn {
 	var out []energy.JobOn
 	for id, j := range w.s.active {
-		if devs := jobGPUsOn(&j.rec, name); len(devs) > 0 {
+		if devs := nodes.GPUsOn(&j.rec, name); len(devs) > 0 {
 			out = append(out, energy.JobOn{ID: id, Model: j.rec.Model, Devs: devs, LiveGPUs: j.rec.LiveGPUs(),
 				Rate: w.s.jobRate(id)})
 		}
@@ -86,53 +86,14 @@ func (w world) Jobs() []energy.Job {
 	for i, j := range list {
 		out[i] = energy.Job{Rec: &j.rec, State: w.s.viewState(j), Queue: cmp.Or(j.rec.Queue, w.s.defaultQueue())}
 		if j.rec.State == api.Running {
-			out[i].GPUType = w.s.jobGPUType(&j.rec)
+			out[i].GPUType = nodes.JobGPUType(&j.rec, w.s.nodes)
 		}
 	}
 	return out
 }
 
 // GPUType implements energy.World.
-func (w world) GPUType(typ string) model.GPUType {
-	var ready []*node
-	for _, n := range w.s.nodes {
-		if n.Ready {
-			ready = append(ready, n)
-		}
-	}
-	return nodes.GPUType(typ, ready)
-}
-
-// jobGPUsOn returns the device indices a running job's live replicas hold
-// on node name.
-func jobGPUsOn(rec *record, name string) []int {
-	if rec.State != api.Running {
-		return nil
-	}
-	var devs []int
-	for _, rr := range rec.Replicas {
-		if rr.Node == name && !rr.Done {
-			devs = append(devs, rr.GPUs...)
-		}
-	}
-	return devs
-}
-
-// noteRan adds the attempt that ends now to a job's ran record: its
-// running time, GPUs and GPU type (for the energy report's replay).
-func (s *Scheduler) noteRan(rec *record, now time.Time) {
-	if rec.StartedAt == nil || rec.State != api.Running {
-		return
-	}
-	rec.Ran.Seconds += max(now.Sub(*rec.StartedAt).Seconds(), 0)
-	rec.Ran.GPUs = len(rec.Alloc)
-	for _, rr := range rec.Replicas {
-		if n := s.nodes[rr.Node]; n != nil && rr.Member() {
-			rec.Ran.Type = n.Type
-			break
-		}
-	}
-}
+func (w world) GPUType(typ string) model.GPUType { return nodes.ReadyGPUType(typ, w.s.nodes) }
 
 // Energy returns live energy (package energy's Room: the report, the
 // replay's inputs, the calibration, the power samples).

@@ -36,7 +36,7 @@ func (w foreWorld) Jobs() []forecast.Live { return w.s.liveJobs() }
 
 // Key implements forecast.World.
 func (w foreWorld) Key(jobs []forecast.Live) (uint64, any) {
-	return forecast.Key(w.s.nextSeq.Load(), jobs, w.s.liveNodes()), w.s.state
+	return forecast.Key(w.s.nextSeq.Load(), jobs, forecast.LiveNodes(w.s.nodes)), w.s.state
 }
 
 // Inputs implements forecast.World.
@@ -73,16 +73,6 @@ func (s *Scheduler) liveJobs() []forecast.Live {
 func (s *Scheduler) live(j *job) forecast.Live {
 	rate, reports := s.learned.Series.MeasuredRate(j.rec.ID, j.rec.Attempt, j.rec.Generation)
 	return forecast.Live{Rec: &j.rec, Job: j.mj, Seq: j.seq, Rate: rate, Reports: reports}
-}
-
-// liveNodes returns the nodes as the forecasts' key reads them. Called
-// with s.mu held.
-func (s *Scheduler) liveNodes() []forecast.LiveNode {
-	out := make([]forecast.LiveNode, 0, len(s.nodes))
-	for name, n := range s.nodes {
-		out = append(out, forecast.LiveNode{Name: name, Ready: n.Ready, GPUs: len(n.GPUs)})
-	}
-	return out
 }
 
 // profileTable returns the model's profile table. Called with s.mu held.

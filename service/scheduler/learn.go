@@ -11,6 +11,7 @@ import (
 	"github.com/gpusched/gpusched/service/forecast"
 	"github.com/gpusched/gpusched/service/learn"
 	"github.com/gpusched/gpusched/service/ledger"
+	"github.com/gpusched/gpusched/service/nodes"
 )
 
 // Online learning (package learn): the throughput profiles learned from
@@ -88,29 +89,12 @@ func (s *Scheduler) observeProgress(cur *record, rep progressReport) {
 	if cur.State != api.Running || cur.Stopping != "" {
 		s.prof.Forget(cur.ID)
 	} else {
-		s.prof.ObserveProgress(learn.Progress{Job: cur.ID, Model: cur.Model, GPUType: s.jobGPUType(cur),
+		s.prof.ObserveProgress(learn.Progress{Job: cur.ID, Model: cur.Model, GPUType: nodes.JobGPUType(cur, s.nodes),
 			Attempt: cur.Attempt, Generation: cur.Generation, GPUs: cur.LiveGPUs(), Steps: rep.steps, At: rep.at})
 	}
 	if cur.State == api.Running {
 		s.learned.Series.Progress(cur.ID, cur.Attempt, cur.Generation, rep.steps, rep.at)
 	}
-}
-
-// jobGPUType returns the GPU type of a running job's live replicas, ""
-// when they are on several types (or none).
-func (s *Scheduler) jobGPUType(rec *record) string {
-	typ := ""
-	for _, rr := range rec.Replicas {
-		if rr.Done {
-			continue
-		}
-		n := s.nodes[rr.Node]
-		if n == nil || (typ != "" && n.Type != typ) {
-			return ""
-		}
-		typ = n.Type
-	}
-	return typ
 }
 
 // jobRate returns the latest measured steps/s of running job id (0 when

@@ -1,10 +1,11 @@
 package scheduler
 
 import (
-	"github.com/gpusched/gpusched/service/api"
-	"github.com/gpusched/gpusched/service/nodes"
 	"maps"
 	"slices"
+
+	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/nodes"
 )
 
 // Cluster returns the cluster view of the dashboard: every node with its

@@ -6,11 +6,12 @@ import (
 	"strings"
 	"time"
 
+	"maps"
+	"slices"
+
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/nodes"
-	"maps"
-	"slices"
 )
 
 // report applies the replicas an agent lists (in a status report or a

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/nodes"
 )
 
 // peek returns j's pending record in b, or its committed one.
@@ -97,7 +98,7 @@ func (s *Scheduler) finalize(b *batch, j *job, now time.Time) {
 	default:
 		st = api.Preempted
 	}
-	s.noteRan(rec, now)
+	nodes.NoteRan(rec, s.nodes, now)
 	s.energy.NoteEnd(world{s}, now)
 	rec.State, rec.Stopping, rec.Alloc, rec.Replicas, rec.Port = st, "", []string{}, nil, 0
 	if st.Final() {
