@@ -1,6 +1,9 @@
 package api
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // The agent protocol. An agent registers (POST /v1/agents/register), then
 // loops: it long-polls its work (GET /v1/agents/{name}/work?after=V, which
@@ -177,4 +180,22 @@ type LogChunk struct {
 // from which the agent sends next.
 type LogAck struct {
 	Length int64 `json:"length"`
+}
+
+// Failed reports whether a replica's exit is a failure.
+func (rs ReplicaStatus) Failed() bool { return rs.ExitCode != 0 || rs.Signal != "" || rs.Error != "" }
+
+// Describe says how a replica ended.
+func (rs ReplicaStatus) Describe() string {
+	switch {
+	case rs.Error != "" && rs.ExitCode == -1 && rs.PID == 0:
+		return "could not start: " + rs.Error
+	case rs.OutOfMemory && rs.Error != "":
+		return "was killed: " + rs.Error
+	case rs.Error != "":
+		return fmt.Sprintf("ended (exit code %d): %s", rs.ExitCode, rs.Error)
+	case rs.Signal != "":
+		return fmt.Sprintf("was killed by %s (exit code %d)", rs.Signal, rs.ExitCode)
+	}
+	return fmt.Sprintf("exited with code %d", rs.ExitCode)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/quota"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/ledger"
 	"github.com/gpusched/gpusched/service/queues"
 )
 
@@ -137,7 +138,7 @@ func (s *Scheduler) preempt(b *batch, mj *model.Job, reason string, now time.Tim
 	if r.State != api.Running || r.Stopping != "" {
 		return
 	}
-	if note := checkpointNote(r, now); note != "" {
+	if note := ledger.CheckpointNote(r, now); note != "" {
 		reason += " (" + note + ")"
 	}
 	s.stopJob(b, j, stopPreempt, reason, now)

@@ -11,6 +11,7 @@ import (
 	"github.com/gpusched/gpusched/core/membership"
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/ledger"
 )
 
 // start records waiting job j as running on gpus, which the caller has
@@ -45,7 +46,7 @@ func (s *Scheduler) start(b *batch, j *job, gpus []model.GPU, now time.Time) err
 	if err != nil {
 		return err
 	}
-	rec.Event(now, "started", "attempt %d on %s%s", rec.Attempt, strings.Join(rec.Alloc, ","), resumeNote(rec, now))
+	rec.Event(now, "started", "attempt %d on %s%s", rec.Attempt, strings.Join(rec.Alloc, ","), ledger.ResumeNote(rec, now))
 	t := model.Time(now.UnixMilli())
 	b.then(func() {
 		if j.mj.FirstStart < 0 {
@@ -56,19 +57,6 @@ func (s *Scheduler) start(b *batch, j *job, gpus []model.GPU, now time.Time) err
 		s.noteStart(j, now)
 	})
 	return nil
-}
-
-// resumeNote says, for the history, where a restarted attempt resumes
-// from.
-func resumeNote(rec *record, now time.Time) string {
-	switch {
-	case rec.Attempt <= 1:
-		return ""
-	case rec.LastCheckpointAt == nil:
-		return "; no checkpoint reported: it starts from the beginning"
-	}
-	return fmt.Sprintf("; resumes from the checkpoint at step %d (reported %s ago)",
-		rec.CheckpointSteps, now.Sub(*rec.LastCheckpointAt).Round(100*time.Millisecond))
 }
 
 // port picks the attempt's MASTER_PORT: a hash of the replica ID prefix in

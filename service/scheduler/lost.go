@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/ledger"
 )
 
 // lose records that replica i of running job j was lost (why says how):
@@ -60,7 +61,7 @@ func (s *Scheduler) lose(b *batch, j *job, i int, why string, nodeLost bool, sil
 		lost += " with node rank 0, which coordinates the job"
 	}
 	reason := lost + ": queued again to restart as a new attempt"
-	if note := checkpointNote(rec, now); note != "" {
+	if note := ledger.CheckpointNote(rec, now); note != "" {
 		reason += " from its " + note
 	}
 	s.stopJob(b, j, stopPreempt, reason, now)
@@ -73,7 +74,7 @@ func (s *Scheduler) blameLoss(rec *record, nodeName, why string, silentSince, no
 	rec.Stopping, rec.ExitCode = stopPreempt, nil
 	rec.Reason = fmt.Sprintf("node %s lost (%s); the failure %s after its last heartbeat followed from it: queued again to restart as a new attempt",
 		nodeName, why, rec.FailedAt.Sub(silentSince).Round(time.Millisecond))
-	if note := checkpointNote(rec, now); note != "" {
+	if note := ledger.CheckpointNote(rec, now); note != "" {
 		rec.Reason += " from its " + note
 	}
 	rec.FailedAt = nil

@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/gpusched/gpusched/core/model"
@@ -126,16 +125,6 @@ func (s *Scheduler) flushProgress() {
 	_ = b.run("write job progress") // logged; retried next time
 	s.tickProfiles(now)
 	s.energy.SaveSamples(now)
-}
-
-// checkpointNote describes a job's latest checkpoint for its history, ""
-// when it has none.
-func checkpointNote(rec *record, now time.Time) string {
-	if rec.LastCheckpointAt == nil {
-		return ""
-	}
-	return "last checkpoint at step " + strconv.FormatInt(rec.CheckpointSteps, 10) + ", " +
-		now.Sub(*rec.LastCheckpointAt).Round(100*time.Millisecond).String() + " ago"
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -10,6 +10,7 @@ import (
 	"github.com/gpusched/gpusched/core/membership"
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/ledger"
 )
 
 // resize applies a plan's resize of a running elastic job in place, as the
@@ -33,7 +34,7 @@ func (s *Scheduler) resize(b *batch, a engine.Assignment, scaler string, now tim
 		return nil
 	}
 	cur := b.peek(j)
-	if !resizable(cur) {
+	if !ledger.Resizable(cur) {
 		s.log.Debug("resize skipped: the job is stopping, finishing or still stopping removed replicas", "job", cur.ID)
 		return nil
 	}
@@ -51,7 +52,7 @@ func (s *Scheduler) resize(b *batch, a engine.Assignment, scaler string, now tim
 	if next.Generation == old.Generation {
 		return nil
 	}
-	rec, notes := resized(cur, next)
+	rec, notes := ledger.Resized(cur, next)
 	undo = s.resizeModel(j.mj, s.modelAlloc(&rec, s.cluster, s.nodeIdx), len(slots), now)
 	if undo == nil {
 		return nil
@@ -68,47 +69,6 @@ func (s *Scheduler) resize(b *batch, a engine.Assignment, scaler string, now tim
 		s.drain(j)
 	})
 	return undo
-}
-
-// resized returns running job cur's record for its next membership: the
-// member replicas of nodes that stay get their new GPUs, nodes new to the
-// job get new replicas (numbered after the attempt's existing ones), the
-// replicas of nodes that leave are marked Left; with notes on the changes
-// for the job's history.
-func resized(cur *record, next membership.Membership) (record, []string) {
-	rec := cur.Clone()
-	kept := map[string]int{} // node → index of its member replica
-	for i, rr := range rec.Replicas {
-		if rr.Member() {
-			kept[rr.Node] = i
-		}
-	}
-	var notes []string
-	for _, h := range next.Hosts {
-		if i, ok := kept[h.Name]; ok {
-			rec.Replicas[i].GPUs = slices.Clone(h.GPUs)
-			delete(kept, h.Name)
-			continue
-		}
-		id := api.ReplicaID(rec.ID, rec.Attempt, len(rec.Replicas))
-		rec.Replicas = append(rec.Replicas, replicaRec{ID: id, Node: h.Name, GPUs: slices.Clone(h.GPUs)})
-		notes = append(notes, "new replica "+id+" on "+h.Name)
-	}
-	for i := range rec.Replicas {
-		if rr := &rec.Replicas[i]; rr.Member() {
-			if _, gone := kept[rr.Node]; gone {
-				rr.Left = true
-				notes = append(notes, "replica "+rr.ID+" on "+rr.Node+" stops")
-			}
-		}
-	}
-	rec.Generation = next.Generation
-	slots := next.Slots()
-	rec.Alloc = make([]string, 0, len(slots))
-	for _, sl := range slots {
-		rec.Alloc = append(rec.Alloc, sl.String())
-	}
-	return rec, notes
 }
 
 // resizeModel resizes model job mj to alloc (its new GPUs plus those of
@@ -144,21 +104,6 @@ func (s *Scheduler) resizeModel(mj *model.Job, alloc []model.GPU, n int, now tim
 		}
 		restore()
 	}
-}
-
-// resizable reports whether running job rec may be resized in place: it is
-// not stopping, no replica of an earlier resize is still being stopped, and
-// every member replica still runs.
-func resizable(rec *record) bool {
-	if rec.State != api.Running || rec.Stopping != "" || len(rec.Replicas) == 0 {
-		return false
-	}
-	for _, rr := range rec.Replicas {
-		if (rr.Member() && rr.Done) || (rr.Left && !rr.Done) {
-			return false
-		}
-	}
-	return true
 }
 
 // syncAlloc gives running job j's model job the allocation of its record

@@ -36,7 +36,7 @@ func (s *Scheduler) exit(b *batch, j *job, i int, rs api.ReplicaStatus, now time
 	rec := b.edit(j)
 	rr := &rec.Replicas[i]
 	rr.Done, rr.ExitCode = true, rs.ExitCode
-	how := describeExit(rs)
+	how := rs.Describe()
 	rec.Event(now, "replica-exited", "%s on %s %s", rr.ID, rr.Node, how)
 	id, nodeName := rr.ID, rr.Node
 	b.then(func() { s.forget(nodeName, id) })
@@ -44,7 +44,7 @@ func (s *Scheduler) exit(b *batch, j *job, i int, rs api.ReplicaStatus, now time
 		b.then(func() { s.syncAlloc(j) })
 		return
 	}
-	if rec.Stopping != "" || !failed(rs) {
+	if rec.Stopping != "" || !rs.Failed() {
 		return
 	}
 	code := rs.ExitCode
@@ -145,22 +145,4 @@ func (s *Scheduler) release(j *job, st api.State, t model.Time) {
 		}
 	}
 	s.notify()
-}
-
-// failed reports whether a replica's exit is a failure.
-func failed(rs api.ReplicaStatus) bool { return rs.ExitCode != 0 || rs.Signal != "" || rs.Error != "" }
-
-// describeExit says how a replica ended.
-func describeExit(rs api.ReplicaStatus) string {
-	switch {
-	case rs.Error != "" && rs.ExitCode == -1 && rs.PID == 0:
-		return "could not start: " + rs.Error
-	case rs.OutOfMemory && rs.Error != "":
-		return "was killed: " + rs.Error
-	case rs.Error != "":
-		return fmt.Sprintf("ended (exit code %d): %s", rs.ExitCode, rs.Error)
-	case rs.Signal != "":
-		return fmt.Sprintf("was killed by %s (exit code %d)", rs.Signal, rs.ExitCode)
-	}
-	return fmt.Sprintf("exited with code %d", rs.ExitCode)
 }
