@@ -42,16 +42,19 @@ func JobGPUType(rec *ledger.Record, m map[string]*Node) string {
 	return typ
 }
 
-// ReadyGPUType returns GPUType of typ over the ready nodes of table m.
-func ReadyGPUType(typ string, m map[string]*Node) model.GPUType {
+// Ready returns the ready nodes of table m, in no order.
+func Ready(m map[string]*Node) []*Node {
 	var ready []*Node
 	for _, n := range m {
 		if n.Ready {
 			ready = append(ready, n)
 		}
 	}
-	return GPUType(typ, ready)
+	return ready
 }
+
+// ReadyGPUType returns GPUType of typ over the ready nodes of table m.
+func ReadyGPUType(typ string, m map[string]*Node) model.GPUType { return GPUType(typ, Ready(m)) }
 
 // NoteRan adds the attempt that ends now to a job's ran record: its
 // running time, GPUs and GPU type (for the energy report's replay), the
@@ -68,4 +71,26 @@ func NoteRan(rec *ledger.Record, m map[string]*Node, now time.Time) {
 			break
 		}
 	}
+}
+
+// ModelAlloc returns a running job's GPUs in cluster c (of the node
+// table m, indexed by idx), leaving out those
+// on nodes that are not in it, of lost replicas and of replicas that a
+// resize took out and that are gone (those still being stopped hold
+// theirs).
+func ModelAlloc(rec *ledger.Record, m map[string]*Node, c *model.Cluster, idx map[string]int) []model.GPU {
+	var out []model.GPU
+	for _, rr := range rec.Replicas {
+		ni, ok := idx[rr.Node]
+		if !ok || rr.Lost || (rr.Left && rr.Done) {
+			continue
+		}
+		n := m[rr.Node]
+		for _, dev := range rr.GPUs {
+			if p := n.Pos(dev); p >= 0 && p < c.Nodes[ni].GPUs {
+				out = append(out, model.GPU{Node: int32(ni), Index: int32(p)})
+			}
+		}
+	}
+	return out
 }

@@ -41,7 +41,7 @@ func (s *Scheduler) rebuild() {
 			st.Submit(j.mj)
 			continue
 		}
-		gpus := s.modelAlloc(&j.rec, c, idx)
+		gpus := nodes.ModelAlloc(&j.rec, s.nodes, c, idx)
 		if len(gpus) == 0 {
 			s.log.Error("running job has no GPU on a ready node", "job", j.rec.ID)
 			continue
@@ -60,13 +60,7 @@ func (s *Scheduler) rebuild() {
 // their indices; nil when there is none. It models every resource that a
 // node declares or an active job asks for.
 func (s *Scheduler) newCluster() (*model.Cluster, map[string]int) {
-	var ready []*node
-	for _, n := range s.nodes {
-		if n.Ready {
-			ready = append(ready, n)
-		}
-	}
-	return s.clusterOf(ready, s.requested())
+	return s.clusterOf(nodes.Ready(s.nodes), s.requested())
 }
 
 // clusterOf returns the cluster of nodes (sorted by name here) and their
@@ -92,27 +86,6 @@ func (s *Scheduler) requested() map[string]bool {
 		}
 	}
 	return names
-}
-
-// modelAlloc returns a running job's GPUs in cluster c, leaving out those
-// on nodes that are not in it, of lost replicas and of replicas that a
-// resize took out and that are gone (those still being stopped hold
-// theirs).
-func (s *Scheduler) modelAlloc(rec *record, c *model.Cluster, idx map[string]int) []model.GPU {
-	var out []model.GPU
-	for _, rr := range rec.Replicas {
-		ni, ok := idx[rr.Node]
-		if !ok || rr.Lost || (rr.Left && rr.Done) {
-			continue
-		}
-		n := s.nodes[rr.Node]
-		for _, dev := range rr.GPUs {
-			if p := n.Pos(dev); p >= 0 && p < c.Nodes[ni].GPUs {
-				out = append(out, model.GPU{Node: int32(ni), Index: int32(p)})
-			}
-		}
-	}
-	return out
 }
 
 // modelJob returns the model job of a record. The service knows no

@@ -11,6 +11,7 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/ledger"
+	"github.com/gpusched/gpusched/service/nodes"
 )
 
 // resize applies a plan's resize of a running elastic job in place, as the
@@ -53,7 +54,7 @@ func (s *Scheduler) resize(b *batch, a engine.Assignment, scaler string, now tim
 		return nil
 	}
 	rec, notes := ledger.Resized(cur, next)
-	undo = s.resizeModel(j.mj, s.modelAlloc(&rec, s.cluster, s.nodeIdx), len(slots), now)
+	undo = s.resizeModel(j.mj, nodes.ModelAlloc(&rec, s.nodes, s.cluster, s.nodeIdx), len(slots), now)
 	if undo == nil {
 		return nil
 	}
@@ -114,7 +115,7 @@ func (s *Scheduler) syncAlloc(j *job) {
 	if mj == nil || s.state == nil || j.rec.State != api.Running || mj.State != model.Running {
 		return
 	}
-	alloc := s.modelAlloc(&j.rec, s.cluster, s.nodeIdx)
+	alloc := nodes.ModelAlloc(&j.rec, s.nodes, s.cluster, s.nodeIdx)
 	if len(alloc) == 0 || slices.Equal(alloc, mj.Alloc) {
 		return
 	}
