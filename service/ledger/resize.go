@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strconv"
 	"time"
@@ -90,4 +91,21 @@ func CheckpointNote(rec *Record, now time.Time) string {
 	}
 	return "last checkpoint at step " + strconv.FormatInt(rec.CheckpointSteps, 10) + ", " +
 		now.Sub(*rec.LastCheckpointAt).Round(100*time.Millisecond).String() + " ago"
+}
+
+// PickPort picks the attempt's MASTER_PORT: a hash of the replica ID prefix
+// in the range of n ports from base, moved on past the ports in used (those
+// of other running jobs whose master is the same node), which it joins.
+func PickPort(rec *Record, used map[int]bool, base, n int) int {
+	h := fnv.New32a()
+	h.Write([]byte(rec.ID + "." + strconv.Itoa(rec.Attempt)))
+	p := base + int(h.Sum32()%uint32(n))
+	for k := range n {
+		if q := base + (p-base+k)%n; !used[q] {
+			p = q
+			break
+		}
+	}
+	used[p] = true
+	return p
 }

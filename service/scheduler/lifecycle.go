@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"fmt"
-	"hash/fnv"
 	"maps"
 	"strconv"
 	"strings"
@@ -59,9 +58,8 @@ func (s *Scheduler) start(b *batch, j *job, gpus []model.GPU, now time.Time) err
 	return nil
 }
 
-// port picks the attempt's MASTER_PORT: a hash of the replica ID prefix in
-// the configured range, moved on past the ports of other running jobs whose
-// master is the same node.
+// port picks the attempt's MASTER_PORT (ledger.PickPort), past the ports
+// of other running jobs whose master is the same node.
 func (s *Scheduler) port(b *batch, rec *record) int {
 	if b.ports == nil {
 		b.ports = s.usedPorts()
@@ -72,18 +70,7 @@ func (s *Scheduler) port(b *batch, rec *record) int {
 		used = map[int]bool{}
 		b.ports[master] = used
 	}
-	h := fnv.New32a()
-	h.Write([]byte(rec.ID + "." + strconv.Itoa(rec.Attempt)))
-	base, n := s.cfg.PortBase, s.cfg.PortRange
-	p := base + int(h.Sum32()%uint32(n))
-	for k := range n {
-		if q := base + (p-base+k)%n; !used[q] {
-			p = q
-			break
-		}
-	}
-	used[p] = true
-	return p
+	return ledger.PickPort(rec, used, s.cfg.PortBase, s.cfg.PortRange)
 }
 
 // usedPorts returns the MASTER_PORTs of the running jobs by master node.
