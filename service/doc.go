@@ -7,9 +7,11 @@
 //     protocol, the scheduling loop that runs the core's engine on the
 //     real clock and its Plan applier; no transport;
 //   - ledger: the durable form of jobs and nodes (records, their rules,
-//     reading them back, retention's pruning);
-//   - nodes: the node table (a node's work and views) and the cluster
-//     model of the ready nodes;
+//     what the lifecycle derives from a record alone — a resized record,
+//     notes, the master port — reading them back, retention's pruning);
+//   - nodes: the node table (a node's work and views), the cluster
+//     model of the ready nodes, and a job read against the table (its
+//     GPUs on a node, its GPU type and model allocation, its ran record);
 //   - queues: the teams' queues — a submission's queue, the queues' view,
 //     their durable fair-share usage;
 //   - metrics: the scheduler's Prometheus counters and state gauges;

@@ -5,9 +5,13 @@
 // engine.Applier). It feeds the rooms beside it and calls them for its
 // views, each through a small file of glue:
 //
-//   - ledger: the records' durable form and retention (prune.go);
+//   - ledger: the records' durable form and retention (prune.go), and
+//     what is derived from a record alone (a resize's record, the
+//     history's notes, the master port);
 //   - nodes: the node table and the cluster model (node.go, cluster.go,
-//     overview.go);
+//     overview.go), and a job read against the table (its GPUs and GPU
+//     type, its model allocation, its ran record), which energy.go,
+//     learn.go and eta.go call too;
 //   - queues: a submission's queue, the queues' view and usage (queues.go);
 //   - metrics: the Prometheus metrics, from counts (metrics.go);
 //   - settings: Config, its defaults and checks (New takes a
