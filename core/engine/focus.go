@@ -208,10 +208,10 @@ func (p *Pool) noteShort(j *model.Job, req model.Vec, n int, fit TypeSet) {
 // being placed because the node lacks its other resources (they stay free
 // for other jobs).
 func (p *Pool) Hidden(n int) int {
-	if p.vec.hid.lazy || len(p.vec.hidOn) == 0 {
+	if p.vec.hid.lazy || len(p.vec.hid.at) == 0 {
 		return 0 // a lazy hiding hides nothing
 	}
-	return int(p.vec.hidOn[n])
+	return p.hiddenOn(n)
 }
 
 // scarce returns the resource that hid the most nodes' GPUs at the last
@@ -241,7 +241,7 @@ func (p *Pool) hideExcess(j *model.Job, req model.Vec, gpus []model.GPU) bool {
 	rg, hid := j.Spec.Replica(), false
 	model.NodeCounts(gpus, func(i, k int) {
 		room, limit := p.freshRoom(req, rg, i)
-		if k <= room || p.vec.hidOn[i] > 0 {
+		if k <= room || p.vec.hid.at[i] > 0 {
 			return
 		}
 		p.vec.why[limit]++

@@ -28,7 +28,7 @@ func (p *Pool) hide(i int, m uint64, keep int) {
 	v := &p.vec
 	k, t := bits.OnesCount64(m), int(p.typeOf[i])
 	if at := v.hid.at[i]; at > 0 {
-		v.hid.ofType[t] -= int(v.hidOn[i])
+		v.hid.ofType[t] -= p.hiddenOn(i)
 		v.masks[at-1].keep = int8(keep)
 	} else {
 		v.masks = append(v.masks, nodeMask{node: int32(i), mask: m, keep: int8(keep)})
@@ -37,7 +37,6 @@ func (p *Pool) hide(i int, m uint64, keep int) {
 			v.hid.rich++
 		}
 	}
-	v.hidOn[i] = int32(k - keep)
 	v.hid.ofType[t] += k - keep
 	for ; k > keep; k-- {
 		m &^= 1 << uint(63-bits.LeadingZeros64(m))
@@ -51,11 +50,11 @@ func (p *Pool) restore(x int) {
 	v := &p.vec
 	nm := v.masks[x]
 	i := int(nm.node)
-	v.hid.ofType[p.typeOf[i]] -= int(v.hidOn[i])
+	v.hid.ofType[p.typeOf[i]] -= p.hiddenOn(i)
 	if p.rich[i] {
 		v.hid.rich--
 	}
-	v.hidOn[i], v.hid.at[i] = 0, 0
+	v.hid.at[i] = 0
 	p.set(i, nm.mask)
 	last := len(v.masks) - 1
 	if x != last {
@@ -95,11 +94,20 @@ func (p *Pool) restoreAll() {
 func (p *Pool) dropHidden() {
 	v := &p.vec
 	for _, nm := range v.masks {
-		v.hidOn[nm.node], v.hid.at[nm.node] = 0, 0
+		v.hid.at[nm.node] = 0
 	}
 	v.masks = v.masks[:0]
 	clear(v.hid.ofType)
 	v.hid.rich, v.hid.lazy = 0, false
+}
+
+// hiddenOn returns how many of node i's free GPUs are hidden.
+func (p *Pool) hiddenOn(i int) int {
+	if at := p.vec.hid.at[i]; at > 0 {
+		nm := &p.vec.masks[at-1]
+		return bits.OnesCount64(nm.mask) - int(nm.keep)
+	}
+	return 0
 }
 
 // trueMask returns node n's free GPUs, hidden ones included.

@@ -11,11 +11,10 @@ type vectors struct {
 	state *model.State
 	res   int     // resources per node
 	free  []int64 // per node, per resource; negative when a node is over-full
-	// masks are the nodes where focus hid free GPUs, with their masks
-	// before; why counts, by resource, the nodes where that resource hid
-	// GPUs.
+	// masks are the nodes where focus hid free GPUs (or still hides them,
+	// lazily: hidden.go), with their masks before; why counts, by
+	// resource, the nodes where that resource hid GPUs.
 	masks []nodeMask
-	hidOn []int32 // per node, GPUs hidden there
 	hid   hidden
 	next  []nodeMask // focus's scratch: the nodes to hide
 	nodes []int32    // focus's scratch: nodes with free GPUs
@@ -58,7 +57,6 @@ func (p *Pool) resetVectors(s *model.State) {
 	if cap(v.free) < len(p.c.Nodes)*v.res {
 		v.free = make([]int64, len(p.c.Nodes)*v.res)
 		v.why = make([]int, v.res)
-		v.hidOn = make([]int32, len(p.c.Nodes))
 		v.hid.at, v.hid.ofType = make([]int32, len(p.c.Nodes)), make([]int, len(p.c.Types))
 		v.starveRes = make([]int8, len(p.c.Nodes))
 		v.starvedOf = make([]int, len(p.c.Types))
