@@ -135,19 +135,7 @@ func TestRoundPodFilters(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := testSched(t, "fifo", "pack")
 			bound, r := feed(t, s, t0, tc.objs...)
-			for pod, node := range tc.bound {
-				if bound[pod] != node {
-					t.Errorf("%s bound to %q, want %q (bound: %v)", pod, bound[pod], node, bound)
-				}
-			}
-			if len(bound) != len(tc.bound) {
-				t.Errorf("bound %v, want %v", bound, tc.bound)
-			}
-			for pod, want := range tc.reason {
-				if got := reasonOf(r, pod); got != want {
-					t.Errorf("%s waits for %q, want %q", pod, got, want)
-				}
-			}
+			checkRound(t, bound, r, tc.bound, tc.reason)
 		})
 	}
 }

@@ -189,19 +189,7 @@ func TestRoundConstraints(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := testSched(t, "fifo", "pack")
 			bound, r := feed(t, s, t0, tc.objs...)
-			for pod, node := range tc.bound {
-				if bound[pod] != node {
-					t.Errorf("%s bound to %q, want %q (bound: %v)", pod, bound[pod], node, bound)
-				}
-			}
-			if len(bound) != len(tc.bound) {
-				t.Errorf("bound %v, want %v", bound, tc.bound)
-			}
-			for pod, want := range tc.reason {
-				if got := reasonOf(r, pod); got != want {
-					t.Errorf("%s waits for %q, want %q", pod, got, want)
-				}
-			}
+			checkRound(t, bound, r, tc.bound, tc.reason)
 		})
 	}
 }
@@ -255,5 +243,24 @@ func TestRoundPreemptReserves(t *testing.T) {
 	bound, _ = feed(t, s, t0.Add(14*time.Second))
 	if bound["new"] != "a" {
 		t.Fatalf("round 4: bound %v", bound)
+	}
+}
+
+// checkRound fails t unless the round bound exactly the pods of wantBound,
+// each to its node, and the pods of wantReason wait with those reasons.
+func checkRound(t *testing.T, bound map[string]string, r *round, wantBound, wantReason map[string]string) {
+	t.Helper()
+	for pod, node := range wantBound {
+		if bound[pod] != node {
+			t.Errorf("%s bound to %q, want %q (bound: %v)", pod, bound[pod], node, bound)
+		}
+	}
+	if len(bound) != len(wantBound) {
+		t.Errorf("bound %v, want %v", bound, wantBound)
+	}
+	for pod, want := range wantReason {
+		if got := reasonOf(r, pod); got != want {
+			t.Errorf("%s waits for %q, want %q", pod, got, want)
+		}
 	}
 }

@@ -66,6 +66,16 @@ func BenchmarkPhillyGittins(b *testing.B) {
 // and builds the cluster gpus, 8 GPUs a node, with Gavel's throughputs and
 // job types drawn as `gpusched sim` draws them (seed 1).
 func phillyInputs(b *testing.B, gpus string) ([]model.JobSpec, *profile.Table, *model.Cluster) {
+	jobs, m, tab, c := readPhilly(b, gpus)
+	sim.AssignModels(jobs, tab.Models(), 1) // as `gpusched sim --seed 1` draws job types
+	m.FillPeakMem(jobs)
+	return jobs, tab, c
+}
+
+// readPhilly reads the Philly trace (skipping the benchmark without it)
+// and Gavel's throughputs, and builds the cluster gpus, 8 GPUs a node, and
+// its profile table; the jobs keep the trace's (absent) job types.
+func readPhilly(b *testing.B, gpus string) ([]model.JobSpec, *profile.Matrix, *profile.Table, *model.Cluster) {
 	const path = "../../shared/traces/philly/philly.csv"
 	f, err := os.Open(path)
 	if err != nil {
@@ -88,41 +98,20 @@ func phillyInputs(b *testing.B, gpus string) ([]model.JobSpec, *profile.Table, *
 	if err != nil {
 		b.Fatal(err)
 	}
-	sim.AssignModels(jobs, tab.Models(), 1) // as `gpusched sim --seed 1` draws job types
-	m.FillPeakMem(jobs)
-	return jobs, tab, c
+	return jobs, m, tab, c
 }
 
 // benchPhilly replays the Philly trace with cfg's energy settings; the
 // cluster's default power model is filled in when cfg asks for energy or
 // contention.
 func benchPhilly(b *testing.B, cfg sim.Config) {
-	const path = "../../shared/traces/philly/philly.csv"
-	f, err := os.Open(path)
-	if err != nil {
-		b.Skipf("%s not available: %v", path, err)
-	}
-	jobs, err := trace.Read(f, path, "philly")
-	f.Close()
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, err := config.ParseGPUs("v100=2500", 8)
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := profile.ParseMatrix("gavel", assets.Throughputs())
-	if err != nil {
-		b.Fatal(err)
-	}
-	tab, err := profile.NewTable(m, c, c.Types[0])
-	if err != nil {
-		b.Fatal(err)
-	}
+	jobs, _, tab, c := readPhilly(b, "v100=2500")
 	if cfg.Energy || cfg.Contention {
-		if cfg.Power, err = power.DefaultCluster(c); err != nil {
+		pw, err := power.DefaultCluster(c)
+		if err != nil {
 			b.Fatal(err)
 		}
+		cfg.Power = pw
 	}
 	cfg.Cluster, cfg.Workload, cfg.Jobs, cfg.RestartOverhead = c, tab, jobs, 30*model.Second
 	b.ReportAllocs()
