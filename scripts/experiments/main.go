@@ -6,6 +6,7 @@
 //	go run ./scripts/experiments -section gavel [-loads 1800,3600] [-seeds 1-6] [-flags "..."]
 //	go run ./scripts/experiments -section alibaba
 //	go run ./scripts/experiments -section robust [-set dev|held|both] [-traces DIR]
+//	go run ./scripts/experiments -section robust-scalers|robust-energy -set dev|held [-flags "..."]
 package main
 
 import (
@@ -43,10 +44,10 @@ var policies = [][]string{
 func main() {
 	bin := flag.String("bin", "bin/gpusched", "gpusched binary")
 	shared := flag.String("shared", "../shared", "the shared folder with the full traces")
-	section := flag.String("section", "all", "which tables: seed003, elastic, energy, queues, robust (issue 28's grid: minutes), all (these five), gavel (issue 21's head-to-head with Gavel's simulator: tens of minutes the first time) or alibaba (issue 26: the Alibaba 2023 trace with pack and fit)")
+	section := flag.String("section", "all", "which tables: seed003, elastic, energy, queues, robust (issue 28's grid: minutes), all (these five), gavel (issue 21's head-to-head with Gavel's simulator: tens of minutes the first time), alibaba (issue 26: the Alibaba 2023 trace with pack and fit), or robust-scalers / robust-energy (one part of the robust grid: the elastic workloads' scaler rows, or pack, spread and energy)")
 	loads := flag.String("loads", "3600", "gavel: the heavy traces' mean seconds between arrivals, comma-separated")
 	seeds := flag.String("seeds", "1-6", "gavel: the generator's seeds, comma-separated numbers and ranges")
-	extra := flag.String("flags", "", "gavel: flags added to every gpusched run, e.g. \"--gang-probe-light 0\"")
+	extra := flag.String("flags", "", "gavel, robust-scalers, robust-energy: flags added to every gpusched run, e.g. \"--gang-probe-light 0\"")
 	keep := flag.String("traces", "", "robust: write the grid's traces into this folder and keep them")
 	set := flag.String("set", "both", "robust: the generator seeds to run: dev (development), held (held-out) or both")
 	flag.Parse()
@@ -73,6 +74,8 @@ func main() {
 		err = alibaba(*bin, *shared)
 	case "robust":
 		err = robust(*bin, *set, *keep)
+	case "robust-scalers", "robust-energy":
+		err = robustPart(*bin, strings.TrimPrefix(*section, "robust-"), *set, *keep, strings.Fields(*extra))
 	case "all":
 		if err = seed003(*bin, *shared); err == nil {
 			err = elastic(*bin, *shared)

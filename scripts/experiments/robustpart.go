@@ -1,0 +1,131 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// robustPart runs one part of the robustness grid, for quicker looks while
+// choosing on the development set (-section robust-scalers or
+// robust-energy): "scalers" runs only the elastic workloads' scaler rows,
+// "energy" only pack, spread and energy on every workload. extra is added
+// to every run (e.g. a flag being tried); two runs go at a time.
+func robustPart(bin, part, set, keep string, extra []string) error {
+	dir := keep
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "robust-exp-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	seeds := map[string][]uint64{"dev": robustDev, "held": robustHeld}[set]
+	if seeds == nil {
+		return fmt.Errorf("-set %q: want dev or held", set)
+	}
+	ws, err := robustTraces(dir, seeds)
+	if err != nil {
+		return err
+	}
+	rr, err := robustRunPart(bin, part, ws, extra)
+	if err != nil {
+		return err
+	}
+	sc := rr.score()
+	fmt.Printf("### robust %s, %s seeds %v, extra flags %q\n\n", part, set, seeds, strings.Join(extra, " "))
+	fmt.Println("| Done-when figure (issue 28) | cells meeting it |")
+	fmt.Println("| --- | --- |")
+	if part == "energy" {
+		fmt.Printf("| energy ≤ the lower of pack and spread (target ≥ 90 %%) | %s |\n", &sc.energyLE)
+		fmt.Printf("| energy at most 2 %% above the lower (target: all) | %s |\n", &sc.energyOver2)
+		fmt.Printf("| energy placer's avg JCT at most 5 %% above the better of pack and spread | %s |\n", &sc.energyJCT)
+		return nil
+	}
+	for _, s := range robustScalers[1:] {
+		fmt.Printf("| %s: util ≥ and avg JCT ≤ +2 %% against none (target ≥ 90 %%) | %s |\n", s.name, sc.scaler[s.name])
+		fmt.Printf("| %s: avg JCT ≤ +2 %% against none, alone | %s |\n", s.name, sc.scalerJCT[s.name])
+		j := sc.scalerUtil[s.name]
+		fmt.Printf("| %s: util ≥ none's, alone | %d of %d; worst %.3f below none's (%s) |\n", s.name, j.met, j.total, j.worst, j.worstAt)
+	}
+	fmt.Println()
+	fmt.Println("| workload | nodes | scaler | avg JCT s | util | makespan s |")
+	fmt.Println("| --- | --- | --- | ---: | ---: | ---: |")
+	for i, w := range rr.ws {
+		if !w.elastic {
+			continue
+		}
+		for sl := range 2 {
+			for _, s := range robustScalers {
+				x := rr.scalers[i][sl][s.name]
+				fmt.Printf("| %s | %s | %s | %.0f | %.3f | %.0f |\n", w.name(), robustSleeps[sl], s.name, x.AvgJCT, x.GPUUtil, x.Makespan)
+			}
+		}
+	}
+	return nil
+}
+
+// robustRunPart runs the cells of one part of the grid (robustPart).
+func robustRunPart(bin, part string, ws []robustWorkload, extra []string) (*robustRuns, error) {
+	rr := &robustRuns{ws: ws, placers: make([][2]map[string]summary, len(ws)), scalers: make([][2]map[string]summary, len(ws))}
+	type cell struct {
+		i, sl int
+		name  string
+		args  []string
+		scale bool
+	}
+	var cells []cell
+	for i, w := range ws {
+		for sl, sleep := range []string{"--sleep=false", "--sleep=true"} {
+			base := slices.Concat(strings.Fields(fmt.Sprintf("--trace %s --gpus %s %s", w.trace, robustMixes[w.mix].gpus, sleep)), extra)
+			rr.placers[i][sl], rr.scalers[i][sl] = map[string]summary{}, map[string]summary{}
+			switch {
+			case part == "energy":
+				for _, pl := range []string{"pack", "spread", "energy"} {
+					cells = append(cells, cell{i, sl, pl, slices.Concat(base, []string{"--placer", pl}), false})
+				}
+			case part == "scalers" && w.elastic:
+				for _, s := range robustScalers {
+					cells = append(cells, cell{i, sl, s.name, slices.Concat(base, []string{"--placer", "pack"}, strings.Fields(s.args)), true})
+				}
+			}
+		}
+	}
+	if part != "energy" && part != "scalers" {
+		return nil, fmt.Errorf("robust part %q: want scalers or energy", part)
+	}
+	out := make([]summary, len(cells))
+	errs := make([]error, len(cells))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				out[k], errs[k] = run(bin, cells[k].args)
+			}
+		}()
+	}
+	for k := range cells {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	for k, c := range cells {
+		if errs[k] != nil {
+			return nil, errs[k]
+		}
+		if c.scale {
+			rr.scalers[c.i][c.sl][c.name] = out[k]
+		} else {
+			rr.placers[c.i][c.sl][c.name] = out[k]
+		}
+	}
+	return rr, nil
+}
