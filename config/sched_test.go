@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/recipe"
+	"github.com/gpusched/gpusched/core/scaler"
 )
 
 func TestParseSchedFile(t *testing.T) {
@@ -31,6 +32,32 @@ func TestParseSchedFile(t *testing.T) {
 	}
 	if _, err := recipe.New(n, o); err != nil {
 		t.Errorf("recipe.New: %v", err)
+	}
+}
+
+// TestSeed000File: testdata/config/seed000.yaml is seed 000's rule as
+// written, the seed's example elasticConfig with reclaim off, over the
+// defaults (p = 1, et = 0.8, st = 1, reclaim on).
+func TestSeed000File(t *testing.T) {
+	data, err := os.ReadFile("../testdata/config/seed000.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ParseSchedFile("seed000.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, o := recipe.Defaults(), recipe.DefaultOptions()
+	if o.Threshold != scaler.DefaultThresholdConfig() || o.Threshold.Proportion != 1 || o.Threshold.Expand != 0.8 ||
+		o.Threshold.Shrink != 1 || !o.Threshold.Reclaim {
+		t.Errorf("default threshold config %+v, want p 1, et 0.8, st 1, reclaim", o.Threshold)
+	}
+	f.Apply(&n, &o, func(string) bool { return false })
+	if o.Threshold != scaler.SeedThresholdConfig() {
+		t.Errorf("seed000.yaml gives %+v, want the seed's %+v", o.Threshold, scaler.SeedThresholdConfig())
+	}
+	if n != recipe.Defaults() {
+		t.Errorf("names %+v: the file sets no stage", n)
 	}
 }
 

@@ -64,7 +64,7 @@ func BenchmarkScalerPass(b *testing.B) {
 			for _, sh := range shapes {
 				b.Run(sh.name, func(b *testing.B) {
 					s, jobs := scaleState(b, sh.nodes, sh.gap)
-					cfg := scaler.DefaultThresholdConfig()
+					cfg := scaler.SeedThresholdConfig()
 					e := newEngine(b, newFulfillment(b, scaler.DefaultMaxLoad))
 					if sc == "threshold" {
 						e = newEngine(b, newThreshold(b, cfg))

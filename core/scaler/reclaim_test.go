@@ -22,7 +22,7 @@ import (
 // EM = 3 − 0.6·1.5 = 2.1 pays two replicas: E 4→2.
 func TestReclaim(t *testing.T) {
 	thr := func(reclaim bool) engine.Scaler {
-		cfg := scaler.DefaultThresholdConfig()
+		cfg := scaler.SeedThresholdConfig()
 		cfg.Reclaim = reclaim
 		s, err := scaler.NewThreshold(cfg)
 		if err != nil {

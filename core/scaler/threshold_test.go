@@ -343,7 +343,10 @@ func TestThresholdPlan(t *testing.T) {
 		// a = 6, M = 5, T = 0.6.
 		{"maintain", testCfg, 16, 9, 3, 5, 0.6, 0.6, 0, "maintain"},
 		// Seed example p = 0.3: a = 60, M = 40·0.3 = 12, T = 0, EM = 7.2.
-		{"seed example config", scaler.DefaultThresholdConfig(), 100, 60, 0, 12, 0.6, 0, 7.2, "expand"},
+		{"seed example config", scaler.SeedThresholdConfig(), 100, 60, 0, 12, 0.6, 0, 7.2, "expand"},
+		// Default p = 1, et = 0.8, st = 1: a = 60, M = 40, mt = 0.9, EU = 30
+		// → T = 0.75 < 0.8, EM = (0.9 − 0.75)·40 = 6.
+		{"default config", scaler.DefaultThresholdConfig(), 100, 90, 30, 40, 0.9, 0.75, 6, "expand"},
 		// Guaranteed work fills the cluster: a = 16, M = 0 and EU = 0 → T = 0
 		// < et → expand with EM = 0.6·0 − 0 = 0 (nothing to give).
 		{"M = 0 and EU = 0", testCfg, 16, 16, 0, 0, 0.6, 0, 0, "expand"},
@@ -380,7 +383,8 @@ func TestThresholdValidate(t *testing.T) {
 		cfg  scaler.ThresholdConfig
 		err  string // "" = valid; otherwise a substring of the error
 	}{
-		{"seed example", scaler.DefaultThresholdConfig(), ""},
+		{"seed example", scaler.SeedThresholdConfig(), ""},
+		{"default", scaler.DefaultThresholdConfig(), ""},
 		{"p = 1, et = st = 0", scaler.ThresholdConfig{Proportion: 1, Period: 1}, ""},
 		{"et = st", scaler.ThresholdConfig{Proportion: 0.3, Expand: 0.5, Shrink: 0.5, Period: 1}, ""},
 		{"st above 1", scaler.ThresholdConfig{Proportion: 0.3, Expand: 0.5, Shrink: 3, Period: 1}, ""},

@@ -167,10 +167,10 @@ func table(bin string, w workload) error {
 // scalerRows are the elastic configurations compared on each workload.
 var scalerRows = []struct{ name, args string }{
 	{"none (rigid)", "--scaler none"},
-	{"threshold, seed's elasticConfig", "--scaler threshold --elastic-min 0.5"},
+	{"threshold, seed's elasticConfig", "--scaler threshold --elastic-min 0.5 --elastic-proportion 0.3 --expand-threshold 0.3 --scaling-threshold 0.9"},
 	{"threshold, p=1 et=0.8 st=1", "--scaler threshold --elastic-min 0.5 --elastic-proportion 1 --expand-threshold 0.8 --scaling-threshold 1"},
 	{"fulfillment", "--scaler fulfillment --elastic-min 0.5"},
-	{"threshold, seed's elasticConfig, as written", "--scaler threshold --elastic-min 0.5 --reclaim=false"},
+	{"threshold, seed's elasticConfig, as written", "--scaler threshold --elastic-min 0.5 --config testdata/config/seed000.yaml"},
 	{"threshold, p=1 et=0.8 st=1, as written", "--scaler threshold --elastic-min 0.5 --elastic-proportion 1 --expand-threshold 0.8 --scaling-threshold 1 --reclaim=false"},
 	{"fulfillment, as written", "--scaler fulfillment --elastic-min 0.5 --reclaim=false"},
 }

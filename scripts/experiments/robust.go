@@ -32,14 +32,15 @@ var (
 	}
 	robustPlacers = []string{"pack", "spread", "energy", "hetero", "fit"}
 	// robustScalers are the scaler settings of the elastic workloads: the
-	// defaults (reclaim on), threshold with the whole idle capacity lent,
-	// and the seeds' rules as written (--reclaim=false).
+	// defaults (reclaim on; threshold p=1 et=0.8 st=1), threshold with the
+	// seed's example elasticConfig, and the seeds' rules as written
+	// (testdata/config/seed000.yaml, --reclaim=false).
 	robustScalers = []struct{ name, args string }{
 		{"none", "--scaler none"},
 		{"threshold", "--scaler threshold"},
 		{"fulfillment", "--scaler fulfillment"},
-		{"threshold p=1 et=0.8 st=1", "--scaler threshold --elastic-proportion 1 --expand-threshold 0.8 --scaling-threshold 1"},
-		{"threshold as written", "--scaler threshold --reclaim=false"},
+		{"threshold p=0.3 et=0.3 st=0.9", "--scaler threshold --elastic-proportion 0.3 --expand-threshold 0.3 --scaling-threshold 0.9"},
+		{"threshold as written", "--scaler threshold --config testdata/config/seed000.yaml"},
 		{"fulfillment as written", "--scaler fulfillment --reclaim=false"},
 	}
 )
