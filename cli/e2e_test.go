@@ -95,7 +95,7 @@ func TestBadInput(t *testing.T) {
 		{"bad config key", []string{"--config", badConfig}, `unknown field "scalr"`},
 		{"missing config", []string{"--config", filepath.Join(dir, "nope.yaml")}, "nope.yaml"},
 		{"elastic-min range", []string{"--elastic-min", "1.5"}, "--elastic-min"},
-		{"threshold range", []string{"--scaler", "threshold", "--expand-threshold", "0.95"}, "expandThreshold"},
+		{"threshold range", []string{"--scaler", "threshold", "--expand-threshold", "1.5"}, "expandThreshold"}, // above st = 1
 		{"scaler period", []string{"--scaler-period", "0s"}, "--scaler-period"},
 		{"max load", []string{"--scaler", "fulfillment", "--max-load", "0"}, "maximum load"},
 	}
