@@ -11,15 +11,22 @@ import (
 	"github.com/gpusched/gpusched/core/scaler"
 )
 
+// testdataSchedFile parses testdata/config/name.
+func testdataSchedFile(t *testing.T, name string) *SchedFile {
+	t.Helper()
+	data, err := os.ReadFile("../testdata/config/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ParseSchedFile(name, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 func TestParseSchedFile(t *testing.T) {
-	data, err := os.ReadFile("../testdata/config/elastic.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := ParseSchedFile("elastic.yaml", data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := testdataSchedFile(t, "elastic.yaml")
 	n, o := recipe.Defaults(), recipe.DefaultOptions()
 	o.Threshold.Proportion = 0 // so that the file's value shows
 	f.Apply(&n, &o, func(string) bool { return false })
@@ -39,14 +46,7 @@ func TestParseSchedFile(t *testing.T) {
 // written, the seed's example elasticConfig with reclaim off, over the
 // defaults (p = 1, et = 0.8, st = 1, reclaim on).
 func TestSeed000File(t *testing.T) {
-	data, err := os.ReadFile("../testdata/config/seed000.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := ParseSchedFile("seed000.yaml", data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := testdataSchedFile(t, "seed000.yaml")
 	n, o := recipe.Defaults(), recipe.DefaultOptions()
 	if o.Threshold != scaler.DefaultThresholdConfig() || o.Threshold.Proportion != 1 || o.Threshold.Expand != 0.8 ||
 		o.Threshold.Shrink != 1 || !o.Threshold.Reclaim {

@@ -183,17 +183,11 @@ func robustRunSet(bin string, ws []robustWorkload) (*robustRuns, error) {
 // seeds (set: dev, held or both); the traces are written into keep, and
 // kept, when it is not empty.
 func robust(bin, set, keep string) error {
-	dir := keep
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "robust-exp-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, done, err := robustDir(keep)
+	if err != nil {
 		return err
 	}
+	defer done()
 	sets := []struct {
 		name  string
 		seeds []uint64
@@ -216,4 +210,17 @@ func robust(bin, set, keep string) error {
 		rr.print()
 	}
 	return nil
+}
+
+// robustDir returns the folder for the grid's traces: keep, created if
+// need be, or a temporary folder that done removes.
+func robustDir(keep string) (dir string, done func(), err error) {
+	if keep != "" {
+		return keep, func() {}, os.MkdirAll(keep, 0o755)
+	}
+	tmp, err := os.MkdirTemp("", "robust-exp-")
+	if err != nil {
+		return "", nil, err
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
 }

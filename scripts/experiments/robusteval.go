@@ -97,12 +97,7 @@ func (rr *robustRuns) print() {
 	fmt.Printf("| energy at most 2 %% above the lower (target: all) | %s |\n", &sc.energyOver2)
 	fmt.Printf("| energy placer's avg JCT at most 5 %% above the better of pack and spread | %s |\n", &sc.energyJCT)
 	fmt.Printf("| sleep vs on: avg JCT at most +2 %% (target: all) | %s |\n", &sc.sleep)
-	for _, s := range robustScalers[1:] {
-		fmt.Printf("| %s: util ≥ and avg JCT ≤ +2 %% against none (target ≥ 90 %%) | %s |\n", s.name, sc.scaler[s.name])
-		fmt.Printf("| %s: avg JCT ≤ +2 %% against none, alone | %s |\n", s.name, sc.scalerJCT[s.name])
-		j := sc.scalerUtil[s.name]
-		fmt.Printf("| %s: util ≥ none's, alone | %d of %d; worst %.3f below none's (%s) |\n", s.name, j.met, j.total, j.worst, j.worstAt)
-	}
+	sc.printScalers()
 	fmt.Println()
 	fmt.Println("| workload | nodes | energy kWh: pack / spread / energy | Δ energy | Δ JCT (energy) | worst Δ JCT asleep vs on | threshold Δ JCT, util | fulfillment Δ JCT, util |")
 	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -133,4 +128,14 @@ func (rr *robustRuns) print() {
 		}
 	}
 	fmt.Println()
+}
+
+// printScalers writes the rows of the scalers' Done-when figures.
+func (sc *robustScore) printScalers() {
+	for _, s := range robustScalers[1:] {
+		fmt.Printf("| %s: util ≥ and avg JCT ≤ +2 %% against none (target ≥ 90 %%) | %s |\n", s.name, sc.scaler[s.name])
+		fmt.Printf("| %s: avg JCT ≤ +2 %% against none, alone | %s |\n", s.name, sc.scalerJCT[s.name])
+		j := sc.scalerUtil[s.name]
+		fmt.Printf("| %s: util ≥ none's, alone | %d of %d; worst %.3f below none's (%s) |\n", s.name, j.met, j.total, j.worst, j.worstAt)
+	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -14,17 +13,11 @@ import (
 // "energy" only pack, spread and energy on every workload. extra is added
 // to every run (e.g. a flag being tried); two runs go at a time.
 func robustPart(bin, part, set, keep string, extra []string) error {
-	dir := keep
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "robust-exp-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, done, err := robustDir(keep)
+	if err != nil {
 		return err
 	}
+	defer done()
 	seeds := map[string][]uint64{"dev": robustDev, "held": robustHeld}[set]
 	if seeds == nil {
 		return fmt.Errorf("-set %q: want dev or held", set)
@@ -47,12 +40,7 @@ func robustPart(bin, part, set, keep string, extra []string) error {
 		fmt.Printf("| energy placer's avg JCT at most 5 %% above the better of pack and spread | %s |\n", &sc.energyJCT)
 		return nil
 	}
-	for _, s := range robustScalers[1:] {
-		fmt.Printf("| %s: util ≥ and avg JCT ≤ +2 %% against none (target ≥ 90 %%) | %s |\n", s.name, sc.scaler[s.name])
-		fmt.Printf("| %s: avg JCT ≤ +2 %% against none, alone | %s |\n", s.name, sc.scalerJCT[s.name])
-		j := sc.scalerUtil[s.name]
-		fmt.Printf("| %s: util ≥ none's, alone | %d of %d; worst %.3f below none's (%s) |\n", s.name, j.met, j.total, j.worst, j.worstAt)
-	}
+	sc.printScalers()
 	fmt.Println()
 	fmt.Println("| workload | nodes | scaler | avg JCT s | util | makespan s |")
 	fmt.Println("| --- | --- | --- | ---: | ---: | ---: |")
