@@ -521,3 +521,26 @@ func TestThresholdCountWaiting(t *testing.T) {
 		t.Errorf("with W running: resize %v, want none (maintain)", sizes(plan.Resize))
 	}
 }
+
+// TestThresholdDefaultLendsIdle: the defaults (p = 1, et = 0.8, st = 1)
+// lend the whole idle capacity where the seed's example lends 18 % of it.
+// Elastic job E (1 to 8 GPUs) runs alone on 1 GPU of two 8-GPU nodes:
+// A = 16, used = 1, EU = 0, a = 1, T = 0.
+//   - defaults: M = 15, mt = 0.9, EM = 13.5 → E 1→8 (its maximum; 7 replicas);
+//   - seed's example: M = 15·0.3 = 4.5, mt = 0.6, EM = 2.7 → E 1→3.
+func TestThresholdDefaultLendsIdle(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  scaler.ThresholdConfig
+		want int
+	}{{"defaults", scaler.DefaultThresholdConfig(), 8}, {"seed's example", scaler.SeedThresholdConfig(), 3}} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, two8, el("E", 1, 8).running(1))
+			plan := newEngine(t, newThreshold(t, tc.cfg)).Schedule(w.s, 0)
+			if got, want := sizes(plan.Resize), map[string]int{"E": tc.want}; !sameSizes(got, want) {
+				t.Errorf("resize %v, want %v", got, want)
+			}
+			checkPlan(t, w.s, plan)
+		})
+	}
+}
