@@ -48,7 +48,7 @@ func (s *Scheduler) register(reg *api.Register, gpus []api.GPU, capa model.Resou
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	n := s.nodes[reg.Name]
+	n := s.tab.Nodes[reg.Name]
 	if n != nil && n.Ready && !slices.Equal(n.GPUs, gpus) {
 		if err := s.nodeDown(n, now, "it registered again with other GPUs"); err != nil {
 			return err
@@ -85,8 +85,8 @@ func (s *Scheduler) register(reg *api.Register, gpus []api.GPU, capa model.Resou
 // refreshWork rebuilds the replicas of jobs whose master is node m (its
 // address is their MASTER_ADDR). The IDs stay; agents keep what runs.
 func (s *Scheduler) refreshWork(m *node) {
-	for _, j := range s.active {
-		rec := &j.rec
+	for _, j := range s.tab.Active {
+		rec := &j.Rec
 		if rec.State != api.Running || rec.Stopping != "" || rec.Master() != m.Name {
 			continue
 		}
@@ -97,7 +97,7 @@ func (s *Scheduler) refreshWork(m *node) {
 // readyNode returns the named node if it is registered and ready, else
 // its ErrNotRegistered.
 func (s *Scheduler) readyNode(name string) (*node, error) {
-	n := s.nodes[name]
+	n := s.tab.Nodes[name]
 	if n == nil || !n.Ready || n.Pending {
 		return nil, api.NotRegistered(name)
 	}

@@ -3,8 +3,8 @@ package scheduler
 import (
 	"time"
 
-	"github.com/gpusched/gpusched/core/profile"
 	"github.com/gpusched/gpusched/service/forecast"
+	"github.com/gpusched/gpusched/service/jobs"
 	"github.com/gpusched/gpusched/service/ledger"
 )
 
@@ -25,8 +25,8 @@ func (w foreWorld) Now() time.Time { return w.s.now() }
 
 // Job implements forecast.World.
 func (w foreWorld) Job(id string) (*ledger.Record, bool) {
-	if j := w.s.jobs[id]; j != nil {
-		return &j.rec, true
+	if j := w.s.tab.Jobs[id]; j != nil {
+		return &j.Rec, true
 	}
 	return nil, false
 }
@@ -36,7 +36,7 @@ func (w foreWorld) Jobs() []forecast.Live { return w.s.liveJobs() }
 
 // Key implements forecast.World.
 func (w foreWorld) Key(jobs []forecast.Live) (uint64, any) {
-	return forecast.Key(w.s.nextSeq.Load(), jobs, forecast.LiveNodes(w.s.nodes)), w.s.state
+	return forecast.Key(w.s.nextSeq.Load(), jobs, forecast.LiveNodes(w.s.tab.Nodes)), w.s.tab.State
 }
 
 // Inputs implements forecast.World.
@@ -44,8 +44,8 @@ func (w foreWorld) Inputs(now time.Time) forecast.Inputs {
 	s := w.s
 	in := forecast.Inputs{Now: now, History: s.learned.History(), Names: s.cfg.Names,
 		None: waitNoNodes + ": there is nothing to forecast on"}
-	if tab, ok := s.profileTable(); ok {
-		in.Cluster, in.Table, in.Options = s.cluster, tab, s.energy.Options(*s.cfg.Options, s.cluster)
+	if tab, ok := s.tab.ProfileTable(); ok {
+		in.Cluster, in.Table, in.Options = s.tab.Cluster, tab, s.energy.Options(*s.cfg.Options, s.tab.Cluster)
 	}
 	return in
 }
@@ -61,7 +61,7 @@ func (w foreWorld) Predict(id string, p forecast.Prediction) { w.s.learned.Predi
 // liveJobs returns the active jobs as forecasts read them, oldest first.
 // Called with s.mu held.
 func (s *Scheduler) liveJobs() []forecast.Live {
-	list := bySeq(s.active)
+	list := jobs.BySeq(s.tab.Active)
 	out := make([]forecast.Live, len(list))
 	for i, j := range list {
 		out[i] = s.live(j)
@@ -71,15 +71,6 @@ func (s *Scheduler) liveJobs() []forecast.Live {
 
 // live returns active job j as forecasts read it. Called with s.mu held.
 func (s *Scheduler) live(j *job) forecast.Live {
-	rate, reports := s.learned.Series.MeasuredRate(j.rec.ID, j.rec.Attempt, j.rec.Generation)
-	return forecast.Live{Rec: &j.rec, Job: j.mj, Seq: j.seq, Rate: rate, Reports: reports}
-}
-
-// profileTable returns the model's profile table. Called with s.mu held.
-func (s *Scheduler) profileTable() (*profile.Table, bool) {
-	if s.state == nil {
-		return nil, false
-	}
-	t, ok := s.state.Profile.(*profile.Table)
-	return t, ok
+	rate, reports := s.learned.Series.MeasuredRate(j.Rec.ID, j.Rec.Attempt, j.Rec.Generation)
+	return forecast.Live{Rec: &j.Rec, Job: j.Model, Seq: j.Seq, Rate: rate, Reports: reports}
 }

@@ -45,12 +45,12 @@ func etaHarness(t *testing.T) (*harness, *fakeClock) {
 // is computed once per round).
 func (h *harness) waitRound() {
 	h.s.mu.Lock()
-	r := h.s.rounds
+	r := h.s.tab.Rounds
 	h.s.mu.Unlock()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		h.s.mu.Lock()
-		done := h.s.rounds > r+1
+		done := h.s.tab.Rounds > r+1
 		h.s.mu.Unlock()
 		if done {
 			return

@@ -38,8 +38,8 @@ func (s *Scheduler) loadLearning(ctx context.Context) error {
 	}
 	s.learned = learn.NewETA(s.log)
 	s.learning = learn.NewRoom(&s.mu, s.prof, s.learned, func(id string) ([]ledger.Replica, bool) {
-		if j := s.jobs[id]; j != nil {
-			return j.rec.Replicas, true
+		if j := s.tab.Jobs[id]; j != nil {
+			return j.Rec.Replicas, true
 		}
 		return nil, false
 	})
@@ -64,9 +64,9 @@ func (s *Scheduler) setMatrix(m *profile.Matrix) {
 	for _, name := range t.Models() {
 		s.models[name] = t.ModelIndex(name)
 	}
-	for _, j := range s.active {
-		if j.mj != nil {
-			j.mj.Model = t.ModelIndex(j.rec.Model)
+	for _, j := range s.tab.Active {
+		if j.Model != nil {
+			j.Model.Model = t.ModelIndex(j.Rec.Model)
 		}
 	}
 }
@@ -89,7 +89,7 @@ func (s *Scheduler) observeProgress(cur *record, rep progressReport) {
 	if cur.State != api.Running || cur.Stopping != "" {
 		s.prof.Forget(cur.ID)
 	} else {
-		s.prof.ObserveProgress(learn.Progress{Job: cur.ID, Model: cur.Model, GPUType: nodes.JobGPUType(cur, s.nodes),
+		s.prof.ObserveProgress(learn.Progress{Job: cur.ID, Model: cur.Model, GPUType: nodes.JobGPUType(cur, s.tab.Nodes),
 			Attempt: cur.Attempt, Generation: cur.Generation, GPUs: cur.LiveGPUs(), Steps: rep.steps, At: rep.at})
 	}
 	if cur.State == api.Running {
@@ -109,7 +109,7 @@ func (s *Scheduler) jobRate(id string) float64 {
 // tickProfiles runs every round tick: a rebuild of the matrix the profiles
 // ask for comes with the next round.
 func (s *Scheduler) tickProfiles(now time.Time) {
-	if s.prof.Tick(now, func(id string) bool { return s.active[id] != nil }) {
+	if s.prof.Tick(now, func(id string) bool { return s.tab.Active[id] != nil }) {
 		s.dirty = true
 		s.notify()
 	}
@@ -120,10 +120,10 @@ func (s *Scheduler) tickProfiles(now time.Time) {
 // base of what its run time will teach). Called with s.mu held, after the
 // start is applied.
 func (s *Scheduler) noteStart(j *job, now time.Time) {
-	s.learned.Started(j.rec.ID, now)
-	if tab, ok := s.profileTable(); ok && j.mj != nil {
-		if fj, ok := forecast.JobOf(s.live(j), tab, s.cluster, s.learned.History(), now); ok {
-			s.learned.Estimate(j.rec.ID, fj.Length, now)
+	s.learned.Started(j.Rec.ID, now)
+	if tab, ok := s.tab.ProfileTable(); ok && j.Model != nil {
+		if fj, ok := forecast.JobOf(s.live(j), tab, s.tab.Cluster, s.learned.History(), now); ok {
+			s.learned.Estimate(j.Rec.ID, fj.Length, now)
 		}
 	}
 }
@@ -131,14 +131,14 @@ func (s *Scheduler) noteStart(j *job, now time.Time) {
 // noteEnd learns from job j, which stopped running at now in state st.
 // Called with s.mu held, after the record is applied.
 func (s *Scheduler) noteEnd(j *job, st api.State, now time.Time) {
-	s.learned.Ended(j.rec.ID, j.rec.User, j.rec.StartedAt, st, now)
+	s.learned.Ended(j.Rec.ID, j.Rec.User, j.Rec.StartedAt, st, now)
 }
 
 // tickETA writes what the forecasts learned (with force, all of it).
 // Called with s.mu held.
 func (s *Scheduler) tickETA(now time.Time, force bool) {
 	s.learned.Tick(now, force, func(id string) bool {
-		j := s.jobs[id]
-		return j == nil || j.rec.State.Final()
+		j := s.tab.Jobs[id]
+		return j == nil || j.Rec.State.Final()
 	})
 }

@@ -13,13 +13,13 @@ func (s *Scheduler) Logs() *logs.Room { return logs.NewRoom(s.logs, &s.logSignal
 type logJobs struct{ s *Scheduler }
 
 // NodeKnown implements logs.Jobs.
-func (l logJobs) NodeKnown(name string) bool { return l.s.nodes[name] != nil }
+func (l logJobs) NodeKnown(name string) bool { return l.s.tab.Nodes[name] != nil }
 
 // Job implements logs.Jobs.
 func (l logJobs) Job(id string) (attempt int, final, multi, ok bool) {
-	j := l.s.jobs[id]
+	j := l.s.tab.Jobs[id]
 	if j == nil {
 		return 0, false, false, false
 	}
-	return j.rec.Attempt, j.rec.State.Final(), j.rec.Attempt > 1 || len(j.rec.Replicas) > 1, true
+	return j.Rec.Attempt, j.Rec.State.Final(), j.Rec.Attempt > 1 || len(j.Rec.Replicas) > 1, true
 }

@@ -19,20 +19,20 @@ func (s *Scheduler) counts() metrics.Counts {
 	defer s.mu.Unlock()
 	n := metrics.Counts{Jobs: map[api.State]int{}, Queues: map[int]int{}, Used: map[string]int{}, Total: map[string]int{},
 		Nodes: map[api.NodeState]int{api.NodeReady: 0, api.NodeDown: 0}}
-	for _, j := range s.jobs {
-		n.Jobs[s.viewState(j)]++
-		if j.mj != nil && j.rec.State != api.Running {
-			n.Queues[j.mj.Queue]++
+	for _, j := range s.tab.Jobs {
+		n.Jobs[s.tab.ViewState(j)]++
+		if j.Model != nil && j.Rec.State != api.Running {
+			n.Queues[j.Model.Queue]++
 		}
 	}
-	for name, nd := range s.nodes {
+	for name, nd := range s.tab.Nodes {
 		if !nd.Ready {
 			n.Nodes[api.NodeDown]++
 			continue
 		}
 		n.Nodes[api.NodeReady]++
 		n.Total[nd.Type] += len(nd.GPUs)
-		n.Used[nd.Type] += s.usedGPUs(name)
+		n.Used[nd.Type] += s.tab.UsedGPUs(name)
 	}
 	return n
 }

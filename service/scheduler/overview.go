@@ -18,15 +18,15 @@ func (s *Scheduler) Cluster() api.ClusterView {
 	for _, st := range api.States() {
 		jobs[st] = 0
 	}
-	for _, j := range s.jobs {
-		jobs[s.viewState(j)]++
+	for _, j := range s.tab.Jobs {
+		jobs[s.tab.ViewState(j)]++
 	}
-	list := make([]*node, 0, len(s.nodes))
-	for _, name := range slices.Sorted(maps.Keys(s.nodes)) {
-		list = append(list, s.nodes[name])
+	list := make([]*node, 0, len(s.tab.Nodes))
+	for _, name := range slices.Sorted(maps.Keys(s.tab.Nodes)) {
+		list = append(list, s.tab.Nodes[name])
 	}
 	return nodes.ClusterView(list, func(n *node) nodes.Usage {
-		used := s.usedGPUs(n.Name)
+		used := s.tab.UsedGPUs(n.Name)
 		return nodes.Usage{Used: used, Energy: s.energy.NodeView(world{s}, n.Name, used), Last: s.energy.LastReading(n.Name)}
 	}, jobs)
 }

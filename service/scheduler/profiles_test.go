@@ -23,7 +23,7 @@ func TestOnlineProfiles(t *testing.T) {
 	r1, r2 := agenttest.Running(*agenttest.FindReplica(w, j1.ID)), agenttest.Running(*agenttest.FindReplica(w, j2.ID))
 	s := h.s
 	s.mu.Lock()
-	oldCycle := s.active[j2.ID].mj.Model
+	oldCycle := s.tab.Active[j2.ID].Model.Model
 	s.mu.Unlock()
 	if oldCycle != 1 {
 		t.Fatalf("CycleGAN's index before learning: %d, want 1", oldCycle)
@@ -44,8 +44,8 @@ func TestOnlineProfiles(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		s.mu.Lock()
-		ok := s.matrix.HasModel("A0-learned") && s.active[j1.ID].mj.Model == 0 && s.active[j2.ID].mj.Model == 2 &&
-			!s.prof.Pending() && s.state != nil
+		ok := s.matrix.HasModel("A0-learned") && s.tab.Active[j1.ID].Model.Model == 0 && s.tab.Active[j2.ID].Model.Model == 2 &&
+			!s.prof.Pending() && s.tab.State != nil
 		s.mu.Unlock()
 		if ok {
 			break
@@ -71,8 +71,8 @@ func TestOnlineProfiles(t *testing.T) {
 	s = h.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.models["A0-learned"] != 0 || s.active[j1.ID].mj.Model != 0 || s.active[j2.ID].mj.Model != 2 {
-		t.Errorf("after a restart: indices %d, %d, %d", s.models["A0-learned"], s.active[j1.ID].mj.Model, s.active[j2.ID].mj.Model)
+	if s.models["A0-learned"] != 0 || s.tab.Active[j1.ID].Model.Model != 0 || s.tab.Active[j2.ID].Model.Model != 2 {
+		t.Errorf("after a restart: indices %d, %d, %d", s.models["A0-learned"], s.tab.Active[j1.ID].Model.Model, s.tab.Active[j2.ID].Model.Model)
 	}
 }
 
@@ -91,12 +91,12 @@ func TestOnlineProfileSamples(t *testing.T) {
 	s := h.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	jj, jp := s.active[j.ID], s.active[plain.ID]
+	jj, jp := s.tab.Active[j.ID], s.tab.Active[plain.ID]
 	t0 := time.Now().Add(-time.Hour)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	samples := func() int64 { _, n := s.prof.Online().Rate("CycleGAN", "v100", 2); return n }
 
-	rec := jj.rec.Clone()
+	rec := jj.Rec.Clone()
 	s.observeProgress(&rec, progressReport{steps: 10, at: at(0)})
 	s.observeProgress(&rec, progressReport{steps: 20, at: at(5 * time.Second)}) // too short: the mark stays
 	if samples() != 0 {
@@ -119,7 +119,7 @@ func TestOnlineProfileSamples(t *testing.T) {
 	if r, n := s.prof.Online().Rate("CycleGAN", "v100", 2); n != 2 || r != 10-0.2*5 {
 		t.Errorf("after the second execution: %v from %d samples", r, n)
 	}
-	prec := jp.rec.Clone()
+	prec := jp.Rec.Clone()
 	s.observeProgress(&prec, progressReport{steps: 1, at: at(0)})
 	s.observeProgress(&prec, progressReport{steps: 100, at: at(time.Minute)})
 	if s.prof.Online().Len() != 1 {

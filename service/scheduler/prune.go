@@ -38,27 +38,27 @@ func (s *Scheduler) pruneBatch(ctx context.Context, cutoff time.Time) ([]string,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var old []*job
-	for _, j := range s.jobs {
-		if j.rec.State.Final() && j.rec.EndedAt().Before(cutoff) {
+	for _, j := range s.tab.Jobs {
+		if j.Rec.State.Final() && j.Rec.EndedAt().Before(cutoff) {
 			old = append(old, j)
 		}
 	}
 	if len(old) == 0 {
 		return nil, nil
 	}
-	slices.SortFunc(old, func(a, b *job) int { return a.seq - b.seq })
+	slices.SortFunc(old, func(a, b *job) int { return a.Seq - b.Seq })
 	old = old[:min(len(old), ledger.PruneLimit(s.store))]
-	floor := max(s.prunedSeq, old[len(old)-1].seq)
+	floor := max(s.prunedSeq, old[len(old)-1].Seq)
 	ids := make([]string, 0, len(old))
 	for _, j := range old {
-		ids = append(ids, j.rec.ID)
+		ids = append(ids, j.Rec.ID)
 	}
 	if err := ledger.Prune(ctx, s.store, ids, floor); err != nil {
 		return nil, err
 	}
 	s.prunedSeq = floor
 	for _, id := range ids {
-		delete(s.jobs, id)
+		delete(s.tab.Jobs, id)
 		s.learned.Forget(id)
 	}
 	return ids, nil

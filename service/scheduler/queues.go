@@ -31,11 +31,11 @@ func (s *Scheduler) Queues() api.QueueList {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	jobs := make([]*model.Job, 0, len(s.active))
-	for _, j := range s.active {
-		jobs = append(jobs, j.mj)
+	jobs := make([]*model.Job, 0, len(s.tab.Active))
+	for _, j := range s.tab.Active {
+		jobs = append(jobs, j.Model)
 	}
-	return queues.View(s.quota, s.cfg.Queues, s.cfg.Options.Queues.Usage.String(), jobs, s.cluster)
+	return queues.View(s.quota, s.cfg.Queues, s.cfg.Options.Queues.Usage.String(), jobs, s.tab.Cluster)
 }
 
 // saveUsage writes the queues' usage at most every queues.UsageEvery

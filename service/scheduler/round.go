@@ -36,16 +36,16 @@ func (s *Scheduler) round(now time.Time) bool {
 		s.rebuild()
 	}
 	s.energy.Refresh(world{s})
-	if s.state == nil {
-		s.waitDefault = waitNoNodes
+	if s.tab.State == nil {
+		s.tab.WaitDefault = waitNoNodes
 		return false
 	}
 	if s.settling(now) {
-		s.waitDefault = waitSettling
+		s.tab.WaitDefault = waitSettling
 		return false
 	}
 	t := model.Time(now.UnixMilli())
-	plan := s.engine.Schedule(s.state, t)
+	plan := s.engine.Schedule(s.tab.State, t)
 	s.wake = plan.Wake
 	s.apply(plan, now)
 	return true
@@ -54,32 +54,32 @@ func (s *Scheduler) round(now time.Time) bool {
 // noteWaits sets the wait reason of every waiting job from the round's
 // trace.
 func (s *Scheduler) noteWaits(plan engine.Plan) {
-	s.rounds++
-	s.waitDefault = waitBehind
+	s.tab.Rounds++
+	s.tab.WaitDefault = waitBehind
 	for _, d := range plan.Trace {
-		j := s.active[d.Job]
+		j := s.tab.Active[d.Job]
 		if j == nil {
 			continue
 		}
-		j.waitRound = s.rounds
+		j.WaitRound = s.tab.Rounds
 		switch d.Status {
 		case engine.Placed: // shown only when the start had to wait
-			j.waitReason = waitHeld
+			j.WaitReason = waitHeld
 		case engine.Blocked:
-			j.waitReason, _ = engine.WaitReason(d)
+			j.WaitReason, _ = engine.WaitReason(d)
 		case engine.Unschedulable:
-			j.waitReason = waitNeverFits
+			j.WaitReason = waitNeverFits
 			if strings.HasPrefix(d.Reason, "its queue") {
-				j.waitReason = d.Reason + "; stays queued" // the queue layer's limit
+				j.WaitReason = d.Reason + "; stays queued" // the queue layer's limit
 			} else if d.Reason != "" {
-				j.waitReason += ": " + d.Reason // which GPU type lacks what (engine.Unfit)
+				j.WaitReason += ": " + d.Reason // which GPU type lacks what (engine.Unfit)
 			}
 		case engine.Paused:
-			j.waitReason = engine.WaitPausedPrefix + d.Reason
+			j.WaitReason = engine.WaitPausedPrefix + d.Reason
 		}
-		if ep := j.rec.DataEndpoint; ep != "" && d.Status != engine.Placed {
+		if ep := j.Rec.DataEndpoint; ep != "" && d.Status != engine.Placed {
 			if why := s.energy.UnreachableReason(world{s}, ep); why != "" {
-				j.waitReason = why
+				j.WaitReason = why
 			}
 		}
 	}
@@ -91,7 +91,7 @@ func (s *Scheduler) settling(now time.Time) bool {
 	if now.Sub(s.started) >= s.cfg.HeartbeatTimeout {
 		return false
 	}
-	for _, n := range s.nodes {
+	for _, n := range s.tab.Nodes {
 		if n.Pending {
 			return true
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/gpusched/gpusched/internal/assets"
 	"github.com/gpusched/gpusched/service/energy"
 	"github.com/gpusched/gpusched/service/forecast"
+	"github.com/gpusched/gpusched/service/jobs"
 	"github.com/gpusched/gpusched/service/learn"
 	"github.com/gpusched/gpusched/service/logs"
 	"github.com/gpusched/gpusched/service/metrics"
@@ -68,24 +69,12 @@ type Scheduler struct {
 	// logSignal fires when a log grows or a job changes state.
 	logSignal logs.Signal
 
-	mu      sync.Mutex
-	jobs    map[string]*job
-	active  map[string]*job // jobs that are not final
-	nodes   map[string]*node
-	cluster *model.Cluster
-	state   *model.State
-	// nodeIdx maps node names to cluster node indices.
-	nodeIdx map[string]int
+	mu sync.Mutex
+	// tab is the jobs, the nodes and the scheduling model (package jobs).
+	tab     jobs.Table
 	dirty   bool // the node set changed: rebuild cluster and state
 	version int64
 	wake    model.Time
-	// rounds counts the rounds that ran the engine; waitDefault is the wait
-	// reason of queued jobs the last round's trace does not mention.
-	rounds      int64
-	waitDefault string
-	// unsaved holds the jobs whose latest plain progress is in memory only
-	// (flushProgress writes it).
-	unsaved map[*job]bool
 	// prof learns the throughput matrix from progress reports; learned is
 	// what forecasts learn, and the jobs' series (package learn, learn.go).
 	prof     *learn.Profiles
@@ -128,9 +117,9 @@ func New(cfg settings.Config) (*Scheduler, error) {
 	ref, _ := config.LookupType(refTypeName)
 	s := &Scheduler{cfg: cfg, log: cfg.Logger, store: cfg.Store, engine: eng, matrix: matrix, ref: ref,
 		models: map[string]int{}, kick: make(chan struct{}, 1), stopped: make(chan struct{}),
-		runDone: make(chan struct{}), commits: store.GroupCommit{Stopped: errStopped}, jobs: map[string]*job{}, active: map[string]*job{}, nodes: map[string]*node{},
+		runDone: make(chan struct{}), commits: store.GroupCommit{Stopped: errStopped}, tab: jobs.NewTable(waitNoNodes),
 		logs: logs.New(filepath.Join(cfg.DataDir, "logs")), started: cfg.Clock(), wake: -1,
-		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes, unsaved: map[*job]bool{}, energy: live}
+		version: cfg.Clock().UnixMicro(), energy: live}
 	s.forecasts = forecast.NewRoom(&s.mu, foreWorld{s})
 	s.room = energy.NewRoom(live, &s.mu, world{s}, func() (string, string) {
 		pol, pla, _ := eng.Names()
