@@ -129,7 +129,7 @@ func (s *Scheduler) Work(ctx context.Context, name string, after int64, wait tim
 		}
 	}
 	work := n.Snapshot()
-	work.Probes = s.energy.ProbeList(world{s}, n.Name)
+	work.Probes = s.energy.ProbeList(s.world, n.Name)
 	s.mu.Unlock()
 	return work, nil
 }
@@ -152,9 +152,9 @@ func (s *Scheduler) Status(name string, st api.Status) (api.Work, error) {
 	}
 	n.NoteApplied(st.Version)
 	s.setAcked(n, acked)
-	s.energy.Reading(world{s}, n.Name, st.Power)
-	s.energy.Probes(world{s}, n.Name, st.Probes)
+	s.energy.Reading(s.world, n.Name, st.Power)
+	s.energy.Probes(s.world, n.Name, st.Probes)
 	w := n.Snapshot()
-	w.Probes = s.energy.ProbeList(world{s}, n.Name)
+	w.Probes = s.energy.ProbeList(s.world, n.Name)
 	return w, nil
 }

@@ -28,7 +28,7 @@ type batch struct {
 // records, so that a job the batch ends keeps its share (a batch edits
 // copies of the records).
 func (s *Scheduler) newBatch() *batch {
-	s.energy.AccountModelled(world{s}, s.now())
+	s.energy.AccountModelled(s.world, s.now())
 	return &batch{s: s, recs: map[*job]*record{}}
 }
 

@@ -53,7 +53,7 @@ func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, erro
 	s.mu.Lock()
 	s.addJob(j)
 	s.energy.NoteJob(j.Rec.Model, j.Rec.DataEndpoint)
-	s.energy.NoteSubmit(world{s}, rec.SubmittedAt)
+	s.energy.NoteSubmit(s.world, rec.SubmittedAt)
 	if s.tab.State != nil {
 		s.tab.State.Submit(j.Model)
 		if s.tab.Cluster.Unmodelled(&j.Model.Spec) != "" {

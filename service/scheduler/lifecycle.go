@@ -53,7 +53,7 @@ func (s *Scheduler) start(b *batch, j *job, gpus []model.GPU, now time.Time) err
 		}
 		j.Model.LastStart, j.Model.Mark, j.Model.Resume = t, t, t
 		s.assign(reps)
-		s.noteStart(j, now)
+		s.learner.Started(j, now)
 	})
 	return nil
 }

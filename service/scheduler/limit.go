@@ -36,5 +36,5 @@ func (s *Scheduler) checkLimits() {
 func (s *Scheduler) tickForecast() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tickETA(s.now(), false)
+	s.learner.TickETA(s.now(), false)
 }

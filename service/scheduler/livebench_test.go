@@ -44,13 +44,13 @@ func BenchmarkRefreshEnergy(b *testing.B) {
 		s.addJob(j)
 		s.energy.NoteJob(j.Rec.Model, j.Rec.DataEndpoint)
 		for i := range 1000 {
-			s.energy.Probes(world{s}, fmt.Sprintf("n%04d", i), []api.ProbeResult{{Endpoint: ep, At: now, RTTMs: float64(i%7) + 0.1}})
+			s.energy.Probes(s.world, fmt.Sprintf("n%04d", i), []api.ProbeResult{{Endpoint: ep, At: now, RTTMs: float64(i%7) + 0.1}})
 		}
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
 		s.energy.Invalidate()
-		s.energy.Refresh(world{s})
+		s.energy.Refresh(s.world)
 	}
 }

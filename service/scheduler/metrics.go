@@ -10,7 +10,7 @@ import (
 // newMetrics registers the scheduler's Prometheus metrics (package
 // metrics) and the live energy's on reg.
 func newMetrics(s *Scheduler, reg prometheus.Registerer) (*metrics.Set, error) {
-	return metrics.New(reg, s.counts, s.energy.Collector(&s.mu, world{s}))
+	return metrics.New(reg, s.counts, s.energy.Collector(&s.mu, s.world))
 }
 
 // counts returns the scheduler's state as the gauges show it.

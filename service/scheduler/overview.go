@@ -27,6 +27,6 @@ func (s *Scheduler) Cluster() api.ClusterView {
 	}
 	return nodes.ClusterView(list, func(n *node) nodes.Usage {
 		used := s.tab.UsedGPUs(n.Name)
-		return nodes.Usage{Used: used, Energy: s.energy.NodeView(world{s}, n.Name, used), Last: s.energy.LastReading(n.Name)}
+		return nodes.Usage{Used: used, Energy: s.energy.NodeView(s.world, n.Name, used), Last: s.energy.LastReading(n.Name)}
 	}, jobs)
 }

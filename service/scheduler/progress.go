@@ -87,7 +87,7 @@ func (s *Scheduler) applyProgress(b *batch, j *job, rep progressReport, now time
 		s.tab.Unsaved[j] = true
 	}
 	if newSteps {
-		s.observeProgress(cur, rep)
+		s.learner.Observe(cur, rep.steps, rep.at)
 		rec.Steps, rec.ProgressAt = rep.steps, ptr(rep.at.UTC())
 	}
 	if newCkpt {
@@ -122,8 +122,11 @@ func (s *Scheduler) flushProgress() {
 			})
 		}
 	}
-	_ = b.run("write job progress") // logged; retried next time
-	s.tickProfiles(now)
+	_ = b.run("write job progress")  // logged; retried next time
+	if s.learner.TickProfiles(now) { // a rebuild of the matrix comes with the next round
+		s.dirty = true
+		s.notify()
+	}
 	s.energy.SaveSamples(now)
 }
 

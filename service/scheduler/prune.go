@@ -59,7 +59,7 @@ func (s *Scheduler) pruneBatch(ctx context.Context, cutoff time.Time) ([]string,
 	s.prunedSeq = floor
 	for _, id := range ids {
 		delete(s.tab.Jobs, id)
-		s.learned.Forget(id)
+		s.learner.ETA.Forget(id)
 	}
 	return ids, nil
 }

@@ -154,7 +154,7 @@ func (s *Scheduler) Nodes() []api.Node {
 		n, used := s.tab.Nodes[name], s.tab.UsedGPUs(name)
 		v := n.View(used)
 		v.Used = api.FormatResources(s.usedResources(n))
-		v.Energy = s.energy.NodeView(world{s}, name, used)
+		v.Energy = s.energy.NodeView(s.world, name, used)
 		out = append(out, v)
 	}
 	return out

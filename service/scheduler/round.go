@@ -31,11 +31,11 @@ func (s *Scheduler) schedule() {
 func (s *Scheduler) round(now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.energy.Integrate(world{s}, now) // before the busy counts change
+	s.energy.Integrate(s.world, now) // before the busy counts change
 	if s.dirty {
 		s.rebuild()
 	}
-	s.energy.Refresh(world{s})
+	s.energy.Refresh(s.world)
 	if s.tab.State == nil {
 		s.tab.WaitDefault = waitNoNodes
 		return false
@@ -78,7 +78,7 @@ func (s *Scheduler) noteWaits(plan engine.Plan) {
 			j.WaitReason = engine.WaitPausedPrefix + d.Reason
 		}
 		if ep := j.Rec.DataEndpoint; ep != "" && d.Status != engine.Placed {
-			if why := s.energy.UnreachableReason(world{s}, ep); why != "" {
+			if why := s.energy.UnreachableReason(s.world, ep); why != "" {
 				j.WaitReason = why
 			}
 		}

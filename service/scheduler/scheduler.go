@@ -17,6 +17,7 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/profile"
 	"github.com/gpusched/gpusched/core/quota"
+	"github.com/gpusched/gpusched/core/recipe"
 	"github.com/gpusched/gpusched/internal/assets"
 	"github.com/gpusched/gpusched/service/energy"
 	"github.com/gpusched/gpusched/service/forecast"
@@ -75,10 +76,10 @@ type Scheduler struct {
 	dirty   bool // the node set changed: rebuild cluster and state
 	version int64
 	wake    model.Time
-	// prof learns the throughput matrix from progress reports; learned is
-	// what forecasts learn, and the jobs' series (package learn, learn.go).
-	prof     *learn.Profiles
-	learned  *learn.ETA
+	// learner is online learning over the job table: the profiles learned
+	// from progress reports, what forecasts learn, the jobs' series
+	// (package learn, learn.go).
+	learner  *learn.Table
 	learning *learn.Room
 	// forecasts serve the latest forecast of starts and finishes (eta.go).
 	forecasts *forecast.Room
@@ -89,6 +90,7 @@ type Scheduler struct {
 	// energy is seed 002 on live machines and the energy accounting
 	// (package energy, energy.go).
 	energy *energy.Live
+	world  energy.Table // the job table as energy reads it (energy.go)
 	room   *energy.Room
 }
 
@@ -120,8 +122,11 @@ func New(cfg settings.Config) (*Scheduler, error) {
 		runDone: make(chan struct{}), commits: store.GroupCommit{Stopped: errStopped}, tab: jobs.NewTable(waitNoNodes),
 		logs: logs.New(filepath.Join(cfg.DataDir, "logs")), started: cfg.Clock(), wake: -1,
 		version: cfg.Clock().UnixMicro(), energy: live}
-	s.forecasts = forecast.NewRoom(&s.mu, foreWorld{s})
-	s.room = energy.NewRoom(live, &s.mu, world{s}, func() (string, string) {
+	s.world = s.newWorld()
+	s.learner = &learn.Table{T: &s.tab, Clock: s.now, Seq: s.nextSeq.Load, Names: cfg.Names, None: waitNoNodes + ": there is nothing to forecast on",
+		Options: func(c *model.Cluster) recipe.Options { return live.Options(*cfg.Options, c) }}
+	s.forecasts = forecast.NewRoom(&s.mu, s.learner)
+	s.room = energy.NewRoom(live, &s.mu, s.world, func() (string, string) {
 		pol, pla, _ := eng.Names()
 		return pol, pla
 	}, cfg.Names.Policy)
@@ -266,9 +271,9 @@ func (s *Scheduler) Close() error {
 		<-s.runDone
 	}
 	s.mu.Lock()
-	s.prof.Flush(s.now())
+	s.learner.Prof.Flush(s.now())
 	s.energy.Flush()
-	s.tickETA(s.now(), true)
+	s.learner.TickETA(s.now(), true)
 	s.mu.Unlock()
 	s.saveUsage(true)
 	return s.closeStore()

@@ -99,7 +99,7 @@ func (s *Scheduler) finalize(b *batch, j *job, now time.Time) {
 		st = api.Preempted
 	}
 	nodes.NoteRan(rec, s.tab.Nodes, now)
-	s.energy.NoteEnd(world{s}, now)
+	s.energy.NoteEnd(s.world, now)
 	rec.State, rec.Stopping, rec.Alloc, rec.Replicas, rec.Port = st, "", []string{}, nil, 0
 	if st.Final() {
 		rec.FinishedAt = ptr(now.UTC())
@@ -108,7 +108,7 @@ func (s *Scheduler) finalize(b *batch, j *job, now time.Time) {
 	t := model.Time(now.UnixMilli())
 	b.then(func() {
 		s.release(j, st, t)
-		s.noteEnd(j, st, now)
+		s.learner.Ended(j, st, now)
 	})
 }
 
