@@ -141,3 +141,34 @@ func (t *Table) StateCounts() map[api.State]int {
 	}
 	return n
 }
+
+// EndedBefore returns the jobs that ended before cutoff, in order of
+// submission.
+func (t *Table) EndedBefore(cutoff time.Time) []*Job {
+	var old []*Job
+	for _, j := range t.Jobs {
+		if j.Rec.State.Final() && j.Rec.EndedAt().Before(cutoff) {
+			old = append(old, j)
+		}
+	}
+	slices.SortFunc(old, func(a, b *Job) int { return cmp.Compare(a.Seq, b.Seq) })
+	return old
+}
+
+// Models returns the active jobs as the scheduling model holds them.
+func (t *Table) Models() []*model.Job {
+	out := make([]*model.Job, 0, len(t.Active))
+	for _, j := range t.Active {
+		out = append(out, j.Model)
+	}
+	return out
+}
+
+// NodeList returns the known nodes in order of name.
+func (t *Table) NodeList() []*nodes.Node {
+	out := make([]*nodes.Node, 0, len(t.Nodes))
+	for _, name := range slices.Sorted(maps.Keys(t.Nodes)) {
+		out = append(out, t.Nodes[name])
+	}
+	return out
+}

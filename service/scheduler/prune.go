@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/gpusched/gpusched/service/ledger"
@@ -37,16 +36,10 @@ func (s *Scheduler) PruneJobs(ctx context.Context, cutoff time.Time) ([]string, 
 func (s *Scheduler) pruneBatch(ctx context.Context, cutoff time.Time) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var old []*job
-	for _, j := range s.tab.Jobs {
-		if j.Rec.State.Final() && j.Rec.EndedAt().Before(cutoff) {
-			old = append(old, j)
-		}
-	}
+	old := s.tab.EndedBefore(cutoff)
 	if len(old) == 0 {
 		return nil, nil
 	}
-	slices.SortFunc(old, func(a, b *job) int { return a.Seq - b.Seq })
 	old = old[:min(len(old), ledger.PruneLimit(s.store))]
 	floor := max(s.prunedSeq, old[len(old)-1].Seq)
 	ids := make([]string, 0, len(old))

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"github.com/gpusched/gpusched/config"
-	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
 	"github.com/gpusched/gpusched/service/queues"
 )
@@ -31,11 +30,7 @@ func (s *Scheduler) Queues() api.QueueList {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	jobs := make([]*model.Job, 0, len(s.tab.Active))
-	for _, j := range s.tab.Active {
-		jobs = append(jobs, j.Model)
-	}
-	return queues.View(s.quota, s.cfg.Queues, s.cfg.Options.Queues.Usage.String(), jobs, s.tab.Cluster)
+	return queues.View(s.quota, s.cfg.Queues, s.cfg.Options.Queues.Usage.String(), s.tab.Models(), s.tab.Cluster)
 }
 
 // saveUsage writes the queues' usage at most every queues.UsageEvery
