@@ -150,8 +150,8 @@ func (s *Scheduler) Nodes() []api.Node {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]api.Node, 0, len(s.tab.Nodes))
-	for _, name := range slices.Sorted(maps.Keys(s.tab.Nodes)) {
-		n, used := s.tab.Nodes[name], s.tab.UsedGPUs(name)
+	for _, n := range s.tab.NodeList() {
+		name, used := n.Name, s.tab.UsedGPUs(n.Name)
 		v := n.View(used)
 		v.Used = api.FormatResources(s.usedResources(n))
 		v.Energy = s.energy.NodeView(s.world, name, used)
