@@ -15,7 +15,9 @@ func TestAdvance(t *testing.T) {
 		t.Fatal(err)
 	}
 	const s = int64(time.Second)
-	at := func(sec int64, steps int64) Mark { return Mark{Attempt: 1, GPUs: 2, GPUType: "v100", Steps: steps, At: sec * s} }
+	at := func(sec int64, steps int64) Mark {
+		return Mark{Attempt: 1, GPUs: 2, GPUType: "v100", Steps: steps, At: sec * s}
+	}
 	var m Mark
 	for _, c := range []struct {
 		name     string

@@ -10,7 +10,7 @@ import (
 
 // Reasons shown for queued jobs.
 const (
-	waitNoNodes   = "no node is registered"
+	waitNoNodes   = engine.WaitNoNodes
 	waitSettling  = "the server restarted: waiting for the nodes of its previous run to register again"
 	waitBehind    = engine.WaitBehind
 	waitBlocked   = engine.WaitBlocked
@@ -65,8 +65,6 @@ func (s *Scheduler) noteWaits(plan engine.Plan) {
 		switch d.Status {
 		case engine.Placed: // shown only when the start had to wait
 			j.WaitReason = waitHeld
-		case engine.Blocked:
-			j.WaitReason, _ = engine.WaitReason(d)
 		case engine.Unschedulable:
 			j.WaitReason = waitNeverFits
 			if strings.HasPrefix(d.Reason, "its queue") {
@@ -74,8 +72,10 @@ func (s *Scheduler) noteWaits(plan engine.Plan) {
 			} else if d.Reason != "" {
 				j.WaitReason += ": " + d.Reason // which GPU type lacks what (engine.Unfit)
 			}
-		case engine.Paused:
-			j.WaitReason = engine.WaitPausedPrefix + d.Reason
+		default: // the words of every shell (Blocked, Paused); none for the others
+			if why, ok := engine.WaitReason(d); ok {
+				j.WaitReason = why
+			}
 		}
 		if ep := j.Rec.DataEndpoint; ep != "" && d.Status != engine.Placed {
 			if why := s.energy.UnreachableReason(s.world, ep); why != "" {
