@@ -78,7 +78,7 @@ func TestOnlineProfiles(t *testing.T) {
 
 // TestOnlineProfileSamples checks which pairs of reports make a sample:
 // never across a new generation (a resize, a lost node) or attempt, never
-// over less than profileMinInterval, and only for jobs with a model.
+// over less than profile.MarkMinGap, and only for jobs with a model.
 func TestOnlineProfileSamples(t *testing.T) {
 	h := newHarness(t, nil)
 	a := h.agent("n1", "v100", 4)
