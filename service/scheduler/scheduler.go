@@ -81,16 +81,16 @@ type Scheduler struct {
 	// (package learn, learn.go).
 	learner  *learn.Table
 	learning *learn.Room
-	// forecasts serve the latest forecast of starts and finishes (eta.go).
+	// forecasts serve the latest forecast of starts and finishes (rooms.go).
 	forecasts *forecast.Room
-	// quota is the engine's queue layer, nil without queues (queues.go);
+	// quota is the engine's queue layer, nil without queues (rooms.go);
 	// usage keeps its fair-share usage in the store.
 	quota *quota.Policy
 	usage *queues.Usage
 	// energy is seed 002 on live machines and the energy accounting
-	// (package energy, energy.go).
+	// (package energy, rooms.go).
 	energy *energy.Live
-	world  energy.Table // the job table as energy reads it (energy.go)
+	world  energy.Table // the job table as energy reads it (rooms.go)
 	room   *energy.Room
 }
 
