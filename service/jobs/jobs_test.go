@@ -1,7 +1,12 @@
 package jobs
 
 import (
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,5 +112,35 @@ func TestReads(t *testing.T) {
 	}
 	if _, ok := tab.ProfileTable(); ok {
 		t.Error("a profile table without a model")
+	}
+}
+
+// TestBelowTheRooms: the table sits below the rooms that read it — its
+// non-test files import, of the service, only api, ledger and nodes.
+func TestBelowTheRooms(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := []string{"api", "ledger", "nodes"}
+	checked := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if room, ok := strings.CutPrefix(p, "github.com/gpusched/gpusched/service/"); ok && !slices.Contains(allowed, room) {
+				t.Errorf("%s imports %s: the job table may not depend on a room that reads it", name, p)
+			}
+		}
+		checked++
+	}
+	if checked < 2 {
+		t.Errorf("checked only %d files", checked)
 	}
 }
