@@ -3,7 +3,6 @@ package kube
 import (
 	"math/bits"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -156,13 +155,13 @@ func (r *round) stop(rj *rjob, why string) {
 	r.s.log.Info("stopping job", "job", jobName(kj.key), "why", why)
 }
 
-// checkpointNote describes a job's latest checkpoint, "" when it has none.
+// checkpointNote describes a job's latest checkpoint as the service does
+// (model.CheckpointNote), "" when it has none.
 func checkpointNote(kj *kjob, now time.Time) string {
 	if kj.ckpt.IsZero() {
 		return ""
 	}
-	return "last checkpoint at step " + strconv.FormatInt(kj.ckptSteps, 10) + ", " +
-		now.Sub(kj.ckpt).Round(100*time.Millisecond).String() + " ago"
+	return model.CheckpointNote(kj.ckptSteps, int64(now.Sub(kj.ckpt)))
 }
 
 // reserve keeps gpus for job kj until its pods can start there.

@@ -19,33 +19,17 @@ import (
 
 // Online profiles, as in the service (docs/PROFILES.md): two progress
 // reports of one execution of a job with a model, at least
-// profileMinInterval apart, give a measured steps/s for (model, GPU type,
+// profile.MarkMinGap apart, give a measured steps/s for (model, GPU type,
 // GPU count); the matrix the engine uses is the embedded one with the
 // estimates laid over it, rebuilt at once for a new entry and at most
-// every profileRefresh otherwise. The Kubernetes mode keeps the estimates
-// in memory: a restarted or new leader learns them again.
-const (
-	profileMinInterval = 10 * time.Second
-	profileRefresh     = 30 * time.Second
-)
-
-// progressMark is a progress report of one execution of a job: a sample
-// needs two marks of the same attempt, GPU count and GPU type.
-type progressMark struct {
-	attempt, gpus int
-	gpuType       string
-	steps         int64
-	at            time.Time
-	rate          float64
-}
+// every profile.RebuildEvery otherwise. The Kubernetes mode keeps the
+// estimates in memory: a restarted or new leader learns them again.
 
 // profiles is the scheduler's online profiler; guarded by world.mu.
 type profiles struct {
 	base     *profile.Matrix
 	online   *profile.Online
-	built    uint64
-	builtLen int
-	builtAt  time.Time
+	rebuilds profile.Rebuilds
 }
 
 // progress reads the progress annotations of pod pi of job kj (world.mu
@@ -79,53 +63,40 @@ func (s *Scheduler) progress(kj *kjob, pi *podInfo, now time.Time) {
 			steps = max(steps, r.steps)
 		}
 	}
-	if steps != kj.mark.steps || kj.mark.at.IsZero() {
+	if steps != kj.mark.Steps || kj.mark.At == 0 {
 		s.observe(kj, steps, now)
 	}
 }
 
 // observe learns from a new step count of job kj at now, like the
-// service: with the job's mark of the same execution at least
-// profileMinInterval older it makes a sample. Jobs without a model, not
-// running, or on GPUs of several types give none.
+// service (profile.Online.Advance): with the job's mark of the same
+// execution at least profile.MarkMinGap older it makes a sample. Jobs
+// without a model, not running, or on GPUs of several types give none.
 func (s *Scheduler) observe(kj *kjob, steps int64, now time.Time) {
 	if kj.mj == nil || kj.mj.Spec.Model == "" || !kj.running || kj.stopped || kj.gpuType == "" {
-		kj.mark = progressMark{}
+		kj.mark = profile.Mark{}
 		return
 	}
-	m := progressMark{attempt: kj.attempt, gpus: kj.boundGPUs, gpuType: kj.gpuType, steps: steps, at: now}
-	old := kj.mark
-	if old.at.IsZero() || old.attempt != m.attempt || old.gpus != m.gpus || old.gpuType != m.gpuType || !now.After(old.at) {
-		kj.mark = m
-		return
-	}
-	d := now.Sub(old.at)
-	if d < profileMinInterval {
-		return
-	}
-	smp := profile.Sample{Model: kj.mj.Spec.Model, GPUType: m.gpuType, GPUs: m.gpus, Steps: float64(steps - old.steps), Seconds: d.Seconds()}
-	switch err := s.prof.online.Observe(smp); {
-	case err == nil:
-		m.rate = smp.Steps / smp.Seconds
+	m, err := s.prof.online.Advance(kj.mj.Spec.Model, kj.mark,
+		profile.Mark{Attempt: kj.attempt, GPUs: kj.boundGPUs, GPUType: kj.gpuType, Steps: steps, At: now.UnixNano()})
+	switch {
 	case errors.Is(err, profile.ErrSample):
-		m.rate = old.rate
 		s.log.Debug("progress sample ignored", "job", jobName(kj.key), "why", err)
-	default:
+	case err != nil:
 		s.log.Warn("progress sample", "job", jobName(kj.key), "err", err)
 	}
 	kj.mark = m
 }
 
 // tickProfiles installs a matrix merged with changed estimates: at once
-// for a new entry, else at most every profileRefresh (world.mu held).
+// for a new entry, else at most every profile.RebuildEvery (world.mu
+// held).
 func (s *Scheduler) tickProfiles(now time.Time) {
 	ps := s.prof
-	v := ps.online.Version()
-	if v == ps.built || ps.online.Len() == ps.builtLen && now.Sub(ps.builtAt) < profileRefresh {
+	if !ps.rebuilds.Due(ps.online, now.UnixNano()) {
 		return
 	}
 	s.matrix = ps.online.Merge(ps.base)
-	ps.built, ps.builtLen, ps.builtAt = v, ps.online.Len(), now
 	s.log.Info("throughput matrix updated from progress reports", "estimates", ps.online.Len())
 }
 

@@ -28,8 +28,8 @@ const (
 
 // Wait reasons of the Kubernetes mode, beside the engine's (engine.Wait*).
 const (
-	waitNoNodes = "no node is registered: no Ready, schedulable node with nvidia.com/gpu"
-	waitReplace = "waiting for free GPUs (of its running job's type, on a node its pods may use) to join its job"
+	waitNoNodes = engine.WaitNoNodes + ": no Ready, schedulable node with nvidia.com/gpu"
+	waitReplace = engine.WaitBlocked + " (of its running job's type, on a node its pods may use) to join its job"
 	waitAway    = "its job's other pods run on nodes gpusched does not use now (not Ready or cordoned)"
 	waitGated   = "waiting for its pods' scheduling gates to be removed"
 )

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/profile"
 )
 
 // world is the Kubernetes mode's view of the cluster: the informers'
@@ -115,7 +116,7 @@ type kjob struct {
 	// ckpt is the newest last-checkpoint of its pods, of ckptSteps steps.
 	ckpt      time.Time
 	ckptSteps int64
-	mark      progressMark
+	mark      profile.Mark
 	// forgotten: the job left jobs (its place in order goes next round).
 	forgotten bool
 }

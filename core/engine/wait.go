@@ -4,6 +4,9 @@ package engine
 // words in every shell (the service's job reasons, the Kubernetes mode's
 // PodScheduled conditions).
 const (
+	// WaitNoNodes: there is no cluster to place on (a shell says which
+	// nodes it lacks after it).
+	WaitNoNodes = "no node is registered"
 	// WaitBehind: the round did not get to the job (a strict order stopped
 	// before it, or it is outranked).
 	WaitBehind = "waiting behind jobs ahead in the queue"

@@ -23,6 +23,10 @@
 // its estimates as plain data for the shell to store (Online.State,
 // Online.Restore).
 //
+// Shells feed Online from progress reports alike (marks.go): a Mark is a
+// job's latest report, Online.Advance turns two reports of one execution
+// into a Sample, and Rebuilds paces the merged matrices a shell installs.
+//
 // Profiles (docs/PROFILES.md) let users give their own job types:
 // ParseProfiles decodes a profile file (in its JSON form; the shell converts
 // YAML), Matrix.Merge applies profiles to a matrix, replacing its points per

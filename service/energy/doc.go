@@ -26,6 +26,7 @@
 // Integrate, AccountModelled and Refresh around each round, Tick every
 // tick, and the views (NodeView, Report, Calibration) for its API. A Live
 // is not safe for concurrent use: the shell serializes the calls (package
-// scheduler holds its mutex). It knows no transport and no job record:
-// the Kubernetes shell may feed it just as well.
+// scheduler holds its mutex). It knows no transport, and only the
+// service's World (Table, table.go: package jobs' table of the scheduler)
+// reads job records: the Kubernetes shell may feed it just as well.
 package energy

@@ -12,7 +12,14 @@
 //   - Series (series.go): every job's progress and power over time (memory
 //     only), for the dashboard and the measured speeds of the forecasts;
 //   - Room (room.go): the three under the shell's lock, as the shell's
-//     callers are handed them (package scheduler's Learning).
+//     callers are handed them (package scheduler's Learning);
+//   - Table (table.go): the service's job table (package jobs) as online
+//     learning reads it: the hooks the scheduling loop calls (Observe,
+//     Started, Ended, TickProfiles, TickETA) and forecast.World.
+//
+// Profiles keep each job's progress mark and pace the matrix's rebuilds
+// with core/profile (Mark, Online.Advance, Rebuilds), as the Kubernetes
+// shell does.
 //
 // The shell feeds them (ObserveProgress, Started, Estimate, Ended,
 // Series.Progress and Power) and calls Tick every tick; they write to the

@@ -21,15 +21,8 @@ import (
 const (
 	// profileKey is the store key of the learned estimates.
 	profileKey = "profiles/online"
-	// profileMinInterval is the shortest interval between the two reports
-	// of a sample: shorter ones are dominated by step granularity.
-	profileMinInterval = 10 * time.Second
 	// profileSaveEvery bounds how often the estimates are written.
 	profileSaveEvery = 5 * time.Second
-	// profileRefresh bounds how often changed estimates rebuild the
-	// matrix and the model's profile table; a new (model, GPU type, GPU
-	// count) rebuilds them at the next tick.
-	profileRefresh = 30 * time.Second
 )
 
 // Profiles is a shell's online profiler: it learns throughputs from
@@ -42,11 +35,10 @@ type Profiles struct {
 	// base is the pre-run matrix (embedded in the binary).
 	base   *profile.Matrix
 	online *profile.Online
-	// built is the online version of the shell's matrix, builtLen its
-	// number of estimates and builtAt when it was made.
-	built    uint64
-	builtLen int
-	builtAt  time.Time
+	// rebuilds paces the rebuilds of the shell's matrix (and the model's
+	// profile table): at once for a new (model, GPU type, GPU count), at
+	// most every profile.RebuildEvery for changed estimates.
+	rebuilds profile.Rebuilds
 	// next is a merged matrix that the next rebuild installs; nil when
 	// there is none.
 	next *profile.Matrix
@@ -54,19 +46,9 @@ type Profiles struct {
 	// written.
 	saved   uint64
 	savedAt time.Time
-	// marks hold, per job, the progress report that opens its next sample.
-	marks map[string]progressMark
-}
-
-// progressMark is a report of one execution of a job: a sample needs two
-// marks with the same attempt, generation, GPU count and GPU type.
-type progressMark struct {
-	attempt, generation, gpus int
-	gpuType                   string
-	steps                     int64
-	at                        time.Time
-	// rate is the latest steps/s measured in this execution (0: none yet).
-	rate float64
+	// marks hold, per job, the progress report that opens its next sample
+	// (profile.Online.Advance).
+	marks map[string]profile.Mark
 }
 
 // NewProfiles returns a profiler over the pre-run matrix base.
@@ -75,7 +57,7 @@ func NewProfiles(base *profile.Matrix, log *slog.Logger) (*Profiles, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Profiles{log: log, base: base, online: o, marks: map[string]progressMark{}}, nil
+	return &Profiles{log: log, base: base, online: o, marks: map[string]profile.Mark{}}, nil
 }
 
 // Load restores the learned estimates from st (where they are written from
@@ -103,7 +85,7 @@ func (ps *Profiles) Load(ctx context.Context, st store.Store, now time.Time) (*p
 	if ps.online.Len() > 0 {
 		merged = ps.online.Merge(ps.base)
 	}
-	ps.built, ps.builtLen, ps.builtAt = ps.online.Version(), ps.online.Len(), now
+	ps.rebuilds.Built(ps.online, now.UnixNano())
 	return merged, nil
 }
 
@@ -131,34 +113,20 @@ type Progress struct {
 }
 
 // ObserveProgress learns from a new progress report p: with the job's
-// mark of the same execution at least profileMinInterval older it makes a
-// sample. Reports of jobs without a model or on GPUs of several types
-// (GPUType "") give none.
+// mark of the same execution at least profile.MarkMinGap older it makes a
+// sample (profile.Online.Advance). Reports of jobs without a model or on
+// GPUs of several types (GPUType "") give none.
 func (ps *Profiles) ObserveProgress(p Progress) {
 	if p.Model == "" || p.GPUType == "" {
 		ps.Forget(p.Job)
 		return
 	}
-	m := progressMark{attempt: p.Attempt, generation: p.Generation, gpus: p.GPUs, gpuType: p.GPUType,
-		steps: p.Steps, at: p.At}
-	old, ok := ps.marks[p.Job]
-	if !ok || old.attempt != m.attempt || old.generation != m.generation || old.gpus != m.gpus || old.gpuType != p.GPUType ||
-		!p.At.After(old.at) {
-		ps.marks[p.Job] = m // a new execution (restart, resize, migration): start over
-		return
-	}
-	d := p.At.Sub(old.at)
-	if d < profileMinInterval {
-		return
-	}
-	smp := profile.Sample{Model: p.Model, GPUType: p.GPUType, GPUs: m.gpus, Steps: float64(p.Steps - old.steps), Seconds: d.Seconds()}
-	switch err := ps.online.Observe(smp); {
-	case err == nil:
-		m.rate = smp.Steps / smp.Seconds
+	m, err := ps.online.Advance(p.Model, ps.marks[p.Job], profile.Mark{Attempt: p.Attempt, Generation: p.Generation,
+		GPUs: p.GPUs, GPUType: p.GPUType, Steps: p.Steps, At: p.At.UnixNano()})
+	switch {
 	case errors.Is(err, profile.ErrSample):
-		m.rate = old.rate
 		ps.log.Debug("progress sample ignored", "job", p.Job, "why", err)
-	default:
+	case err != nil:
 		ps.log.Warn("progress sample", "job", p.Job, "err", err)
 	}
 	ps.marks[p.Job] = m
@@ -169,12 +137,12 @@ func (ps *Profiles) Forget(id string) { delete(ps.marks, id) }
 
 // Rate returns the latest measured steps/s of running job id (0 when none
 // is known).
-func (ps *Profiles) Rate(id string) float64 { return ps.marks[id].rate }
+func (ps *Profiles) Rate(id string) float64 { return ps.marks[id].Rate }
 
 // Tick runs every round tick: it forgets the marks of jobs that are not
 // active, writes changed estimates at most every profileSaveEvery, and
 // schedules a rebuild of the matrix when they changed (at once for a new
-// entry, else at most every profileRefresh); it reports whether it did
+// entry, else at most every profile.RebuildEvery); it reports whether it did
 // (Next then returns the matrix).
 func (ps *Profiles) Tick(now time.Time, active func(id string) bool) bool {
 	for id := range ps.marks {
@@ -186,9 +154,8 @@ func (ps *Profiles) Tick(now time.Time, active func(id string) bool) bool {
 	if v != ps.saved && now.Sub(ps.savedAt) >= profileSaveEvery {
 		_ = ps.save(now) // logged; tried again next tick
 	}
-	if v != ps.built && (ps.online.Len() != ps.builtLen || now.Sub(ps.builtAt) >= profileRefresh) {
+	if ps.rebuilds.Due(ps.online, now.UnixNano()) {
 		ps.next = ps.online.Merge(ps.base)
-		ps.built, ps.builtLen, ps.builtAt = v, ps.online.Len(), now
 		return true
 	}
 	return false

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/core/membership"
+	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
 )
 
@@ -80,17 +81,16 @@ func ResumeNote(rec *Record, now time.Time) string {
 		return "; no checkpoint reported: it starts from the beginning"
 	}
 	return fmt.Sprintf("; resumes from the checkpoint at step %d (reported %s ago)",
-		rec.CheckpointSteps, now.Sub(*rec.LastCheckpointAt).Round(100*time.Millisecond))
+		rec.CheckpointSteps, model.Tenths(int64(now.Sub(*rec.LastCheckpointAt))))
 }
 
-// CheckpointNote describes a job's latest checkpoint for its history, ""
-// when it has none.
+// CheckpointNote describes a job's latest checkpoint for its history (in
+// the words of every shell, model.CheckpointNote), "" when it has none.
 func CheckpointNote(rec *Record, now time.Time) string {
 	if rec.LastCheckpointAt == nil {
 		return ""
 	}
-	return "last checkpoint at step " + strconv.FormatInt(rec.CheckpointSteps, 10) + ", " +
-		now.Sub(*rec.LastCheckpointAt).Round(100*time.Millisecond).String() + " ago"
+	return model.CheckpointNote(rec.CheckpointSteps, int64(now.Sub(*rec.LastCheckpointAt)))
 }
 
 // PickPort picks the attempt's MASTER_PORT: a hash of the replica ID prefix

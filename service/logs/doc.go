@@ -4,5 +4,6 @@
 // the API serves it (Files); log followers wait on a Signal that fires
 // when a log grows or a job changes state. Package scheduler owns a Store
 // and its Signal, and hands its callers a Room: the two with the checks
-// of a chunk and a job's status, reading the shell through Jobs.
+// of a chunk and a job's status, reading the shell through Jobs (the
+// service's: Table, over package jobs' table).
 package logs

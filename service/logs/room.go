@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/jobs"
 )
 
 // Jobs is what a Room reads of its shell, called with the shell's lock
@@ -86,3 +87,19 @@ func (r *Room) Status(id string) (final, multi bool, err error) {
 // Changed returns a channel closed the next time a log grows or a job
 // changes state (what a log follower waits for).
 func (r *Room) Changed() <-chan struct{} { return r.signal.Wait() }
+
+// Table is the service's Jobs: the scheduler's job table (package jobs),
+// read with the scheduler's lock held.
+type Table struct{ T *jobs.Table }
+
+// NodeKnown implements Jobs.
+func (t Table) NodeKnown(name string) bool { return t.T.Nodes[name] != nil }
+
+// Job implements Jobs.
+func (t Table) Job(id string) (attempt int, final, multi, ok bool) {
+	j := t.T.Jobs[id]
+	if j == nil {
+		return 0, false, false, false
+	}
+	return j.Rec.Attempt, j.Rec.State.Final(), j.Rec.Attempt > 1 || len(j.Rec.Replicas) > 1, true
+}

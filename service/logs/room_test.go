@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/jobs"
+	"github.com/gpusched/gpusched/service/ledger"
+	"github.com/gpusched/gpusched/service/nodes"
 )
 
 // shell is a Jobs of one node "n1" and one job "j1" at attempt 2, running
@@ -73,5 +76,36 @@ func TestRoomStatus(t *testing.T) {
 	}
 	if _, _, err := r.Status("j9"); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("Status(j9) err = %v, want ErrNotFound", err)
+	}
+}
+
+// TestTable: the job table as Jobs — a known node, a job's attempt,
+// whether it ended and whether it has several log files.
+func TestTable(t *testing.T) {
+	tab := jobs.NewTable("")
+	tab.Nodes["n1"] = &nodes.Node{Name: "n1"}
+	for _, c := range []struct {
+		id       string
+		attempt  int
+		st       api.State
+		replicas int
+	}{{"j1", 1, api.Running, 1}, {"j2", 2, api.Succeeded, 1}, {"j3", 1, api.Queued, 2}} {
+		j := &jobs.Job{Rec: ledger.Record{Job: api.Job{ID: c.id, State: c.st, Attempt: c.attempt}}}
+		j.Rec.Replicas = make([]ledger.Replica, c.replicas)
+		tab.Jobs[c.id] = j
+	}
+	lt := Table{T: &tab}
+	if !lt.NodeKnown("n1") || lt.NodeKnown("n2") {
+		t.Error("NodeKnown: want n1 only")
+	}
+	for _, c := range []struct {
+		id                 string
+		attempt            int
+		final, multi, okay bool
+	}{{"j1", 1, false, false, true}, {"j2", 2, true, true, true}, {"j3", 1, false, true, true}, {"j9", 0, false, false, false}} {
+		a, f, m, ok := lt.Job(c.id)
+		if a != c.attempt || f != c.final || m != c.multi || ok != c.okay {
+			t.Errorf("%s: %d %v %v %v, want %d %v %v %v", c.id, a, f, m, ok, c.attempt, c.final, c.multi, c.okay)
+		}
 	}
 }

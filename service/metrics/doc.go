@@ -5,6 +5,6 @@
 // policy's queue lengths, GPUs used and offered by type, nodes by state),
 // registered together with the collectors of the rooms beside it (the
 // live energy's), and the registry a shell's configuration selects
-// (Registry). Package scheduler hands it a func that counts under its
-// lock.
+// (Registry). Package scheduler hands it a func that counts its job table
+// (CountsOf, package jobs) under its lock.
 package metrics

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/jobs"
 )
 
 // Set holds the scheduler's Prometheus metrics updated as things happen.
@@ -112,4 +113,27 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	for st, k := range n.Nodes {
 		ch <- prometheus.MustNewConstMetric(nodesD, prometheus.GaugeValue, float64(k), string(st))
 	}
+}
+
+// CountsOf returns the gauges' counts of the scheduler's job table
+// (package jobs); call it with the scheduler's lock held.
+func CountsOf(t *jobs.Table) Counts {
+	n := Counts{Jobs: map[api.State]int{}, Queues: map[int]int{}, Used: map[string]int{}, Total: map[string]int{},
+		Nodes: map[api.NodeState]int{api.NodeReady: 0, api.NodeDown: 0}}
+	for _, j := range t.Jobs {
+		n.Jobs[t.ViewState(j)]++
+		if j.Model != nil && j.Rec.State != api.Running {
+			n.Queues[j.Model.Queue]++
+		}
+	}
+	for name, nd := range t.Nodes {
+		if !nd.Ready {
+			n.Nodes[api.NodeDown]++
+			continue
+		}
+		n.Nodes[api.NodeReady]++
+		n.Total[nd.Type] += len(nd.GPUs)
+		n.Used[nd.Type] += t.UsedGPUs(name)
+	}
+	return n
 }

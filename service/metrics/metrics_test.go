@@ -8,7 +8,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/jobs"
+	"github.com/gpusched/gpusched/service/ledger"
+	"github.com/gpusched/gpusched/service/nodes"
 )
 
 // gather returns the metrics of reg as "name{label=value} value" lines.
@@ -75,5 +79,35 @@ func TestRegistry(t *testing.T) {
 	r := prometheus.NewRegistry()
 	if reg, g, err := Registry(r, nil); err != nil || reg != r || g != r {
 		t.Errorf("Registry(registry, nil) = %v, %v, %v", reg, g, err)
+	}
+}
+
+// TestCountsOf: the gauges' counts of a job table — jobs by the state
+// they show, waiting model jobs by queue, nodes by state, GPUs of ready
+// nodes by type (none used without a model).
+func TestCountsOf(t *testing.T) {
+	tab := jobs.NewTable("")
+	add := func(id string, st api.State, queue int, modelled bool) {
+		j := &jobs.Job{Rec: ledger.Record{Job: api.Job{ID: id, State: st}}}
+		if modelled {
+			j.Model = &model.Job{Queue: queue}
+		}
+		tab.Jobs[id] = j
+	}
+	add("j1", api.Queued, 0, true)
+	add("j2", api.Queued, 1, true)
+	add("j3", api.Running, 1, true)
+	add("j4", api.Succeeded, 0, false)
+	tab.Nodes["n1"] = &nodes.Node{Name: "n1", Type: "v100", Ready: true, GPUs: make([]api.GPU, 4)}
+	tab.Nodes["n2"] = &nodes.Node{Name: "n2", Type: "k80", GPUs: make([]api.GPU, 8)}
+	n := CountsOf(&tab)
+	if n.Jobs[api.Queued] != 2 || n.Jobs[api.Running] != 1 || n.Jobs[api.Succeeded] != 1 || len(n.Jobs) != 3 {
+		t.Errorf("jobs %v", n.Jobs)
+	}
+	if n.Queues[0] != 1 || n.Queues[1] != 1 || len(n.Queues) != 2 {
+		t.Errorf("queues %v, want one waiting job in each", n.Queues)
+	}
+	if n.Nodes[api.NodeReady] != 1 || n.Nodes[api.NodeDown] != 1 || n.Total["v100"] != 4 || len(n.Total) != 1 || n.Used["v100"] != 0 {
+		t.Errorf("nodes %v total %v used %v", n.Nodes, n.Total, n.Used)
 	}
 }

@@ -48,7 +48,7 @@ func (s *Scheduler) register(reg *api.Register, gpus []api.GPU, capa model.Resou
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	n := s.nodes[reg.Name]
+	n := s.tab.Nodes[reg.Name]
 	if n != nil && n.Ready && !slices.Equal(n.GPUs, gpus) {
 		if err := s.nodeDown(n, now, "it registered again with other GPUs"); err != nil {
 			return err
@@ -85,8 +85,8 @@ func (s *Scheduler) register(reg *api.Register, gpus []api.GPU, capa model.Resou
 // refreshWork rebuilds the replicas of jobs whose master is node m (its
 // address is their MASTER_ADDR). The IDs stay; agents keep what runs.
 func (s *Scheduler) refreshWork(m *node) {
-	for _, j := range s.active {
-		rec := &j.rec
+	for _, j := range s.tab.Active {
+		rec := &j.Rec
 		if rec.State != api.Running || rec.Stopping != "" || rec.Master() != m.Name {
 			continue
 		}
@@ -97,7 +97,7 @@ func (s *Scheduler) refreshWork(m *node) {
 // readyNode returns the named node if it is registered and ready, else
 // its ErrNotRegistered.
 func (s *Scheduler) readyNode(name string) (*node, error) {
-	n := s.nodes[name]
+	n := s.tab.Nodes[name]
 	if n == nil || !n.Ready || n.Pending {
 		return nil, api.NotRegistered(name)
 	}
@@ -129,7 +129,7 @@ func (s *Scheduler) Work(ctx context.Context, name string, after int64, wait tim
 		}
 	}
 	work := n.Snapshot()
-	work.Probes = s.energy.ProbeList(world{s}, n.Name)
+	work.Probes = s.energy.ProbeList(s.world, n.Name)
 	s.mu.Unlock()
 	return work, nil
 }
@@ -152,9 +152,9 @@ func (s *Scheduler) Status(name string, st api.Status) (api.Work, error) {
 	}
 	n.NoteApplied(st.Version)
 	s.setAcked(n, acked)
-	s.energy.Reading(world{s}, n.Name, st.Power)
-	s.energy.Probes(world{s}, n.Name, st.Probes)
+	s.energy.Reading(s.world, n.Name, st.Power)
+	s.energy.Probes(s.world, n.Name, st.Probes)
 	w := n.Snapshot()
-	w.Probes = s.energy.ProbeList(world{s}, n.Name)
+	w.Probes = s.energy.ProbeList(s.world, n.Name)
 	return w, nil
 }

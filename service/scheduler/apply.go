@@ -34,7 +34,7 @@ func (s *Scheduler) apply(plan engine.Plan, now time.Time) {
 	_ = engine.Apply(plan, a) // the applier's steps never fail: it skips what it cannot do
 	if err := a.b.run("apply plan"); err != nil {
 		for _, mj := range a.started {
-			_ = s.state.Stop(mj) // undo the model's start; the job waits
+			_ = s.tab.State.Stop(mj) // undo the model's start; the job waits
 		}
 		for i := len(a.undo) - 1; i >= 0; i-- {
 			a.undo[i]()
@@ -110,17 +110,17 @@ func (a *applier) Start(x engine.Assignment) error {
 // in b; it skips the start when the GPUs are still held (by a job whose
 // replicas are being stopped).
 func (s *Scheduler) startOne(b *batch, a engine.Assignment, now time.Time) bool {
-	j := s.active[a.Job.Spec.ID]
-	if j == nil || j.rec.State == api.Running {
+	j := s.tab.Active[a.Job.Spec.ID]
+	if j == nil || j.Rec.State == api.Running {
 		return false
 	}
-	if err := s.state.Start(a.Job, a.GPUs); err != nil {
-		s.log.Debug("start deferred", "job", j.rec.ID, "why", err)
+	if err := s.tab.State.Start(a.Job, a.GPUs); err != nil {
+		s.log.Debug("start deferred", "job", j.Rec.ID, "why", err)
 		return false
 	}
 	if err := s.start(b, j, a.GPUs, now); err != nil {
-		s.log.Error("cannot start job", "job", j.rec.ID, "err", err)
-		_ = s.state.Stop(a.Job)
+		s.log.Error("cannot start job", "job", j.Rec.ID, "err", err)
+		_ = s.tab.State.Stop(a.Job)
 		return false
 	}
 	return true
@@ -130,7 +130,7 @@ func (s *Scheduler) startOne(b *batch, a engine.Assignment, now time.Time) bool 
 // replicas get SIGTERM and their grace period; it is queued again
 // once they are gone); a job already stopping is left alone.
 func (s *Scheduler) preempt(b *batch, mj *model.Job, reason string, now time.Time) {
-	j := s.active[mj.Spec.ID]
+	j := s.tab.Active[mj.Spec.ID]
 	if j == nil {
 		return
 	}

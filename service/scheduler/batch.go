@@ -28,7 +28,7 @@ type batch struct {
 // records, so that a job the batch ends keeps its share (a batch edits
 // copies of the records).
 func (s *Scheduler) newBatch() *batch {
-	s.energy.AccountModelled(world{s}, s.now())
+	s.energy.AccountModelled(s.world, s.now())
 	return &batch{s: s, recs: map[*job]*record{}}
 }
 
@@ -37,7 +37,7 @@ func (b *batch) edit(j *job) *record {
 	if r, ok := b.recs[j]; ok {
 		return r
 	}
-	r := j.rec.Clone()
+	r := j.Rec.Clone()
 	b.recs[j] = &r
 	b.order = append(b.order, j)
 	return &r
@@ -66,7 +66,7 @@ func (b *batch) commit(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		ops = append(ops, store.OpPut(ledger.JobKey(j.rec.ID), data))
+		ops = append(ops, store.OpPut(ledger.JobKey(j.Rec.ID), data))
 	}
 	for _, n := range b.nodes {
 		data, err := ledger.MarshalNode(n)
@@ -84,7 +84,7 @@ func (b *batch) commit(ctx context.Context) error {
 // apply installs the new records and runs the effects.
 func (b *batch) apply() {
 	for _, j := range b.order {
-		j.rec = *b.recs[j]
+		j.Rec = *b.recs[j]
 	}
 	for _, f := range b.afters {
 		f()

@@ -67,7 +67,7 @@ func fill(b *testing.B, s *Scheduler, n int) {
 func (s *Scheduler) queued() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.state.Waiting())
+	return len(s.tab.State.Waiting())
 }
 
 // BenchmarkRound measures one scheduling round (engine.Schedule plus

@@ -19,48 +19,48 @@ func (s *Scheduler) rebuild() {
 	s.swapMatrix()
 	c, idx := s.newCluster()
 	if c == nil {
-		s.cluster, s.state, s.nodeIdx = nil, nil, nil
+		s.tab.Cluster, s.tab.State, s.tab.NodeIdx = nil, nil, nil
 		return
 	}
 	table, err := profile.NewTable(s.matrix, c, s.ref)
 	if err != nil {
 		s.log.Error("cannot build the profile table", "err", err)
-		s.cluster, s.state, s.nodeIdx = nil, nil, nil
+		s.tab.Cluster, s.tab.State, s.tab.NodeIdx = nil, nil, nil
 		return
 	}
 	st := model.NewState(c, table)
-	jobs := make([]*job, 0, len(s.active))
-	for _, j := range s.active {
+	jobs := make([]*job, 0, len(s.tab.Active))
+	for _, j := range s.tab.Active {
 		jobs = append(jobs, j)
 	}
 	slices.SortFunc(jobs, func(a, b *job) int {
-		return cmp.Or(cmp.Compare(a.mj.Spec.Submit, b.mj.Spec.Submit), cmp.Compare(a.seq, b.seq))
+		return cmp.Or(cmp.Compare(a.Model.Spec.Submit, b.Model.Spec.Submit), cmp.Compare(a.Seq, b.Seq))
 	})
 	for _, j := range jobs {
-		if j.rec.State != api.Running {
-			st.Submit(j.mj)
+		if j.Rec.State != api.Running {
+			st.Submit(j.Model)
 			continue
 		}
-		gpus := nodes.ModelAlloc(&j.rec, s.nodes, c, idx)
+		gpus := nodes.ModelAlloc(&j.Rec, s.tab.Nodes, c, idx)
 		if len(gpus) == 0 {
-			s.log.Error("running job has no GPU on a ready node", "job", j.rec.ID)
+			s.log.Error("running job has no GPU on a ready node", "job", j.Rec.ID)
 			continue
 		}
-		st.Submit(j.mj)
+		st.Submit(j.Model)
 		// Restore, not Start: what the job holds of the nodes' other
 		// resources is charged even where a node came back smaller.
-		if err := st.Restore(j.mj, gpus); err != nil {
-			s.log.Error("running job's GPUs are not free", "job", j.rec.ID, "err", err)
+		if err := st.Restore(j.Model, gpus); err != nil {
+			s.log.Error("running job's GPUs are not free", "job", j.Rec.ID, "err", err)
 		}
 	}
-	s.cluster, s.state, s.nodeIdx = c, st, idx
+	s.tab.Cluster, s.tab.State, s.tab.NodeIdx = c, st, idx
 }
 
 // newCluster returns the cluster of the ready nodes (sorted by name) and
 // their indices; nil when there is none. It models every resource that a
 // node declares or an active job asks for.
 func (s *Scheduler) newCluster() (*model.Cluster, map[string]int) {
-	return s.clusterOf(nodes.Ready(s.nodes), s.requested())
+	return s.clusterOf(nodes.Ready(s.tab.Nodes), s.requested())
 }
 
 // clusterOf returns the cluster of nodes (sorted by name here) and their
@@ -77,11 +77,11 @@ func (s *Scheduler) clusterOf(ready []*node, requested map[string]bool) (*model.
 // requested returns the names of the resources that active jobs ask for.
 func (s *Scheduler) requested() map[string]bool {
 	names := map[string]bool{}
-	for _, j := range s.active {
-		if j.mj == nil {
+	for _, j := range s.tab.Active {
+		if j.Model == nil {
 			continue
 		}
-		for name := range j.mj.Spec.Requests {
+		for name := range j.Model.Spec.Requests {
 			names[name] = true
 		}
 	}

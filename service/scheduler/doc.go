@@ -2,30 +2,35 @@
 // records' transactions, the work of the nodes' agents (their protocol),
 // the scheduling loop that runs the pure core (engine.Schedule) on the
 // real clock and carries its plans out (engine.Apply with this package's
-// engine.Applier). It feeds the rooms beside it and calls them for its
-// views, each through a small file of glue:
+// engine.Applier). Its memory is package jobs' Table (the jobs, the
+// nodes, the scheduling model), guarded by its mutex; the rooms beside it
+// read and charge that table through adapters of their own, with the
+// mutex held, and rooms.go hands them to its callers:
 //
+//   - jobs: the in-memory table and its reads (a job's view and state by
+//     round, the jobs by sequence, the GPUs a node's jobs hold);
 //   - ledger: the records' durable form and retention (prune.go), and
 //     what is derived from a record alone (a resize's record, the
 //     history's notes, the master port);
-//   - nodes: the node table and the cluster model (node.go, cluster.go,
-//     overview.go), and a job read against the table (its GPUs and GPU
-//     type, its model allocation, its ran record), which energy.go,
-//     learn.go and eta.go call too;
-//   - queues: a submission's queue, the queues' view and usage (queues.go);
-//   - metrics: the Prometheus metrics, from counts (metrics.go);
+//   - nodes: the node table's rules and the cluster model (node.go,
+//     cluster.go), and a job read against the table (its GPUs and GPU
+//     type, its model allocation, its ran record);
+//   - queues: a submission's queue, the queues' view and usage;
+//   - metrics: the Prometheus metrics, the gauges from metrics.CountsOf;
 //   - settings: Config, its defaults and checks (New takes a
 //     settings.Config; callers name settings' defaults and ErrConfig);
-//   - energy: live energy, through energy.go's World; callers are handed
-//     its Room (Energy: the report, the replay, the calibration, the power
-//     samples);
-//   - learn: online learning (learn.go); callers are handed its Room
-//     (Learning: the profiles, the forecasts' accuracy, the jobs' series);
-//   - forecast: forecasts, from the Live jobs, through eta.go's World;
-//     callers are handed its Room (Forecasts: ETA, ETAs);
+//   - energy: live energy, reading the table through energy.Table;
+//     callers are handed its Room (Energy: the report, the replay, the
+//     calibration, the power samples);
+//   - learn: online learning through learn.Table (its hooks: Observe,
+//     Started, Ended, the ticks; learn.go installs the learned matrix);
+//     callers are handed its Room (Learning: the profiles, the forecasts'
+//     accuracy, the jobs' series);
+//   - forecast: forecasts, from the Live jobs, with learn.Table as their
+//     World; callers are handed its Room (Forecasts: ETA, ETAs);
 //   - logs: the replicas' logs; callers are handed its Room (Logs: append
 //     a chunk, a job's files and status, the signal of a change), which
-//     reads the jobs through logs.go's logJobs.
+//     reads the table through logs.Table.
 //
 // The access rules on behalf of callers are package access's.
 // It knows no transport: package
@@ -59,8 +64,8 @@
 // # Imports
 //
 // The package may import core/, config/, internal/assets and the
-// service's api, store, ledger, nodes, queues, metrics, settings, energy,
-// learn, logs, forecast and replay; never
+// service's api, store, jobs, ledger, nodes, queues, metrics, settings,
+// energy, learn, logs, forecast and replay; never
 // net/http, server, client, agent or cli (TestNoTransport checks it).
 // Transports and shells import it.
 //

@@ -45,12 +45,12 @@ func etaHarness(t *testing.T) (*harness, *fakeClock) {
 // is computed once per round).
 func (h *harness) waitRound() {
 	h.s.mu.Lock()
-	r := h.s.rounds
+	r := h.s.tab.Rounds
 	h.s.mu.Unlock()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		h.s.mu.Lock()
-		done := h.s.rounds > r+1
+		done := h.s.tab.Rounds > r+1
 		h.s.mu.Unlock()
 		if done {
 			return
@@ -123,11 +123,11 @@ func TestETAScenario(t *testing.T) {
 	if acc.Jobs != 1 || acc.Predictions != 1 || acc.BiasS != -40 || acc.InRange != 0 {
 		t.Errorf("accuracy %+v, want one prediction of C, 40 s late, out of range", acc.ETAStats)
 	}
-	sp := h.s.learned.History().Spread(forecast.ClassTimeLimit)
+	sp := h.s.learner.ETA.History().Spread(forecast.ClassTimeLimit)
 	if sp.Samples != 1 {
 		t.Errorf("time-limit spread %+v, want one sample", sp)
 	}
-	if m, n := h.s.learned.History().UserMedian("alice"); m != 20*time.Second || n != 1 {
+	if m, n := h.s.learner.ETA.History().UserMedian("alice"); m != 20*time.Second || n != 1 {
 		t.Errorf("alice's median %s over %d, want 20s over 1", m, n)
 	}
 	if _, err := h.s.Forecasts().ETA(ja.ID); err == nil || !strings.Contains(err.Error(), "has succeeded") {

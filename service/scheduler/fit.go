@@ -24,8 +24,8 @@ func (s *Scheduler) checkFits(spec *api.JobSpec, reqs model.Resources) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	all := make([]*node, 0, len(s.nodes))
-	for _, n := range s.nodes {
+	all := make([]*node, 0, len(s.tab.Nodes))
+	for _, n := range s.tab.Nodes {
 		all = append(all, n)
 	}
 	requested := map[string]bool{}

@@ -49,18 +49,18 @@ func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, erro
 	if err := s.commits.Commit(s.store, s.stopped, ops...); err != nil {
 		return api.Job{}, fmt.Errorf("store job %s: %w", id, err)
 	}
-	j := &job{rec: rec, seq: int(seq)}
+	j := &job{Rec: rec, Seq: int(seq)}
 	s.mu.Lock()
 	s.addJob(j)
-	s.energy.NoteJob(j.rec.Model, j.rec.DataEndpoint)
-	s.energy.NoteSubmit(world{s}, rec.SubmittedAt)
-	if s.state != nil {
-		s.state.Submit(j.mj)
-		if s.cluster.Unmodelled(&j.mj.Spec) != "" {
+	s.energy.NoteJob(j.Rec.Model, j.Rec.DataEndpoint)
+	s.energy.NoteSubmit(s.world, rec.SubmittedAt)
+	if s.tab.State != nil {
+		s.tab.State.Submit(j.Model)
+		if s.tab.Cluster.Unmodelled(&j.Model.Spec) != "" {
 			s.dirty = true // model what it asks for before it is placed (declareRequested)
 		}
 	}
-	v := s.view(j, false)
+	v := s.tab.View(j, false)
 	s.mu.Unlock()
 	s.metrics.Submissions.Inc()
 	s.notify()
@@ -72,16 +72,16 @@ func (s *Scheduler) Submit(ctx context.Context, spec api.JobSpec) (api.Job, erro
 func (s *Scheduler) Jobs(states ...api.State) []api.Job {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	list := make([]*job, 0, len(s.jobs))
-	for _, j := range s.jobs {
-		if len(states) == 0 || slices.Contains(states, s.viewState(j)) {
+	list := make([]*job, 0, len(s.tab.Jobs))
+	for _, j := range s.tab.Jobs {
+		if len(states) == 0 || slices.Contains(states, s.tab.ViewState(j)) {
 			list = append(list, j)
 		}
 	}
-	slices.SortFunc(list, func(a, b *job) int { return cmp.Compare(a.seq, b.seq) })
+	slices.SortFunc(list, func(a, b *job) int { return cmp.Compare(a.Seq, b.Seq) })
 	out := make([]api.Job, len(list))
 	for i, j := range list {
-		out[i] = s.view(j, false)
+		out[i] = s.tab.View(j, false)
 	}
 	return out
 }
@@ -90,11 +90,11 @@ func (s *Scheduler) Jobs(states ...api.State) []api.Job {
 func (s *Scheduler) Job(id string) (api.Job, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	j := s.jobs[id]
+	j := s.tab.Jobs[id]
 	if j == nil {
 		return api.Job{}, noJob(id)
 	}
-	return s.view(j, true), nil
+	return s.tab.View(j, true), nil
 }
 
 // noJob is the ErrNotFound of job id.
@@ -110,17 +110,17 @@ func ended(v api.Job) error { return api.Conflict("job %s is already %s", v.ID, 
 func (s *Scheduler) Cancel(id string) (api.Job, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	j := s.jobs[id]
+	j := s.tab.Jobs[id]
 	if j == nil {
 		return api.Job{}, noJob(id)
 	}
 	now := s.now()
 	b := s.newBatch()
-	switch rec := &j.rec; {
+	switch rec := &j.Rec; {
 	case rec.State.Final():
-		return api.Job{}, ended(s.view(j, false))
+		return api.Job{}, ended(s.tab.View(j, false))
 	case rec.State == api.Running && (rec.Stopping == stopCancel || rec.Stopping == stopFail):
-		return s.view(j, true), nil
+		return s.tab.View(j, true), nil
 	case rec.State == api.Running:
 		s.stopJob(b, j, stopCancel, "cancelled by the user: stopping its replicas", now)
 	default:
@@ -132,7 +132,7 @@ func (s *Scheduler) Cancel(id string) (api.Job, error) {
 	if err := b.run("cancel " + id); err != nil {
 		return api.Job{}, err
 	}
-	return s.view(j, true), nil
+	return s.tab.View(j, true), nil
 }
 
 // Hostfile returns the current host list of running job id, one
@@ -142,14 +142,14 @@ func (s *Scheduler) Cancel(id string) (api.Job, error) {
 func (s *Scheduler) Hostfile(id string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	j := s.jobs[id]
+	j := s.tab.Jobs[id]
 	switch {
 	case j == nil:
 		return "", noJob(id)
-	case j.rec.State != api.Running:
-		return "", api.Conflict("job %s is %s: only a running job has hosts", id, j.rec.State)
+	case j.Rec.State != api.Running:
+		return "", api.Conflict("job %s is %s: only a running job has hosts", id, j.Rec.State)
 	}
-	return j.rec.Membership().HostList(), nil
+	return j.Rec.Membership().HostList(), nil
 }
 
 // submitOpKey is the context key of WithSubmitOp.

@@ -19,12 +19,12 @@ import (
 func (s *Scheduler) start(b *batch, j *job, gpus []model.GPU, now time.Time) error {
 	slots := make([]membership.Slot, len(gpus))
 	for i, g := range gpus {
-		n := s.nodes[s.cluster.Nodes[g.Node].Name]
+		n := s.tab.Nodes[s.tab.Cluster.Nodes[g.Node].Name]
 		slots[i] = membership.Slot{Host: n.Name, GPU: n.GPUs[g.Index].Index}
 	}
-	m, err := membership.New(j.rec.ID, slots)
+	m, err := membership.New(j.Rec.ID, slots)
 	if err != nil {
-		return fmt.Errorf("start %s: %w", j.rec.ID, err)
+		return fmt.Errorf("start %s: %w", j.Rec.ID, err)
 	}
 	rec := b.edit(j)
 	rec.Attempt++
@@ -48,12 +48,12 @@ func (s *Scheduler) start(b *batch, j *job, gpus []model.GPU, now time.Time) err
 	rec.Event(now, "started", "attempt %d on %s%s", rec.Attempt, strings.Join(rec.Alloc, ","), ledger.ResumeNote(rec, now))
 	t := model.Time(now.UnixMilli())
 	b.then(func() {
-		if j.mj.FirstStart < 0 {
-			j.mj.FirstStart = t
+		if j.Model.FirstStart < 0 {
+			j.Model.FirstStart = t
 		}
-		j.mj.LastStart, j.mj.Mark, j.mj.Resume = t, t, t
+		j.Model.LastStart, j.Model.Mark, j.Model.Resume = t, t, t
 		s.assign(reps)
-		s.noteStart(j, now)
+		s.learner.Started(j, now)
 	})
 	return nil
 }
@@ -76,8 +76,8 @@ func (s *Scheduler) port(b *batch, rec *record) int {
 // usedPorts returns the MASTER_PORTs of the running jobs by master node.
 func (s *Scheduler) usedPorts() map[string]map[int]bool {
 	ports := map[string]map[int]bool{}
-	for _, j := range s.active {
-		if r := &j.rec; r.State == api.Running && r.Master() != "" {
+	for _, j := range s.tab.Active {
+		if r := &j.Rec; r.State == api.Running && r.Master() != "" {
 			m := ports[r.Master()]
 			if m == nil {
 				m = map[int]bool{}
@@ -101,7 +101,7 @@ func (s *Scheduler) replicas(rec *record) ([]api.Replica, error) {
 	}
 	hostFile := m.HostList()
 	master := rec.Master()
-	if n := s.nodes[master]; n != nil {
+	if n := s.tab.Nodes[master]; n != nil {
 		master = n.MasterAddr()
 	}
 	out := make([]api.Replica, 0, len(rec.Replicas))
@@ -146,8 +146,8 @@ func (s *Scheduler) assign(reps []api.Replica) {
 	touched := map[*node]bool{}
 	for _, r := range reps {
 		_, _, rank, _ := api.ParseReplicaID(r.ID)
-		j := s.active[r.Job]
-		n := s.nodes[j.rec.Replicas[rank].Node]
+		j := s.tab.Active[r.Job]
+		n := s.tab.Nodes[j.Rec.Replicas[rank].Node]
 		if n == nil {
 			continue
 		}
@@ -173,12 +173,12 @@ func (s *Scheduler) drain(j *job) { s.takeOut(j, func(rr *replicaRec) bool { ret
 // out of their nodes' work and awaits them as removed.
 func (s *Scheduler) takeOut(j *job, which func(*replicaRec) bool) {
 	touched := map[*node]bool{}
-	for i := range j.rec.Replicas {
-		rr := &j.rec.Replicas[i]
+	for i := range j.Rec.Replicas {
+		rr := &j.Rec.Replicas[i]
 		if !which(rr) {
 			continue
 		}
-		if n := s.nodes[rr.Node]; n != nil && !rr.Done {
+		if n := s.tab.Nodes[rr.Node]; n != nil && !rr.Done {
 			if _, ok := n.Work[rr.ID]; ok {
 				delete(n.Work, rr.ID)
 				touched[n] = true
@@ -188,14 +188,14 @@ func (s *Scheduler) takeOut(j *job, which func(*replicaRec) bool) {
 	for n := range touched {
 		s.bump(n)
 	}
-	for i := range j.rec.Replicas {
-		rr := &j.rec.Replicas[i]
+	for i := range j.Rec.Replicas {
+		rr := &j.Rec.Replicas[i]
 		if !which(rr) {
 			continue
 		}
-		if n := s.nodes[rr.Node]; n != nil && !rr.Done {
+		if n := s.tab.Nodes[rr.Node]; n != nil && !rr.Done {
 			if _, ok := n.Removed[rr.ID]; !ok {
-				n.Removed[rr.ID] = removal{Job: j.rec.ID, At: n.Version}
+				n.Removed[rr.ID] = removal{Job: j.Rec.ID, At: n.Version}
 			}
 		}
 	}
@@ -203,7 +203,7 @@ func (s *Scheduler) takeOut(j *job, which func(*replicaRec) bool) {
 
 // forget removes a replica that is gone from its node's lists.
 func (s *Scheduler) forget(nodeName, id string) {
-	n := s.nodes[nodeName]
+	n := s.tab.Nodes[nodeName]
 	if n == nil {
 		return
 	}
@@ -219,7 +219,7 @@ func (s *Scheduler) forget(nodeName, id string) {
 // exceed those of a previous run and an agent's first long-poll (after=0)
 // is answered at once.
 func (s *Scheduler) addNode(n *node) *node {
-	s.nodes[n.Name] = n
+	s.tab.Nodes[n.Name] = n
 	s.bump(n)
 	return n
 }

@@ -17,8 +17,8 @@ func (s *Scheduler) checkLimits() {
 	defer s.mu.Unlock()
 	now := s.now()
 	b := s.newBatch()
-	for _, j := range s.active {
-		rec := &j.rec
+	for _, j := range s.tab.Active {
+		rec := &j.Rec
 		if rec.State != api.Running || rec.Stopping != "" || rec.TimeLimitS <= 0 || rec.StartedAt == nil {
 			continue
 		}
@@ -36,5 +36,5 @@ func (s *Scheduler) checkLimits() {
 func (s *Scheduler) tickForecast() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tickETA(s.now(), false)
+	s.learner.TickETA(s.now(), false)
 }

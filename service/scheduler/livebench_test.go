@@ -40,17 +40,17 @@ func BenchmarkRefreshEnergy(b *testing.B) {
 	s.rebuild()
 	for e := range 10 {
 		ep := fmt.Sprintf("nas%d:2049", e)
-		j := &job{rec: ledger.NewRecord(fmt.Sprintf("j%d", e+1), api.JobSpec{Command: []string{"x"}, GPUs: 1, DataEndpoint: ep}, nil, now), seq: e + 1}
+		j := &job{Rec: ledger.NewRecord(fmt.Sprintf("j%d", e+1), api.JobSpec{Command: []string{"x"}, GPUs: 1, DataEndpoint: ep}, nil, now), Seq: e + 1}
 		s.addJob(j)
-		s.energy.NoteJob(j.rec.Model, j.rec.DataEndpoint)
+		s.energy.NoteJob(j.Rec.Model, j.Rec.DataEndpoint)
 		for i := range 1000 {
-			s.energy.Probes(world{s}, fmt.Sprintf("n%04d", i), []api.ProbeResult{{Endpoint: ep, At: now, RTTMs: float64(i%7) + 0.1}})
+			s.energy.Probes(s.world, fmt.Sprintf("n%04d", i), []api.ProbeResult{{Endpoint: ep, At: now, RTTMs: float64(i%7) + 0.1}})
 		}
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
 		s.energy.Invalidate()
-		s.energy.Refresh(world{s})
+		s.energy.Refresh(s.world)
 	}
 }

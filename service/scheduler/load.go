@@ -33,7 +33,7 @@ func (s *Scheduler) load(ctx context.Context) error {
 			return fmt.Errorf("server: load %s: bad job id %q", kv.Key, rec.ID)
 		}
 		maxSeq = max(maxSeq, seq)
-		s.addJob(&job{rec: rec, seq: seq})
+		s.addJob(&job{Rec: rec, Seq: seq})
 	}
 	floor, err := ledger.ReadSeqFloor(ctx, s.store)
 	if err != nil {
@@ -71,18 +71,18 @@ func (s *Scheduler) loadNodes(ctx context.Context) error {
 
 // addJob adds a job to memory (and its model job when it is active).
 func (s *Scheduler) addJob(j *job) {
-	s.jobs[j.rec.ID] = j
-	if !j.rec.State.Final() {
-		j.mj = s.modelJob(&j.rec, j.seq)
-		j.progressSaved = s.started
-		if t := j.rec.StartedAt; t != nil && j.rec.State == api.Running {
+	s.tab.Jobs[j.Rec.ID] = j
+	if !j.Rec.State.Final() {
+		j.Model = s.modelJob(&j.Rec, j.Seq)
+		j.ProgressSaved = s.started
+		if t := j.Rec.StartedAt; t != nil && j.Rec.State == api.Running {
 			// The execution history before the restart is not kept: the
 			// open period starts now.
 			start := model.Time(s.started.UnixMilli())
-			j.mj.FirstStart = min(model.Time(t.UnixMilli()), start)
-			j.mj.LastStart, j.mj.Mark, j.mj.Resume = start, start, start
+			j.Model.FirstStart = min(model.Time(t.UnixMilli()), start)
+			j.Model.LastStart, j.Model.Mark, j.Model.Resume = start, start, start
 		}
-		s.active[j.rec.ID] = j
+		s.tab.Active[j.Rec.ID] = j
 	}
 }
 
@@ -92,16 +92,16 @@ func (s *Scheduler) addJob(j *job) {
 func (s *Scheduler) restoreWork() error {
 	now := s.now()
 	b := s.newBatch()
-	for _, j := range s.active {
-		if j.rec.State != api.Running {
+	for _, j := range s.tab.Active {
+		if j.Rec.State != api.Running {
 			continue
 		}
-		if len(j.rec.Replicas) == 0 {
+		if len(j.Rec.Replicas) == 0 {
 			s.stopJob(b, j, stopFail, "the stored record of the running job lists no replica", now)
 			continue
 		}
-		for i, rr := range j.rec.Replicas {
-			if n := s.nodes[rr.Node]; !rr.Done && (n == nil || !n.Ready) {
+		for i, rr := range j.Rec.Replicas {
+			if n := s.tab.Nodes[rr.Node]; !rr.Done && (n == nil || !n.Ready) {
 				s.lose(b, j, i, "it was down when the server restarted", true, now, now)
 			}
 		}
@@ -111,11 +111,11 @@ func (s *Scheduler) restoreWork() error {
 		return fmt.Errorf("server: load: %w", err)
 	}
 	b.apply()
-	for _, j := range s.active {
-		if j.rec.State != api.Running {
+	for _, j := range s.tab.Active {
+		if j.Rec.State != api.Running {
 			continue
 		}
-		if j.rec.Stopping != "" {
+		if j.Rec.Stopping != "" {
 			s.unassign(j)
 			continue
 		}

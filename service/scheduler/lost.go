@@ -107,8 +107,8 @@ func (s *Scheduler) shrink(b *batch, j *job, why string, now time.Time) {
 	b.then(func() {
 		// The model drops the lost GPUs when the cluster is rebuilt without
 		// the node; close the execution period on the old allocation now.
-		if mj := j.mj; mj != nil && mj.State == model.Running && len(mj.Alloc) > 0 && s.cluster != nil {
-			mj.EndPeriod(t, s.cluster)
+		if mj := j.Model; mj != nil && mj.State == model.Running && len(mj.Alloc) > 0 && s.tab.Cluster != nil {
+			mj.EndPeriod(t, s.tab.Cluster)
 			mj.CountResize(t, n)
 		}
 		s.refreshJob(j)
@@ -119,14 +119,14 @@ func (s *Scheduler) shrink(b *batch, j *job, why string, now time.Time) {
 // record, into their nodes' work: same IDs, so agents only pick up changes
 // (host list, environment, GPUs, generation).
 func (s *Scheduler) refreshJob(j *job) {
-	reps, err := s.replicas(&j.rec)
+	reps, err := s.replicas(&j.Rec)
 	if err != nil {
-		s.log.Error("cannot rebuild the replicas of a running job", "job", j.rec.ID, "err", err)
+		s.log.Error("cannot rebuild the replicas of a running job", "job", j.Rec.ID, "err", err)
 		return
 	}
 	var live []api.Replica
 	for _, r := range reps {
-		if !j.rec.Replicas[rankOf(r.ID)].Done {
+		if !j.Rec.Replicas[rankOf(r.ID)].Done {
 			live = append(live, r)
 		}
 	}

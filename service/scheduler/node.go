@@ -2,7 +2,7 @@ package scheduler
 
 import "github.com/gpusched/gpusched/service/nodes"
 
-// The node table (package nodes): s.nodes, changed under s.mu.
+// The node table (package nodes): s.tab.Nodes, changed under s.mu.
 type (
 	node    = nodes.Node
 	removal = nodes.Removal

@@ -19,29 +19,14 @@ import (
 // in batch b. Called with s.mu held, after noteWaits.
 func (s *Scheduler) notePauses(plan engine.Plan, b *batch, now time.Time) {
 	for _, p := range plan.Paused {
-		j := s.active[p.Job.Spec.ID]
+		j := s.tab.Active[p.Job.Spec.ID]
 		if j == nil {
 			continue
 		}
-		was := j.pauseRound == s.rounds-1
-		j.pauseRound = s.rounds
+		was := j.PauseRound == s.tab.Rounds-1
+		j.PauseRound = s.tab.Rounds
 		if !was {
 			b.edit(j).Event(now, string(api.Paused), "held back by the %s placer: %s", "energy", p.Reason)
 		}
 	}
-}
-
-// paused reports whether job j is paused: waiting, and held back by the
-// placer in the latest round.
-func (s *Scheduler) paused(j *job) bool {
-	st := j.rec.State
-	return j.pauseRound == s.rounds && s.rounds > 0 && (st == api.Queued || st == api.Preempted)
-}
-
-// viewState is the state a job shows: its record's, or paused.
-func (s *Scheduler) viewState(j *job) api.State {
-	if s.paused(j) {
-		return api.Paused
-	}
-	return j.rec.State
 }

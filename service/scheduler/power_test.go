@@ -100,7 +100,7 @@ func TestPowerReadings(t *testing.T) {
 	wantKind(t, "power samples of an unknown node", err, ErrNotFound)
 
 	h.s.mu.Lock()
-	h.s.active[j1.ID].progressSaved = time.Now().Add(-progressPersist)
+	h.s.tab.Active[j1.ID].ProgressSaved = time.Now().Add(-progressPersist)
 	h.s.mu.Unlock()
 	h.s.flushProgress()
 	want := h.job(j1.ID).EnergyKWh

@@ -23,7 +23,7 @@ func TestOnlineProfiles(t *testing.T) {
 	r1, r2 := agenttest.Running(*agenttest.FindReplica(w, j1.ID)), agenttest.Running(*agenttest.FindReplica(w, j2.ID))
 	s := h.s
 	s.mu.Lock()
-	oldCycle := s.active[j2.ID].mj.Model
+	oldCycle := s.tab.Active[j2.ID].Model.Model
 	s.mu.Unlock()
 	if oldCycle != 1 {
 		t.Fatalf("CycleGAN's index before learning: %d, want 1", oldCycle)
@@ -34,7 +34,7 @@ func TestOnlineProfiles(t *testing.T) {
 	r1.Progress = &api.ReplicaProgress{Steps: 300, At: now.Add(-20 * time.Second)} // 200 steps in 20 s
 	a.status(r1, r2)
 	s.mu.Lock()
-	rate, n := s.prof.Online().Rate("A0-learned", "v100", 2)
+	rate, n := s.learner.Prof.Online().Rate("A0-learned", "v100", 2)
 	s.mu.Unlock()
 	if rate != 10 || n != 1 {
 		t.Fatalf("learned %v steps/s from %d samples, want 10 from 1", rate, n)
@@ -44,8 +44,8 @@ func TestOnlineProfiles(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		s.mu.Lock()
-		ok := s.matrix.HasModel("A0-learned") && s.active[j1.ID].mj.Model == 0 && s.active[j2.ID].mj.Model == 2 &&
-			!s.prof.Pending() && s.state != nil
+		ok := s.matrix.HasModel("A0-learned") && s.tab.Active[j1.ID].Model.Model == 0 && s.tab.Active[j2.ID].Model.Model == 2 &&
+			!s.learner.Prof.Pending() && s.tab.State != nil
 		s.mu.Unlock()
 		if ok {
 			break
@@ -71,14 +71,14 @@ func TestOnlineProfiles(t *testing.T) {
 	s = h.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.models["A0-learned"] != 0 || s.active[j1.ID].mj.Model != 0 || s.active[j2.ID].mj.Model != 2 {
-		t.Errorf("after a restart: indices %d, %d, %d", s.models["A0-learned"], s.active[j1.ID].mj.Model, s.active[j2.ID].mj.Model)
+	if s.models["A0-learned"] != 0 || s.tab.Active[j1.ID].Model.Model != 0 || s.tab.Active[j2.ID].Model.Model != 2 {
+		t.Errorf("after a restart: indices %d, %d, %d", s.models["A0-learned"], s.tab.Active[j1.ID].Model.Model, s.tab.Active[j2.ID].Model.Model)
 	}
 }
 
 // TestOnlineProfileSamples checks which pairs of reports make a sample:
 // never across a new generation (a resize, a lost node) or attempt, never
-// over less than profileMinInterval, and only for jobs with a model.
+// over less than profile.MarkMinGap, and only for jobs with a model.
 func TestOnlineProfileSamples(t *testing.T) {
 	h := newHarness(t, nil)
 	a := h.agent("n1", "v100", 4)
@@ -91,38 +91,38 @@ func TestOnlineProfileSamples(t *testing.T) {
 	s := h.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	jj, jp := s.active[j.ID], s.active[plain.ID]
+	jj, jp := s.tab.Active[j.ID], s.tab.Active[plain.ID]
 	t0 := time.Now().Add(-time.Hour)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
-	samples := func() int64 { _, n := s.prof.Online().Rate("CycleGAN", "v100", 2); return n }
+	samples := func() int64 { _, n := s.learner.Prof.Online().Rate("CycleGAN", "v100", 2); return n }
 
-	rec := jj.rec.Clone()
-	s.observeProgress(&rec, progressReport{steps: 10, at: at(0)})
-	s.observeProgress(&rec, progressReport{steps: 20, at: at(5 * time.Second)}) // too short: the mark stays
+	rec := jj.Rec.Clone()
+	s.learner.Observe(&rec, 10, at(0))
+	s.learner.Observe(&rec, 20, at(5*time.Second)) // too short: the mark stays
 	if samples() != 0 {
 		t.Fatalf("a sample over 5 s")
 	}
-	s.observeProgress(&rec, progressReport{steps: 110, at: at(10 * time.Second)})
-	if r, n := s.prof.Online().Rate("CycleGAN", "v100", 2); n != 1 || r != 10 {
+	s.learner.Observe(&rec, 110, at(10*time.Second))
+	if r, n := s.learner.Prof.Online().Rate("CycleGAN", "v100", 2); n != 1 || r != 10 {
 		t.Fatalf("rate %v from %d samples, want 10 from 1", r, n)
 	}
-	if s.jobRate(j.ID) != 10 {
-		t.Errorf("jobRate %v, want 10", s.jobRate(j.ID))
+	if s.learner.Rate(j.ID) != 10 {
+		t.Errorf("jobRate %v, want 10", s.learner.Rate(j.ID))
 	}
 	next := rec.Clone()
 	next.Generation++ // resized in place: a new execution
-	s.observeProgress(&next, progressReport{steps: 5000, at: at(30 * time.Second)})
-	if samples() != 1 || s.jobRate(j.ID) != 0 {
-		t.Fatalf("a sample across generations (%d samples, rate %v)", samples(), s.jobRate(j.ID))
+	s.learner.Observe(&next, 5000, at(30*time.Second))
+	if samples() != 1 || s.learner.Rate(j.ID) != 0 {
+		t.Fatalf("a sample across generations (%d samples, rate %v)", samples(), s.learner.Rate(j.ID))
 	}
-	s.observeProgress(&next, progressReport{steps: 5100, at: at(50 * time.Second)})
-	if r, n := s.prof.Online().Rate("CycleGAN", "v100", 2); n != 2 || r != 10-0.2*5 {
+	s.learner.Observe(&next, 5100, at(50*time.Second))
+	if r, n := s.learner.Prof.Online().Rate("CycleGAN", "v100", 2); n != 2 || r != 10-0.2*5 {
 		t.Errorf("after the second execution: %v from %d samples", r, n)
 	}
-	prec := jp.rec.Clone()
-	s.observeProgress(&prec, progressReport{steps: 1, at: at(0)})
-	s.observeProgress(&prec, progressReport{steps: 100, at: at(time.Minute)})
-	if s.prof.Online().Len() != 1 {
-		t.Errorf("a job without a model was learned: %+v", s.prof.Online().State())
+	prec := jp.Rec.Clone()
+	s.learner.Observe(&prec, 1, at(0))
+	s.learner.Observe(&prec, 100, at(time.Minute))
+	if s.learner.Prof.Online().Len() != 1 {
+		t.Errorf("a job without a model was learned: %+v", s.learner.Prof.Online().State())
 	}
 }

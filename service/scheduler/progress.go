@@ -34,12 +34,12 @@ func (s *Scheduler) Progress(id string, p api.Progress) (api.Job, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	j := s.jobs[id]
+	j := s.tab.Jobs[id]
 	if j == nil {
 		return api.Job{}, noJob(id)
 	}
-	if j.rec.State.Final() {
-		return api.Job{}, ended(s.view(j, false))
+	if j.Rec.State.Final() {
+		return api.Job{}, ended(s.tab.View(j, false))
 	}
 	now := s.now()
 	rep := progressReport{steps: p.Steps, at: now}
@@ -51,7 +51,7 @@ func (s *Scheduler) Progress(id string, p api.Progress) (api.Job, error) {
 	if err := b.run("record the progress of " + id); err != nil {
 		return api.Job{}, err
 	}
-	return s.view(j, false), nil
+	return s.tab.View(j, false), nil
 }
 
 // replicaProgress turns what an agent read from a replica's progress file
@@ -76,26 +76,26 @@ func (s *Scheduler) applyProgress(b *batch, j *job, rep progressReport, now time
 		return
 	}
 	var rec *record
-	if newCkpt || b.touched(j) || now.Sub(j.progressSaved) >= progressPersist {
+	if newCkpt || b.touched(j) || now.Sub(j.ProgressSaved) >= progressPersist {
 		rec = b.edit(j)
 		b.then(func() {
-			j.progressSaved = now
-			delete(s.unsaved, j)
+			j.ProgressSaved = now
+			delete(s.tab.Unsaved, j)
 		})
 	} else {
-		rec = &j.rec // memory only until flushProgress writes it
-		s.unsaved[j] = true
+		rec = &j.Rec // memory only until flushProgress writes it
+		s.tab.Unsaved[j] = true
 	}
 	if newSteps {
-		s.observeProgress(cur, rep)
+		s.learner.Observe(cur, rep.steps, rep.at)
 		rec.Steps, rec.ProgressAt = rep.steps, ptr(rep.at.UTC())
 	}
 	if newCkpt {
 		rec.CheckpointSteps, rec.LastCheckpointAt = rep.ckptSteps, ptr(rep.ckptAt.UTC())
 		t := model.Time(rep.ckptAt.UnixMilli())
 		b.then(func() {
-			if j.mj != nil {
-				j.mj.Checkpoint = t
+			if j.Model != nil {
+				j.Model.Checkpoint = t
 			}
 		})
 	}
@@ -109,21 +109,24 @@ func (s *Scheduler) flushProgress() {
 	defer s.mu.Unlock()
 	now := s.now()
 	b := s.newBatch()
-	for j := range s.unsaved {
-		if j.rec.State.Final() {
-			delete(s.unsaved, j)
+	for j := range s.tab.Unsaved {
+		if j.Rec.State.Final() {
+			delete(s.tab.Unsaved, j)
 			continue
 		}
-		if now.Sub(j.progressSaved) >= progressPersist {
+		if now.Sub(j.ProgressSaved) >= progressPersist {
 			b.edit(j)
 			b.then(func() {
-				j.progressSaved = now
-				delete(s.unsaved, j)
+				j.ProgressSaved = now
+				delete(s.tab.Unsaved, j)
 			})
 		}
 	}
-	_ = b.run("write job progress") // logged; retried next time
-	s.tickProfiles(now)
+	_ = b.run("write job progress")  // logged; retried next time
+	if s.learner.TickProfiles(now) { // a rebuild of the matrix comes with the next round
+		s.dirty = true
+		s.notify()
+	}
 	s.energy.SaveSamples(now)
 }
 

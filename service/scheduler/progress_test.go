@@ -33,7 +33,7 @@ func TestProgress(t *testing.T) {
 		t.Errorf("checkpoint not in the store: %+v", rec.Job)
 	}
 	h.s.mu.Lock()
-	ckpt := h.s.active[j.ID].mj.Checkpoint
+	ckpt := h.s.tab.Active[j.ID].Model.Checkpoint
 	h.s.mu.Unlock()
 	if ckpt != model.Time(got.LastCheckpointAt.UnixMilli()) {
 		t.Errorf("model checkpoint %d, want %d", ckpt, got.LastCheckpointAt.UnixMilli())
@@ -46,7 +46,7 @@ func TestProgress(t *testing.T) {
 		t.Errorf("plain progress written at once (steps %d in the store): want it held for %s", rec.Steps, progressPersist)
 	}
 	h.s.mu.Lock()
-	h.s.active[j.ID].progressSaved = time.Now().Add(-progressPersist)
+	h.s.tab.Active[j.ID].ProgressSaved = time.Now().Add(-progressPersist)
 	h.s.mu.Unlock()
 	h.s.flushProgress()
 	if rec, _ := h.stored(j.ID); rec.Steps != 55 || rec.CheckpointSteps != 40 {
@@ -91,7 +91,7 @@ func TestProgressFromAgentAndResume(t *testing.T) {
 	}
 	s := h.s
 	s.mu.Lock()
-	s.apply(engine.Plan{Migrate: []engine.Assignment{{Job: s.active[j.ID].mj}}, Wake: -1}, s.now())
+	s.apply(engine.Plan{Migrate: []engine.Assignment{{Job: s.tab.Active[j.ID].Model}}, Wake: -1}, s.now())
 	s.mu.Unlock()
 	a.waitWork("without "+j.ID, agenttest.NoReplica(j.ID))
 	if got := h.job(j.ID); !strings.Contains(got.Reason, "moved") {

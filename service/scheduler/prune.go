@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/gpusched/gpusched/service/ledger"
@@ -37,29 +36,23 @@ func (s *Scheduler) PruneJobs(ctx context.Context, cutoff time.Time) ([]string, 
 func (s *Scheduler) pruneBatch(ctx context.Context, cutoff time.Time) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var old []*job
-	for _, j := range s.jobs {
-		if j.rec.State.Final() && j.rec.EndedAt().Before(cutoff) {
-			old = append(old, j)
-		}
-	}
+	old := s.tab.EndedBefore(cutoff)
 	if len(old) == 0 {
 		return nil, nil
 	}
-	slices.SortFunc(old, func(a, b *job) int { return a.seq - b.seq })
 	old = old[:min(len(old), ledger.PruneLimit(s.store))]
-	floor := max(s.prunedSeq, old[len(old)-1].seq)
+	floor := max(s.prunedSeq, old[len(old)-1].Seq)
 	ids := make([]string, 0, len(old))
 	for _, j := range old {
-		ids = append(ids, j.rec.ID)
+		ids = append(ids, j.Rec.ID)
 	}
 	if err := ledger.Prune(ctx, s.store, ids, floor); err != nil {
 		return nil, err
 	}
 	s.prunedSeq = floor
 	for _, id := range ids {
-		delete(s.jobs, id)
-		s.learned.Forget(id)
+		delete(s.tab.Jobs, id)
+		s.learner.ETA.Forget(id)
 	}
 	return ids, nil
 }

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"fmt"
-	"math/bits"
 	"strings"
 	"time"
 
@@ -76,7 +75,7 @@ func (s *Scheduler) expected(b *batch, n *node, id string) (*job, int) {
 	if !ok {
 		return nil, -1
 	}
-	j := s.active[jid]
+	j := s.tab.Active[jid]
 	if j == nil {
 		return nil, -1
 	}
@@ -103,8 +102,8 @@ func (s *Scheduler) checkNodes() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	for _, name := range slices.Sorted(maps.Keys(s.nodes)) {
-		n := s.nodes[name]
+	for _, name := range slices.Sorted(maps.Keys(s.tab.Nodes)) {
+		n := s.tab.Nodes[name]
 		if !n.Ready || now.Sub(n.LastSeen) <= s.cfg.HeartbeatTimeout {
 			continue
 		}
@@ -150,12 +149,12 @@ func (s *Scheduler) nodeDown(n *node, now time.Time, why string) error {
 func (s *Scheduler) Nodes() []api.Node {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]api.Node, 0, len(s.nodes))
-	for _, name := range slices.Sorted(maps.Keys(s.nodes)) {
-		n, used := s.nodes[name], s.usedGPUs(name)
+	out := make([]api.Node, 0, len(s.tab.Nodes))
+	for _, n := range s.tab.NodeList() {
+		name, used := n.Name, s.tab.UsedGPUs(n.Name)
 		v := n.View(used)
 		v.Used = api.FormatResources(s.usedResources(n))
-		v.Energy = s.energy.NodeView(world{s}, name, used)
+		v.Energy = s.energy.NodeView(s.world, name, used)
 		out = append(out, v)
 	}
 	return out
@@ -165,18 +164,9 @@ func (s *Scheduler) Nodes() []api.Node {
 // besides GPUs: every resource the node declares (0 when none is held) and
 // any other that jobs hold there; nil when the cluster models none.
 func (s *Scheduler) usedResources(n *node) model.Resources {
-	i, ok := s.nodeIdx[n.Name]
-	if !ok || s.state == nil || !s.cluster.Vectored() {
+	i, ok := s.tab.NodeIdx[n.Name]
+	if !ok || s.tab.State == nil || !s.tab.Cluster.Vectored() {
 		return nil
 	}
-	return nodes.UsedResources(n, s.cluster, s.state.Used(i))
-}
-
-// usedGPUs returns the GPUs of a node that jobs hold.
-func (s *Scheduler) usedGPUs(name string) int {
-	i, ok := s.nodeIdx[name]
-	if !ok || s.state == nil {
-		return 0
-	}
-	return s.cluster.Nodes[i].GPUs - bits.OnesCount64(s.state.FreeMask(i))
+	return nodes.UsedResources(n, s.tab.Cluster, s.tab.State.Used(i))
 }

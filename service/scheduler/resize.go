@@ -30,8 +30,8 @@ import (
 // A job that is stopping, still stopping replicas of an earlier resize, or
 // one of whose replicas has already ended is not resized.
 func (s *Scheduler) resize(b *batch, a engine.Assignment, scaler string, now time.Time) (undo func()) {
-	j := s.active[a.Job.Spec.ID]
-	if j == nil || j.mj != a.Job || s.state == nil || len(a.GPUs) == 0 {
+	j := s.tab.Active[a.Job.Spec.ID]
+	if j == nil || j.Model != a.Job || s.tab.State == nil || len(a.GPUs) == 0 {
 		return nil
 	}
 	cur := b.peek(j)
@@ -41,7 +41,7 @@ func (s *Scheduler) resize(b *batch, a engine.Assignment, scaler string, now tim
 	}
 	slots := make([]membership.Slot, len(a.GPUs))
 	for i, g := range a.GPUs {
-		n := s.nodes[s.cluster.Nodes[g.Node].Name]
+		n := s.tab.Nodes[s.tab.Cluster.Nodes[g.Node].Name]
 		slots[i] = membership.Slot{Host: n.Name, GPU: n.GPUs[g.Index].Index}
 	}
 	old := cur.Membership()
@@ -54,7 +54,7 @@ func (s *Scheduler) resize(b *batch, a engine.Assignment, scaler string, now tim
 		return nil
 	}
 	rec, notes := ledger.Resized(cur, next)
-	undo = s.resizeModel(j.mj, nodes.ModelAlloc(&rec, s.nodes, s.cluster, s.nodeIdx), len(slots), now)
+	undo = s.resizeModel(j.Model, nodes.ModelAlloc(&rec, s.tab.Nodes, s.tab.Cluster, s.tab.NodeIdx), len(slots), now)
 	if undo == nil {
 		return nil
 	}
@@ -85,7 +85,7 @@ func (s *Scheduler) resizeModel(mj *model.Job, alloc []model.GPU, n int, now tim
 	periods := len(mj.Periods)
 	t := model.Time(now.UnixMilli())
 	if mj.State == model.Running && len(mj.Alloc) > 0 {
-		mj.EndPeriod(t, s.cluster)
+		mj.EndPeriod(t, s.tab.Cluster)
 	}
 	mj.CountResize(t, n)
 	oldAlloc := mj.Alloc
@@ -94,13 +94,13 @@ func (s *Scheduler) resizeModel(mj *model.Job, alloc []model.GPU, n int, now tim
 		mj.LastStart, mj.LastExpand, mj.LastShrink = saved.lastStart, saved.lastExpand, saved.lastShrink
 		mj.Resizes, mj.Expansions, mj.Shrinks = saved.resizes, saved.expansions, saved.shrinks
 	}
-	if err := s.state.Resize(mj, alloc); err != nil {
+	if err := s.tab.State.Resize(mj, alloc); err != nil {
 		restore()
 		s.log.Error("cannot resize job in the model", "job", mj.Spec.ID, "err", err)
 		return nil
 	}
 	return func() {
-		if err := s.state.Resize(mj, oldAlloc); err != nil {
+		if err := s.tab.State.Resize(mj, oldAlloc); err != nil {
 			s.log.Error("cannot undo a resize in the model", "job", mj.Spec.ID, "err", err)
 		}
 		restore()
@@ -111,16 +111,16 @@ func (s *Scheduler) resizeModel(mj *model.Job, alloc []model.GPU, n int, now tim
 // (after a replica that a resize took out is gone, its GPUs are free) and
 // asks for a round.
 func (s *Scheduler) syncAlloc(j *job) {
-	mj := j.mj
-	if mj == nil || s.state == nil || j.rec.State != api.Running || mj.State != model.Running {
+	mj := j.Model
+	if mj == nil || s.tab.State == nil || j.Rec.State != api.Running || mj.State != model.Running {
 		return
 	}
-	alloc := nodes.ModelAlloc(&j.rec, s.nodes, s.cluster, s.nodeIdx)
+	alloc := nodes.ModelAlloc(&j.Rec, s.tab.Nodes, s.tab.Cluster, s.tab.NodeIdx)
 	if len(alloc) == 0 || slices.Equal(alloc, mj.Alloc) {
 		return
 	}
-	if err := s.state.Resize(mj, alloc); err != nil {
-		s.log.Error("model out of step with the job records", "job", j.rec.ID, "err", err)
+	if err := s.tab.State.Resize(mj, alloc); err != nil {
+		s.log.Error("model out of step with the job records", "job", j.Rec.ID, "err", err)
 		return
 	}
 	s.notify()

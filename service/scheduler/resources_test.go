@@ -75,7 +75,7 @@ func TestRequestsStored(t *testing.T) {
 		t.Errorf("after a restart: %v", got.Requests)
 	}
 	h.s.mu.Lock()
-	got := h.s.active[j.ID].mj.Spec.Requests
+	got := h.s.tab.Active[j.ID].Model.Spec.Requests
 	h.s.mu.Unlock()
 	if !got.Equal(model.Resources{"cpu": 1500, "memory": 8 << 30, "rdma/hca": 1}) {
 		t.Errorf("model requests after a restart: %v", got)

@@ -111,7 +111,7 @@ func TestPreemptRequeues(t *testing.T) {
 	r := *agenttest.FindReplica(a.waitWork("with "+j.ID, agenttest.HasReplica(j.ID)), j.ID)
 	s := h.s
 	s.mu.Lock()
-	s.apply(engine.Plan{Preempt: []*model.Job{s.active[j.ID].mj}, Wake: -1}, s.now())
+	s.apply(engine.Plan{Preempt: []*model.Job{s.tab.Active[j.ID].Model}, Wake: -1}, s.now())
 	s.mu.Unlock()
 	a.waitWork("without "+j.ID, agenttest.NoReplica(j.ID))
 	if got := h.job(j.ID); got.State != api.Running || !strings.Contains(got.Reason, "preempted") {

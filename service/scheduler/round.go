@@ -10,7 +10,7 @@ import (
 
 // Reasons shown for queued jobs.
 const (
-	waitNoNodes   = "no node is registered"
+	waitNoNodes   = engine.WaitNoNodes
 	waitSettling  = "the server restarted: waiting for the nodes of its previous run to register again"
 	waitBehind    = engine.WaitBehind
 	waitBlocked   = engine.WaitBlocked
@@ -31,21 +31,21 @@ func (s *Scheduler) schedule() {
 func (s *Scheduler) round(now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.energy.Integrate(world{s}, now) // before the busy counts change
+	s.energy.Integrate(s.world, now) // before the busy counts change
 	if s.dirty {
 		s.rebuild()
 	}
-	s.energy.Refresh(world{s})
-	if s.state == nil {
-		s.waitDefault = waitNoNodes
+	s.energy.Refresh(s.world)
+	if s.tab.State == nil {
+		s.tab.WaitDefault = waitNoNodes
 		return false
 	}
 	if s.settling(now) {
-		s.waitDefault = waitSettling
+		s.tab.WaitDefault = waitSettling
 		return false
 	}
 	t := model.Time(now.UnixMilli())
-	plan := s.engine.Schedule(s.state, t)
+	plan := s.engine.Schedule(s.tab.State, t)
 	s.wake = plan.Wake
 	s.apply(plan, now)
 	return true
@@ -54,32 +54,32 @@ func (s *Scheduler) round(now time.Time) bool {
 // noteWaits sets the wait reason of every waiting job from the round's
 // trace.
 func (s *Scheduler) noteWaits(plan engine.Plan) {
-	s.rounds++
-	s.waitDefault = waitBehind
+	s.tab.Rounds++
+	s.tab.WaitDefault = waitBehind
 	for _, d := range plan.Trace {
-		j := s.active[d.Job]
+		j := s.tab.Active[d.Job]
 		if j == nil {
 			continue
 		}
-		j.waitRound = s.rounds
+		j.WaitRound = s.tab.Rounds
 		switch d.Status {
 		case engine.Placed: // shown only when the start had to wait
-			j.waitReason = waitHeld
-		case engine.Blocked:
-			j.waitReason, _ = engine.WaitReason(d)
+			j.WaitReason = waitHeld
 		case engine.Unschedulable:
-			j.waitReason = waitNeverFits
+			j.WaitReason = waitNeverFits
 			if strings.HasPrefix(d.Reason, "its queue") {
-				j.waitReason = d.Reason + "; stays queued" // the queue layer's limit
+				j.WaitReason = d.Reason + "; stays queued" // the queue layer's limit
 			} else if d.Reason != "" {
-				j.waitReason += ": " + d.Reason // which GPU type lacks what (engine.Unfit)
+				j.WaitReason += ": " + d.Reason // which GPU type lacks what (engine.Unfit)
 			}
-		case engine.Paused:
-			j.waitReason = engine.WaitPausedPrefix + d.Reason
+		default: // the words of every shell (Blocked, Paused); none for the others
+			if why, ok := engine.WaitReason(d); ok {
+				j.WaitReason = why
+			}
 		}
-		if ep := j.rec.DataEndpoint; ep != "" && d.Status != engine.Placed {
-			if why := s.energy.UnreachableReason(world{s}, ep); why != "" {
-				j.waitReason = why
+		if ep := j.Rec.DataEndpoint; ep != "" && d.Status != engine.Placed {
+			if why := s.energy.UnreachableReason(s.world, ep); why != "" {
+				j.WaitReason = why
 			}
 		}
 	}
@@ -91,7 +91,7 @@ func (s *Scheduler) settling(now time.Time) bool {
 	if now.Sub(s.started) >= s.cfg.HeartbeatTimeout {
 		return false
 	}
-	for _, n := range s.nodes {
+	for _, n := range s.tab.Nodes {
 		if n.Pending {
 			return true
 		}

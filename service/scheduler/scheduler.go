@@ -17,9 +17,11 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/profile"
 	"github.com/gpusched/gpusched/core/quota"
+	"github.com/gpusched/gpusched/core/recipe"
 	"github.com/gpusched/gpusched/internal/assets"
 	"github.com/gpusched/gpusched/service/energy"
 	"github.com/gpusched/gpusched/service/forecast"
+	"github.com/gpusched/gpusched/service/jobs"
 	"github.com/gpusched/gpusched/service/learn"
 	"github.com/gpusched/gpusched/service/logs"
 	"github.com/gpusched/gpusched/service/metrics"
@@ -68,38 +70,27 @@ type Scheduler struct {
 	// logSignal fires when a log grows or a job changes state.
 	logSignal logs.Signal
 
-	mu      sync.Mutex
-	jobs    map[string]*job
-	active  map[string]*job // jobs that are not final
-	nodes   map[string]*node
-	cluster *model.Cluster
-	state   *model.State
-	// nodeIdx maps node names to cluster node indices.
-	nodeIdx map[string]int
+	mu sync.Mutex
+	// tab is the jobs, the nodes and the scheduling model (package jobs).
+	tab     jobs.Table
 	dirty   bool // the node set changed: rebuild cluster and state
 	version int64
 	wake    model.Time
-	// rounds counts the rounds that ran the engine; waitDefault is the wait
-	// reason of queued jobs the last round's trace does not mention.
-	rounds      int64
-	waitDefault string
-	// unsaved holds the jobs whose latest plain progress is in memory only
-	// (flushProgress writes it).
-	unsaved map[*job]bool
-	// prof learns the throughput matrix from progress reports; learned is
-	// what forecasts learn, and the jobs' series (package learn, learn.go).
-	prof     *learn.Profiles
-	learned  *learn.ETA
+	// learner is online learning over the job table: the profiles learned
+	// from progress reports, what forecasts learn, the jobs' series
+	// (package learn, learn.go).
+	learner  *learn.Table
 	learning *learn.Room
-	// forecasts serve the latest forecast of starts and finishes (eta.go).
+	// forecasts serve the latest forecast of starts and finishes (rooms.go).
 	forecasts *forecast.Room
-	// quota is the engine's queue layer, nil without queues (queues.go);
+	// quota is the engine's queue layer, nil without queues (rooms.go);
 	// usage keeps its fair-share usage in the store.
 	quota *quota.Policy
 	usage *queues.Usage
 	// energy is seed 002 on live machines and the energy accounting
-	// (package energy, energy.go).
+	// (package energy, rooms.go).
 	energy *energy.Live
+	world  energy.Table // the job table as energy reads it (rooms.go)
 	room   *energy.Room
 }
 
@@ -128,11 +119,14 @@ func New(cfg settings.Config) (*Scheduler, error) {
 	ref, _ := config.LookupType(refTypeName)
 	s := &Scheduler{cfg: cfg, log: cfg.Logger, store: cfg.Store, engine: eng, matrix: matrix, ref: ref,
 		models: map[string]int{}, kick: make(chan struct{}, 1), stopped: make(chan struct{}),
-		runDone: make(chan struct{}), commits: store.GroupCommit{Stopped: errStopped}, jobs: map[string]*job{}, active: map[string]*job{}, nodes: map[string]*node{},
+		runDone: make(chan struct{}), commits: store.GroupCommit{Stopped: errStopped}, tab: jobs.NewTable(waitNoNodes),
 		logs: logs.New(filepath.Join(cfg.DataDir, "logs")), started: cfg.Clock(), wake: -1,
-		version: cfg.Clock().UnixMicro(), waitDefault: waitNoNodes, unsaved: map[*job]bool{}, energy: live}
-	s.forecasts = forecast.NewRoom(&s.mu, foreWorld{s})
-	s.room = energy.NewRoom(live, &s.mu, world{s}, func() (string, string) {
+		version: cfg.Clock().UnixMicro(), energy: live}
+	s.world = s.newWorld()
+	s.learner = &learn.Table{T: &s.tab, Clock: s.now, Seq: s.nextSeq.Load, Names: cfg.Names, None: waitNoNodes + ": there is nothing to forecast on",
+		Options: func(c *model.Cluster) recipe.Options { return live.Options(*cfg.Options, c) }}
+	s.forecasts = forecast.NewRoom(&s.mu, s.learner)
+	s.room = energy.NewRoom(live, &s.mu, s.world, func() (string, string) {
 		pol, pla, _ := eng.Names()
 		return pol, pla
 	}, cfg.Names.Policy)
@@ -277,9 +271,9 @@ func (s *Scheduler) Close() error {
 		<-s.runDone
 	}
 	s.mu.Lock()
-	s.prof.Flush(s.now())
+	s.learner.Prof.Flush(s.now())
 	s.energy.Flush()
-	s.tickETA(s.now(), true)
+	s.learner.TickETA(s.now(), true)
 	s.mu.Unlock()
 	s.saveUsage(true)
 	return s.closeStore()

@@ -14,7 +14,7 @@ func (b *batch) peek(j *job) *record {
 	if r, ok := b.recs[j]; ok {
 		return r
 	}
-	return &j.rec
+	return &j.Rec
 }
 
 // stopJob starts stopping running job j: why is stopCancel, stopPreempt or
@@ -98,8 +98,8 @@ func (s *Scheduler) finalize(b *batch, j *job, now time.Time) {
 	default:
 		st = api.Preempted
 	}
-	nodes.NoteRan(rec, s.nodes, now)
-	s.energy.NoteEnd(world{s}, now)
+	nodes.NoteRan(rec, s.tab.Nodes, now)
+	s.energy.NoteEnd(s.world, now)
 	rec.State, rec.Stopping, rec.Alloc, rec.Replicas, rec.Port = st, "", []string{}, nil, 0
 	if st.Final() {
 		rec.FinishedAt = ptr(now.UTC())
@@ -108,39 +108,39 @@ func (s *Scheduler) finalize(b *batch, j *job, now time.Time) {
 	t := model.Time(now.UnixMilli())
 	b.then(func() {
 		s.release(j, st, t)
-		s.noteEnd(j, st, now)
+		s.learner.Ended(j, st, now)
 	})
 }
 
 // release updates the model for a job that stopped running or was
 // cancelled while queued.
 func (s *Scheduler) release(j *job, st api.State, t model.Time) {
-	mj := j.mj
+	mj := j.Model
 	if mj == nil {
 		return
 	}
-	inState := s.state != nil
+	inState := s.tab.State != nil
 	if mj.State == model.Running && len(mj.Alloc) > 0 && inState {
-		mj.EndPeriod(t, s.cluster)
+		mj.EndPeriod(t, s.tab.Cluster)
 	}
 	var err error
 	switch {
 	case st == api.Preempted:
 		if inState && mj.State == model.Running {
-			err = s.state.Stop(mj)
+			err = s.tab.State.Stop(mj)
 		}
 		mj.Preemptions++
 		mj.Queued = t
 	case inState && (mj.State == model.Running || mj.State == model.Waiting):
-		err = s.state.End(mj, model.Finished)
+		err = s.tab.State.End(mj, model.Finished)
 	}
 	if err != nil {
-		s.log.Error("model out of step with the job records", "job", j.rec.ID, "err", err)
+		s.log.Error("model out of step with the job records", "job", j.Rec.ID, "err", err)
 	}
 	if st.Final() {
-		j.mj = nil
-		delete(s.active, j.rec.ID)
-		if j.rec.DataEndpoint != "" {
+		j.Model = nil
+		delete(s.tab.Active, j.Rec.ID)
+		if j.Rec.DataEndpoint != "" {
 			s.energy.NoteEndpointGone()
 		}
 	}
