@@ -11,6 +11,9 @@
 // draws them (synth.FromShapes), so that Gavel's simulator can run every
 // trace. Loads are the GPU time the jobs ask at V100 speed over what -gpus
 // GPUs give between the first and the last arrival (synth.OfferedLoad).
+// Tiresias' 60 jobs and Pollux's eight workloads of 160 are shorter than a
+// trace: their jobs are drawn with replacement, each with its gap from the
+// job before it (synth.Resample).
 package main
 
 import (
@@ -35,23 +38,35 @@ var (
 // family is one kind of workload at one load.
 type family struct {
 	name   string
-	source string // "gavel", or a trace under -shared and its format
+	source string // "gavel", or a trace (a glob) under -shared
 	format string
 	load   float64
+	draw   string // how shapes are drawn from source: "gavel", "window" or "resample"
 }
 
 // families are issue 29's: Gavel's generator with more multi-GPU jobs at
 // three loads; jobs shaped like Philly's and like Alibaba's 2023 whole-GPU
-// tasks (consecutive windows, their arrival bursts kept) at two.
+// tasks (consecutive windows, their arrival bursts kept) at two; jobs drawn
+// from Tiresias' 60-job workload and from Pollux's eight workloads at two.
 func families() []family {
+	const (
+		philly   = "traces/philly/philly.csv"
+		alibaba  = "traces/alibaba-v2023/openb_pod_list_default.csv"
+		tiresias = "traces/tiresias/60_job.csv"
+		pollux   = "traces/pollux/workloads/workload-*.csv"
+	)
 	return []family{
-		{"gavel-multi-light", "gavel", "", 0.6},
-		{"gavel-multi-medium", "gavel", "", 1.0},
-		{"gavel-multi-heavy", "gavel", "", 1.5},
-		{"philly-light", "traces/philly/philly.csv", "philly", 0.6},
-		{"philly-heavy", "traces/philly/philly.csv", "philly", 1.5},
-		{"alibaba-light", "traces/alibaba-v2023/openb_pod_list_default.csv", "alibaba", 0.6},
-		{"alibaba-heavy", "traces/alibaba-v2023/openb_pod_list_default.csv", "alibaba", 1.5},
+		{"gavel-multi-light", "gavel", "", 0.6, "gavel"},
+		{"gavel-multi-medium", "gavel", "", 1.0, "gavel"},
+		{"gavel-multi-heavy", "gavel", "", 1.5, "gavel"},
+		{"philly-light", philly, "philly", 0.6, "window"},
+		{"philly-heavy", philly, "philly", 1.5, "window"},
+		{"alibaba-light", alibaba, "alibaba", 0.6, "window"},
+		{"alibaba-heavy", alibaba, "alibaba", 1.5, "window"},
+		{"tiresias-light", tiresias, "tiresias", 0.6, "resample"},
+		{"tiresias-heavy", tiresias, "tiresias", 1.5, "resample"},
+		{"pollux-light", pollux, "pollux", 0.6, "resample"},
+		{"pollux-heavy", pollux, "pollux", 1.5, "resample"},
 	}
 }
 
@@ -76,10 +91,10 @@ func run(shared, out string, jobs, gpus int) error {
 	if err != nil {
 		return err
 	}
-	sources := map[string][]model.JobSpec{}
+	sources := map[string][][]model.JobSpec{}
 	for _, f := range families() {
 		if f.source != "gavel" && sources[f.source] == nil {
-			specs, err := readSource(filepath.Join(shared, f.source), f.format)
+			specs, err := readSources(filepath.Join(shared, f.source), f.format)
 			if err != nil {
 				return err
 			}
@@ -97,6 +112,24 @@ func run(shared, out string, jobs, gpus int) error {
 	return nil
 }
 
+// readSources reads the traces of the given format that glob names, in
+// the order of their names.
+func readSources(glob, format string) ([][]model.JobSpec, error) {
+	paths, err := filepath.Glob(glob)
+	if err != nil || len(paths) == 0 {
+		return nil, fmt.Errorf("%s: no such trace (give -shared)", glob)
+	}
+	var out [][]model.JobSpec
+	for _, p := range paths {
+		specs, err := readSource(p, format)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, specs)
+	}
+	return out, nil
+}
+
 // readSource reads a trace of the given format.
 func readSource(path, format string) ([]model.JobSpec, error) {
 	f, err := os.Open(path)
@@ -108,13 +141,16 @@ func readSource(path, format string) ([]model.JobSpec, error) {
 }
 
 // write draws one trace of family f and writes it to path.
-func write(path string, m *profile.Matrix, f family, specs []model.JobSpec, jobs, gpus int, seed uint64) error {
+func write(path string, m *profile.Matrix, f family, specs [][]model.JobSpec, jobs, gpus int, seed uint64) error {
 	var shapes []synth.Shape
 	var err error
-	if f.source == "gavel" {
+	switch f.draw {
+	case "gavel":
 		shapes, err = synth.Poisson(jobs, 1, gavelMulti, seed)
-	} else {
-		shapes, err = synth.Window(specs, jobs, seed)
+	case "window":
+		shapes, err = synth.Window(specs[0], jobs, seed)
+	default:
+		shapes, err = synth.Resample(specs, jobs, seed)
 	}
 	if err != nil {
 		return err
