@@ -152,8 +152,10 @@ func write(path string, m *profile.Matrix, f family, specs [][]model.JobSpec, jo
 		shapes, err = synth.Poisson(jobs, 1, gavelMulti, seed)
 	case "window":
 		shapes, err = synth.Window(specs[0], jobs, seed)
-	default:
+	case "resample":
 		shapes, err = synth.Resample(specs, jobs, seed)
+	default:
+		err = fmt.Errorf("family %s: unknown draw %q", f.name, f.draw)
 	}
 	if err != nil {
 		return err
