@@ -6,11 +6,14 @@
 //
 // Every family has a development set of seeds and a held-out set, fixed
 // here before any policy was tuned on them: tune on OUT/F/dev, report on
-// OUT/F/heldout. A family fixes the jobs' arrivals, GPU counts and run
+// OUT/F/heldout and OUT/F/fresh. A family fixes the jobs' arrivals, GPU counts and run
 // times (synth.Shape); job types and steps are drawn as Gavel's generator
 // draws them (synth.FromShapes), so that Gavel's simulator can run every
 // trace. Loads are the GPU time the jobs ask at V100 speed over what -gpus
 // GPUs give between the first and the last arrival (synth.OfferedLoad).
+// Tiresias' 60 jobs and Pollux's eight workloads of 160 are shorter than a
+// trace: their jobs are drawn with replacement, each with its gap from the
+// job before it (synth.Resample).
 package main
 
 import (
@@ -26,32 +29,47 @@ import (
 	"github.com/gpusched/gpusched/sim/trace"
 )
 
-// Seeds: the development set and the held-out set, for every family.
+// Seeds: the development set and the held-out set, for every family, and
+// a fresh held-out set, generated and committed before any tuning of the
+// second session on issue 29 (after 101–104 had been run once).
 var (
 	devSeeds     = []uint64{1, 2, 3, 4}
 	heldOutSeeds = []uint64{101, 102, 103, 104}
+	freshSeeds   = []uint64{105, 106, 107, 108}
 )
 
 // family is one kind of workload at one load.
 type family struct {
 	name   string
-	source string // "gavel", or a trace under -shared and its format
+	source string // "gavel", or a trace (a glob) under -shared
 	format string
 	load   float64
+	draw   string // how shapes are drawn from source: "gavel", "window" or "resample"
 }
 
 // families are issue 29's: Gavel's generator with more multi-GPU jobs at
 // three loads; jobs shaped like Philly's and like Alibaba's 2023 whole-GPU
-// tasks (consecutive windows, their arrival bursts kept) at two.
+// tasks (consecutive windows, their arrival bursts kept) at two; jobs drawn
+// from Tiresias' 60-job workload and from Pollux's eight workloads at two.
 func families() []family {
+	const (
+		philly   = "traces/philly/philly.csv"
+		alibaba  = "traces/alibaba-v2023/openb_pod_list_default.csv"
+		tiresias = "traces/tiresias/60_job.csv"
+		pollux   = "traces/pollux/workloads/workload-*.csv"
+	)
 	return []family{
-		{"gavel-multi-light", "gavel", "", 0.6},
-		{"gavel-multi-medium", "gavel", "", 1.0},
-		{"gavel-multi-heavy", "gavel", "", 1.5},
-		{"philly-light", "traces/philly/philly.csv", "philly", 0.6},
-		{"philly-heavy", "traces/philly/philly.csv", "philly", 1.5},
-		{"alibaba-light", "traces/alibaba-v2023/openb_pod_list_default.csv", "alibaba", 0.6},
-		{"alibaba-heavy", "traces/alibaba-v2023/openb_pod_list_default.csv", "alibaba", 1.5},
+		{"gavel-multi-light", "gavel", "", 0.6, "gavel"},
+		{"gavel-multi-medium", "gavel", "", 1.0, "gavel"},
+		{"gavel-multi-heavy", "gavel", "", 1.5, "gavel"},
+		{"philly-light", philly, "philly", 0.6, "window"},
+		{"philly-heavy", philly, "philly", 1.5, "window"},
+		{"alibaba-light", alibaba, "alibaba", 0.6, "window"},
+		{"alibaba-heavy", alibaba, "alibaba", 1.5, "window"},
+		{"tiresias-light", tiresias, "tiresias", 0.6, "resample"},
+		{"tiresias-heavy", tiresias, "tiresias", 1.5, "resample"},
+		{"pollux-light", pollux, "pollux", 0.6, "resample"},
+		{"pollux-heavy", pollux, "pollux", 1.5, "resample"},
 	}
 }
 
@@ -61,7 +79,7 @@ var gavelMulti = [4]float64{0.4, 0.2, 0.25, 0.15}
 
 func main() {
 	shared := flag.String("shared", "../shared", "the shared folder with traces/")
-	out := flag.String("out", "out/families", "where to write OUT/FAMILY/{dev,heldout}/FAMILY-sSEED.trace")
+	out := flag.String("out", "out/families", "where to write OUT/FAMILY/{dev,heldout,fresh}/FAMILY-sSEED.trace")
 	jobs := flag.Int("jobs", 200, "jobs per trace")
 	gpus := flag.Int("gpus", 24, "GPUs of the cluster the loads are for (8:8:8)")
 	flag.Parse()
@@ -76,16 +94,16 @@ func run(shared, out string, jobs, gpus int) error {
 	if err != nil {
 		return err
 	}
-	sources := map[string][]model.JobSpec{}
+	sources := map[string][][]model.JobSpec{}
 	for _, f := range families() {
 		if f.source != "gavel" && sources[f.source] == nil {
-			specs, err := readSource(filepath.Join(shared, f.source), f.format)
+			specs, err := readSources(filepath.Join(shared, f.source), f.format)
 			if err != nil {
 				return err
 			}
 			sources[f.source] = specs
 		}
-		for set, seeds := range map[string][]uint64{"dev": devSeeds, "heldout": heldOutSeeds} {
+		for set, seeds := range map[string][]uint64{"dev": devSeeds, "heldout": heldOutSeeds, "fresh": freshSeeds} {
 			for _, seed := range seeds {
 				path := filepath.Join(out, f.name, set, fmt.Sprintf("%s-s%d.trace", f.name, seed))
 				if err := write(path, m, f, sources[f.source], jobs, gpus, seed); err != nil {
@@ -95,6 +113,24 @@ func run(shared, out string, jobs, gpus int) error {
 		}
 	}
 	return nil
+}
+
+// readSources reads the traces of the given format that glob names, in
+// the order of their names.
+func readSources(glob, format string) ([][]model.JobSpec, error) {
+	paths, err := filepath.Glob(glob)
+	if err != nil || len(paths) == 0 {
+		return nil, fmt.Errorf("%s: no such trace (give -shared)", glob)
+	}
+	var out [][]model.JobSpec
+	for _, p := range paths {
+		specs, err := readSource(p, format)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, specs)
+	}
+	return out, nil
 }
 
 // readSource reads a trace of the given format.
@@ -108,13 +144,18 @@ func readSource(path, format string) ([]model.JobSpec, error) {
 }
 
 // write draws one trace of family f and writes it to path.
-func write(path string, m *profile.Matrix, f family, specs []model.JobSpec, jobs, gpus int, seed uint64) error {
+func write(path string, m *profile.Matrix, f family, specs [][]model.JobSpec, jobs, gpus int, seed uint64) error {
 	var shapes []synth.Shape
 	var err error
-	if f.source == "gavel" {
+	switch f.draw {
+	case "gavel":
 		shapes, err = synth.Poisson(jobs, 1, gavelMulti, seed)
-	} else {
-		shapes, err = synth.Window(specs, jobs, seed)
+	case "window":
+		shapes, err = synth.Window(specs[0], jobs, seed)
+	case "resample":
+		shapes, err = synth.Resample(specs, jobs, seed)
+	default:
+		err = fmt.Errorf("family %s: unknown draw %q", f.name, f.draw)
 	}
 	if err != nil {
 		return err

@@ -67,6 +67,48 @@ func Window(specs []model.JobSpec, n int, seed uint64) ([]Shape, error) {
 	return out, nil
 }
 
+// Resample draws n jobs with replacement from workloads, each a small
+// trace (Tiresias' 60 jobs, Pollux's workloads of 160), for traces longer
+// than any one of them: a drawn job keeps its GPU count (as a Gavel scale
+// factor), its run time (clamped as Window's) and the gap from the job
+// before it in its own workload (the first job's: from 0), so that the
+// drawn arrivals, the sums of the drawn gaps from 0, keep the workload's
+// bursts (runs of zero or short gaps) in proportion. Jobs without a
+// duration are left out.
+func Resample(workloads [][]model.JobSpec, n int, seed uint64) ([]Shape, error) {
+	type item struct {
+		gap float64
+		s   model.JobSpec
+	}
+	var pool []item
+	for _, w := range workloads {
+		w = slices.Clone(w)
+		slices.SortStableFunc(w, func(a, b model.JobSpec) int { return cmp.Compare(a.Submit, b.Submit) })
+		prev := model.Time(0)
+		for _, s := range w {
+			if s.Duration > 0 && s.GPUs > 0 {
+				pool = append(pool, item{(s.Submit - prev).Seconds(), s})
+			}
+			prev = s.Submit
+		}
+	}
+	if n < 1 || len(pool) == 0 {
+		return nil, fmt.Errorf("synth: %d jobs drawn from %d with a duration: want n ≥ 1 and some jobs", n, len(pool))
+	}
+	rng := rand.New(rand.NewPCG(seed, 6))
+	out := make([]Shape, n)
+	t := 0.0
+	for i := range out {
+		it := pool[rng.IntN(len(pool))]
+		if i > 0 {
+			t += it.gap
+		}
+		run := math.Min(math.Max(it.s.Duration.Seconds(), MinRunS), MaxRunS)
+		out[i] = Shape{ArrivalS: t, GPUs: gavelScale(it.s.GPUs), RunS: run}
+	}
+	return out, nil
+}
+
 // Poisson draws n shapes as Gavel's generator does (run times from its
 // Philly-like distribution, Poisson arrivals at rate per hour), but with
 // the scale factors 1, 2, 4 and 8 in the proportions of weights.

@@ -42,6 +42,52 @@ func TestWindow(t *testing.T) {
 	}
 }
 
+// TestResample: every drawn shape is one of the workloads' jobs, with its
+// scale factor, clamped run time and the gap from the job before it in its
+// own workload (in submit order; the first job's from 0); the first
+// arrival is 0, jobs without a duration are never drawn, and the same seed
+// draws the same shapes.
+func TestResample(t *testing.T) {
+	spec := func(submitS, gpus int, runS float64) model.JobSpec {
+		return model.JobSpec{Submit: model.Time(submitS) * model.Second, GPUs: gpus, Duration: model.FromSeconds(runS)}
+	}
+	w1 := []model.JobSpec{spec(30, 3, 100), spec(10, 1, 500), spec(15, 2, 0)}
+	w2 := []model.JobSpec{spec(7, 16, 2e6)}
+	// (gap, shape) of each job that can be drawn: w1 in submit order 10, 15, 30
+	// (the 15 s job has no duration but counts for the next gap), w2's one job.
+	allowed := map[Shape]float64{{0, 1, 500}: 10, {0, 4, 100}: 15, {0, 8, MaxRunS}: 7}
+	got, err := Resample([][]model.JobSpec{w1, w2}, 300, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[Shape]bool{}
+	for i, s := range got {
+		key := Shape{0, s.GPUs, s.RunS}
+		gap, ok := allowed[key]
+		if !ok {
+			t.Fatalf("shape %d = %+v: not a job of the workloads", i, s)
+		}
+		seen[key] = true
+		want := 0.0
+		if i > 0 {
+			want = got[i-1].ArrivalS + gap
+		}
+		if s.ArrivalS != want {
+			t.Fatalf("shape %d = %+v: arrival want %v", i, s, want)
+		}
+	}
+	if len(seen) != len(allowed) {
+		t.Errorf("300 draws saw %d of the %d jobs", len(seen), len(allowed))
+	}
+	again, _ := Resample([][]model.JobSpec{w1, w2}, 300, 9)
+	if !slices.Equal(got, again) {
+		t.Error("the same seed drew different shapes")
+	}
+	if _, err := Resample([][]model.JobSpec{{spec(1, 1, 0)}}, 5, 1); err == nil {
+		t.Error("workloads without a duration: no error")
+	}
+}
+
 // TestOfferedLoad: jobs at 0 s (2 GPUs, 100 s) and 100 s (1 GPU, 200 s) ask
 // 400 GPU-s over 100 s: load 1 on 4 GPUs; at load 0.5 the arrivals
 // stretch to 0 and 200 s.
