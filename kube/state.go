@@ -149,18 +149,19 @@ func (r *round) buildState() bool {
 	// Running jobs first, each submitted and restored at once (charged
 	// what their pods ask even where a node holds less), then the waiting
 	// ones in queue order: the state's queues only grow at their ends.
+	load := make([]model.Holding, 0, len(r.jobs))
 	for _, rj := range r.jobs {
 		if rj.inState && len(rj.alloc) > 0 {
-			r.state.Submit(rj.kj.mj)
-			if err := r.state.Restore(rj.kj.mj, rj.alloc); err != nil {
-				r.s.log.Error("running job's GPUs are not free in the model", "job", jobName(rj.kj.key), "err", err)
-			}
+			load = append(load, model.Holding{Job: rj.kj.mj, GPUs: rj.alloc})
 		}
 	}
 	for _, rj := range r.jobs {
 		if rj.inState && len(rj.alloc) == 0 {
-			r.state.Submit(rj.kj.mj)
+			load = append(load, model.Holding{Job: rj.kj.mj})
 		}
+	}
+	for _, err := range r.state.Load(load) {
+		r.s.log.Error("running job's GPUs are not free in the model", "err", err)
 	}
 	r.claimGPUs()
 	return true

@@ -120,3 +120,32 @@ func TestLostWork(t *testing.T) {
 		}
 	}
 }
+
+// TestStateLoad puts three jobs back into a fresh two-GPU state: a and c
+// hold the same GPU, so c (loaded after a) stays waiting with an error
+// naming it, and b, holding nothing, waits too.
+func TestStateLoad(t *testing.T) {
+	c, err := NewCluster([]GPUType{{Name: "v100", MemMiB: 16384, TFLOPS: 15.7}}, []Node{{Name: "n0", GPUs: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewState(c, unit{})
+	job := func(id string, seq int) *Job {
+		return NewJob(JobSpec{ID: id, Submit: 5, GPUs: 1, MinGPUs: 1, MaxGPUs: 1}, seq, -1, 10)
+	}
+	a, b, cj := job("a", 0), job("b", 1), job("c", 2)
+	g0 := GPU{0, 0}
+	errs := s.Load([]Holding{{Job: a, GPUs: []GPU{g0}}, {Job: b}, {Job: cj, GPUs: []GPU{g0}}})
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "restore c") {
+		t.Fatalf("errors %v, want one naming c", errs)
+	}
+	if a.State != Running || b.State != Waiting || cj.State != Waiting {
+		t.Fatalf("states a %s, b %s, c %s; want running, waiting, waiting", a.State, b.State, cj.State)
+	}
+	if w := s.Waiting(); len(w) != 2 || w[0] != b || w[1] != cj {
+		t.Fatalf("waiting %v, want b then c", w)
+	}
+	if s.FreeGPUs() != 1 || len(s.Running()) != 1 {
+		t.Fatalf("free %d, running %d; want 1 and 1", s.FreeGPUs(), len(s.Running()))
+	}
+}

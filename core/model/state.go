@@ -100,6 +100,32 @@ func (s *State) Restore(j *Job, alloc []GPU) error {
 	return nil
 }
 
+// Holding is a job that a shell puts back into a state it has just built,
+// with the GPUs it holds in the world (none: it waits).
+type Holding struct {
+	Job  *Job
+	GPUs []GPU
+}
+
+// Load puts jobs back into a state just built, in their order: each is
+// submitted, and one that holds GPUs is restored on them (Restore). It is
+// how both shells rebuild their world's snapshot — the service when its
+// nodes change, kube every round. A job whose GPUs cannot be restored stays
+// waiting; its error, naming the job, is among those returned.
+func (s *State) Load(jobs []Holding) []error {
+	var errs []error
+	for _, h := range jobs {
+		s.Submit(h.Job)
+		if len(h.GPUs) == 0 {
+			continue
+		}
+		if err := s.Restore(h.Job, h.GPUs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
 // Resize replaces a running job's allocation.
 func (s *State) Resize(j *Job, alloc []GPU) error {
 	if j.State != Running {

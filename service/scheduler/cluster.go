@@ -36,22 +36,22 @@ func (s *Scheduler) rebuild() {
 	slices.SortFunc(jobs, func(a, b *job) int {
 		return cmp.Or(cmp.Compare(a.Model.Spec.Submit, b.Model.Spec.Submit), cmp.Compare(a.Seq, b.Seq))
 	})
+	load := make([]model.Holding, 0, len(jobs))
 	for _, j := range jobs {
-		if j.Rec.State != api.Running {
-			st.Submit(j.Model)
-			continue
+		h := model.Holding{Job: j.Model}
+		if j.Rec.State == api.Running {
+			// Restored, not started: what the job holds of the nodes'
+			// other resources is charged even where a node came back
+			// smaller.
+			if h.GPUs = nodes.ModelAlloc(&j.Rec, s.tab.Nodes, c, idx); len(h.GPUs) == 0 {
+				s.log.Error("running job has no GPU on a ready node", "job", j.Rec.ID)
+				continue
+			}
 		}
-		gpus := nodes.ModelAlloc(&j.Rec, s.tab.Nodes, c, idx)
-		if len(gpus) == 0 {
-			s.log.Error("running job has no GPU on a ready node", "job", j.Rec.ID)
-			continue
-		}
-		st.Submit(j.Model)
-		// Restore, not Start: what the job holds of the nodes' other
-		// resources is charged even where a node came back smaller.
-		if err := st.Restore(j.Model, gpus); err != nil {
-			s.log.Error("running job's GPUs are not free", "job", j.Rec.ID, "err", err)
-		}
+		load = append(load, h)
+	}
+	for _, err := range st.Load(load) {
+		s.log.Error("running job's GPUs are not free", "err", err)
 	}
 	s.tab.Cluster, s.tab.State, s.tab.NodeIdx = c, st, idx
 }
