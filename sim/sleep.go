@@ -68,16 +68,26 @@ func seconds(s float64) model.Time { return model.Time(math.Round(s * 1000)) }
 func (m *meter) catchUp(t model.Time) {
 	for len(m.pending) > 0 && m.pending[0].t < t {
 		s := heap.Pop(&m.pending).(transition)
+		if s.node < 0 {
+			m.lapse(s)
+			continue
+		}
 		nm := &m.nodes[s.node]
 		switch {
 		case s.sleep && (nm.busy != 0 || nm.asleep || nm.since != s.since):
 			continue // busy again, or idle anew with a later suspension
 		case !s.sleep && (!nm.waking || nm.upAt != s.t):
 			continue // asleep again, or woken anew
+		case s.sleep && m.keep(s.node, s.t):
+			nm.held = true // a spare of its kind: it stays on
+			continue
 		}
 		m.advance(s.node, s.t)
 		nm.asleep, nm.waking = s.sleep, false
 		m.refresh(s.node)
+		if !s.sleep && nm.busy == 0 && m.spares.n > 0 { // a spare, woken with no job
+			m.idle(s.node, s.t)
+		}
 		if m.energy {
 			m.points = append(m.points, powerPoint{s.t, m.watts()})
 		}
@@ -94,6 +104,7 @@ func (m *meter) idle(node int32, t model.Time) {
 	}
 	nm.since = t
 	heap.Push(&m.pending, transition{t: t + seconds(np.SleepAfterS), since: t, node: node, sleep: true})
+	m.release(node, t)
 }
 
 // wake wakes node at t if it is asleep: it is up WakeS later.
