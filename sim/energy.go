@@ -65,7 +65,7 @@ type meter struct {
 	pending    sleepQueue // idle power-managed nodes, by the time they suspend
 	points     []powerPoint
 	wakes      int
-	spares     spares     // spare nodes kept on (spare.go)
+	spares     spares // spare nodes kept on (spare.go)
 }
 
 // nodeMeter is one node's load and energy so far.
