@@ -16,7 +16,8 @@ import (
 // the node draws what it draws on and idle (base power and idle GPUs), and
 // that draw is the static draw of the jobs waiting on it, shared by GPUs;
 // their GPUs' busy draw starts when it is up. At the first submission every
-// power-managed node is asleep.
+// power-managed node is asleep, but for the spare nodes (spare.go), which
+// also keep idle nodes on past their delay and spare jobs wake-ups.
 //
 // The meter keeps the coming transitions between events — an idle node
 // suspends itself, a waking node is up — in a queue by time and applies
