@@ -195,7 +195,8 @@ func TestSimEnergyPlacerWarning(t *testing.T) {
 // worked example") against its hand computation: X (1 GPU) and W (2 GPUs)
 // of 3,600 s on a V100, Z (2 GPUs, K80 only) of 3,600 s on K80s, all at 0,
 // on two 4-GPU V100 nodes and one 4-GPU K80 node. Joules per placer, with
-// the defaults (nodes asleep, 300 s to wake) and with --sleep=false.
+// the defaults but no spare nodes (nodes asleep, 300 s to wake) and with
+// --sleep=false.
 func TestEnergyWorkedExample(t *testing.T) {
 	tests := []struct {
 		placer, sleep string
@@ -210,7 +211,7 @@ func TestEnergyWorkedExample(t *testing.T) {
 	}
 	for _, tt := range tests {
 		m, _ := simJSON(t, "--trace", "../testdata/energy/example.jsonl", "--throughputs", "../testdata/energy/matrix.json",
-			"--gpus", "v100=8,k80=4", "--placer", tt.placer, tt.sleep)
+			"--gpus", "v100=8,k80=4", "--placer", tt.placer, tt.sleep, "--spare-nodes", "0")
 		if e := m["energy_kwh"].(float64); math.Abs(e-tt.joules/3.6e6) > 1e-9 || m["avg_jct_s"].(float64) != tt.jct {
 			t.Errorf("%s %s: %v kWh, avg JCT %v s; want %v kWh, %v s", tt.placer, tt.sleep, e, m["avg_jct_s"], tt.joules/3.6e6, tt.jct)
 		}

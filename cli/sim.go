@@ -44,6 +44,7 @@ type simOptions struct {
 	scalerPeriod           time.Duration
 	contention, sleep      bool
 	upgrade                bool
+	spare                  int
 	queues, queueFrom      string
 	fairShare              string
 	halfLife               time.Duration
@@ -99,6 +100,8 @@ func addSimFlags(cmd *cobra.Command, o *simOptions) {
 	f.Float64Var(&o.opts.Threshold.Proportion, "elastic-proportion", o.opts.Threshold.Proportion, "threshold scaler: share of the idle capacity lent to elastic growth (elasticProportion; seed 000's example: 0.3)")
 	f.Float64Var(&o.opts.Threshold.Expand, "expand-threshold", o.opts.Threshold.Expand, "threshold scaler: expand while elastic use is below this share of the pool (expandThreshold; seed 000's example: 0.3)")
 	f.Float64Var(&o.opts.Threshold.Shrink, "scaling-threshold", o.opts.Threshold.Shrink, "threshold scaler: shrink while elastic use is above this share of the pool (scalingThreshold; seed 000's example: 0.9)")
+	f.IntVar(&o.spare, "spare-nodes", sim.DefaultSpare, "idle nodes of each kind (same GPU type, size, power and links) kept on while jobs keep coming, so that arriving jobs "+
+		"rarely wait for a wake-up; every idle node stays on while jobs wait; 0: idle nodes sleep after their delay regardless, as before issue 28 (docs/ENERGY.md#spare-nodes)")
 	f.BoolVar(&o.upgrade, "upgrade", true, "energy placer: move a running job to a GPU type on which it runs at least 1.5 times as fast once that type has room and no job waits (issue 28; docs/ENERGY.md); --upgrade=false keeps every job where it started, as before")
 	f.BoolVar(&o.opts.Threshold.Reclaim, "reclaim", o.opts.Threshold.Reclaim, "threshold and fulfillment scalers: a waiting job that would go to GPUs lent to elastic growth shrinks the grown jobs in the same round (elasticConfig.reclaim); with fulfillment, --reclaim=false is seed 001's rule as written; seed 000's is --config testdata/config/seed000.yaml (its elasticConfig p=0.3 et=0.3 st=0.9, reclaim off; docs/ELASTIC.md)")
 	f.DurationVar(&o.scalerPeriod, "scaler-period", time.Duration(o.opts.Threshold.Period)*time.Millisecond, "threshold scaler: interval between passes (hpaCheckMinutes)")

@@ -57,6 +57,7 @@ func (in *simInputs) config(o *simOptions) sim.Config {
 		RoundsOnly:      o.roundsOnly,
 		Network:         in.network,
 		Power:           in.power,
+		Spare:           o.spare,
 		Energy:          len(in.noPower) == 0,
 		Contention:      in.contention,
 		Queues:          in.queues,
@@ -64,8 +65,8 @@ func (in *simInputs) config(o *simOptions) sim.Config {
 }
 
 func loadSimInputs(o *simOptions) (*simInputs, error) {
-	if o.restartOverhead < 0 || o.round < 0 {
-		return nil, badInput("--restart-overhead and --round must not be negative")
+	if o.restartOverhead < 0 || o.round < 0 || o.spare < 0 {
+		return nil, badInput("--restart-overhead, --round and --spare-nodes must not be negative")
 	}
 	if o.progress != "auto" && o.progress != "always" && o.progress != "never" {
 		return nil, badInput("--progress %q: want auto, always or never", o.progress)

@@ -141,18 +141,23 @@ func TestSimSleepAndContention(t *testing.T) {
 		m, _ := simJSON(t, append(trace, args...)...)
 		return m
 	}
-	a, b, d := sim("--cluster", on), sim("--cluster", instant), sim("--cluster", defaults)
+	a, b, d := sim("--cluster", on), sim("--cluster", instant), sim("--cluster", defaults, "--spare-nodes", "0")
 	c := sim("--cluster", on, "--contention")
 	kwh := func(m map[string]any) float64 { return m["energy_kwh"].(float64) }
 	jct := func(m map[string]any) float64 { return m["avg_jct_s"].(float64) }
 	if !(kwh(b) < kwh(a)) || jct(a) != jct(b) {
 		t.Errorf("sleeping nodes that wake at once: %v kWh, avg JCT %v; nodes that stay on %v kWh, %v", kwh(b), jct(b), kwh(a), jct(a))
 	}
-	// Every job of this trace starts at 0 on a sleeping node: each waits
-	// 300 s for it (on so short a run, the wake-ups cost more energy than
-	// sleep saves).
+	// Without spare nodes every job of this trace starts at 0 on a
+	// sleeping node: each waits 300 s for it (on so short a run, the
+	// wake-ups cost more energy than sleep saves).
 	if math.Abs(jct(d)-(jct(a)+300)) > 1e-6 || kwh(d) == kwh(a) {
-		t.Errorf("default nodes (asleep when idle, 300 s to wake): %v kWh, avg JCT %v; nodes that stay on %v kWh, %v", kwh(d), jct(d), kwh(a), jct(a))
+		t.Errorf("default nodes (asleep when idle, 300 s to wake), no spares: %v kWh, avg JCT %v; nodes that stay on %v kWh, %v", kwh(d), jct(d), kwh(a), jct(a))
+	}
+	// With the default two spares of the four nodes on at the start, the
+	// jobs that fit on them start at once: the average JCT lies between.
+	if s := sim("--cluster", defaults); !(jct(s) >= jct(a) && jct(s) < jct(d)) {
+		t.Errorf("default nodes with spares: avg JCT %v, want from %v (on) to below %v (no spares)", jct(s), jct(a), jct(d))
 	}
 	if off := sim("--cluster", defaults, "--sleep=false"); kwh(off) != kwh(a) || jct(off) != jct(a) {
 		t.Errorf("--sleep=false: %v kWh, avg JCT %v; want those of nodes that stay on, %v, %v", kwh(off), jct(off), kwh(a), jct(a))
@@ -169,11 +174,12 @@ func TestSimSleepAndContention(t *testing.T) {
 }
 
 // TestSimWakeByHand: one job of 100 s on one GPU of a --gpus cluster with
-// the defaults: the node is asleep at the start and up 300 s after the job
-// wakes it, so the job ends at 400 s. Waking, the node (base 200 W, 4 V100s
-// idle at 45 W) draws 200 + 4·45 = 380 W for 300 s, 114,000 J; then, with
-// one GPU busy at 300 W, 635 W for 100 s, 63,500 J: 177,500 J. With
-// --sleep=false: 100 s, 63,500 J.
+// the defaults but no spare nodes (--spare-nodes 0): the node is asleep at
+// the start and up 300 s after the job wakes it, so the job ends at 400 s.
+// Waking, the node (base 200 W, 4 V100s idle at 45 W) draws 200 + 4·45 =
+// 380 W for 300 s, 114,000 J; then, with one GPU busy at 300 W, 635 W for
+// 100 s, 63,500 J: 177,500 J. With --sleep=false: 100 s, 63,500 J; and so
+// with the defaults, whose spare node is on at the start.
 func TestSimWakeByHand(t *testing.T) {
 	trace := filepath.Join(t.TempDir(), "one.jsonl")
 	if err := os.WriteFile(trace, []byte(`{"id":"j1","submit_s":0,"gpus":1,"duration_s":100}`+"\n"), 0o644); err != nil {
@@ -182,7 +188,7 @@ func TestSimWakeByHand(t *testing.T) {
 	for _, tt := range []struct {
 		extra  []string
 		jct, j float64
-	}{{nil, 400, 177_500}, {[]string{"--sleep=false"}, 100, 63_500}} {
+	}{{[]string{"--spare-nodes", "0"}, 400, 177_500}, {[]string{"--sleep=false"}, 100, 63_500}, {nil, 100, 63_500}} {
 		m, _ := simJSON(t, append([]string{"--trace", trace, "--gpus", "v100=4"}, tt.extra...)...)
 		if m["avg_jct_s"].(float64) != tt.jct || math.Abs(m["energy_kwh"].(float64)-tt.j/3.6e6) > 1e-12 {
 			t.Errorf("%v: avg JCT %v s, %v kWh; want %v s, %v kWh", tt.extra, m["avg_jct_s"], m["energy_kwh"], tt.jct, tt.j/3.6e6)

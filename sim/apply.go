@@ -115,6 +115,8 @@ func (r *run) applyFinishes(t model.Time) bool {
 // at once (tooLong).
 func (r *run) applySubmits(t model.Time) bool {
 	changed := false
+	first := r.next
+	defer func() { r.meter.submitted(t, r.next-first) }()
 	for ; r.next < len(r.jobs) && r.jobs[r.next].Spec.Submit <= t; r.next++ {
 		j := r.jobs[r.next]
 		r.state.Submit(j)

@@ -65,6 +65,7 @@ type meter struct {
 	pending    sleepQueue // idle power-managed nodes, by the time they suspend
 	points     []powerPoint
 	wakes      int
+	spares     spares // spare nodes kept on (spare.go)
 }
 
 // nodeMeter is one node's load and energy so far.
@@ -75,6 +76,7 @@ type nodeMeter struct {
 	waking  bool       // woken for a job, up at upAt
 	since   model.Time // busy 0: when the node became idle
 	upAt    model.Time // the node is up (awake) from upAt
+	held    bool       // idle and kept on past its suspension: a spare of its kind
 	utilSum float64    // sum of the utilisation of the busy GPUs
 	watts   float64
 	uw      int64   // watts in µW, rounded
@@ -128,9 +130,15 @@ func newMeter(cfg *Config, jobs []*model.Job) (*meter, error) {
 		}
 		m.jobs[i].factor = 1
 	}
+	if sleeps && cfg.Spare > 0 {
+		m.spares = newSpares(cfg)
+	}
 	for i := range m.nodes {
 		m.nodes[i].last, m.nodes[i].upAt = t0, t0
 		m.nodes[i].asleep = m.p.Nodes[i].Sleeps
+	}
+	m.startSpares(t0)
+	for i := range m.nodes {
 		m.refresh(int32(i))
 	}
 	if m.contention {
@@ -185,7 +193,9 @@ func (m *meter) join(j *model.Job, t model.Time) {
 		m.count[node] = 0
 		m.advance(node, t)
 		nm := &m.nodes[node]
+		m.standIn(node, t)
 		m.wake(node, t)
+		nm.held = false
 		nm.busy += int(gpus)
 		nm.utilSum += float64(gpus) * util
 		m.refresh(node)
@@ -194,6 +204,9 @@ func (m *meter) join(j *model.Job, t model.Time) {
 			m.onNode[node] = append(m.onNode[node], int32(j.Seq))
 			m.markDirty(node)
 		}
+	}
+	for _, node := range m.touched {
+		m.replenish(node, t)
 	}
 	m.touched = m.touched[:0]
 }
@@ -344,6 +357,7 @@ func (r *run) settle(t model.Time) {
 		return
 	}
 	m.catchUp(t)
+	m.waiting(t, len(r.state.Waiting()))
 	r.flushPoints()
 	m.now = t
 	if !m.contention {

@@ -16,7 +16,8 @@ import (
 // the node draws what it draws on and idle (base power and idle GPUs), and
 // that draw is the static draw of the jobs waiting on it, shared by GPUs;
 // their GPUs' busy draw starts when it is up. At the first submission every
-// power-managed node is asleep.
+// power-managed node is asleep, but for the spare nodes (spare.go), which
+// also keep idle nodes on past their delay and spare jobs wake-ups.
 //
 // The meter keeps the coming transitions between events — an idle node
 // suspends itself, a waking node is up — in a queue by time and applies
@@ -68,16 +69,26 @@ func seconds(s float64) model.Time { return model.Time(math.Round(s * 1000)) }
 func (m *meter) catchUp(t model.Time) {
 	for len(m.pending) > 0 && m.pending[0].t < t {
 		s := heap.Pop(&m.pending).(transition)
+		if s.node < 0 {
+			m.lapse(s)
+			continue
+		}
 		nm := &m.nodes[s.node]
 		switch {
 		case s.sleep && (nm.busy != 0 || nm.asleep || nm.since != s.since):
 			continue // busy again, or idle anew with a later suspension
 		case !s.sleep && (!nm.waking || nm.upAt != s.t):
 			continue // asleep again, or woken anew
+		case s.sleep && m.keep(s.node, s.t):
+			nm.held = true // a spare of its kind: it stays on
+			continue
 		}
 		m.advance(s.node, s.t)
 		nm.asleep, nm.waking = s.sleep, false
 		m.refresh(s.node)
+		if !s.sleep && nm.busy == 0 && m.spares.n > 0 { // a spare, woken with no job
+			m.idle(s.node, s.t)
+		}
 		if m.energy {
 			m.points = append(m.points, powerPoint{s.t, m.watts()})
 		}
@@ -94,6 +105,7 @@ func (m *meter) idle(node int32, t model.Time) {
 	}
 	nm.since = t
 	heap.Push(&m.pending, transition{t: t + seconds(np.SleepAfterS), since: t, node: node, sleep: true})
+	m.release(node, t)
 }
 
 // wake wakes node at t if it is asleep: it is up WakeS later.

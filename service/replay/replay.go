@@ -184,7 +184,8 @@ type Result struct {
 // policy and the pack placer, reading both as gpusched sim reads them and
 // with its defaults (reference type RefType, seed Seed, restart overhead
 // RestartOverhead, contention when the file declares it, idle nodes asleep
-// when their power block says so), and returns the run's energy.
+// when their power block says so, sim.DefaultSpare spare nodes), and
+// returns the run's energy.
 func Energy(cluster, jsonl []byte, policy string) (Result, error) {
 	f, err := config.DecodeFile("replay cluster", cluster)
 	if err != nil {
@@ -218,7 +219,8 @@ func Energy(cluster, jsonl []byte, policy string) (Result, error) {
 		return Result{}, err
 	}
 	res, err := sim.Run(sim.Config{Engine: eng, Cluster: c, Workload: table, Jobs: jobs,
-		RestartOverhead: model.Time(RestartOverhead.Milliseconds()), Power: pw, Energy: true, Contention: f.DeclaresContention()})
+		RestartOverhead: model.Time(RestartOverhead.Milliseconds()), Power: pw, Energy: true, Contention: f.DeclaresContention(),
+		Spare: sim.DefaultSpare})
 	if err != nil {
 		return Result{}, fmt.Errorf("replay: %w", err)
 	}

@@ -1,0 +1,291 @@
+package sim
+
+import (
+	"container/heap"
+	"math"
+
+	"github.com/gpusched/gpusched/core/model"
+)
+
+// Spare nodes (Config.Spare, issue 28, docs/ENERGY.md#spare-nodes): the
+// power manager keeps a few idle power-managed nodes of each kind on, so
+// that the jobs that arrive rarely wait for a wake-up, and it makes the
+// placers' choice of a sleeping node, where an idle node of the same kind
+// is on, the choice of that node (standIn). A wake-up that delays one job
+// shifts every later event of a strict queue, and which GPU types the
+// long jobs find free diverges from the run with nodes on; with spares the
+// run's schedule stays the one it would have with every node on, while
+// nodes beyond the spares still sleep.
+//
+//   - Kinds: nodes are interchangeable when they have the same GPU type and
+//     count, capacity, power description and links to storage (nodeKinds);
+//     every power-managed node has a kind.
+//   - Spares: an idle node due to suspend itself stays on (held) while
+//     fewer than Spare other idle nodes of its kind are on or waking; when
+//     a job takes a node, sleeping nodes of its kind are woken, with no job,
+//     until Spare idle ones are on or waking again (replenish). At the
+//     first submission Spare nodes of each kind are on.
+//   - Demand: spares are kept only while jobs keep coming: until spareGaps
+//     mean gaps between submissions after the last submission; then they
+//     suspend themselves, and the next submission wakes them again.
+//   - Queue: while jobs wait, no idle node suspends itself (the jobs behind
+//     a blocked head start at once when it starts, on the nodes that are
+//     idle then).
+
+// spareGaps is how long spares are kept after the last submission, in mean
+// gaps between submissions: the chance that a Poisson arrival process
+// leaves a gap that long is e^−10, under 1 in 20,000 (chosen on issue 28's
+// development set; 5 did as well).
+const spareGaps = 10
+
+// spares is the meter's spare nodes: zero when Config.Spare is 0.
+type spares struct {
+	n     int       // idle nodes of each kind kept on
+	kind  []int32   // per node: its kind, -1 for a node that stays on
+	kinds [][]int32 // the nodes of each kind, in index order
+	// until is when the spares lapse: spareGaps mean gaps after the last
+	// submission (MaxInt64 before the second).
+	until       model.Time
+	subs        int // submissions so far
+	first, last model.Time
+	queued      int // jobs waiting after the latest instant
+}
+
+// newSpares returns the spares of cfg, whose power description has
+// power-managed nodes.
+func newSpares(cfg *Config) spares {
+	kind, kinds := nodeKinds(cfg)
+	return spares{n: cfg.Spare, kind: kind, kinds: kinds, until: math.MaxInt64}
+}
+
+// nodeKinds groups cfg's power-managed nodes into kinds of interchangeable
+// nodes: the same GPU type and count, capacity, power description and links
+// to every storage device. It returns each node's kind (-1 for a node that
+// stays on) and each kind's nodes.
+func nodeKinds(cfg *Config) ([]int32, [][]int32) {
+	c, p := cfg.Cluster, cfg.Power
+	same := func(a, b int) bool {
+		na, nb := c.Nodes[a], c.Nodes[b]
+		if na.Type != nb.Type || na.GPUs != nb.GPUs || !na.Capacity.Equal(nb.Capacity) || p.Nodes[a] != p.Nodes[b] {
+			return false
+		}
+		if n := cfg.Network; n != nil {
+			for s := range n.Storage {
+				if n.Link(a, s) != n.Link(b, s) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	kind := make([]int32, len(c.Nodes))
+	var kinds [][]int32
+	for i := range c.Nodes {
+		kind[i] = -1
+		if !p.Nodes[i].Sleeps {
+			continue
+		}
+		for k, ns := range kinds {
+			if same(int(ns[0]), i) {
+				kind[i], kinds[k] = int32(k), append(ns, int32(i))
+				break
+			}
+		}
+		if kind[i] < 0 {
+			kind[i] = int32(len(kinds))
+			kinds = append(kinds, []int32{int32(i)})
+		}
+	}
+	return kind, kinds
+}
+
+// spareCount counts the idle nodes of kind k that are on or waking up and
+// take no part of the job being placed, node except left out.
+func (m *meter) spareCount(k, except int32) int {
+	n := 0
+	for _, o := range m.spares.kinds[k] {
+		if om := &m.nodes[o]; o != except && om.busy == 0 && !om.asleep && m.count[o] == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// keep reports whether idle node, due to suspend itself at t, stays on:
+// jobs wait, or it is one of the spares of its kind.
+func (m *meter) keep(node int32, t model.Time) bool {
+	sp := &m.spares
+	if sp.n == 0 {
+		return false
+	}
+	return sp.queued > 0 || t < sp.until && m.spareCount(sp.kind[node], node) < sp.n
+}
+
+// startSpares turns the spares of every kind on at t0, the lowest nodes,
+// idle from t0.
+func (m *meter) startSpares(t0 model.Time) {
+	for _, ns := range m.spares.kinds {
+		for _, o := range ns[:min(m.spares.n, len(ns))] {
+			m.nodes[o].asleep = false
+			m.idle(o, t0)
+		}
+	}
+}
+
+// submitted notes that n jobs were submitted at t: the spares are kept
+// until spareGaps mean gaps later, and woken again if they had lapsed.
+func (m *meter) submitted(t model.Time, n int) {
+	if m == nil || m.spares.n == 0 || n == 0 {
+		return
+	}
+	sp := &m.spares
+	m.catchUp(t)
+	lapsed := t >= sp.until
+	if sp.subs == 0 {
+		sp.first = t
+	}
+	sp.subs += n
+	sp.last = t
+	if sp.subs < 2 {
+		return
+	}
+	gap := float64(sp.last-sp.first) / float64(sp.subs-1)
+	sp.until = t + model.Time(math.Round(spareGaps*gap))
+	heap.Push(&m.pending, transition{t: sp.until, since: t, node: -1})
+	if lapsed {
+		for _, ns := range sp.kinds {
+			m.replenish(ns[0], t)
+		}
+	}
+}
+
+// waiting notes that n jobs wait after the instant t: when none does any
+// more, the idle nodes kept on for them may suspend themselves.
+func (m *meter) waiting(t model.Time, n int) {
+	sp := &m.spares
+	was := sp.queued
+	sp.queued = n
+	if was > 0 && n == 0 {
+		for _, ns := range sp.kinds {
+			m.release(ns[0], t)
+		}
+	}
+}
+
+// lapse lets the held nodes suspend themselves at s.t when no job was
+// submitted since s.since.
+func (m *meter) lapse(s transition) {
+	if s.since != m.spares.last {
+		return
+	}
+	for _, ns := range m.spares.kinds {
+		m.release(ns[0], s.t)
+	}
+}
+
+// replenish wakes sleeping nodes of node's kind at t, with no job, until
+// the kind's spares are on or waking.
+func (m *meter) replenish(node int32, t model.Time) {
+	sp := &m.spares
+	if sp.n == 0 || sp.kind[node] < 0 || t >= sp.until {
+		return
+	}
+	k := sp.kind[node]
+	n := m.spareCount(k, -1)
+	for _, o := range sp.kinds[k] {
+		if n >= sp.n {
+			return
+		}
+		if m.nodes[o].asleep && m.count[o] == 0 {
+			m.advance(o, t)
+			m.wake(o, t)
+			m.refresh(o)
+			if m.nodes[o].upAt <= t {
+				m.idle(o, t)
+			}
+			n++
+		}
+	}
+}
+
+// release suspends at t the held nodes of node's kind that keep would no
+// longer keep on, the lowest first: they have been idle longer than their
+// delay.
+func (m *meter) release(node int32, t model.Time) {
+	sp := &m.spares
+	if sp.n == 0 || sp.kind[node] < 0 || sp.queued > 0 {
+		return
+	}
+	k := sp.kind[node]
+	n := m.spareCount(k, -1)
+	for _, o := range sp.kinds[k] {
+		om := &m.nodes[o]
+		if !om.held || om.busy != 0 {
+			continue
+		}
+		if t < sp.until && n-1 < sp.n {
+			return
+		}
+		om.held = false
+		m.advance(o, t)
+		om.asleep = true
+		m.refresh(o)
+		if m.energy {
+			m.points = append(m.points, powerPoint{t, m.watts()})
+		}
+		n--
+	}
+}
+
+// standIn spares the wake-up of node, asleep and about to take a job at t,
+// when an idle node of its kind is on (or waking up, and so up sooner): the
+// two exchange their power states, which is the same as the job going to
+// that node, the two nodes' names exchanged. The placers saw two idle
+// nodes that no job, placement or later decision tells apart, so the run's
+// schedule is the one the cluster would have with the node on. An awake
+// node stands in before a waking one; of several, the node idle the
+// longest. The cluster's draw does not change; each node's figures
+// (Energy.NodeKWh) are those of its name.
+func (m *meter) standIn(node int32, t model.Time) {
+	nm := &m.nodes[node]
+	if m.spares.n == 0 || !nm.asleep {
+		return
+	}
+	best := int32(-1)
+	for _, o := range m.spares.kinds[m.spares.kind[node]] {
+		om := &m.nodes[o]
+		if om.busy != 0 || om.asleep || m.count[o] != 0 {
+			continue // busy, asleep, or about to take a part of the same job
+		}
+		if best < 0 || sooner(om, &m.nodes[best], t) {
+			best = o
+		}
+	}
+	if best < 0 {
+		return
+	}
+	m.advance(best, t)
+	bm := &m.nodes[best]
+	nm.asleep, bm.asleep = false, true
+	nm.waking, bm.waking = bm.waking, false
+	nm.since, bm.since = bm.since, nm.since
+	nm.upAt, bm.upAt = bm.upAt, nm.upAt
+	nm.held, bm.held = false, false
+	if nm.waking {
+		heap.Push(&m.pending, transition{t: nm.upAt, node: node})
+	}
+	m.refresh(node)
+	m.refresh(best)
+}
+
+// sooner reports whether idle node a should stand in before b at t: on
+// before waking, then idle the longest, or up the soonest.
+func sooner(a, b *nodeMeter, t model.Time) bool {
+	switch aOn, bOn := a.upAt <= t, b.upAt <= t; {
+	case aOn != bOn:
+		return aOn
+	case aOn:
+		return a.since < b.since
+	}
+	return a.upAt < b.upAt
+}

@@ -1,0 +1,115 @@
+package sim_test
+
+import (
+	"testing"
+
+	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/sim"
+)
+
+func TestSpareNodesByHand(t *testing.T) {
+	// Two 1-GPU V100 nodes (idle on 250 W, busy 500 W, asleep 20 W), asleep
+	// 100 s after they become idle, up 30 s after a wake-up, one spare.
+	// A (0, 50 s), B (35, 200 s), C (300, 50 s), 1 GPU each.
+	//   0: n0 is on (the spare), n1 asleep. A runs on n0 0–50; n0 busy, so
+	//      n1 is woken with no job (up at 30) to be the spare.
+	//  35: B on n1, which is up: 35–235. Spares are kept until 35 + 10 ×
+	//      35 = 385 (ten mean gaps after the last submission).
+	// 150: n0, idle since 50, is the only idle node: held on.
+	// 235: n1 idle: one more spare than needed, so n0 suspends itself.
+	// 300: C goes to n0 (pack: the lowest node), asleep; n1, on and idle,
+	//      stands in: n0 takes n1's state, C runs 300–350 at once; n1
+	//      sleeps, and is woken again as the spare (up at 330).
+	// Draw: n0 0–50 busy 25,000 J, 50–235 on 46,250, 235–300 asleep 1,300,
+	// 300–350 busy 25,000 (97,550 J); n1 0–30 waking 7,500, 30–35 on 1,250,
+	// 35–235 busy 100,000, 235–300 on 16,250, 300–330 waking 7,500, 330–350
+	// on 5,000 (137,500 J). Total 235,050 J, idle 85,050 J, 2 wake-ups.
+	// Without spares A waits for n0 (30–80), B for n1 (65–265) and C for
+	// n0 again (330–380).
+	c := cluster(t, "v100", 1, "v100", 1)
+	jobs := []model.JobSpec{makeJob("A", 0).dur(50).obj(), makeJob("B", 35).dur(200).obj(), makeJob("C", 300).dur(50).obj()}
+	for _, tt := range []struct {
+		spare int
+		want  []float64
+	}{{0, []float64{80, 265, 380}}, {1, []float64{50, 235, 350}}} {
+		res, _ := powered{cluster: c, power: sleepy(c, 100, 30), jobs: jobs, cfg: sim.Config{Energy: true, Spare: tt.spare}}.run(t)
+		if got := finishTimes(res); !equalFloats(got, tt.want) {
+			t.Errorf("spare %d: finishes %v, want %v", tt.spare, got, tt.want)
+		}
+		if tt.spare == 0 {
+			continue
+		}
+		const kWh = 3.6e6
+		e := res.Energy
+		if !near(e.TotalKWh, 235_050/kWh) || !near(e.IdleKWh, 85_050/kWh) || e.Wakes != 2 {
+			t.Errorf("energy %v kWh (idle %v, %d wakes), want %v (idle %v, 2 wakes)", e.TotalKWh, e.IdleKWh, e.Wakes, 235_050/kWh, 85_050/kWh)
+		}
+		if !near(e.NodeKWh[0], 97_550/kWh) || !near(e.NodeKWh[1], 137_500/kWh) {
+			t.Errorf("nodes %v kWh, want %v and %v", e.NodeKWh, 97_550/kWh, 137_500/kWh)
+		}
+	}
+}
+
+func TestSpareRules(t *testing.T) {
+	tests := []struct {
+		name  string
+		nodes int // 1-GPU V100 nodes
+		jobs  []model.JobSpec
+		want  []float64 // finishes
+		wakes int
+	}{
+		// A on n0, the spare, at once; n1 woken as the spare (up at 30),
+		// so B, at 10, waits for it: 30–80. Spares lapse at 10 + 10 × 10
+		// = 110; n0 and n1 sleep at 150 and 180. C, at 1000, wakes the
+		// spare n0 again (up at 1030) and runs on it, 1030–1080, and n1 is
+		// woken as the next spare.
+		{"spares lapse when jobs stop coming", 2,
+			[]model.JobSpec{makeJob("A", 0).dur(50).obj(), makeJob("B", 10).dur(50).obj(), makeJob("C", 1000).dur(50).obj()},
+			[]float64{50, 80, 1080}, 3},
+		// A on n0 (0–1000); n1 woken (up at 30) takes B (40–100); n2 woken
+		// (up at 70). C (3 GPUs, at 50) waits for A. n2, then n1 are due to
+		// sleep at 170 and 200, one more than the spare, but C waits: both
+		// stay on, and C runs at once when A ends: 1000–1050. (Spares alone
+		// would let n2 sleep, and C would wait for it until 1030.)
+		{"no idle node sleeps while jobs wait", 3,
+			[]model.JobSpec{makeJob("A", 0).dur(1000).obj(), makeJob("B", 40).dur(60).obj(), makeJob("C", 50).gpus(3).dur(50).obj()},
+			[]float64{1000, 100, 1050}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var nodes []any
+			for range tt.nodes {
+				nodes = append(nodes, "v100", 1)
+			}
+			c := cluster(t, nodes...)
+			res, _ := powered{cluster: c, power: sleepy(c, 100, 30), jobs: tt.jobs, cfg: sim.Config{Energy: true, Spare: 1}}.run(t)
+			if got := finishTimes(res); !equalFloats(got, tt.want) {
+				t.Errorf("finishes %v, want %v", got, tt.want)
+			}
+			if res.Energy.Wakes != tt.wakes {
+				t.Errorf("%d wake-ups, want %d", res.Energy.Wakes, tt.wakes)
+			}
+		})
+	}
+}
+
+// TestSparesKeepTheScheduleOfNodesOn: with as many spares as nodes of each
+// kind (two kinds here) and jobs that keep coming, no node is ever asleep
+// when a job needs it, so every job of one to three GPUs ends when it does
+// with every node on, although the nodes would sleep as soon as idle.
+func TestSparesKeepTheScheduleOfNodesOn(t *testing.T) {
+	c := cluster(t, "v100", 2, "v100", 2, "k80", 2, "k80", 2)
+	var jobs []model.JobSpec
+	for i := range 40 {
+		id := string(rune('a'+i%26)) + string(rune('0'+i/26))
+		jobs = append(jobs, makeJob(id, float64(20*i)).gpus(1+i%3).dur(float64(30+(i*37)%200)).obj())
+	}
+	on, _ := powered{cluster: c, power: roundPower(c), jobs: jobs, cfg: sim.Config{Energy: true}}.run(t)
+	asleep, _ := powered{cluster: c, power: sleepy(c, 0, 30), jobs: jobs, cfg: sim.Config{Energy: true, Spare: 2}}.run(t)
+	if got, want := finishTimes(asleep), finishTimes(on); !equalFloats(got, want) {
+		t.Errorf("finishes asleep %v,\nwant those with nodes on %v", got, want)
+	}
+	if asleep.Energy.Wakes != 0 {
+		t.Errorf("%d wake-ups, want 0", asleep.Energy.Wakes)
+	}
+}
