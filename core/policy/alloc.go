@@ -157,13 +157,16 @@ type Alloc struct {
 	curve     gittinsCurve       // Gittins: surv smoothed
 	entries   []allocEntry
 	rest      []allocEntry // sortEntries's scratch
-	states    []*allocJob  // choose's: a.jobs of tracked, in its order
+	states    []*allocJob  // a.jobs of tracked, in its order
 	remain    []int
+	done      []float64 // estSRPT's scratch: per tracked job, its service at its best speed
+	best      []float64 // estSRPT's scratch: per tracked job, its best speed
 	cluster   *model.Cluster
 }
 
 // allocJob is what Alloc keeps per active job.
 type allocJob struct {
+	job      *model.Job
 	x        []float64 // its row of X (nil until X is computed with it)
 	received []float64 // seconds run per type since the last reset, plus the credit
 	deficit  []float64 // Gavel's deficit: share owed minus time received, per type
@@ -242,15 +245,15 @@ func (a *Alloc) Order(s *model.State, now model.Time, buf []*model.Job) engine.O
 	sel, types := a.choose(s, now)
 	ord := engine.Order{Preemptive: true, Types: types}
 	buf = append(buf, sel...)
-	for _, j := range a.tracked {
-		if a.jobs[j].picked {
+	for i, j := range a.tracked {
+		if a.states[i].picked {
 			continue
 		}
 		buf = append(buf, j)
 		ord.Types = append(ord.Types, 0)
 	}
-	for _, j := range a.tracked {
-		a.jobs[j].picked = false
+	for _, st := range a.states {
+		st.picked = false
 	}
 	ord.Jobs = buf
 	a.last = now
@@ -263,7 +266,7 @@ func (a *Alloc) init(c *model.Cluster) {
 	}
 	a.cluster = c
 	a.jobs = map[*model.Job]*allocJob{}
-	a.tracked = nil
+	a.tracked, a.states = nil, nil
 	a.last, a.lastReset = -1, -1
 	a.worker = make([]float64, len(c.Types))
 	a.remain = make([]int, len(c.Types))

@@ -16,8 +16,8 @@ import (
 func (a *Alloc) account(s *model.State, now model.Time) {
 	c := s.Cluster
 	if a.last >= 0 {
-		for _, j := range a.tracked {
-			st := a.jobs[j]
+		for i, j := range a.tracked {
+			st := a.states[i]
 			limit := a.microTask(j)
 			ranSince(j, a.last, now, c, func(t int, sec float64) {
 				sec = min(sec, limit)
@@ -26,33 +26,49 @@ func (a *Alloc) account(s *model.State, now model.Time) {
 			})
 		}
 	}
-	kept := a.tracked[:0]
-	for _, j := range a.tracked {
+	kept, keptSt := a.tracked[:0], a.states[:0]
+	for i, j := range a.tracked {
+		st := a.states[i]
 		if j.State == model.Running || j.State == model.Waiting {
-			kept = append(kept, j)
+			kept, keptSt = append(kept, j), append(keptSt, st)
 			continue
 		}
-		if best := slices.Max(a.jobs[j].speed); j.State == model.Finished && best > 0 {
+		if best := slices.Max(st.speed); j.State == model.Finished && best > 0 {
 			a.finished = append(a.finished, j.Work/best)
 		}
 		delete(a.jobs, j)
 		a.changed = true
 	}
-	a.tracked = kept
+	a.tracked, a.states = kept, keptSt
 	added := false
 	for _, list := range [][]*model.Job{s.Running(), s.Waiting()} {
 		for _, j := range list {
 			if _, ok := a.jobs[j]; ok {
 				continue
 			}
-			a.jobs[j] = a.newJob(s, j)
-			a.tracked = append(a.tracked, j)
+			st := a.newJob(s, j)
+			a.jobs[j] = st
+			a.tracked, a.states = append(a.tracked, j), append(a.states, st)
 			added = true
 		}
 	}
 	if added {
 		a.changed = true
-		slices.SortFunc(a.tracked, func(x, y *model.Job) int { return x.Seq - y.Seq })
+		a.sortTracked()
+	}
+}
+
+// sortTracked sorts the tracked jobs, and their states alike, by Seq
+// (new jobs are appended at the end, and mostly arrived last: the sort is
+// skipped when they are in order already).
+func (a *Alloc) sortTracked() {
+	bySeq := func(x, y *allocJob) int { return x.job.Seq - y.job.Seq }
+	if slices.IsSortedFunc(a.states, bySeq) {
+		return
+	}
+	slices.SortFunc(a.states, bySeq)
+	for i, st := range a.states {
+		a.tracked[i] = st.job
 	}
 }
 
@@ -71,7 +87,7 @@ func (a *Alloc) microTask(j *model.Job) float64 {
 // round on every type.
 func (a *Alloc) newJob(s *model.State, j *model.Job) *allocJob {
 	k := len(s.Cluster.Types)
-	st := &allocJob{received: make([]float64, k), deficit: make([]float64, k), speed: make([]float64, k),
+	st := &allocJob{job: j, received: make([]float64, k), deficit: make([]float64, k), speed: make([]float64, k),
 		ftf: ftfState{prevRem: -1}}
 	for t := range k {
 		st.received[t] = a.credit()
@@ -86,16 +102,9 @@ func (a *Alloc) newJob(s *model.State, j *model.Job) *allocJob {
 // can never run.
 func (a *Alloc) speeds(s *model.State, j *model.Job, st *allocJob) {
 	st.gpus = j.Spec.GPUs
-	ts := engine.Feasible(s, j, st.gpus)
-	if ts == 0 {
+	if engine.FeasibleInto(s, j, st.gpus, st.speed) == 0 {
 		st.gpus = j.Spec.MinGPUs
-		ts = engine.Feasible(s, j, st.gpus)
-	}
-	for t := range st.speed {
-		st.speed[t] = 0
-		if ts.Has(t) {
-			st.speed[t] = s.Profile.Speed(j, t, st.gpus)
-		}
+		engine.FeasibleInto(s, j, st.gpus, st.speed)
 	}
 }
 
@@ -127,8 +136,7 @@ func (a *Alloc) reset(now model.Time) {
 	elapsed := (now - max(a.lastReset, 0)).Seconds()
 	credit := a.credit()
 	clear(a.worker)
-	for _, j := range a.tracked {
-		st := a.jobs[j]
+	for _, st := range a.states {
 		for t := range st.received {
 			should := 0.0
 			if st.x != nil {
@@ -163,13 +171,13 @@ func (a *Alloc) priority(st *allocJob, t int) float64 {
 func (a *Alloc) pinned(s *model.State, now model.Time) ([]*model.Job, []engine.TypeSet) {
 	var sel []*model.Job
 	var types []engine.TypeSet
-	for _, j := range a.tracked {
+	for i, j := range a.tracked {
 		if j.State != model.Running || now > j.Resume {
 			continue
 		}
 		t := s.Cluster.TypeOf(j.Alloc[0])
 		a.remain[t] -= len(j.Alloc)
-		a.jobs[j].picked = true
+		a.states[i].picked = true
 		sel = append(sel, j)
 		types = append(types, 1<<uint(t))
 	}
@@ -184,10 +192,6 @@ func (a *Alloc) pinned(s *model.State, now model.Time) ([]*model.Job, []engine.T
 // the type.
 func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.TypeSet) {
 	a.entries = a.entries[:0]
-	a.states = a.states[:0]
-	for _, j := range a.tracked {
-		a.states = append(a.states, a.jobs[j])
-	}
 	for _, t := range a.order {
 		start := len(a.entries)
 		for i, j := range a.tracked {
@@ -236,9 +240,11 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 // sortEntries sorts one type's pairs by priority, then deficit (or
 // weight), then share, descending, ties kept in arrival order, as one
 // stable sort would: the pairs with a priority, which all come before the
-// others, are sorted apart, and the others only when they are not in order
-// yet (with many jobs and few of them with a share on the type, most pairs
-// have none, and the same weight, and are in order already).
+// others, are sorted apart, each part only when it is not in order yet
+// (with many jobs and few of them with a share on the type, most pairs
+// have none, and the same weight, and are in order already; when every job
+// has its fastest type to itself, bestFits, the pairs with a priority all
+// have the same).
 func (a *Alloc) sortEntries(es []allocEntry) {
 	byPrio := func(p, q allocEntry) int {
 		return cmp.Or(cmp.Compare(q.prio, p.prio), cmp.Compare(q.deficit, p.deficit), cmp.Compare(q.x, p.x))
@@ -254,7 +260,9 @@ func (a *Alloc) sortEntries(es []allocEntry) {
 		}
 	}
 	copy(es[k:], a.rest)
-	slices.SortStableFunc(es[:k], byPrio)
+	if !slices.IsSortedFunc(es[:k], byPrio) {
+		slices.SortStableFunc(es[:k], byPrio)
+	}
 	if !slices.IsSortedFunc(es[k:], byPrio) {
 		slices.SortStableFunc(es[k:], byPrio)
 	}
