@@ -29,13 +29,16 @@ import (
 // O(types² × distinct GPU counts), not O(running jobs).
 type Hetero struct {
 	round int
-	index map[swapKey]*swapList
 	// pairs holds, per (from, to) type pair (from·types + to), the
-	// index's buckets by ascending GPU count.
+	// index's buckets by ascending GPU count; nil before the first
+	// refresh. A bucket stays, emptied, when no running job is in it.
 	pairs [][]sized
 	best  map[*model.Job]float64
 	last  jobView
 	speed []float64 // refresh's scratch: a running job's speed by type
+	// sortCandidates's scratch: a bucket's distinct gains, its candidates
+	gains   []float64
+	scratch []candidate
 }
 
 // sized is a bucket of the index and its GPU count.
@@ -65,8 +68,6 @@ type swapList struct {
 	list []candidate
 	head int
 }
-
-type swapKey struct{ from, to, gpus int }
 
 type candidate struct {
 	gain float64 // n_i·(m_ik − m_ij)
@@ -210,17 +211,19 @@ func (h *Hetero) top(p *engine.Pool, from int, l *swapList, extra int) (candidat
 // refresh rebuilds the index of running jobs at the first placement of a
 // round.
 func (h *Hetero) refresh(s *model.State, p *engine.Pool) {
-	if h.index != nil && h.round == p.Round() {
+	if h.pairs != nil && h.round == p.Round() {
 		return
 	}
 	h.round = p.Round()
 	nt := len(s.Cluster.Types)
-	if h.index == nil {
-		h.index = map[swapKey]*swapList{}
+	if len(h.pairs) != nt*nt || h.pairs == nil {
+		h.pairs = make([][]sized, nt*nt)
 	}
-	for _, l := range h.index {
-		clear(l.list)
-		l.list, l.head = l.list[:0], 0
+	for _, bs := range h.pairs {
+		for _, b := range bs {
+			clear(b.list.list)
+			b.list.list, b.list.head = b.list.list[:0], 0
+		}
 	}
 	if h.best == nil || len(h.best) > 2*len(s.Running())+1024 {
 		h.best = map[*model.Job]float64{}
@@ -242,35 +245,77 @@ func (h *Hetero) refresh(s *model.State, p *engine.Pool) {
 			if to == from || !feasible.Has(to) {
 				continue
 			}
-			key := swapKey{from, to, ni}
-			l := h.index[key]
-			if l == nil {
-				l = &swapList{}
-				h.index[key] = l
-			}
+			l := h.bucket(from*nt+to, ni)
 			l.list = append(l.list, candidate{float64(ni) * (norm(h.speed[to], best, ni) - here), i})
 		}
 	}
-	h.pairs = slices.Grow(h.pairs[:0], nt*nt)[:nt*nt]
-	for i := range h.pairs {
-		h.pairs[i] = h.pairs[i][:0]
-	}
-	for key, l := range h.index {
-		if len(l.list) == 0 {
-			continue
-		}
-		slices.SortFunc(l.list, func(a, b candidate) int {
-			if c := cmp.Compare(b.gain, a.gain); c != 0 {
-				return c
-			}
-			return a.job.Seq - b.job.Seq
-		})
-		pi := key.from*nt + key.to
-		h.pairs[pi] = append(h.pairs[pi], sized{key.gpus, l})
-	}
 	for _, bs := range h.pairs {
-		slices.SortFunc(bs, func(a, b sized) int { return a.gpus - b.gpus })
+		for _, b := range bs {
+			h.sortCandidates(b.list.list)
+		}
 	}
+}
+
+// maxGroups is the most distinct gains in a bucket that sortCandidates
+// sorts by grouping.
+const maxGroups = 16
+
+// sortCandidates sorts l by descending gain, ties by ascending Seq
+// (byGain). refresh fills a bucket in ascending Seq (s.Running's order),
+// and its gains take few values (one per job type and size on a type
+// pair): then the candidates are laid out gain by gain, each group in the
+// order it came. Otherwise (more gains, another order, a NaN) it sorts by
+// comparison; the order is the same, byGain being total.
+func (h *Hetero) sortCandidates(l []candidate) {
+	h.gains = h.gains[:0]
+	for i, c := range l {
+		if c.gain != c.gain || i > 0 && l[i-1].job.Seq >= c.job.Seq || len(h.gains) > maxGroups {
+			slices.SortFunc(l, byGain)
+			return
+		}
+		if !slices.Contains(h.gains, c.gain) {
+			h.gains = append(h.gains, c.gain)
+		}
+	}
+	if len(h.gains) > maxGroups {
+		slices.SortFunc(l, byGain)
+		return
+	}
+	slices.SortFunc(h.gains, func(a, b float64) int { return cmp.Compare(b, a) })
+	h.scratch = append(h.scratch[:0], l...)
+	k := 0
+	for _, g := range h.gains {
+		for _, c := range h.scratch {
+			if c.gain == g {
+				l[k] = c
+				k++
+			}
+		}
+	}
+}
+
+// byGain orders candidates by descending gain, ties by ascending Seq.
+func byGain(a, b candidate) int {
+	if c := cmp.Compare(b.gain, a.gain); c != 0 {
+		return c
+	}
+	return a.job.Seq - b.job.Seq
+}
+
+// bucket returns the bucket of type pair pi (from·types + to) for jobs of
+// gpus GPUs, adding it, in order of GPU count, when there is none.
+func (h *Hetero) bucket(pi, gpus int) *swapList {
+	bs := h.pairs[pi]
+	i := 0
+	for i < len(bs) && bs[i].gpus < gpus {
+		i++
+	}
+	if i < len(bs) && bs[i].gpus == gpus {
+		return bs[i].list
+	}
+	l := &swapList{}
+	h.pairs[pi] = slices.Insert(bs, i, sized{gpus, l})
+	return l
 }
 
 // norm is the per-GPU throughput of a job of speed v on n GPUs of a type,

@@ -39,6 +39,7 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	}
 	if a.Objective == Gittins {
 		a.curve.build(&a.surv)
+		clear(a.indexes)
 	}
 	exp := a.Exponent
 	if exp <= 0 {
@@ -64,7 +65,7 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 		}
 		w := math.Pow(max(rem, minRemaining), -exp)
 		if a.Objective == Gittins {
-			w = a.gittins(done[i])
+			w = a.gittinsOnce(done[i])
 		}
 		if st.gpus > 1 && done[i] < probe {
 			w *= float64(st.gpus)
@@ -115,6 +116,20 @@ func (a *Alloc) gittins(done float64) float64 {
 		return max(g, 1/a.surv.remaining(done))
 	}
 	return 1 / a.surv.remaining(done)
+}
+
+// gittinsOnce is gittins, computed once per service value until the curve
+// is built again (jobs that have not run yet all share one).
+func (a *Alloc) gittinsOnce(done float64) float64 {
+	if g, ok := a.indexes[done]; ok {
+		return g
+	}
+	g := a.gittins(done)
+	if a.indexes == nil {
+		a.indexes = map[float64]float64{}
+	}
+	a.indexes[done] = g
+	return g
 }
 
 // relSpeed returns what a relative speed r (a job's speed on a type over

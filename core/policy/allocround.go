@@ -11,11 +11,13 @@ import (
 
 // account credits every tracked job, and its type, with the time it ran
 // since the previous round (jobs that ended since included: their time
-// still counts for their type), forgets the jobs that ended and tracks the
-// new ones. Either marks X as out of date.
-func (a *Alloc) account(s *model.State, now model.Time) {
+// still counts for their type), unless reset, which starts the credits
+// again, follows and the deficit, which reads them, is not kept
+// (keepsDeficit); it forgets the jobs that ended and tracks the new ones.
+// Either marks X as out of date.
+func (a *Alloc) account(s *model.State, now model.Time, reset bool) {
 	c := s.Cluster
-	if a.last >= 0 {
+	if a.last >= 0 && !(reset && !a.keepsDeficit()) {
 		for i, j := range a.tracked {
 			st := a.states[i]
 			limit := a.microTask(j)
@@ -130,25 +132,34 @@ func ranSince(j *model.Job, since, now model.Time, c *model.Cluster, fn func(t i
 
 // reset starts a new accounting period at now, as Gavel does before it
 // recomputes X (scheduler.py, _reset_time_run_so_far): each job's deficit
-// grows by the time X gave it minus the time it received, and every job
-// and type starts again from the initial credit.
+// grows by the time X gave it minus the time it received (where
+// keepsDeficit), and every job and type starts again from the initial
+// credit.
 func (a *Alloc) reset(now model.Time) {
 	elapsed := (now - max(a.lastReset, 0)).Seconds()
 	credit := a.credit()
 	clear(a.worker)
+	deficit := a.keepsDeficit()
 	for _, st := range a.states {
 		for t := range st.received {
-			should := 0.0
-			if st.x != nil {
-				should = st.x[t] * elapsed
+			if deficit {
+				should := 0.0
+				if st.x != nil {
+					should = st.x[t] * elapsed
+				}
+				st.deficit[t] += should - (st.received[t] - credit)
 			}
-			st.deficit[t] += should - (st.received[t] - credit)
 			st.received[t] = credit
 			a.worker[t] += credit
 		}
 	}
 	a.lastReset = now
 }
+
+// keepsDeficit reports whether the objective reads Gavel's deficit: not
+// EstSRPT and Gittins, whose pairs without a priority are ordered by
+// weight instead (choose).
+func (a *Alloc) keepsDeficit() bool { return a.Objective != EstSRPT && a.Objective != Gittins }
 
 // priority is Gavel's priority of job st on type t: its share of X over
 // the fraction of the type's time it received; 0 without a share.
@@ -168,9 +179,16 @@ func (a *Alloc) priority(st *allocJob, t int) float64 {
 // nothing, and a round shorter than the restart pause would otherwise
 // stop every job before it progressed, round after round, for ever. Under
 // Gavel's semantics (no restart pause) no job is ever pinned.
+//
+// The selection starts in a.sel, reused from round to round (Order copies
+// it out), and the types in a slice with room for one per tracked job (as
+// many as Order gives).
 func (a *Alloc) pinned(s *model.State, now model.Time) ([]*model.Job, []engine.TypeSet) {
-	var sel []*model.Job
+	sel := a.sel[:0]
 	var types []engine.TypeSet
+	if len(a.tracked) > 0 {
+		types = make([]engine.TypeSet, 0, len(a.tracked))
+	}
 	for i, j := range a.tracked {
 		if j.State != model.Running || now > j.Resume {
 			continue
@@ -246,9 +264,7 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 // has its fastest type to itself, bestFits, the pairs with a priority all
 // have the same).
 func (a *Alloc) sortEntries(es []allocEntry) {
-	byPrio := func(p, q allocEntry) int {
-		return cmp.Or(cmp.Compare(q.prio, p.prio), cmp.Compare(q.deficit, p.deficit), cmp.Compare(q.x, p.x))
-	}
+	byPrio := entryOrder
 	a.rest = a.rest[:0]
 	k := 0
 	for _, e := range es {
@@ -266,6 +282,18 @@ func (a *Alloc) sortEntries(es []allocEntry) {
 	if !slices.IsSortedFunc(es[k:], byPrio) {
 		slices.SortStableFunc(es[k:], byPrio)
 	}
+}
+
+// entryOrder orders pairs by priority, then deficit (or weight), then
+// share, descending.
+func entryOrder(p, q allocEntry) int {
+	if c := cmp.Compare(q.prio, p.prio); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(q.deficit, p.deficit); c != 0 {
+		return c
+	}
+	return cmp.Compare(q.x, p.x)
 }
 
 // fits reports whether the job of st, not yet chosen, can run on type t
