@@ -26,7 +26,9 @@ import (
 //
 // Running jobs are indexed once per round by (their type j, target type k,
 // GPU count) in descending order of n_i·(m_ik − m_ij), so a search costs
-// O(types² × distinct GPU counts), not O(running jobs).
+// O(types² × distinct GPU counts), not O(running jobs); a bucket is sorted
+// when a search first reaches it in the round (most rounds place a few
+// jobs, onto one type).
 type Hetero struct {
 	round int
 	// pairs holds, per (from, to) type pair (from·types + to), the
@@ -36,9 +38,6 @@ type Hetero struct {
 	best  map[*model.Job]float64
 	last  jobView
 	speed []float64 // refresh's scratch: a running job's speed by type
-	// sortCandidates's scratch: a bucket's distinct gains, its candidates
-	gains   []float64
-	scratch []candidate
 }
 
 // sized is a bucket of the index and its GPU count.
@@ -61,12 +60,14 @@ type jobView struct {
 	best  float64
 }
 
-// swapList is one bucket of the index: its candidates by descending gain,
-// of which those before head were moved or preempted this round. Its
-// storage is kept from round to round.
+// swapList is one bucket of the index: its candidates by descending gain
+// (once sorted: a bucket is sorted when first searched in its round), of
+// which those before head were moved or preempted this round. Its storage
+// is kept from round to round.
 type swapList struct {
-	list []candidate
-	head int
+	list   []candidate
+	head   int
+	sorted bool
 }
 
 type candidate struct {
@@ -199,6 +200,10 @@ func (h *Hetero) top(p *engine.Pool, from int, l *swapList, extra int) (candidat
 	if p.Free(from) < extra {
 		return candidate{}, false
 	}
+	if !l.sorted {
+		slices.SortFunc(l.list, byGain)
+		l.sorted = true
+	}
 	for l.head < len(l.list) && !p.Settled(l.list[l.head].job) {
 		l.head++ // moved or preempted this round: gone for good
 	}
@@ -222,7 +227,7 @@ func (h *Hetero) refresh(s *model.State, p *engine.Pool) {
 	for _, bs := range h.pairs {
 		for _, b := range bs {
 			clear(b.list.list)
-			b.list.list, b.list.head = b.list.list[:0], 0
+			b.list.list, b.list.head, b.list.sorted = b.list.list[:0], 0, false
 		}
 	}
 	if h.best == nil || len(h.best) > 2*len(s.Running())+1024 {
@@ -247,49 +252,6 @@ func (h *Hetero) refresh(s *model.State, p *engine.Pool) {
 			}
 			l := h.bucket(from*nt+to, ni)
 			l.list = append(l.list, candidate{float64(ni) * (norm(h.speed[to], best, ni) - here), i})
-		}
-	}
-	for _, bs := range h.pairs {
-		for _, b := range bs {
-			h.sortCandidates(b.list.list)
-		}
-	}
-}
-
-// maxGroups is the most distinct gains in a bucket that sortCandidates
-// sorts by grouping.
-const maxGroups = 16
-
-// sortCandidates sorts l by descending gain, ties by ascending Seq
-// (byGain). refresh fills a bucket in ascending Seq (s.Running's order),
-// and its gains take few values (one per job type and size on a type
-// pair): then the candidates are laid out gain by gain, each group in the
-// order it came. Otherwise (more gains, another order, a NaN) it sorts by
-// comparison; the order is the same, byGain being total.
-func (h *Hetero) sortCandidates(l []candidate) {
-	h.gains = h.gains[:0]
-	for i, c := range l {
-		if c.gain != c.gain || i > 0 && l[i-1].job.Seq >= c.job.Seq || len(h.gains) > maxGroups {
-			slices.SortFunc(l, byGain)
-			return
-		}
-		if !slices.Contains(h.gains, c.gain) {
-			h.gains = append(h.gains, c.gain)
-		}
-	}
-	if len(h.gains) > maxGroups {
-		slices.SortFunc(l, byGain)
-		return
-	}
-	slices.SortFunc(h.gains, func(a, b float64) int { return cmp.Compare(b, a) })
-	h.scratch = append(h.scratch[:0], l...)
-	k := 0
-	for _, g := range h.gains {
-		for _, c := range h.scratch {
-			if c.gain == g {
-				l[k] = c
-				k++
-			}
 		}
 	}
 }

@@ -276,10 +276,10 @@ func (a *Alloc) sortEntries(es []allocEntry) {
 		}
 	}
 	copy(es[k:], a.rest)
-	if !slices.IsSortedFunc(es[:k], byPrio) {
+	if !entriesSorted(es[:k]) {
 		slices.SortStableFunc(es[:k], byPrio)
 	}
-	if !slices.IsSortedFunc(es[k:], byPrio) {
+	if !entriesSorted(es[k:]) {
 		slices.SortStableFunc(es[k:], byPrio)
 	}
 }
@@ -294,6 +294,21 @@ func entryOrder(p, q allocEntry) int {
 		return c
 	}
 	return cmp.Compare(q.x, p.x)
+}
+
+// entriesSorted is slices.IsSortedFunc(es, entryOrder), with pairs of
+// equal keys (the common case) told apart without entryOrder.
+func entriesSorted(es []allocEntry) bool {
+	for i := 1; i < len(es); i++ {
+		p, q := &es[i-1], &es[i]
+		if p.prio == q.prio && p.deficit == q.deficit && p.x == q.x {
+			continue // equal for entryOrder too (a NaN is never ==)
+		}
+		if entryOrder(*q, *p) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // fits reports whether the job of st, not yet chosen, can run on type t
