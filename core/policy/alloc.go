@@ -157,7 +157,7 @@ type Alloc struct {
 	curve     gittinsCurve        // Gittins: surv smoothed
 	indexes   map[float64]float64 // Gittins: the indexes computed on curve, by service (gittinsOnce)
 	entries   []allocEntry
-	rest      []allocEntry // sortEntries's scratch
+	rest      []allocEntry // choose's scratch: one type's pairs without a priority
 	states    []*allocJob  // a.jobs of tracked, in its order
 	sel       []*model.Job // choose's selection, copied out by Order
 	remain    []int

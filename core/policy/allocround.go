@@ -212,6 +212,7 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 	a.entries = a.entries[:0]
 	for _, t := range a.order {
 		start := len(a.entries)
+		a.rest = a.rest[:0]
 		for i, j := range a.tracked {
 			st := a.states[i]
 			x := 0.0
@@ -222,9 +223,16 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 			if a.Objective == EstSRPT || a.Objective == Gittins {
 				second = st.weight // X is new every round: the weight orders the jobs without a share
 			}
-			a.entries = append(a.entries, allocEntry{prio: a.priority(st, t), deficit: second, x: x, job: j, st: st, t: t})
+			e := allocEntry{prio: a.priority(st, t), deficit: second, x: x, job: j, st: st, t: t}
+			if e.prio > 0 {
+				a.entries = append(a.entries, e)
+			} else {
+				a.rest = append(a.rest, e)
+			}
 		}
-		a.sortEntries(a.entries[start:])
+		k := len(a.entries) - start
+		a.entries = append(a.entries, a.rest...)
+		sortEntries(a.entries[start:], k)
 	}
 	for t := range a.remain {
 		a.remain[t] = s.Cluster.TypeGPUs(t)
@@ -257,25 +265,15 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 
 // sortEntries sorts one type's pairs by priority, then deficit (or
 // weight), then share, descending, ties kept in arrival order, as one
-// stable sort would: the pairs with a priority, which all come before the
-// others, are sorted apart, each part only when it is not in order yet
+// stable sort would. choose lays them out with the k pairs with a
+// priority, which all come before the others, first, each part in arrival
+// order; the parts are sorted apart, each only when it is not in order yet
 // (with many jobs and few of them with a share on the type, most pairs
 // have none, and the same weight, and are in order already; when every job
 // has its fastest type to itself, bestFits, the pairs with a priority all
 // have the same).
-func (a *Alloc) sortEntries(es []allocEntry) {
+func sortEntries(es []allocEntry, k int) {
 	byPrio := entryOrder
-	a.rest = a.rest[:0]
-	k := 0
-	for _, e := range es {
-		if e.prio > 0 {
-			es[k] = e
-			k++
-		} else {
-			a.rest = append(a.rest, e)
-		}
-	}
-	copy(es[k:], a.rest)
 	if !entriesSorted(es[:k]) {
 		slices.SortStableFunc(es[:k], byPrio)
 	}
