@@ -164,12 +164,19 @@ bench-eta:
 	$(GO) test -run '^$$' -bench 'Run$$' -benchtime 5x ./service/forecast/
 
 ## bench-philly: wall time and peak memory of the full Philly replay
-## (needs ../shared beside the checkout).
+## (needs ../shared beside the checkout): fifo on 2,500 V100s, then the
+## recommended policy (gittins with the hetero placer, recipe.Recommended)
+## on v100=800,p100=800,k80=800.
 bench-philly: build
 	@if [ ! -f $(PHILLY) ]; then echo "skip: $(PHILLY) not found"; exit 0; fi; \
 	for i in 1 2 3; do \
 	  /usr/bin/time -f 'philly fifo: %e s wall, %M KiB peak RSS' \
 	    $(BIN) sim --trace $(PHILLY) --gpus v100=2500 --gpus-per-node 8 --policy fifo --json; \
+	done; \
+	for i in 1 2 3; do \
+	  /usr/bin/time -f 'philly gittins+hetero: %e s wall, %U s user, %M KiB peak RSS' \
+	    $(BIN) sim --trace $(PHILLY) --gpus v100=800,p100=800,k80=800 --gpus-per-node 8 \
+	      --policy gittins --placer hetero --json; \
 	done
 
 ## experiments: the policy comparison tables of docs/EXPERIMENTS.md, with

@@ -162,3 +162,21 @@ const (
 	reasonMinOnly    = "placed with its minimum GPUs"
 	reasonAssigned   = "moved to a GPU type its allocation gives it this round"
 )
+
+// FeasibleInto is Feasible that also sets speed[t], for every type, to j's
+// speed on n GPUs of it where Feasible admits it and to 0 elsewhere, with
+// one speed lookup per type that passes Feasible's other rules.
+func FeasibleInto(s *model.State, j *model.Job, n int, speed []float64) TypeSet {
+	var ts TypeSet
+	for t := range s.Cluster.Types {
+		speed[t] = 0
+		if !usable(s, j, t, n) {
+			continue
+		}
+		if v := s.Profile.Speed(j, t, n); v > 0 {
+			speed[t] = v
+			ts |= 1 << uint(t)
+		}
+	}
+	return ts
+}

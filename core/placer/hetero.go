@@ -26,12 +26,14 @@ import (
 //
 // Running jobs are indexed once per round by (their type j, target type k,
 // GPU count) in descending order of n_i·(m_ik − m_ij), so a search costs
-// O(types² × distinct GPU counts), not O(running jobs).
+// O(types² × distinct GPU counts), not O(running jobs); a bucket is sorted
+// when a search first reaches it in the round (most rounds place a few
+// jobs, onto one type).
 type Hetero struct {
 	round int
-	index map[swapKey]*swapList
 	// pairs holds, per (from, to) type pair (from·types + to), the
-	// index's buckets by ascending GPU count.
+	// index's buckets by ascending GPU count; nil before the first
+	// refresh. A bucket stays, emptied, when no running job is in it.
 	pairs [][]sized
 	best  map[*model.Job]float64
 	last  jobView
@@ -58,15 +60,15 @@ type jobView struct {
 	best  float64
 }
 
-// swapList is one bucket of the index: its candidates by descending gain,
-// of which those before head were moved or preempted this round. Its
-// storage is kept from round to round.
+// swapList is one bucket of the index: its candidates by descending gain
+// (once sorted: a bucket is sorted when first searched in its round), of
+// which those before head were moved or preempted this round. Its storage
+// is kept from round to round.
 type swapList struct {
-	list []candidate
-	head int
+	list   []candidate
+	head   int
+	sorted bool
 }
-
-type swapKey struct{ from, to, gpus int }
 
 type candidate struct {
 	gain float64 // n_i·(m_ik − m_ij)
@@ -198,6 +200,10 @@ func (h *Hetero) top(p *engine.Pool, from int, l *swapList, extra int) (candidat
 	if p.Free(from) < extra {
 		return candidate{}, false
 	}
+	if !l.sorted {
+		slices.SortFunc(l.list, byGain)
+		l.sorted = true
+	}
 	for l.head < len(l.list) && !p.Settled(l.list[l.head].job) {
 		l.head++ // moved or preempted this round: gone for good
 	}
@@ -210,17 +216,19 @@ func (h *Hetero) top(p *engine.Pool, from int, l *swapList, extra int) (candidat
 // refresh rebuilds the index of running jobs at the first placement of a
 // round.
 func (h *Hetero) refresh(s *model.State, p *engine.Pool) {
-	if h.index != nil && h.round == p.Round() {
+	if h.pairs != nil && h.round == p.Round() {
 		return
 	}
 	h.round = p.Round()
 	nt := len(s.Cluster.Types)
-	if h.index == nil {
-		h.index = map[swapKey]*swapList{}
+	if len(h.pairs) != nt*nt || h.pairs == nil {
+		h.pairs = make([][]sized, nt*nt)
 	}
-	for _, l := range h.index {
-		clear(l.list)
-		l.list, l.head = l.list[:0], 0
+	for _, bs := range h.pairs {
+		for _, b := range bs {
+			clear(b.list.list)
+			b.list.list, b.list.head, b.list.sorted = b.list.list[:0], 0, false
+		}
 	}
 	if h.best == nil || len(h.best) > 2*len(s.Running())+1024 {
 		h.best = map[*model.Job]float64{}
@@ -242,35 +250,34 @@ func (h *Hetero) refresh(s *model.State, p *engine.Pool) {
 			if to == from || !feasible.Has(to) {
 				continue
 			}
-			key := swapKey{from, to, ni}
-			l := h.index[key]
-			if l == nil {
-				l = &swapList{}
-				h.index[key] = l
-			}
+			l := h.bucket(from*nt+to, ni)
 			l.list = append(l.list, candidate{float64(ni) * (norm(h.speed[to], best, ni) - here), i})
 		}
 	}
-	h.pairs = slices.Grow(h.pairs[:0], nt*nt)[:nt*nt]
-	for i := range h.pairs {
-		h.pairs[i] = h.pairs[i][:0]
+}
+
+// byGain orders candidates by descending gain, ties by ascending Seq.
+func byGain(a, b candidate) int {
+	if c := cmp.Compare(b.gain, a.gain); c != 0 {
+		return c
 	}
-	for key, l := range h.index {
-		if len(l.list) == 0 {
-			continue
-		}
-		slices.SortFunc(l.list, func(a, b candidate) int {
-			if c := cmp.Compare(b.gain, a.gain); c != 0 {
-				return c
-			}
-			return a.job.Seq - b.job.Seq
-		})
-		pi := key.from*nt + key.to
-		h.pairs[pi] = append(h.pairs[pi], sized{key.gpus, l})
+	return a.job.Seq - b.job.Seq
+}
+
+// bucket returns the bucket of type pair pi (from·types + to) for jobs of
+// gpus GPUs, adding it, in order of GPU count, when there is none.
+func (h *Hetero) bucket(pi, gpus int) *swapList {
+	bs := h.pairs[pi]
+	i := 0
+	for i < len(bs) && bs[i].gpus < gpus {
+		i++
 	}
-	for _, bs := range h.pairs {
-		slices.SortFunc(bs, func(a, b sized) int { return a.gpus - b.gpus })
+	if i < len(bs) && bs[i].gpus == gpus {
+		return bs[i].list
 	}
+	l := &swapList{}
+	h.pairs[pi] = slices.Insert(bs, i, sized{gpus, l})
+	return l
 }
 
 // norm is the per-GPU throughput of a job of speed v on n GPUs of a type,

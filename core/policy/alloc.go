@@ -151,22 +151,27 @@ type Alloc struct {
 	order     []int        // GPU types, fastest first
 	solver    lp.Solver
 	rng       *pyRand
-	fifoType  map[*model.Job]int // FIFOAlloc: each allocated job's type
-	finished  []float64          // finished jobs' work in seconds at their best speed
-	surv      survival           // the size distribution learned from them
-	curve     gittinsCurve       // Gittins: surv smoothed
+	fifoType  map[*model.Job]int  // FIFOAlloc: each allocated job's type
+	finished  []float64           // finished jobs' work in seconds at their best speed
+	surv      survival            // the size distribution learned from them
+	curve     gittinsCurve        // Gittins: surv smoothed
+	indexes   map[float64]float64 // Gittins: the indexes computed on curve, by service (gittinsOnce)
 	entries   []allocEntry
-	rest      []allocEntry // sortEntries's scratch
-	states    []*allocJob  // choose's: a.jobs of tracked, in its order
+	rest      []allocEntry // choose's scratch: one type's pairs without a priority
+	states    []*allocJob  // a.jobs of tracked, in its order
+	sel       []*model.Job // choose's selection, copied out by Order
 	remain    []int
+	done      []float64 // estSRPT's scratch: per tracked job, its service at its best speed
+	best      []float64 // estSRPT's scratch: per tracked job, its best speed
 	cluster   *model.Cluster
 }
 
 // allocJob is what Alloc keeps per active job.
 type allocJob struct {
+	job      *model.Job
 	x        []float64 // its row of X (nil until X is computed with it)
 	received []float64 // seconds run per type since the last reset, plus the credit
-	deficit  []float64 // Gavel's deficit: share owed minus time received, per type
+	deficit  []float64 // Gavel's deficit: share owed minus time received, per type (not kept by EstSRPT and Gittins: keepsDeficit)
 	speed    []float64 // speed per type at gpus; 0 where it cannot run
 	gpus     int       // the GPU count it is scheduled at (size)
 	picked   bool      // chosen to run this round (scratch)
@@ -230,9 +235,12 @@ func (a *Alloc) Next(now model.Time) model.Time {
 // Order implements engine.QueuePolicy.
 func (a *Alloc) Order(s *model.State, now model.Time, buf []*model.Job) engine.Order {
 	a.init(s.Cluster)
-	a.account(s, now)
-	if a.Objective == EstSRPT || a.Objective == Gittins {
-		a.changed = true // its weights change as jobs progress
+	// EstSRPT's and Gittins's weights change as jobs progress: X is new at
+	// every reset, and the time credited before one is not read.
+	perRound := a.Objective == EstSRPT || a.Objective == Gittins
+	a.account(s, now, perRound && a.mayReset(now))
+	if perRound {
+		a.changed = true
 	}
 	if a.changed && a.mayReset(now) {
 		a.reset(now)
@@ -242,15 +250,16 @@ func (a *Alloc) Order(s *model.State, now model.Time, buf []*model.Job) engine.O
 	sel, types := a.choose(s, now)
 	ord := engine.Order{Preemptive: true, Types: types}
 	buf = append(buf, sel...)
-	for _, j := range a.tracked {
-		if a.jobs[j].picked {
+	a.sel = sel[:0]
+	for i, j := range a.tracked {
+		if a.states[i].picked {
 			continue
 		}
 		buf = append(buf, j)
 		ord.Types = append(ord.Types, 0)
 	}
-	for _, j := range a.tracked {
-		a.jobs[j].picked = false
+	for _, st := range a.states {
+		st.picked = false
 	}
 	ord.Jobs = buf
 	a.last = now
@@ -263,7 +272,7 @@ func (a *Alloc) init(c *model.Cluster) {
 	}
 	a.cluster = c
 	a.jobs = map[*model.Job]*allocJob{}
-	a.tracked = nil
+	a.tracked, a.states = nil, nil
 	a.last, a.lastReset = -1, -1
 	a.worker = make([]float64, len(c.Types))
 	a.remain = make([]int, len(c.Types))

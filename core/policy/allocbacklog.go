@@ -43,9 +43,9 @@ func (a *Alloc) priorityPower(s *model.State, best []float64) float64 {
 		return 1
 	}
 	var demand float64
-	for i, j := range a.tracked {
+	for i, st := range a.states {
 		if best[i] > 0 {
-			demand += float64(a.jobs[j].gpus)
+			demand += float64(st.gpus)
 		}
 	}
 	return backlogPower(demand, float64(s.Cluster.TotalGPUs()), a.PriorityBacklog)

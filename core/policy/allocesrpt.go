@@ -23,10 +23,10 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	if n == 0 {
 		return
 	}
-	done := make([]float64, n)
-	best := make([]float64, n)
+	a.done, a.best = slices.Grow(a.done[:0], n)[:n], slices.Grow(a.best[:0], n)[:n]
+	done, best := a.done, a.best
 	for i, j := range a.tracked {
-		best[i] = slices.Max(a.jobs[j].speed)
+		best[i], done[i] = slices.Max(a.states[i].speed), 0
 		if best[i] > 0 {
 			done[i] = j.DoneAt(now) / best[i]
 		}
@@ -39,6 +39,7 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	}
 	if a.Objective == Gittins {
 		a.curve.build(&a.surv)
+		clear(a.indexes)
 	}
 	exp := a.Exponent
 	if exp <= 0 {
@@ -52,7 +53,7 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 		p.Cap[t] = float64(s.Cluster.TypeGPUs(t))
 	}
 	for i, j := range a.tracked {
-		st := a.jobs[j]
+		st := a.states[i]
 		st.x = make([]float64, k)
 		p.Size[i] = float64(st.gpus)
 		if best[i] <= 0 {
@@ -64,7 +65,7 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 		}
 		w := math.Pow(max(rem, minRemaining), -exp)
 		if a.Objective == Gittins {
-			w = a.gittins(done[i])
+			w = a.gittinsOnce(done[i])
 		}
 		if st.gpus > 1 && done[i] < probe {
 			w *= float64(st.gpus)
@@ -80,8 +81,8 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	if err != nil && len(sol.X) != n*k {
 		return
 	}
-	for i, j := range a.tracked {
-		copy(a.jobs[j].x, sol.X[i*k:(i+1)*k])
+	for i, st := range a.states {
+		copy(st.x, sol.X[i*k:(i+1)*k])
 	}
 }
 
@@ -117,6 +118,20 @@ func (a *Alloc) gittins(done float64) float64 {
 	return 1 / a.surv.remaining(done)
 }
 
+// gittinsOnce is gittins, computed once per service value until the curve
+// is built again (jobs that have not run yet all share one).
+func (a *Alloc) gittinsOnce(done float64) float64 {
+	if g, ok := a.indexes[done]; ok {
+		return g
+	}
+	g := a.gittins(done)
+	if a.indexes == nil {
+		a.indexes = map[float64]float64{}
+	}
+	a.indexes[done] = g
+	return g
+}
+
 // relSpeed returns what a relative speed r (a job's speed on a type over
 // its best) is worth in EstSRPT's and Gittins's program:
 // r^SpeedExponent, r itself when SpeedExponent is 0 or 1.
@@ -138,8 +153,7 @@ func (a *Alloc) relSpeed(r float64) float64 {
 func (a *Alloc) bestFits(s *model.State, best []float64) bool {
 	k := len(s.Cluster.Types)
 	clear(a.remain)
-	for i, j := range a.tracked {
-		st := a.jobs[j]
+	for i, st := range a.states {
 		if best[i] <= 0 {
 			continue
 		}
@@ -148,9 +162,13 @@ func (a *Alloc) bestFits(s *model.State, best []float64) bool {
 			return false
 		}
 	}
-	for i, j := range a.tracked {
-		st := a.jobs[j]
-		st.x, st.weight = make([]float64, k), 0
+	for i, st := range a.states {
+		if len(st.x) == k {
+			clear(st.x) // no one else holds it: X is rebuilt in place
+		} else {
+			st.x = make([]float64, k)
+		}
+		st.weight = 0
 		if best[i] > 0 {
 			st.x[a.bestType(st)] = 1
 		}

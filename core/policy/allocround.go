@@ -11,13 +11,15 @@ import (
 
 // account credits every tracked job, and its type, with the time it ran
 // since the previous round (jobs that ended since included: their time
-// still counts for their type), forgets the jobs that ended and tracks the
-// new ones. Either marks X as out of date.
-func (a *Alloc) account(s *model.State, now model.Time) {
+// still counts for their type), unless reset, which starts the credits
+// again, follows and the deficit, which reads them, is not kept
+// (keepsDeficit); it forgets the jobs that ended and tracks the new ones.
+// Either marks X as out of date.
+func (a *Alloc) account(s *model.State, now model.Time, reset bool) {
 	c := s.Cluster
-	if a.last >= 0 {
-		for _, j := range a.tracked {
-			st := a.jobs[j]
+	if a.last >= 0 && !(reset && !a.keepsDeficit()) {
+		for i, j := range a.tracked {
+			st := a.states[i]
 			limit := a.microTask(j)
 			ranSince(j, a.last, now, c, func(t int, sec float64) {
 				sec = min(sec, limit)
@@ -26,33 +28,49 @@ func (a *Alloc) account(s *model.State, now model.Time) {
 			})
 		}
 	}
-	kept := a.tracked[:0]
-	for _, j := range a.tracked {
+	kept, keptSt := a.tracked[:0], a.states[:0]
+	for i, j := range a.tracked {
+		st := a.states[i]
 		if j.State == model.Running || j.State == model.Waiting {
-			kept = append(kept, j)
+			kept, keptSt = append(kept, j), append(keptSt, st)
 			continue
 		}
-		if best := slices.Max(a.jobs[j].speed); j.State == model.Finished && best > 0 {
+		if best := slices.Max(st.speed); j.State == model.Finished && best > 0 {
 			a.finished = append(a.finished, j.Work/best)
 		}
 		delete(a.jobs, j)
 		a.changed = true
 	}
-	a.tracked = kept
+	a.tracked, a.states = kept, keptSt
 	added := false
 	for _, list := range [][]*model.Job{s.Running(), s.Waiting()} {
 		for _, j := range list {
 			if _, ok := a.jobs[j]; ok {
 				continue
 			}
-			a.jobs[j] = a.newJob(s, j)
-			a.tracked = append(a.tracked, j)
+			st := a.newJob(s, j)
+			a.jobs[j] = st
+			a.tracked, a.states = append(a.tracked, j), append(a.states, st)
 			added = true
 		}
 	}
 	if added {
 		a.changed = true
-		slices.SortFunc(a.tracked, func(x, y *model.Job) int { return x.Seq - y.Seq })
+		a.sortTracked()
+	}
+}
+
+// sortTracked sorts the tracked jobs, and their states alike, by Seq
+// (new jobs are appended at the end, and mostly arrived last: the sort is
+// skipped when they are in order already).
+func (a *Alloc) sortTracked() {
+	bySeq := func(x, y *allocJob) int { return x.job.Seq - y.job.Seq }
+	if slices.IsSortedFunc(a.states, bySeq) {
+		return
+	}
+	slices.SortFunc(a.states, bySeq)
+	for i, st := range a.states {
+		a.tracked[i] = st.job
 	}
 }
 
@@ -71,7 +89,7 @@ func (a *Alloc) microTask(j *model.Job) float64 {
 // round on every type.
 func (a *Alloc) newJob(s *model.State, j *model.Job) *allocJob {
 	k := len(s.Cluster.Types)
-	st := &allocJob{received: make([]float64, k), deficit: make([]float64, k), speed: make([]float64, k),
+	st := &allocJob{job: j, received: make([]float64, k), deficit: make([]float64, k), speed: make([]float64, k),
 		ftf: ftfState{prevRem: -1}}
 	for t := range k {
 		st.received[t] = a.credit()
@@ -86,16 +104,9 @@ func (a *Alloc) newJob(s *model.State, j *model.Job) *allocJob {
 // can never run.
 func (a *Alloc) speeds(s *model.State, j *model.Job, st *allocJob) {
 	st.gpus = j.Spec.GPUs
-	ts := engine.Feasible(s, j, st.gpus)
-	if ts == 0 {
+	if engine.FeasibleInto(s, j, st.gpus, st.speed) == 0 {
 		st.gpus = j.Spec.MinGPUs
-		ts = engine.Feasible(s, j, st.gpus)
-	}
-	for t := range st.speed {
-		st.speed[t] = 0
-		if ts.Has(t) {
-			st.speed[t] = s.Profile.Speed(j, t, st.gpus)
-		}
+		engine.FeasibleInto(s, j, st.gpus, st.speed)
 	}
 }
 
@@ -121,26 +132,34 @@ func ranSince(j *model.Job, since, now model.Time, c *model.Cluster, fn func(t i
 
 // reset starts a new accounting period at now, as Gavel does before it
 // recomputes X (scheduler.py, _reset_time_run_so_far): each job's deficit
-// grows by the time X gave it minus the time it received, and every job
-// and type starts again from the initial credit.
+// grows by the time X gave it minus the time it received (where
+// keepsDeficit), and every job and type starts again from the initial
+// credit.
 func (a *Alloc) reset(now model.Time) {
 	elapsed := (now - max(a.lastReset, 0)).Seconds()
 	credit := a.credit()
 	clear(a.worker)
-	for _, j := range a.tracked {
-		st := a.jobs[j]
+	deficit := a.keepsDeficit()
+	for _, st := range a.states {
 		for t := range st.received {
-			should := 0.0
-			if st.x != nil {
-				should = st.x[t] * elapsed
+			if deficit {
+				should := 0.0
+				if st.x != nil {
+					should = st.x[t] * elapsed
+				}
+				st.deficit[t] += should - (st.received[t] - credit)
 			}
-			st.deficit[t] += should - (st.received[t] - credit)
 			st.received[t] = credit
 			a.worker[t] += credit
 		}
 	}
 	a.lastReset = now
 }
+
+// keepsDeficit reports whether the objective reads Gavel's deficit: not
+// EstSRPT and Gittins, whose pairs without a priority are ordered by
+// weight instead (choose).
+func (a *Alloc) keepsDeficit() bool { return a.Objective != EstSRPT && a.Objective != Gittins }
 
 // priority is Gavel's priority of job st on type t: its share of X over
 // the fraction of the type's time it received; 0 without a share.
@@ -160,16 +179,23 @@ func (a *Alloc) priority(st *allocJob, t int) float64 {
 // nothing, and a round shorter than the restart pause would otherwise
 // stop every job before it progressed, round after round, for ever. Under
 // Gavel's semantics (no restart pause) no job is ever pinned.
+//
+// The selection starts in a.sel, reused from round to round (Order copies
+// it out), and the types in a slice with room for one per tracked job (as
+// many as Order gives).
 func (a *Alloc) pinned(s *model.State, now model.Time) ([]*model.Job, []engine.TypeSet) {
-	var sel []*model.Job
+	sel := a.sel[:0]
 	var types []engine.TypeSet
-	for _, j := range a.tracked {
+	if len(a.tracked) > 0 {
+		types = make([]engine.TypeSet, 0, len(a.tracked))
+	}
+	for i, j := range a.tracked {
 		if j.State != model.Running || now > j.Resume {
 			continue
 		}
 		t := s.Cluster.TypeOf(j.Alloc[0])
 		a.remain[t] -= len(j.Alloc)
-		a.jobs[j].picked = true
+		a.states[i].picked = true
 		sel = append(sel, j)
 		types = append(types, 1<<uint(t))
 	}
@@ -184,12 +210,9 @@ func (a *Alloc) pinned(s *model.State, now model.Time) ([]*model.Job, []engine.T
 // the type.
 func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.TypeSet) {
 	a.entries = a.entries[:0]
-	a.states = a.states[:0]
-	for _, j := range a.tracked {
-		a.states = append(a.states, a.jobs[j])
-	}
 	for _, t := range a.order {
 		start := len(a.entries)
+		a.rest = a.rest[:0]
 		for i, j := range a.tracked {
 			st := a.states[i]
 			x := 0.0
@@ -200,9 +223,16 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 			if a.Objective == EstSRPT || a.Objective == Gittins {
 				second = st.weight // X is new every round: the weight orders the jobs without a share
 			}
-			a.entries = append(a.entries, allocEntry{prio: a.priority(st, t), deficit: second, x: x, job: j, st: st, t: t})
+			e := allocEntry{prio: a.priority(st, t), deficit: second, x: x, job: j, st: st, t: t}
+			if e.prio > 0 {
+				a.entries = append(a.entries, e)
+			} else {
+				a.rest = append(a.rest, e)
+			}
 		}
-		a.sortEntries(a.entries[start:])
+		k := len(a.entries) - start
+		a.entries = append(a.entries, a.rest...)
+		sortEntries(a.entries[start:], k)
 	}
 	for t := range a.remain {
 		a.remain[t] = s.Cluster.TypeGPUs(t)
@@ -235,29 +265,48 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 
 // sortEntries sorts one type's pairs by priority, then deficit (or
 // weight), then share, descending, ties kept in arrival order, as one
-// stable sort would: the pairs with a priority, which all come before the
-// others, are sorted apart, and the others only when they are not in order
-// yet (with many jobs and few of them with a share on the type, most pairs
-// have none, and the same weight, and are in order already).
-func (a *Alloc) sortEntries(es []allocEntry) {
-	byPrio := func(p, q allocEntry) int {
-		return cmp.Or(cmp.Compare(q.prio, p.prio), cmp.Compare(q.deficit, p.deficit), cmp.Compare(q.x, p.x))
+// stable sort would. choose lays them out with the k pairs with a
+// priority, which all come before the others, first, each part in arrival
+// order; the parts are sorted apart, each only when it is not in order yet
+// (with many jobs and few of them with a share on the type, most pairs
+// have none, and the same weight, and are in order already; when every job
+// has its fastest type to itself, bestFits, the pairs with a priority all
+// have the same).
+func sortEntries(es []allocEntry, k int) {
+	byPrio := entryOrder
+	if !entriesSorted(es[:k]) {
+		slices.SortStableFunc(es[:k], byPrio)
 	}
-	a.rest = a.rest[:0]
-	k := 0
-	for _, e := range es {
-		if e.prio > 0 {
-			es[k] = e
-			k++
-		} else {
-			a.rest = append(a.rest, e)
-		}
-	}
-	copy(es[k:], a.rest)
-	slices.SortStableFunc(es[:k], byPrio)
-	if !slices.IsSortedFunc(es[k:], byPrio) {
+	if !entriesSorted(es[k:]) {
 		slices.SortStableFunc(es[k:], byPrio)
 	}
+}
+
+// entryOrder orders pairs by priority, then deficit (or weight), then
+// share, descending.
+func entryOrder(p, q allocEntry) int {
+	if c := cmp.Compare(q.prio, p.prio); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(q.deficit, p.deficit); c != 0 {
+		return c
+	}
+	return cmp.Compare(q.x, p.x)
+}
+
+// entriesSorted is slices.IsSortedFunc(es, entryOrder), with pairs of
+// equal keys (the common case) told apart without entryOrder.
+func entriesSorted(es []allocEntry) bool {
+	for i := 1; i < len(es); i++ {
+		p, q := &es[i-1], &es[i]
+		if p.prio == q.prio && p.deficit == q.deficit && p.x == q.x {
+			continue // equal for entryOrder too (a NaN is never ==)
+		}
+		if entryOrder(*q, *p) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // fits reports whether the job of st, not yet chosen, can run on type t

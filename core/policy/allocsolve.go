@@ -9,8 +9,8 @@ import (
 
 // compute recomputes X for the tracked jobs.
 func (a *Alloc) compute(s *model.State, now model.Time) {
-	for _, j := range a.tracked {
-		a.speeds(s, j, a.jobs[j])
+	for i, j := range a.tracked {
+		a.speeds(s, j, a.states[i])
 	}
 	switch a.Objective {
 	case FIFOAlloc:

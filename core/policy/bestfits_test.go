@@ -29,7 +29,7 @@ func TestBestFitsIsTheOptimum(t *testing.T) {
 		s, best := randomInstance(t, r)
 		a := &Alloc{Objective: Gittins, Round: 360 * model.Second}
 		a.init(s.Cluster)
-		a.account(s, 0)
+		a.account(s, 0, false)
 		bestSpeed := make([]float64, len(a.tracked))
 		for i, j := range a.tracked {
 			bestSpeed[i] = best[j.Spec.ID]

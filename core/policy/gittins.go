@@ -2,6 +2,7 @@ package policy
 
 import (
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -29,6 +30,7 @@ type gittinsCurve struct {
 	kx, ks []float64 // knots: sizes (strictly ascending) and S there
 	x, s   []float64 // grid: sizes from 0, S there
 	in     []float64 // ∫_0^x S
+	low    float64   // the least S of the grid
 }
 
 // build tabulates the smoothed curve of sv (after sv.fit).
@@ -62,6 +64,7 @@ func (g *gittinsCurve) build(sv *survival) {
 		}
 		g.push(g.kx[i], g.ks[i])
 	}
+	g.low = slices.Min(g.s)
 }
 
 // push appends a grid point, integrating S from the previous one by the
@@ -91,6 +94,12 @@ func (g *gittinsCurve) at(x float64) float64 {
 // beyond a, of P(S ≤ x | S > a) / E[min(S, x) − a | S > a] =
 // (S(a) − S(x)) / ∫_a^x S. ok is false where the curve knows nothing: no
 // job finished yet, a at or beyond the last knot, or no chance left.
+//
+// The search stops early, without changing the result: every pruneEvery
+// points it bounds what the points beyond can give, (S(a) − low) / ∫_a^x S
+// (the integral only grows, S never falls below low, and the rounded
+// quotients are monotone alike), and stops once that is no more than the
+// best so far.
 func (g *gittinsCurve) index(a float64) (float64, bool) {
 	n := len(g.x)
 	if len(g.kx) == 0 || a >= g.kx[len(g.kx)-1] {
@@ -105,8 +114,14 @@ func (g *gittinsCurve) index(a float64) (float64, bool) {
 	best := 0.0
 	for ; i < n; i++ {
 		if d := g.in[i] - ia; d > 0 {
+			if i%pruneEvery == 0 && best > 0 && (sa-g.low)/d <= best {
+				break
+			}
 			best = max(best, (sa-g.s[i])/d)
 		}
 	}
 	return best, best > 0
 }
+
+// pruneEvery is how many grid points apart index bounds the rest.
+const pruneEvery = 16
