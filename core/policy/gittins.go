@@ -42,17 +42,29 @@ func (g *gittinsCurve) build(sv *survival) {
 		return
 	}
 	add := func(x, s float64) {
+		if x <= 0 {
+			// A job that finished with no service (a zero size) has no
+			// place on a log-size curve or a geometric grid from 0.
+			return
+		}
 		if n := len(g.kx); n > 0 && x <= g.kx[n-1] {
 			g.ks[n-1] = s // equal sizes: one knot, the later S
 			return
 		}
 		g.kx, g.ks = append(g.kx, x), append(g.ks, s)
 	}
-	add(sv.at[1], 1)
+	first := 1 // the first event of a positive size (zeros lead sv.at)
+	for first < m-1 && sv.at[first] <= 0 {
+		first++
+	}
+	add(sv.at[first], 1)
 	for e := GittinsKnotEvents; e < m; e += GittinsKnotEvents {
 		add(sv.at[e], sv.surv[e])
 	}
 	add(sv.at[m-1], sv.surv[m-1])
+	if len(g.kx) == 0 {
+		return // every job finished had size 0: the curve knows nothing
+	}
 	g.x, g.s, g.in = append(g.x, 0), append(g.s, 1), append(g.in, 0)
 	for i := range g.kx {
 		if i == 0 {

@@ -76,6 +76,40 @@ func TestGittinsCurveEqualSizes(t *testing.T) {
 	}
 }
 
+// TestGittinsCurveZeroSizes: jobs that finished with no service (size 0)
+// are left off the curve, which once looped for ever on its geometric grid
+// from 0; with nothing but zeros the curve knows nothing.
+func TestGittinsCurveZeroSizes(t *testing.T) {
+	cases := []struct {
+		name     string
+		finished []float64
+		wantOK   bool
+	}{
+		{"zeros only", []float64{0, 0}, false},
+		{"a zero among sizes", []float64{0, 100, 400, 1600}, true},
+		// One positive size makes one knot, as it does alone: no index.
+		{"zeros and one size", []float64{0, 0, 0, 250}, false},
+		{"one size alone", []float64{250}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var sv survival
+			var g gittinsCurve
+			sv.fit(tc.finished, nil)
+			g.build(&sv)
+			got, ok := g.index(0)
+			if ok != tc.wantOK || math.IsNaN(got) || math.IsInf(got, 0) || (ok && got <= 0) {
+				t.Fatalf("G(0) = %v, %v; want ok %v and a finite positive index when ok", got, ok, tc.wantOK)
+			}
+			for i := 1; i < len(g.x); i++ {
+				if !(g.x[i] > g.x[i-1]) {
+					t.Fatalf("grid point %d: x %v after %v", i, g.x[i], g.x[i-1])
+				}
+			}
+		})
+	}
+}
+
 // fullIndex is gittinsCurve.index without the early stop: every grid point
 // beyond a.
 func fullIndex(g *gittinsCurve, a float64) (float64, bool) {
