@@ -31,7 +31,8 @@
 // logs.Table, metrics.CountsOf), called with the scheduler's lock held.
 // What the Kubernetes shell shares with the service is pure and lives in
 // core/ (profile.Online.Advance for profiles from progress,
-// model.CheckpointNote, engine's wait reasons).
+// model.CheckpointNote, engine's wait reasons, model.State.Load for putting
+// jobs back into a rebuilt state).
 //
 // Service packages do I/O and may import core/, each other, sim/ (a
 // forecast runs the simulator on the live state), internal/assets and
