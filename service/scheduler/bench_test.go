@@ -107,15 +107,15 @@ func BenchmarkRound(b *testing.B) {
 func benchFull(b *testing.B, names recipe.Names) {
 	s := benchScheduler(b, store.NewMem(store.MemOptions{}), names)
 	fill(b, s, 1000)
-	s.round(s.now())
+	s.round()
 	for q := s.queued(); q < 1000; q = s.queued() {
 		fill(b, s, 1000-q)
-		s.round(s.now())
+		s.round()
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		s.round(s.now())
+		s.round()
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(s.queued()), "queued")
@@ -134,7 +134,7 @@ func benchStart(b *testing.B, names recipe.Names, open func() store.Store) {
 		s.mu.Unlock()
 		runtime.GC() // the setup's garbage is not the round's
 		b.StartTimer()
-		s.round(s.now())
+		s.round()
 		b.StopTimer()
 		started += 1000 - s.queued()
 		_ = st.Close()

@@ -41,23 +41,18 @@ func etaHarness(t *testing.T) (*harness, *fakeClock) {
 	return h, clk
 }
 
-// waitRound waits until the loop has run a round after now (the forecast
-// is computed once per round).
+// waitRound waits until the loop has run a round that began after the
+// call (and so read the clock after it): two rounds, since the first may
+// have begun before.
 func (h *harness) waitRound() {
-	h.s.mu.Lock()
-	r := h.s.tab.Rounds
-	h.s.mu.Unlock()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	h.t.Helper()
+	rounds := func() int64 {
 		h.s.mu.Lock()
-		done := h.s.tab.Rounds > r+1
-		h.s.mu.Unlock()
-		if done {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
+		defer h.s.mu.Unlock()
+		return h.s.tab.Rounds
 	}
-	h.t.Fatal("no scheduling round")
+	r := rounds()
+	agenttest.Poll(h.t, 10*time.Second, "a scheduling round", rounds, func(n int64) bool { return n > r+1 })
 }
 
 func (h *harness) eta(id string) api.ETA {

@@ -21,16 +21,20 @@ const (
 // schedule runs one scheduling round and records its latency.
 func (s *Scheduler) schedule() {
 	t0 := time.Now()
-	if s.round(s.now()) {
+	if s.round() {
 		s.metrics.Round.Observe(time.Since(t0).Seconds())
 	}
 }
 
 // round runs the engine on the current state and applies its plan. It
-// reports whether the engine ran.
-func (s *Scheduler) round(now time.Time) bool {
+// reports whether the engine ran. It reads the clock once it holds the
+// lock: a time read before could be older than an event applied while it
+// waited for the lock (a job's exit), and the round would then apply its
+// plan (the starts on the freed GPUs) before that event.
+func (s *Scheduler) round() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := s.now()
 	s.energy.Integrate(s.world, now) // before the busy counts change
 	if s.dirty {
 		s.rebuild()
