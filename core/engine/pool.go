@@ -30,6 +30,14 @@ type Pool struct {
 	rich   []bool
 	tight  []bucket
 	richOf [][]int
+	// state is the state of the last reset and mark its change log's mark
+	// then; touched are the nodes whose free GPUs the pool changed since
+	// (marked in isTouched): a reset reloads only those and the nodes that
+	// state logged as changed (reset.go).
+	state     *model.State
+	mark      uint64
+	touched   []int32
+	isTouched []bool
 }
 
 type bucket struct {
@@ -123,6 +131,7 @@ func (b *bucket) lowest() int {
 func NewPool(c *model.Cluster) *Pool {
 	p := &Pool{c: c, free: make([]uint64, len(c.Nodes)), starved: make([]uint64, len(c.Nodes)), typeFree: make([]int, len(c.Types)), unsettled: map[*model.Job]bool{}}
 	p.count, p.typeOf = make([]int8, len(c.Nodes)), make([]int8, len(c.Nodes))
+	p.isTouched = make([]bool, len(c.Nodes))
 	for i, n := range c.Nodes {
 		p.typeOf[i] = int8(n.Type)
 	}
@@ -147,6 +156,16 @@ func (p *Pool) Reset(s *model.State) {
 	clear(p.starved)
 	p.round++
 	p.version++
+	if !p.resetChanged(s) {
+		p.resetAll(s)
+	}
+	p.resetVectors(s)
+}
+
+// resetAll reloads every node's free GPUs from s.
+func (p *Pool) resetAll(s *model.State) {
+	p.untouch()
+	p.state, p.mark = s, s.Mark()
 	for t := range p.buckets {
 		p.typeFree[t] = 0
 		p.buckets[t].clear()
@@ -166,7 +185,6 @@ func (p *Pool) Reset(s *model.State) {
 			p.tight[t].add(i)
 		}
 	}
-	p.resetVectors(s)
 }
 
 // clearBuckets empties buckets.
@@ -311,6 +329,7 @@ func (p *Pool) AllFree(gpus []model.GPU) bool {
 
 func (p *Pool) set(node int, mask uint64) {
 	p.version++
+	p.touch(node)
 	t := int(p.typeOf[node])
 	before, after := int(p.count[node]), bits.OnesCount64(mask)
 	if before != after {

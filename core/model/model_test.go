@@ -1,6 +1,8 @@
 package model
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -149,3 +151,66 @@ func TestStateLoad(t *testing.T) {
 		t.Fatalf("free %d, running %d; want 1 and 1", s.FreeGPUs(), len(s.Running()))
 	}
 }
+
+// TestChangedSince: the state logs every node whose free GPUs a start, a
+// failed start, a resize or a stop changed, one entry per node and call,
+// and a reader whose mark the log has since forgotten must reload all.
+func TestChangedSince(t *testing.T) {
+	c, err := NewCluster([]GPUType{{Name: "v100", MemMiB: 1, TFLOPS: 1}}, []Node{{Name: "n0", GPUs: 2}, {Name: "n1", GPUs: 2}, {Name: "n2", GPUs: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewState(c, unit{})
+	a := NewJob(JobSpec{ID: "a", GPUs: 3, MinGPUs: 1, MaxGPUs: 3}, 0, -1, 10)
+	b := NewJob(JobSpec{ID: "b", GPUs: 1, MinGPUs: 1, MaxGPUs: 1}, 1, -1, 10)
+	s.Submit(a)
+	s.Submit(b)
+	start := s.Mark()
+	steps := []struct {
+		name string
+		do   func() error
+		want []int32
+	}{
+		{"start a on n0, n0, n2", func() error { return s.Start(a, []GPU{{0, 0}, {0, 1}, {2, 0}}) }, []int32{0, 2}},
+		{"failed start of b on n1, n0", func() error {
+			if s.Start(b, []GPU{{1, 0}, {0, 0}}) == nil {
+				return errBadStep
+			}
+			return nil
+		}, []int32{1, 1}}, // n1 taken, then given back (n0 was not free)
+		{"resize a to n2", func() error { return s.Resize(a, []GPU{{2, 0}}) }, []int32{0, 2, 2}},
+		{"stop a", func() error { return s.Stop(a) }, []int32{2}},
+	}
+	for _, st := range steps {
+		mark := s.Mark()
+		if err := st.do(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		got, ok := s.ChangedSince(mark)
+		if !ok || !slices.Equal(got, st.want) {
+			t.Fatalf("%s: changed %v (%v), want %v", st.name, got, ok, st.want)
+		}
+	}
+	if got, ok := s.ChangedSince(start); !ok || len(got) != 8 {
+		t.Fatalf("changed since the start: %v (%v), want all 8 entries", got, ok)
+	}
+	for range 100 { // overruns the log (8 entries per node and 64)
+		if err := s.Start(b, []GPU{{1, 1}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Stop(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := s.ChangedSince(start); ok {
+		t.Fatal("a forgotten mark still reads as known")
+	}
+	if got, ok := s.ChangedSince(s.Mark()); !ok || len(got) != 0 {
+		t.Fatalf("changed since now: %v (%v), want nothing", got, ok)
+	}
+	if _, ok := s.ChangedSince(s.Mark() + 1); ok {
+		t.Fatal("a mark from the future reads as known")
+	}
+}
+
+var errBadStep = errors.New("step did not fail as expected")

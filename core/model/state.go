@@ -17,6 +17,11 @@ type State struct {
 	used    []int64  // per node, per resource of the cluster: requests of the jobs there
 	waiting []*Job   // by (Spec.Submit, Seq)
 	running []*Job   // by Seq
+	// changed logs the nodes whose free GPUs changed, for readers that
+	// follow the state from round to round (ChangedSince); its first entry
+	// is change number logBase.
+	changed []int32
+	logBase uint64
 }
 
 // NewState returns a state with every GPU free and no jobs.
@@ -196,14 +201,47 @@ func (s *State) take(alloc []GPU) error {
 			return fmt.Errorf("GPU %s is not free", s.Cluster.GPUName(g))
 		}
 		s.free[g.Node] &^= bit
+		if i == 0 || alloc[i-1].Node != g.Node {
+			s.note(g.Node)
+		}
 	}
 	return nil
 }
 
 func (s *State) give(alloc []GPU) {
-	for _, g := range alloc {
+	for i, g := range alloc {
 		s.free[g.Node] |= 1 << uint(g.Index)
+		if i == 0 || alloc[i-1].Node != g.Node {
+			s.note(g.Node)
+		}
 	}
+}
+
+// note logs a change of node n's free GPUs (take and give log a run of
+// one allocation's GPUs on a node once). A log grown to several entries
+// per node is started afresh, and readers that had not read all of it
+// reload every node.
+func (s *State) note(n int32) {
+	if len(s.changed) >= 8*len(s.free)+64 {
+		s.logBase += uint64(len(s.changed))
+		s.changed = s.changed[:0]
+	}
+	s.changed = append(s.changed, n)
+}
+
+// Mark returns the number of changes of free GPUs logged so far, for
+// ChangedSince.
+func (s *State) Mark() uint64 { return s.logBase + uint64(len(s.changed)) }
+
+// ChangedSince returns the nodes whose free GPUs changed since mark (a
+// node may appear more than once, or have changed and changed back), or
+// false when the state no longer knows (the caller must reload every
+// node). Do not modify the slice.
+func (s *State) ChangedSince(mark uint64) ([]int32, bool) {
+	if mark < s.logBase || mark > s.Mark() {
+		return nil, false
+	}
+	return s.changed[mark-s.logBase:], true
 }
 
 func waitLess(a, b *Job) bool {
