@@ -152,8 +152,12 @@ func NewPool(c *model.Cluster) *Pool {
 // Reset loads the free GPUs of s into the pool.
 func (p *Pool) Reset(s *model.State) {
 	p.dropHidden()
-	clear(p.unsettled)
-	clear(p.starved)
+	if len(p.unsettled) > 0 {
+		clear(p.unsettled)
+	}
+	if p.tight != nil { // only a cluster with other resources starves
+		clear(p.starved)
+	}
 	p.round++
 	p.version++
 	if !p.resetChanged(s) {

@@ -8,9 +8,10 @@ import "github.com/gpusched/gpusched/core/model"
 // of a long replay, so the pool keeps its index between resets and, for
 // the state it last reset from, reloads only the nodes that the state's
 // change log (model.State.ChangedSince) or the pool itself (touched) has
-// changed since. Any other state, a log that has forgotten the mark, or a
+// changed since. Any other state, a log that has forgotten the mark, a
 // cluster that models other resources (whose floor, starved and rich
-// nodes follow every job of the round) reloads every node.
+// nodes follow every job of the round), or more than half the nodes
+// changed reloads every node.
 
 // resetChanged reloads from s only the nodes changed since the last
 // reset, and reports whether it could.
@@ -24,6 +25,9 @@ func (p *Pool) resetChanged(s *model.State) bool {
 	}
 	for _, n := range changed {
 		p.touch(int(n))
+	}
+	if 2*len(p.touched) > len(p.c.Nodes) {
+		return false // reloading every node costs no more
 	}
 	p.mark = s.Mark()
 	for _, n := range p.touched {
