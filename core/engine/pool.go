@@ -33,11 +33,12 @@ type Pool struct {
 	// state is the state of the last reset and mark its change log's mark
 	// then; touched are the nodes whose free GPUs the pool changed since
 	// (marked in isTouched): a reset reloads only those and the nodes that
-	// state logged as changed (reset.go).
+	// state logged as changed, unless reloadAll (reset.go).
 	state     *model.State
 	mark      uint64
 	touched   []int32
 	isTouched []bool
+	reloadAll bool
 }
 
 type bucket struct {
@@ -131,7 +132,7 @@ func (b *bucket) lowest() int {
 func NewPool(c *model.Cluster) *Pool {
 	p := &Pool{c: c, free: make([]uint64, len(c.Nodes)), starved: make([]uint64, len(c.Nodes)), typeFree: make([]int, len(c.Types)), unsettled: map[*model.Job]bool{}}
 	p.count, p.typeOf = make([]int8, len(c.Nodes)), make([]int8, len(c.Nodes))
-	p.isTouched = make([]bool, len(c.Nodes))
+	p.isTouched, p.reloadAll = make([]bool, len(c.Nodes)), true
 	for i, n := range c.Nodes {
 		p.typeOf[i] = int8(n.Type)
 	}

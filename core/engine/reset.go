@@ -16,7 +16,7 @@ import "github.com/gpusched/gpusched/core/model"
 // resetChanged reloads from s only the nodes changed since the last
 // reset, and reports whether it could.
 func (p *Pool) resetChanged(s *model.State) bool {
-	if p.state != s || s.Cluster != p.c || p.tight != nil {
+	if p.reloadAll || p.state != s || s.Cluster != p.c {
 		return false
 	}
 	changed, ok := s.ChangedSince(p.mark)
@@ -26,8 +26,8 @@ func (p *Pool) resetChanged(s *model.State) bool {
 	for _, n := range changed {
 		p.touch(int(n))
 	}
-	if 2*len(p.touched) > len(p.c.Nodes) {
-		return false // reloading every node costs no more
+	if p.reloadAll {
+		return false
 	}
 	p.mark = s.Mark()
 	for _, n := range p.touched {
@@ -38,17 +38,23 @@ func (p *Pool) resetChanged(s *model.State) bool {
 }
 
 // touch records that node n's free GPUs changed since the last reset.
+// Once more than half the nodes have, the next reset reloads every node
+// (it costs no more) and touch stops counting; a pool whose cluster
+// models other resources always reloads every node.
 func (p *Pool) touch(n int) {
-	if !p.isTouched[n] {
-		p.isTouched[n] = true
-		p.touched = append(p.touched, int32(n))
+	if p.reloadAll || p.isTouched[n] {
+		return
 	}
+	p.isTouched[n] = true
+	p.touched = append(p.touched, int32(n))
+	p.reloadAll = 2*len(p.touched) > len(p.isTouched)
 }
 
-// untouch forgets the touched nodes.
+// untouch forgets the touched nodes, before a reset that reloads them.
 func (p *Pool) untouch() {
 	for _, n := range p.touched {
 		p.isTouched[n] = false
 	}
 	p.touched = p.touched[:0]
+	p.reloadAll = p.tight != nil
 }
