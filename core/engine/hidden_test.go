@@ -17,52 +17,65 @@ import (
 // type and the index's best fits. The pools are read between placements
 // only now and then, since a read gives a lazy hiding back.
 func TestLazyHidingInvisible(t *testing.T) {
-	for seed := range uint64(200) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, 7))
-			s, jobs := hidState(t, rng)
-			lazy, eager := NewPool(s.Cluster), NewPool(s.Cluster)
-			lazy.Reset(s)
-			eager.Reset(s)
-			var held []heldGPUs
-			for step := range 60 {
-				where := fmt.Sprintf("step %d", step)
-				switch op := rng.IntN(4); {
-				case op < 2: // a placement's focus
-					j := jobs[rng.IntN(len(jobs))]
-					n, fit := 1+rng.IntN(j.Spec.GPUs), TypeSet(1+rng.IntN(3))
-					h1, x1 := lazy.focus(j, n, fit)
-					h2, x2 := eager.focus(j, n, fit)
-					if h1 != h2 || x1 != x2 {
-						t.Fatalf("%s: focus(%s, %d) = %v, %v lazily, %v, %v eagerly", where, j.Spec.ID, n, h1, x1, h2, x2)
-					}
-					samePools(t, where+" (focused)", lazy, eager)
-					if h1 {
-						lazy.unfocus()
-						eager.unfocus()
-						eager.restoreAll()
-					}
-				case op == 2 || len(held) == 0: // a start
-					j := jobs[rng.IntN(len(jobs))]
-					gpus := someFree(eager, rng, j.Spec.ReplicaGPUs)
-					if gpus != nil && eager.Fits(j, gpus) {
-						lazy.TakeJob(j, gpus)
-						eager.TakeJob(j, gpus)
-						held = append(held, heldGPUs{j, gpus})
-					}
-				default: // an end
-					k := rng.IntN(len(held))
-					h := held[k]
-					held = append(held[:k], held[k+1:]...)
-					lazy.GiveJob(h.job, h.gpus)
-					eager.GiveJob(h.job, h.gpus)
+	seeded(t, 200, 7, func(t *testing.T, rng *rand.Rand) {
+		s, jobs := hidState(t, rng)
+		lazy, eager := NewPool(s.Cluster), NewPool(s.Cluster)
+		lazy.Reset(s)
+		eager.Reset(s)
+		var held []heldGPUs
+		for step := range 60 {
+			where := fmt.Sprintf("step %d", step)
+			switch op := rng.IntN(4); {
+			case op < 2: // a placement's focus
+				if sameFocus(t, where, lazy, eager, jobs, 3, rng) {
+					lazy.unfocus()
+					eager.unfocus()
+					eager.restoreAll()
 				}
-				if rng.IntN(4) == 0 { // reading settles the lazy pool: not at every step
-					samePools(t, where, lazy, eager)
+			case op == 2 || len(held) == 0: // a start
+				j := jobs[rng.IntN(len(jobs))]
+				gpus := someFree(eager, rng, j.Spec.ReplicaGPUs)
+				if gpus != nil && eager.Fits(j, gpus) {
+					lazy.TakeJob(j, gpus)
+					eager.TakeJob(j, gpus)
+					held = append(held, heldGPUs{j, gpus})
 				}
+			default: // an end
+				k := rng.IntN(len(held))
+				h := held[k]
+				held = append(held[:k], held[k+1:]...)
+				lazy.GiveJob(h.job, h.gpus)
+				eager.GiveJob(h.job, h.gpus)
 			}
-			samePools(t, "at the end", lazy, eager)
-		})
+			if rng.IntN(4) == 0 { // reading settles the lazy pool: not at every step
+				samePools(t, where, lazy, eager)
+			}
+		}
+		samePools(t, "at the end", lazy, eager)
+	})
+}
+
+// sameFocus focuses pools a and b alike on a random job of jobs (on
+// random types of the first types) and fails unless they answer alike and
+// then show the same free GPUs; it returns whether they hid any.
+func sameFocus(t *testing.T, where string, a, b *Pool, jobs []*model.Job, types int, rng *rand.Rand) bool {
+	t.Helper()
+	j := jobs[rng.IntN(len(jobs))]
+	n, fit := 1+rng.IntN(j.Spec.GPUs), TypeSet(1+rng.IntN(types))
+	h1, x1 := a.focus(j, n, fit)
+	h2, x2 := b.focus(j, n, fit)
+	if h1 != h2 || x1 != x2 {
+		t.Fatalf("%s: focus(%s, %d) = %v, %v in the first pool, %v, %v in the second", where, j.Spec.ID, n, h1, x1, h2, x2)
+	}
+	samePools(t, where+" (focused)", a, b)
+	return h1
+}
+
+// seeded runs f for the seeds 0 to n-1, each in a subtest named by its
+// seed with its own generator (stream tells the tests' generators apart).
+func seeded(t *testing.T, n, stream uint64, f func(t *testing.T, rng *rand.Rand)) {
+	for seed := range n {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { f(t, rand.New(rand.NewPCG(seed, stream))) })
 	}
 }
 

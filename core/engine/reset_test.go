@@ -19,22 +19,19 @@ import (
 // now and then by bursts long enough to overrun its change log, and now
 // and then it is rebuilt as a new state of the same jobs.
 func TestIncrementalResetInvisible(t *testing.T) {
-	for seed := range uint64(300) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, 11))
-			w := newResetWorld(t, rng, seed%3 == 0)
-			kept := NewPool(w.s.Cluster)
-			for round := range 40 {
-				where := fmt.Sprintf("round %d", round)
-				w.churn(rng)
-				kept.Reset(w.s)
-				fresh := NewPool(w.s.Cluster)
-				fresh.Reset(w.s)
-				samePoolViews(t, where+" after reset", kept, fresh, w, rng)
-				w.tentative(t, rng, where, kept, fresh)
-			}
-		})
-	}
+	seeded(t, 300, 11, func(t *testing.T, rng *rand.Rand) {
+		w := newResetWorld(t, rng, rng.IntN(3) == 0)
+		kept := NewPool(w.s.Cluster)
+		for round := range 40 {
+			where := fmt.Sprintf("round %d", round)
+			w.churn(rng)
+			kept.Reset(w.s)
+			fresh := NewPool(w.s.Cluster)
+			fresh.Reset(w.s)
+			samePoolViews(t, where+" after reset", kept, fresh, w, rng)
+			w.tentative(t, rng, where, kept, fresh)
+		}
+	})
 }
 
 // resetWorld is a state on a random cluster and its jobs.
@@ -217,15 +214,7 @@ func samePoolViews(t *testing.T, where string, a, b *Pool, w *resetWorld, rng *r
 	if !w.vec {
 		return
 	}
-	j := w.jobs[rng.IntN(len(w.jobs))]
-	n, fit := 1+rng.IntN(j.Spec.GPUs), TypeSet(1+rng.IntN(7))
-	h1, x1 := a.focus(j, n, fit)
-	h2, x2 := b.focus(j, n, fit)
-	if h1 != h2 || x1 != x2 {
-		t.Fatalf("%s: focus(%s, %d) = %v, %v kept, %v, %v fresh", where, j.Spec.ID, n, h1, x1, h2, x2)
-	}
-	samePools(t, where+" (focused)", a, b)
-	if h1 {
+	if sameFocus(t, where, a, b, w.jobs, 7, rng) {
 		a.unfocus()
 		b.unfocus()
 	}
