@@ -85,7 +85,7 @@ type Config struct {
 
 // DefaultSpare is gpusched sim's Config.Spare: with two spare nodes of each
 // kind the average JCT of every run of issue 28's development grid but
-// three stays within 2 % of the run with every node on (docs/ENERGY.md).
+// two stays within 2 % of the run with every node on (docs/ENERGY.md).
 const DefaultSpare = 2
 
 // Result is what a run produced.
