@@ -157,3 +157,29 @@ func growRun(t *testing.T, nodes int, wake float64, steps []step, jobs ...model.
 	}
 	return res, log
 }
+
+// TestGrowthLeftBehindByPreemption: a job preempted while its growth waits
+// for a node keeps the work it did on its old GPUs. As in
+// TestGrowOntoSleepingNode, A (1,000 s on 4 GPUs) grows onto n1 at 100 (up
+// at 400), under srtf; S (8 GPUs, 10 s), submitted at 150, preempts A,
+// which has done 150 s of work, takes both nodes, runs when n1 is up,
+// 400–410, and A restarts at 410 on its minimum of 4 GPUs (n0, on): it
+// resumes at 440 with 850 s left and ends at 1,290.
+func TestGrowthLeftBehindByPreemption(t *testing.T) {
+	c := cluster(t, "v100", 4, "v100", 4)
+	p := sleepy(c, 10_000, 300)
+	p.Nodes[0].WakeS = 0
+	eng, err := engine.New(&policy.SRTF{}, placer.Pack{}, &scripted{[]step{{100, "A", 4}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := []model.JobSpec{makeJob("A", 0).gpus(4).elastic(4, 8).dur(1000).obj(), makeJob("S", 150).gpus(8).dur(10).obj()}
+	res, log := powered{cluster: c, power: p, eng: eng, jobs: jobs,
+		cfg: sim.Config{Energy: true, RestartOverhead: 30 * model.Second}}.run(t)
+	if _, err := audit.Check(strings.NewReader(log), "events.jsonl"); err != nil {
+		t.Fatalf("the event log fails the audit: %v\n%s", err, log)
+	}
+	if got := finishTimes(res); !equalFloats(got, []float64{1290, 410}) {
+		t.Errorf("finishes %v, want [1290 410]\n%s", got, log)
+	}
+}
