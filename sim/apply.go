@@ -101,6 +101,7 @@ func (r *run) applyFinishes(t model.Time) bool {
 		}
 		r.fair.hold(r, j)
 		r.meter.leave(e.job, t)
+		r.forget(e.job)
 		r.version[e.job]++
 		r.recs[e.job].Finish = t
 		r.ended++
@@ -218,6 +219,7 @@ func (r *run) preempt(j *model.Job, t model.Time) error {
 	r.fair.hold(r, j)
 	r.fair.wait(j, 1)
 	r.meter.leave(j.Seq, t)
+	r.forget(j.Seq)
 	j.Preemptions++
 	r.recs[j.Seq].Preemptions++
 	if r.reclaimed[j.Spec.ID] {
@@ -264,13 +266,23 @@ func (r *run) migrate(a engine.Assignment, t model.Time) error {
 	return nil
 }
 
-// resize gives a running job a new allocation; it pays the restart pause.
+// resize gives a running job a new allocation; it pays the restart pause,
+// unless it grows onto nodes that are not up yet or gives back GPUs it has
+// not run on yet, and keeps running meanwhile (grow.go).
 func (r *run) resize(a engine.Assignment, t model.Time) error {
-	a.Job.CountResize(t, len(a.GPUs))
-	if err := r.reallocate(a, t); err != nil {
+	j := a.Job
+	if j.State != model.Running {
+		return fmt.Errorf("job %s is %s", j.Spec.ID, j.State)
+	}
+	from := r.runsOn(j)
+	j.CountResize(t, len(a.GPUs))
+	if err := r.moveTo(a, t); err != nil {
 		return err
 	}
-	j := a.Job
+	if !r.keepRunning(j, from, t) {
+		r.forget(j.Seq)
+		r.setSpeed(j, t, true)
+	}
 	r.recs[j.Seq].Resizes++
 	r.emit(eventlog.Event{T: t, Kind: eventlog.Resize, Job: j.Spec.ID, Alloc: r.names(a.GPUs)})
 	return nil
@@ -283,6 +295,18 @@ func (r *run) reallocate(a engine.Assignment, t model.Time) error {
 	if j.State != model.Running {
 		return fmt.Errorf("job %s is %s", j.Spec.ID, j.State)
 	}
+	if err := r.moveTo(a, t); err != nil {
+		return err
+	}
+	r.forget(j.Seq)
+	r.setSpeed(j, t, true)
+	return nil
+}
+
+// moveTo closes running job a.Job's period at t, keeps its work done so far
+// and gives it its new GPUs; its speed is left to the caller.
+func (r *run) moveTo(a engine.Assignment, t model.Time) error {
+	j := a.Job
 	r.holdUntil(j, t)
 	j.Done = j.DoneAt(t)
 	if err := r.state.Resize(j, a.GPUs); err != nil {
@@ -290,7 +314,6 @@ func (r *run) reallocate(a engine.Assignment, t model.Time) error {
 	}
 	r.fair.hold(r, j)
 	r.meter.move(j, t)
-	r.setSpeed(j, t, true)
 	return nil
 }
 
@@ -305,10 +328,18 @@ func (r *run) setSpeed(j *model.Job, t model.Time, pause bool) {
 	if pause {
 		j.Resume += r.cfg.RestartOverhead
 	}
+	r.rate(j, t)
+}
+
+// rate sets running job j's rate from its speed on the GPUs it runs on
+// (runsOn) and its contention factor, and predicts its finish; j's Done,
+// Mark and Resume are already set.
+func (r *run) rate(j *model.Job, t model.Time) {
 	v := r.speed(j)
 	if !(v > 0) {
+		on := r.runsOn(j)
 		r.fail(fmt.Errorf("sim: at %ss job %s was given %d GPU(s) of type %s, on which its profile gives it no speed",
-			t.SecondsString(), j.Spec.ID, len(j.Alloc), r.cfg.Cluster.Types[r.cfg.Cluster.TypeOf(j.Alloc[0])].Name))
+			t.SecondsString(), j.Spec.ID, len(on), r.cfg.Cluster.Types[r.cfg.Cluster.TypeOf(on[0])].Name))
 	}
 	j.Rate = v * r.meter.factor(j)
 	r.predictFinish(j)
@@ -336,12 +367,14 @@ func (r *run) fail(err error) {
 	}
 }
 
-// speed is the job's speed on its allocation: that of its slowest GPU type.
+// speed is the job's speed on the GPUs it runs on (runsOn: its allocation
+// unless a growth waits for its nodes): that of its slowest GPU type.
 func (r *run) speed(j *model.Job) float64 {
-	c, n := r.cfg.Cluster, len(j.Alloc)
+	on := r.runsOn(j)
+	c, n := r.cfg.Cluster, len(on)
 	v := math.Inf(1)
 	seen := engine.TypeSet(0)
-	for _, g := range j.Alloc {
+	for _, g := range on {
 		t := c.TypeOf(g)
 		if !seen.Has(t) {
 			seen |= 1 << uint(t)

@@ -28,7 +28,9 @@
 // node contention to job speeds (Config.Contention); energy.go and
 // docs/ENERGY.md have the rules. Power-managed nodes (power.NodePower.Sleeps)
 // sleep when idle and make the jobs placed on them wait while they wake up
-// (sleep.go).
+// (sleep.go); a running job grown onto such nodes runs on its old GPUs until
+// they are up and then takes its new size (grow.go: a join is an event of
+// the loop, not of the log).
 //
 // With a network model (Config.Network) a job with a dataset waits for its
 // staging time at every start (network.go); jobs that a placer holds back

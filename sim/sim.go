@@ -85,7 +85,7 @@ type Config struct {
 
 // DefaultSpare is gpusched sim's Config.Spare: with two spare nodes of each
 // kind the average JCT of every run of issue 28's development grid but
-// three stays within 2 % of the run with every node on (docs/ENERGY.md).
+// two stays within 2 % of the run with every node on (docs/ENERGY.md).
 const DefaultSpare = 2
 
 // Result is what a run produced.
@@ -151,6 +151,9 @@ type run struct {
 	// res measures the resources besides GPUs (resources.go); nil when
 	// the cluster models none.
 	res *metrics.Resources
+	// grows holds, by job, the growths waiting for their nodes to be up
+	// (grow.go); nil until the first.
+	grows map[int]growth
 }
 
 func newRun(cfg Config) (*run, error) {
@@ -210,6 +213,7 @@ func (r *run) loop() error {
 		end = t
 		r.fair.observe(t)
 		changed := r.applyFinishes(t)
+		r.applyJoins(t)
 		changed = r.applySubmits(t) || changed
 		tick := r.nextRnd >= 0 && r.nextRnd <= t
 		if tick {
@@ -243,6 +247,9 @@ func (r *run) nextTime() (model.Time, bool) {
 	}
 	if len(r.queue) > 0 {
 		t = min(t, r.queue[0].t)
+	}
+	if at, ok := r.nextJoin(); ok {
+		t = min(t, at)
 	}
 	// A periodic round can only change something while jobs run or more
 	// will arrive; otherwise waiting jobs would already have been placed.
