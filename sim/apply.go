@@ -245,7 +245,9 @@ func (r *run) start(a engine.Assignment, t model.Time) error {
 		rec.Start, rec.GPUs = t, len(a.GPUs)
 		rec.GPUType = r.cfg.Cluster.Types[r.cfg.Cluster.TypeOf(a.GPUs[0])].Name
 	}
-	r.setSpeed(j, t, restart)
+	if !r.startOnUp(j, t, restart) {
+		r.setSpeed(j, t, restart)
+	}
 	r.stage(j)
 	r.emit(eventlog.Event{T: t, Kind: eventlog.Start, Job: j.Spec.ID, Alloc: r.names(a.GPUs)})
 	return nil
@@ -370,7 +372,11 @@ func (r *run) fail(err error) {
 // speed is the job's speed on the GPUs it runs on (runsOn: its allocation
 // unless a growth waits for its nodes): that of its slowest GPU type.
 func (r *run) speed(j *model.Job) float64 {
-	on := r.runsOn(j)
+	return r.speedOn(j, r.runsOn(j))
+}
+
+// speedOn is job j's speed on the GPUs on: that of its slowest GPU type.
+func (r *run) speedOn(j *model.Job, on []model.GPU) float64 {
 	c, n := r.cfg.Cluster, len(on)
 	v := math.Inf(1)
 	seen := engine.TypeSet(0)

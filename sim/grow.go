@@ -30,6 +30,14 @@ import (
 //   - A job that finishes, is preempted or migrates before the join leaves
 //     the growth behind.
 
+// Starting on the nodes that are up: an elastic job started (or restarted)
+// on nodes not all up starts on the GPUs of those that are, when they are
+// at least its minimum (whole replicas), as elastic frameworks start with
+// the workers they have; the rest join as a growth's do. It does so only
+// when that gets more work done by the join than waiting would: a first
+// start pays no restart pause when it waits for its nodes, but its join
+// does.
+
 // growth is a job's growth waiting for its nodes: the job runs on from
 // until at, when it takes its whole allocation.
 type growth struct {
@@ -68,6 +76,40 @@ func (r *run) keepRunning(j *model.Job, from []model.GPU, t model.Time) bool {
 		delete(r.grows, j.Seq)
 	}
 	j.Mark, j.Resume = t, max(j.Resume, t)
+	r.rate(j, t)
+	return true
+}
+
+// startOnUp starts elastic job j, placed at t on j.Alloc (pause: a restart,
+// which pays the restart pause), on the GPUs of its nodes that are up, the
+// others joining when they are up. It reports false when the job must wait
+// for all its nodes (setSpeed).
+func (r *run) startOnUp(j *model.Job, t model.Time, pause bool) bool {
+	at := r.meter.readyAt(j, t)
+	if at <= t || !j.Spec.Elastic() {
+		return false
+	}
+	up := r.meter.upGPUs(j.Alloc, t)
+	up = up[:len(up)-len(up)%j.Spec.Replica()]
+	if len(up) == 0 || len(up) < j.Spec.MinGPUs {
+		return false
+	}
+	resume := t
+	if pause {
+		resume += r.cfg.RestartOverhead
+	}
+	// Waiting resumes at at (a restart: at plus the pause); starting on up
+	// runs from resume to at and pauses at the join.
+	v := r.speedOn(j, up)
+	if resume >= at || !(v > 0) ||
+		(!pause && v*(at-resume).Seconds() <= r.speedOn(j, j.Alloc)*r.cfg.RestartOverhead.Seconds()) {
+		return false
+	}
+	if r.grows == nil {
+		r.grows = map[int]growth{}
+	}
+	r.grows[j.Seq] = growth{from: up, at: at}
+	j.Mark, j.Resume, j.LastStart = t, resume, t
 	r.rate(j, t)
 	return true
 }

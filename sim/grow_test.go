@@ -135,7 +135,8 @@ func TestGrowOntoSleepingNodeEnergy(t *testing.T) {
 // growRun runs jobs on nodes 4-GPU V100 nodes, n0 up at once and the others
 // wake s after a wake-up, under fifo, pack and the scripted steps, with a
 // 30 s restart pause, energy accounting (every job at full utilisation)
-// and no spare nodes; the event log must pass the audit.
+// and no spare nodes (no scaler without steps: elastic jobs then start at
+// their requested size); the event log must pass the audit.
 func growRun(t *testing.T, nodes int, wake float64, steps []step, jobs ...model.JobSpec) (*sim.Result, string) {
 	t.Helper()
 	var spec []any
@@ -145,7 +146,11 @@ func growRun(t *testing.T, nodes int, wake float64, steps []step, jobs ...model.
 	c := cluster(t, spec...)
 	p := sleepy(c, 10_000, wake)
 	p.Nodes[0].WakeS = 0
-	eng, err := engine.New(policy.FIFO{}, placer.Pack{}, &scripted{steps})
+	var sc engine.Scaler
+	if steps != nil {
+		sc = &scripted{steps}
+	}
+	eng, err := engine.New(policy.FIFO{}, placer.Pack{}, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,5 +186,52 @@ func TestGrowthLeftBehindByPreemption(t *testing.T) {
 	}
 	if got := finishTimes(res); !equalFloats(got, []float64{1290, 410}) {
 		t.Errorf("finishes %v, want [1290 410]\n%s", got, log)
+	}
+}
+
+// TestStartOnNodesUp: an elastic job started on nodes not all up starts on
+// the GPUs of those that are, if they are at least its minimum, and the
+// others join when they are up, after the restart pause (issue 28). As in
+// TestGrowOntoSleepingNode (n0 up at once, n1 up 300 s after its wake-up,
+// 30 s pause, no scaler), A asks for 8 GPUs, 500 s on 8 (1 unit/s on 8, 0.5 on 4), and
+// starts at 0 on n0 and n1:
+//   - elastic 4..8: it runs on n0's 4 GPUs to 300 (150 done), pauses to 330
+//     and runs the 350 left on 8: it ends at 680;
+//   - rigid, or elastic 6..8 (n0's 4 GPUs are below its minimum): it waits
+//     for n1 and ends at 300 + 500 = 800;
+//   - n1 up 20 s after its wake-up: 4 GPUs for 20 s (10 units) would not
+//     make up for the join's 30 s pause on 8 (30 units): it waits, ends at
+//     520 (starting on n0 it would end at 50 + 490 = 540).
+func TestStartOnNodesUp(t *testing.T) {
+	tests := []struct {
+		name     string
+		min      int
+		wake     float64
+		want     float64
+		started4 bool
+	}{
+		{"elastic: starts on the node that is up", 4, 300, 680, true},
+		{"rigid: waits for both nodes", 8, 300, 800, false},
+		{"below its minimum: waits", 6, 300, 800, false},
+		{"short wake-up: waits", 4, 20, 520, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := makeJob("A", 0).gpus(8).dur(500)
+			if tt.min < 8 {
+				a = a.elastic(tt.min, 8)
+			}
+			res, log := growRun(t, 2, tt.wake, nil, a.obj())
+			if got := finishTimes(res); !equalFloats(got, []float64{tt.want}) {
+				t.Errorf("A ends at %v, want %v\n%s", got, tt.want, log)
+			}
+			if got := res.Records[0].Resizes; got != 0 {
+				t.Errorf("%d resizes, want 0", got)
+			}
+			// The log shows one start on all 8 GPUs either way.
+			if got := strings.Count(log, `"start"`); got != 1 {
+				t.Errorf("%d starts in the log, want 1\n%s", got, log)
+			}
+		})
 	}
 }

@@ -135,6 +135,17 @@ func (m *meter) readyAt(j *model.Job, t model.Time) model.Time {
 	return t
 }
 
+// upGPUs returns the GPUs of gpus whose nodes are up at t.
+func (m *meter) upGPUs(gpus []model.GPU, t model.Time) []model.GPU {
+	var up []model.GPU
+	for _, g := range gpus {
+		if m.nodes[g.Node].upAt <= t {
+			up = append(up, g)
+		}
+	}
+	return up
+}
+
 // flushPoints adds the suspensions' points to the power samples; busy GPUs
 // and queue length have not changed since the last sample. A point at the
 // time of the last sample replaces it.
