@@ -204,16 +204,15 @@ func TestGrowthLeftBehindByPreemption(t *testing.T) {
 //     520 (starting on n0 it would end at 50 + 490 = 540).
 func TestStartOnNodesUp(t *testing.T) {
 	tests := []struct {
-		name     string
-		min      int
-		wake     float64
-		want     float64
-		started4 bool
+		name string
+		min  int
+		wake float64
+		want float64
 	}{
-		{"elastic: starts on the node that is up", 4, 300, 680, true},
-		{"rigid: waits for both nodes", 8, 300, 800, false},
-		{"below its minimum: waits", 6, 300, 800, false},
-		{"short wake-up: waits", 4, 20, 520, false},
+		{"elastic: starts on the node that is up", 4, 300, 680},
+		{"rigid: waits for both nodes", 8, 300, 800},
+		{"below its minimum: waits", 6, 300, 800},
+		{"short wake-up: waits", 4, 20, 520},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -227,6 +226,10 @@ func TestStartOnNodesUp(t *testing.T) {
 			}
 			if got := res.Records[0].Resizes; got != 0 {
 				t.Errorf("%d resizes, want 0", got)
+			}
+			// It holds its 8 GPUs from its start either way.
+			if got := res.Records[0].GPUTime.Seconds(); !near(got, 8*tt.want) {
+				t.Errorf("A held %v GPU-seconds, want %v", got, 8*tt.want)
 			}
 			// The log shows one start on all 8 GPUs either way.
 			if got := strings.Count(log, `"start"`); got != 1 {
