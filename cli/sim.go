@@ -67,7 +67,9 @@ func newSimCommand() *cobra.Command {
 			"  gpusched sim --trace small_test.trace --gpus v100=2,p100=2,k80=2 --policy fifo,las,hlas --report cmp/",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			defer debug.SetGCPercent(debug.SetGCPercent(simGCPercent()))
+			if os.Getenv("GOGC") == "" { // GOGC, when set, wins
+				defer debug.SetGCPercent(debug.SetGCPercent(simGCPercent))
+			}
 			return runSim(o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -76,21 +78,13 @@ func newSimCommand() *cobra.Command {
 	return cmd
 }
 
-// simGCPercent is the garbage collector's target during a replay: 50, half
-// Go's default, unless GOGC says otherwise. A replay is one batch whose
-// peak memory is the collector's headroom over what it keeps (the jobs'
+// simGCPercent is the garbage collector's target during a replay, half
+// Go's default, unless GOGC is set. A replay is one batch whose peak
+// memory is the collector's headroom over what it keeps (the jobs'
 // records, the trace, the auditor's state): on the whole Philly trace the
-// recommended policy peaks at about 260 MB instead of 300–313 MB, for 3 % more
-// CPU (docs/BENCHMARKS.md, issue 29).
-func simGCPercent() int {
-	if v, err := strconv.Atoi(os.Getenv("GOGC")); err == nil {
-		return v
-	}
-	if os.Getenv("GOGC") == "off" {
-		return -1
-	}
-	return 50
-}
+// recommended policy peaks at about 260 MB instead of 300–313 MB, for 3 %
+// more CPU (docs/BENCHMARKS.md, issue 29).
+const simGCPercent = 50
 
 // addSimFlags registers the flags of `gpusched sim` on cmd, into o.
 func addSimFlags(cmd *cobra.Command, o *simOptions) {

@@ -161,7 +161,7 @@ func checkpointNote(kj *kjob, now time.Time) string {
 	if kj.ckpt.IsZero() {
 		return ""
 	}
-	return model.CheckpointNote(kj.ckptSteps, int64(now.Sub(kj.ckpt)))
+	return model.CheckpointNote(kj.ckptSteps, now.Sub(kj.ckpt).Round(100*time.Millisecond).String())
 }
 
 // reserve keeps gpus for job kj until its pods can start there.

@@ -68,10 +68,7 @@ func (r *run) keepRunning(j *model.Job, from []model.GPU, t model.Time) bool {
 		if at <= t || at <= j.Resume {
 			return false
 		}
-		if r.grows == nil {
-			r.grows = map[int]growth{}
-		}
-		r.grows[j.Seq] = growth{from: slices.Clone(from), at: at}
+		r.wait(j.Seq, growth{from: slices.Clone(from), at: at})
 	} else {
 		delete(r.grows, j.Seq)
 	}
@@ -105,10 +102,7 @@ func (r *run) startOnUp(j *model.Job, t model.Time, pause bool) bool {
 		(!pause && v*(at-resume).Seconds() <= r.speedOn(j, j.Alloc)*r.cfg.RestartOverhead.Seconds()) {
 		return false
 	}
-	if r.grows == nil {
-		r.grows = map[int]growth{}
-	}
-	r.grows[j.Seq] = growth{from: up, at: at}
+	r.wait(j.Seq, growth{from: up, at: at})
 	j.Mark, j.Resume, j.LastStart = t, resume, t
 	r.rate(j, t)
 	return true
@@ -124,13 +118,17 @@ func containsAll(set, sub []model.GPU) bool {
 	return true
 }
 
+// wait records job seq's growth g, waiting for its nodes.
+func (r *run) wait(seq int, g growth) {
+	if r.grows == nil {
+		r.grows = map[int]growth{}
+	}
+	r.grows[seq] = g
+}
+
 // forget drops job seq's waiting growth, if any: it finished, stopped or
 // moved.
-func (r *run) forget(seq int) {
-	if r.grows != nil {
-		delete(r.grows, seq)
-	}
-}
+func (r *run) forget(seq int) { delete(r.grows, seq) }
 
 // nextJoin returns the earliest time a waiting growth joins, or ok false.
 func (r *run) nextJoin() (model.Time, bool) {

@@ -81,7 +81,7 @@ func ResumeNote(rec *Record, now time.Time) string {
 		return "; no checkpoint reported: it starts from the beginning"
 	}
 	return fmt.Sprintf("; resumes from the checkpoint at step %d (reported %s ago)",
-		rec.CheckpointSteps, model.Tenths(int64(now.Sub(*rec.LastCheckpointAt))))
+		rec.CheckpointSteps, ago(*rec.LastCheckpointAt, now))
 }
 
 // CheckpointNote describes a job's latest checkpoint for its history (in
@@ -90,8 +90,12 @@ func CheckpointNote(rec *Record, now time.Time) string {
 	if rec.LastCheckpointAt == nil {
 		return ""
 	}
-	return model.CheckpointNote(rec.CheckpointSteps, int64(now.Sub(*rec.LastCheckpointAt)))
+	return model.CheckpointNote(rec.CheckpointSteps, ago(*rec.LastCheckpointAt, now))
 }
+
+// ago writes how long before now t was, rounded to 100 ms, as the
+// checkpoint notes do.
+func ago(t, now time.Time) string { return now.Sub(t).Round(100 * time.Millisecond).String() }
 
 // PickPort picks the attempt's MASTER_PORT: a hash of the replica ID prefix
 // in the range of n ports from base, moved on past the ports in used (those
