@@ -131,7 +131,7 @@ func newMeter(cfg *Config, jobs []*model.Job) (*meter, error) {
 		m.jobs[i].factor = 1
 	}
 	if sleeps && cfg.Spare > 0 {
-		m.spares = newSpares(cfg)
+		m.spares = newSpares(cfg, jobs)
 	}
 	for i := range m.nodes {
 		m.nodes[i].last, m.nodes[i].upAt = t0, t0

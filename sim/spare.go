@@ -21,10 +21,17 @@ import (
 //     count, capacity, power description and links to storage (nodeKinds);
 //     every power-managed node has a kind.
 //   - Spares: an idle node due to suspend itself stays on (held) while
-//     fewer than Spare other idle nodes of its kind are on or waking; when
-//     a job takes a node, sleeping nodes of its kind are woken, with no job,
-//     until Spare idle ones are on or waking again (replenish). At the
-//     first submission Spare nodes of each kind are on.
+//     fewer than the kind's spares other idle nodes of its kind are on or
+//     waking; when a job takes a node, sleeping nodes of its kind are
+//     woken, with no job, until that many idle ones are on or waking again
+//     (replenish). At the first submission that many nodes of each kind
+//     are on.
+//   - Gang: a kind's spares are Spare, or the nodes of the kind that the
+//     largest gang of the workload fills if more (gangNodes): a job's GPUs,
+//     or its maximum when it is elastic and a scaler may grow it. A growth
+//     comes soon after a start, often sooner than a wake-up, and in one
+//     step; with spares for the whole gang it finds its nodes up, as it
+//     does with every node on.
 //   - Demand: spares are kept only while jobs keep coming: until spareGaps
 //     mean gaps between submissions after the last submission; then they
 //     suspend themselves, and the next submission wakes them again.
@@ -40,7 +47,8 @@ const spareGaps = 10
 
 // spares is the meter's spare nodes: zero when Config.Spare is 0.
 type spares struct {
-	n     int       // idle nodes of each kind kept on
+	n     int       // Config.Spare: 0 turns spares off
+	want  []int     // per kind: idle nodes kept on, ≥ n (gangNodes)
 	kind  []int32   // per node: its kind, -1 for a node that stays on
 	kinds [][]int32 // the nodes of each kind, in index order
 	// until is when the spares lapse: spareGaps mean gaps after the last
@@ -52,10 +60,41 @@ type spares struct {
 }
 
 // newSpares returns the spares of cfg, whose power description has
-// power-managed nodes.
-func newSpares(cfg *Config) spares {
+// power-managed nodes, for jobs (the trace).
+func newSpares(cfg *Config, jobs []*model.Job) spares {
 	kind, kinds := nodeKinds(cfg)
-	return spares{n: cfg.Spare, kind: kind, kinds: kinds, until: math.MaxInt64}
+	gang := largestGang(cfg, jobs)
+	want := make([]int, len(kinds))
+	for k, ns := range kinds {
+		want[k] = max(cfg.Spare, gangNodes(gang, cfg.Cluster.Nodes[ns[0]].GPUs, len(ns)))
+	}
+	return spares{n: cfg.Spare, want: want, kind: kind, kinds: kinds, until: math.MaxInt64}
+}
+
+// largestGang returns the most GPUs a job of jobs may hold at once: its
+// GPUs, or its maximum when it is elastic and cfg's engine has a scaler
+// that may grow it.
+func largestGang(cfg *Config, jobs []*model.Job) int {
+	scales := false
+	if cfg.Engine != nil {
+		_, _, scaler := cfg.Engine.Names()
+		scales = scaler != "none"
+	}
+	g := 0
+	for _, j := range jobs {
+		if scales && j.Spec.Elastic() {
+			g = max(g, j.Spec.MaxGPUs)
+		} else {
+			g = max(g, j.Spec.GPUs)
+		}
+	}
+	return g
+}
+
+// gangNodes returns how many nodes of perNode GPUs a gang of gpus GPUs
+// fills, at most n (the kind's nodes).
+func gangNodes(gpus, perNode, n int) int {
+	return min((gpus+perNode-1)/perNode, n)
 }
 
 // nodeKinds groups cfg's power-managed nodes into kinds of interchangeable
@@ -118,14 +157,14 @@ func (m *meter) keep(node int32, t model.Time) bool {
 	if sp.n == 0 {
 		return false
 	}
-	return sp.queued > 0 || t < sp.until && m.spareCount(sp.kind[node], node) < sp.n
+	return sp.queued > 0 || t < sp.until && m.spareCount(sp.kind[node], node) < sp.want[sp.kind[node]]
 }
 
 // startSpares turns the spares of every kind on at t0, the lowest nodes,
 // idle from t0.
 func (m *meter) startSpares(t0 model.Time) {
-	for _, ns := range m.spares.kinds {
-		for _, o := range ns[:min(m.spares.n, len(ns))] {
+	for k, ns := range m.spares.kinds {
+		for _, o := range ns[:min(m.spares.want[k], len(ns))] {
 			m.nodes[o].asleep = false
 			m.idle(o, t0)
 		}
@@ -193,7 +232,7 @@ func (m *meter) replenish(node int32, t model.Time) {
 	k := sp.kind[node]
 	n := m.spareCount(k, -1)
 	for _, o := range sp.kinds[k] {
-		if n >= sp.n {
+		if n >= sp.want[k] {
 			return
 		}
 		if m.nodes[o].asleep && m.count[o] == 0 {
@@ -223,7 +262,7 @@ func (m *meter) release(node int32, t model.Time) {
 		if !om.held || om.busy != 0 {
 			continue
 		}
-		if t < sp.until && n-1 < sp.n {
+		if t < sp.until && n-1 < sp.want[k] {
 			return
 		}
 		om.held = false
