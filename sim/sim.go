@@ -51,9 +51,10 @@ type Config struct {
 	Power *power.Cluster
 	// Spare, when positive, is how many idle power-managed nodes of each
 	// kind of interchangeable nodes the power manager keeps on while jobs
-	// keep coming, and it keeps every idle node on while jobs wait
-	// (spare.go); 0: idle nodes suspend themselves after their delay
-	// regardless, as before issue 28. DefaultSpare is gpusched sim's.
+	// keep coming (more where the workload's largest gang fills more), and
+	// it keeps every idle node on while jobs wait (spare.go); 0: idle nodes
+	// suspend themselves after their delay regardless, as before issue 28.
+	// DefaultSpare is gpusched sim's.
 	Spare int
 	// Energy accounts the energy the cluster draws (Result.Energy,
 	// JobRecord.EnergyKWh, Sample.PowerW); Power must then have figures
@@ -84,8 +85,9 @@ type Config struct {
 }
 
 // DefaultSpare is gpusched sim's Config.Spare: with two spare nodes of each
-// kind the average JCT of every run of issue 28's development grid but
-// two stays within 2 % of the run with every node on (docs/ENERGY.md).
+// kind, or as many as the workload's largest gang fills (spare.go), the
+// average JCT of every run of issue 28's two development grids stays within
+// 2 % of the run with every node on (docs/ENERGY.md).
 const DefaultSpare = 2
 
 // Result is what a run produced.

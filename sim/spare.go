@@ -28,10 +28,12 @@ import (
 //     are on.
 //   - Gang: a kind's spares are Spare, or the nodes of the kind that the
 //     largest gang of the workload fills if more (gangNodes): a job's GPUs,
-//     or its maximum when it is elastic and a scaler may grow it. A growth
-//     comes soon after a start, often sooner than a wake-up, and in one
-//     step; with spares for the whole gang it finds its nodes up, as it
-//     does with every node on.
+//     or its maximum when it is elastic and a scaler may grow it, taken
+//     from the trace as an operator knows the largest job the cluster
+//     admits. A growth comes soon after a start, often sooner than a
+//     wake-up, and in one step, and a rigid gang may need more nodes at
+//     once than Spare; with spares for the whole gang it finds its nodes
+//     up, as it does with every node on.
 //   - Demand: spares are kept only while jobs keep coming: until spareGaps
 //     mean gaps between submissions after the last submission; then they
 //     suspend themselves, and the next submission wakes them again.

@@ -3,7 +3,10 @@ package sim_test
 import (
 	"testing"
 
+	"github.com/gpusched/gpusched/core/engine"
 	"github.com/gpusched/gpusched/core/model"
+	"github.com/gpusched/gpusched/core/placer"
+	"github.com/gpusched/gpusched/core/policy"
 	"github.com/gpusched/gpusched/sim"
 )
 
@@ -66,14 +69,15 @@ func TestSpareRules(t *testing.T) {
 		{"spares lapse when jobs stop coming", 2,
 			[]model.JobSpec{makeJob("A", 0).dur(50).obj(), makeJob("B", 10).dur(50).obj(), makeJob("C", 1000).dur(50).obj()},
 			[]float64{50, 80, 1080}, 3},
-		// A on n0 (0–1000); n1 woken (up at 30) takes B (40–100); n2 woken
-		// (up at 70). C (3 GPUs, at 50) waits for A. n2, then n1 are due to
-		// sleep at 170 and 200, one more than the spare, but C waits: both
-		// stay on, and C runs at once when A ends: 1000–1050. (Spares alone
-		// would let n2 sleep, and C would wait for it until 1030.)
+		// C's 3 GPUs make the spares 3 (the largest gang): every node is on
+		// from 0. A on n0 (0–1000), B on n1 (40–100); C (3 GPUs, at 50)
+		// waits for A. The spares lapse at 50 + 10 × 25 = 300, but C
+		// waits: n1 and n2 stay on, and C runs at once when A ends:
+		// 1000–1050, with no wake-up. (Letting them sleep at 300, C would
+		// wait for them until 1030 and end at 1080.)
 		{"no idle node sleeps while jobs wait", 3,
 			[]model.JobSpec{makeJob("A", 0).dur(1000).obj(), makeJob("B", 40).dur(60).obj(), makeJob("C", 50).gpus(3).dur(50).obj()},
-			[]float64{1000, 100, 1050}, 2},
+			[]float64{1000, 100, 1050}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,5 +115,58 @@ func TestSparesKeepTheScheduleOfNodesOn(t *testing.T) {
 	}
 	if asleep.Energy.Wakes != 0 {
 		t.Errorf("%d wake-ups, want 0", asleep.Energy.Wakes)
+	}
+}
+
+// TestSparesCoverTheLargestGang: a kind's spares are at least the nodes
+// the workload's largest gang fills — an elastic job's maximum when a
+// scaler may grow it, else a job's GPUs (issue 28). Three 4-GPU V100
+// nodes, asleep when idle (after 10,000 s), up 300 s after a wake-up; one
+// spare; 30 s restart pause. A (elastic 4..max GPUs, 1,000 s on 4: 1 unit/s
+// on 4, 2 on 8, 3 on 12) starts at 0 on n0:
+//   - max 12, grown by 8 at 100 by the script: the gang is 3 nodes, so all
+//     three are on from the first submission; the growth finds n1 and n2
+//     up and pauses at once: 130 + 900/3 = 430, as with every node on, and
+//     no node is ever woken. (With one spare, n1 woken at 0 and n2 at 100,
+//     A would run on its 4 GPUs to 400 and end at 430 + 600/3 = 630.)
+//   - max 8, grown by 4 at 100: 2 spares, n0 and n1 on; n2 is woken at 0
+//     when A takes n0 (up at 300); the growth onto n1 pauses at once:
+//     130 + 900/2 = 580.
+//   - max 12 with no scaler: A runs at its 4 GPUs, the gang is 1 node and
+//     the spare is the one: n1 is woken at 0 when A takes n0; A ends at
+//     1,000.
+func TestSparesCoverTheLargestGang(t *testing.T) {
+	tests := []struct {
+		name  string
+		max   int
+		steps []step // nil: no scaler
+		want  float64
+		wakes int
+	}{
+		{"elastic maximum under a scaler", 12, []step{{100, "A", 8}}, 430, 0},
+		{"a smaller maximum", 8, []step{{100, "A", 4}}, 580, 1},
+		{"no scaler: the job's GPUs", 12, nil, 1000, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := cluster(t, "v100", 4, "v100", 4, "v100", 4)
+			var sc engine.Scaler
+			if tt.steps != nil {
+				sc = &scripted{tt.steps}
+			}
+			eng, err := engine.New(policy.FIFO{}, placer.Pack{}, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs := []model.JobSpec{makeJob("A", 0).gpus(4).elastic(4, tt.max).dur(1000).obj()}
+			res, log := powered{cluster: c, power: sleepy(c, 10_000, 300), eng: eng, jobs: jobs,
+				cfg: sim.Config{Energy: true, Spare: 1, RestartOverhead: 30 * model.Second}}.run(t)
+			if got := finishTimes(res); !equalFloats(got, []float64{tt.want}) {
+				t.Errorf("A ends at %v, want %v\n%s", got, tt.want, log)
+			}
+			if res.Energy.Wakes != tt.wakes {
+				t.Errorf("%d wake-ups, want %d", res.Energy.Wakes, tt.wakes)
+			}
+		})
 	}
 }
