@@ -42,6 +42,7 @@ type Engine struct {
 	claiming     bool
 	blockedLanes []bool
 	scratch      []*model.Job
+	yieldBuf     []*model.Job // yield's candidates
 	usedBuf      []bool
 	// usable ends the stop candidates that can help the job being claimed
 	// for (partition); noFit holds the claims that cannot fit this round.
@@ -186,6 +187,9 @@ func (e *Engine) walk(s *model.State, ord Order, plan *Plan) {
 		}
 		// With a Gate every job may claim; the gate says whose GPUs.
 		if e.place(s, j, ts, plan, i < ord.Claim || e.gates != nil) {
+			continue
+		}
+		if !ord.Backfill && ord.Lanes == nil && e.yield(s, j, ts, plan) {
 			continue
 		}
 		e.blocked(j, plan, reasonNoFit)

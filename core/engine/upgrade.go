@@ -1,6 +1,12 @@
 package engine
 
-import "github.com/gpusched/gpusched/core/model"
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/gpusched/gpusched/core/model"
+)
 
 // Upgrader is implemented by placers that move a running job to GPUs of a
 // much faster type once such GPUs are free and no job waits for them
@@ -42,3 +48,71 @@ func (e *Engine) upgrade(s *model.State, plan *Plan) {
 
 // reasonUpgraded is the trace's reason for an upgrade.
 const reasonUpgraded = "moved to a much faster GPU type that is free"
+
+// Yielder is implemented by upgrading placers that give a job's faster
+// GPUs back to the head of a strict queue (issue 28): Yield returns GPUs
+// for running job j, as many as it holds, on a type much slower than its
+// own that has room for them, or nil to leave it; it must not change the
+// pool.
+type Yielder interface {
+	Yield(s *model.State, p *Pool, j *model.Job) []model.GPU
+}
+
+// yield makes room for waiting job j, which fits nowhere this round at the
+// head of a strict order: running jobs on a type j may use move, the least
+// remaining work first, to slower types with room (Yielder) until j fits;
+// the moves are recorded in plan.Migrate and j's start in plan.Start. When
+// j still does not fit, every move is undone and yield reports false. Only
+// without a scaler and without a Gate: both track the running jobs' GPUs.
+func (e *Engine) yield(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
+	y, ok := e.placer.(Yielder)
+	if !ok || e.scaler != nil || e.gates != nil {
+		return false
+	}
+	cands := e.yieldBuf[:0]
+	for _, r := range s.Running() {
+		if e.pool.Settled(r) && ts.Has(e.cluster.TypeOf(r.Alloc[0])) {
+			cands = append(cands, r)
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b *model.Job) int {
+		return cmp.Compare(remainingSeconds(a, e.now), remainingSeconds(b, e.now))
+	})
+	e.yieldBuf = cands
+	var moves []Assignment
+	for _, r := range cands {
+		gpus := y.Yield(s, e.pool, r)
+		if gpus == nil {
+			continue
+		}
+		e.pool.GiveJob(r, r.Alloc)
+		e.pool.TakeJob(r, gpus)
+		moves = append(moves, Assignment{Job: r, GPUs: gpus})
+		if e.tryPlace(s, j, ts, plan) {
+			for _, m := range moves {
+				e.pool.Hold(m.Job)
+				plan.Migrate = append(plan.Migrate, m)
+				plan.Trace = append(plan.Trace, Decision{m.Job.Spec.ID, Migrated, reasonYielded})
+			}
+			return true
+		}
+	}
+	for k := len(moves) - 1; k >= 0; k-- {
+		m := moves[k]
+		e.pool.GiveJob(m.Job, m.GPUs)
+		e.pool.TakeJob(m.Job, m.Job.Alloc)
+	}
+	return false
+}
+
+// remainingSeconds is how long running job j still runs at its rate.
+func remainingSeconds(j *model.Job, now model.Time) float64 {
+	if j.Rate <= 0 {
+		return math.Inf(1)
+	}
+	return j.Remaining(now) / j.Rate
+}
+
+// reasonYielded is the trace's reason for a move that makes room for the
+// head of the queue.
+const reasonYielded = "moved to a slower GPU type to make room for the head of the queue"

@@ -423,3 +423,29 @@ func (e *Energy) Upgrade(s *model.State, p *engine.Pool, j *model.Job) []model.G
 	}
 	return e.Place(s, p, j, n, faster).GPUs
 }
+
+// Yield implements engine.Yielder (issue 28): running job j moves to the
+// types it may use on which it runs at least MinUpgrade times slower than
+// where it runs — those from which an upgrade could have brought it —
+// placed there by Place, when they have room; nil otherwise. The engine
+// asks it only for a job at the head of a strict queue that fits nowhere:
+// an upgrade borrows a faster type's idle GPUs, and gives them back when a
+// waiting job needs them, so that upgrades never make a job wait.
+func (e *Energy) Yield(s *model.State, p *engine.Pool, j *model.Job) []model.GPU {
+	n := len(j.Alloc)
+	if !e.Upgrades || n == 0 || p.Cluster() != e.cluster {
+		return nil
+	}
+	types := engine.Feasible(s, j, n)
+	ceil := s.Profile.Speed(j, e.cluster.TypeOf(j.Alloc[0]), n) / MinUpgrade
+	var slower engine.TypeSet
+	for t := range e.cluster.Types {
+		if types.Has(t) && p.Free(t) >= n && s.Profile.Speed(j, t, n) <= ceil {
+			slower |= 1 << uint(t)
+		}
+	}
+	if slower == 0 {
+		return nil
+	}
+	return e.Place(s, p, j, n, slower).GPUs
+}
