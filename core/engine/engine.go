@@ -190,7 +190,7 @@ func (e *Engine) walk(s *model.State, ord Order, plan *Plan) {
 			continue
 		}
 		if !ord.Backfill && ord.Lanes == nil && e.yield(s, j, ts, plan) {
-			continue
+			continue // the head of a strict queue, after upgraded jobs yielded
 		}
 		e.blocked(j, plan, reasonNoFit)
 		if !ord.Backfill && !e.blockLane(ord, i) {

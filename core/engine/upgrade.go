@@ -49,29 +49,39 @@ func (e *Engine) upgrade(s *model.State, plan *Plan) {
 // reasonUpgraded is the trace's reason for an upgrade.
 const reasonUpgraded = "moved to a much faster GPU type that is free"
 
-// Yielder is implemented by upgrading placers that give a job's faster
-// GPUs back to the head of a strict queue (issue 28): Yield returns GPUs
-// for running job j, as many as it holds, on a type much slower than its
-// own that has room for them, or nil to leave it; it must not change the
-// pool.
+// Yielder is implemented by upgrading placers whose upgraded jobs give a
+// faster type's GPUs back to a waiting job (issue 28): an upgrade borrows
+// GPUs that no job waits for, and a job that arrives later, or waits at the
+// head of the queue, comes first. Target returns the types in ts on which
+// running jobs should make room for waiting job j of n GPUs (0: none, j is
+// placed as usual); Yield returns GPUs for running job r, as many as it
+// holds, on a slower type that has room for them, or nil to leave it.
+// Neither may change the pool.
 type Yielder interface {
-	Yield(s *model.State, p *Pool, j *model.Job) []model.GPU
+	Target(s *model.State, p *Pool, j *model.Job, n int, ts TypeSet) TypeSet
+	Yield(s *model.State, p *Pool, r *model.Job) []model.GPU
 }
 
-// yield makes room for waiting job j, which fits nowhere this round at the
-// head of a strict order: running jobs on a type j may use move, the least
-// remaining work first, to slower types with room (Yielder) until j fits;
-// the moves are recorded in plan.Migrate and j's start in plan.Start. When
-// j still does not fit, every move is undone and yield reports false. Only
-// without a scaler and without a Gate: both track the running jobs' GPUs.
+// yield tries to start waiting job j, of feasible types ts, on a type its
+// Yielder placer targets, after moving running jobs there, the least
+// remaining work first, to slower types (Yielder.Yield) until j fits. The
+// moves are recorded in plan.Migrate and j's start in plan.Start. When j
+// still does not fit, every move is undone and yield reports false (j is
+// then placed as usual). Only without a scaler and without a Gate, which
+// both track the running jobs' GPUs through the round.
 func (e *Engine) yield(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
 	y, ok := e.placer.(Yielder)
 	if !ok || e.scaler != nil || e.gates != nil {
 		return false
 	}
+	sizes, _ := e.sizes(j)
+	target := y.Target(s, e.pool, j, sizes[0], ts)
+	if target == 0 {
+		return false
+	}
 	cands := e.yieldBuf[:0]
 	for _, r := range s.Running() {
-		if e.pool.Settled(r) && ts.Has(e.cluster.TypeOf(r.Alloc[0])) {
+		if e.pool.Settled(r) && target.Has(e.cluster.TypeOf(r.Alloc[0])) {
 			cands = append(cands, r)
 		}
 	}
@@ -88,7 +98,7 @@ func (e *Engine) yield(s *model.State, j *model.Job, ts TypeSet, plan *Plan) boo
 		e.pool.GiveJob(r, r.Alloc)
 		e.pool.TakeJob(r, gpus)
 		moves = append(moves, Assignment{Job: r, GPUs: gpus})
-		if e.tryPlace(s, j, ts, plan) {
+		if e.tryPlace(s, j, target, plan) {
 			for _, m := range moves {
 				e.pool.Hold(m.Job)
 				plan.Migrate = append(plan.Migrate, m)
@@ -113,6 +123,6 @@ func remainingSeconds(j *model.Job, now model.Time) float64 {
 	return j.Remaining(now) / j.Rate
 }
 
-// reasonYielded is the trace's reason for a move that makes room for the
-// head of the queue.
-const reasonYielded = "moved to a slower GPU type to make room for the head of the queue"
+// reasonYielded is the trace's reason for a move that makes room for a
+// waiting job.
+const reasonYielded = "moved to a slower GPU type to make room for a waiting job"

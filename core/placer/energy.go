@@ -424,28 +424,48 @@ func (e *Energy) Upgrade(s *model.State, p *engine.Pool, j *model.Job) []model.G
 	return e.Place(s, p, j, n, faster).GPUs
 }
 
-// Yield implements engine.Yielder (issue 28): running job j moves to the
+// Target implements engine.Yielder (issue 28): when no type in ts has
+// room for job j of n GPUs — it waits at the head of a strict queue — the
+// types in ts on which it runs; running jobs there that an upgrade may have
+// brought there make room for it (Yield). 0 otherwise, and without
+// upgrades: an upgrade borrows GPUs no job waits for, and never makes a
+// job wait.
+func (e *Energy) Target(s *model.State, p *engine.Pool, j *model.Job, n int, ts engine.TypeSet) engine.TypeSet {
+	if !e.Upgrades || n < 1 || p.Cluster() != e.cluster {
+		return 0
+	}
+	var target engine.TypeSet
+	for t := range e.cluster.Types {
+		switch {
+		case !ts.Has(t):
+		case p.Free(t) >= n:
+			return 0
+		case s.Profile.Speed(j, t, n) > 0:
+			target |= 1 << uint(t)
+		}
+	}
+	return target
+}
+
+// Yield implements engine.Yielder (issue 28): running job r moves to the
 // types it may use on which it runs at least MinUpgrade times slower than
 // where it runs — those from which an upgrade could have brought it —
-// placed there by Place, when they have room; nil otherwise. The engine
-// asks it only for a job at the head of a strict queue that fits nowhere:
-// an upgrade borrows a faster type's idle GPUs, and gives them back when a
-// waiting job needs them, so that upgrades never make a job wait.
-func (e *Energy) Yield(s *model.State, p *engine.Pool, j *model.Job) []model.GPU {
-	n := len(j.Alloc)
+// placed there by Place, when they have room; nil otherwise.
+func (e *Energy) Yield(s *model.State, p *engine.Pool, r *model.Job) []model.GPU {
+	n := len(r.Alloc)
 	if !e.Upgrades || n == 0 || p.Cluster() != e.cluster {
 		return nil
 	}
-	types := engine.Feasible(s, j, n)
-	ceil := s.Profile.Speed(j, e.cluster.TypeOf(j.Alloc[0]), n) / MinUpgrade
+	types := engine.Feasible(s, r, n)
+	ceil := s.Profile.Speed(r, e.cluster.TypeOf(r.Alloc[0]), n) / MinUpgrade
 	var slower engine.TypeSet
 	for t := range e.cluster.Types {
-		if types.Has(t) && p.Free(t) >= n && s.Profile.Speed(j, t, n) <= ceil {
+		if types.Has(t) && p.Free(t) >= n && s.Profile.Speed(r, t, n) <= ceil {
 			slower |= 1 << uint(t)
 		}
 	}
 	if slower == 0 {
 		return nil
 	}
-	return e.Place(s, p, j, n, slower).GPUs
+	return e.Place(s, p, r, n, slower).GPUs
 }
