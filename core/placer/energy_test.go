@@ -495,3 +495,59 @@ func TestEnergyUpgrade(t *testing.T) {
 		})
 	}
 }
+
+// TestEnergyYield: with Upgrades, a job at the head of a strict fifo queue
+// that fits on no type makes a running job on a type it may use move to a
+// type on which that job runs at least MinUpgrade times slower, when that
+// type has room for it (the move an upgrade would undo), and starts in the
+// same round. n0: type a, 8 GPUs, 6 of them held by busy0; n1: type b, 8
+// GPUs, bBusy of them held by busy1. The head job w asks for 7 GPUs of type
+// a (2 free): busy0 moves to n1 (6 free GPUs of b when bBusy is 2) and w
+// takes 7 of n0's 8 GPUs. Never with Upgrades off, never to a type less
+// than MinUpgrade times slower, never without room there, never with
+// backfill (the job behind may start instead).
+func TestEnergyYield(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		v         speeds
+		bBusy     int
+		upgrades  bool
+		backfill  bool
+		wantMove  string // busy0's new GPUs per node, "" for no move
+		wantStart string // w's GPUs per node, "" for not started
+	}{
+		{"twice as fast: busy0 yields, w starts", speeds{2, 1}, 2, true, false, "n1:6", "n0:7"},
+		{"1.5 times as fast: busy0 yields", speeds{1.5, 1}, 2, true, false, "n1:6", "n0:7"},
+		{"1.4 times as fast: w waits", speeds{1.4, 1}, 2, true, false, "", ""},
+		{"no room on the slower type: w waits", speeds{2, 1}, 3, true, false, "", ""},
+		{"upgrades off: w waits", speeds{2, 1}, 2, false, false, "", ""},
+		{"backfill: w waits", speeds{2, 1}, 2, true, true, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newEnergySleeps(t, []enode{{"a", 8, 6, nil}, {"b", 8, tc.bBusy, nil}}, nil, th8, nil, tc.v)
+			f.place.Upgrades = tc.upgrades
+			f.s.Submit(model.NewJob(model.JobSpec{ID: "w", GPUs: 7, MinGPUs: 7, MaxGPUs: 7, GPUType: "a"}, 50, -1, 1))
+			e, err := engine.New(policy.FIFO{Backfill: tc.backfill}, f.place, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := e.Schedule(f.s, 0)
+			move, start := "", ""
+			for _, m := range plan.Migrate {
+				if m.Job.Spec.ID != "busy0" {
+					t.Errorf("moved %s, want only busy0", m.Job.Spec.ID)
+				}
+				move = perNode(names(f.pool, m.GPUs))
+			}
+			for _, a := range plan.Start {
+				if a.Job.Spec.ID != "w" {
+					t.Errorf("started %s, want only w", a.Job.Spec.ID)
+				}
+				start = perNode(names(f.pool, a.GPUs))
+			}
+			if move != tc.wantMove || start != tc.wantStart {
+				t.Errorf("busy0 moved to %q and w started on %q, want %q and %q", move, start, tc.wantMove, tc.wantStart)
+			}
+		})
+	}
+}
