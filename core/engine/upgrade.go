@@ -2,7 +2,6 @@ package engine
 
 import (
 	"cmp"
-	"math"
 	"slices"
 
 	"github.com/gpusched/gpusched/core/model"
@@ -63,8 +62,8 @@ type Yielder interface {
 }
 
 // yield tries to start waiting job j, of feasible types ts, on a type its
-// Yielder placer targets, after moving running jobs there, the least
-// remaining work first, to slower types (Yielder.Yield) until j fits. The
+// Yielder placer targets, after moving running jobs there, the last
+// started first, to slower types (Yielder.Yield) until j fits. The
 // moves are recorded in plan.Migrate and j's start in plan.Start. When j
 // still does not fit, every move is undone and yield reports false (j is
 // then placed as usual). Only without a scaler and without a Gate, which
@@ -86,7 +85,7 @@ func (e *Engine) yield(s *model.State, j *model.Job, ts TypeSet, plan *Plan) boo
 		}
 	}
 	slices.SortStableFunc(cands, func(a, b *model.Job) int {
-		return cmp.Compare(remainingSeconds(a, e.now), remainingSeconds(b, e.now))
+		return cmp.Or(cmp.Compare(b.FirstStart, a.FirstStart), cmp.Compare(b.Seq, a.Seq))
 	})
 	e.yieldBuf = cands
 	var moves []Assignment
@@ -113,14 +112,6 @@ func (e *Engine) yield(s *model.State, j *model.Job, ts TypeSet, plan *Plan) boo
 		e.pool.TakeJob(m.Job, m.Job.Alloc)
 	}
 	return false
-}
-
-// remainingSeconds is how long running job j still runs at its rate.
-func remainingSeconds(j *model.Job, now model.Time) float64 {
-	if j.Rate <= 0 {
-		return math.Inf(1)
-	}
-	return j.Remaining(now) / j.Rate
 }
 
 // reasonYielded is the trace's reason for a move that makes room for a
