@@ -76,8 +76,8 @@ import (
 // O(nodes of the type + claims · log nodes): the sequence is a binary heap,
 // rebuilt after a claim by moving only the claiming node.
 type Energy struct {
-	// Upgrades enables Upgrade (engine.Upgrader): off, the placer never
-	// moves a running job.
+	// Upgrades enables Upgrade (engine.Upgrader) and Target and Yield
+	// (engine.Yielder): off, the placer never moves a running job.
 	Upgrades bool
 
 	table *EnergyTable
