@@ -551,3 +551,51 @@ func TestEnergyYield(t *testing.T) {
 		})
 	}
 }
+
+// TestEnergyYieldUndone: the yielding jobs move the most recently started
+// first (ties: the later arrival) until the head job fits, and no move is
+// made when all of them cannot make room. n0 and n1: type a, 8 GPUs, 4
+// held by busy0 and 6 by busy1 (6 free); n2: type b, 8 GPUs, bBusy held
+// by busy2; a runs every job twice as fast as b. The head job w asks for
+// n GPUs of type a.
+func TestEnergyYieldUndone(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		bBusy, n     int
+		move, wStart string // moves as "job>GPUs per node"; w's GPUs per node
+	}{
+		// busy1 (6 GPUs) goes to n2 first: 12 GPUs of a free, w takes 11
+		// by seed 002's sequence (th8: state 1 up to 3 busy, 2 up to 6):
+		// n1 (idle, state 1) claims 3, then 1 (state 2); n0 (4 busy, state
+		// 2, lower index) 2, then 1 (state 3); n1 2, then 1; n0 1:
+		// n1 7 and n0 4, n1 first.
+		{"busy1 alone makes room", 0, 11, "busy1>n2:6", "n1:7 n0:4"},
+		// n2 has 5 free: busy1 cannot move, busy0 (4) can, which leaves
+		// 10 GPUs of a free, one short: nothing moves, w waits.
+		{"the moves cannot make room: none made", 3, 11, "", ""},
+		// The same with w of 10 GPUs: busy0's move is enough.
+		{"busy0 makes room when busy1 cannot", 3, 10, "busy0>n2:4", "n0:8 n1:2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newEnergySleeps(t, []enode{{"a", 8, 4, nil}, {"a", 8, 6, nil}, {"b", 8, tc.bBusy, nil}}, nil, th8, nil, speeds{2, 1})
+			f.place.Upgrades = true
+			f.s.Submit(model.NewJob(model.JobSpec{ID: "w", GPUs: tc.n, MinGPUs: tc.n, MaxGPUs: tc.n, GPUType: "a"}, 50, -1, 1))
+			e, err := engine.New(policy.FIFO{}, f.place, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := e.Schedule(f.s, 0)
+			var moves []string
+			for _, m := range plan.Migrate {
+				moves = append(moves, m.Job.Spec.ID+">"+perNode(names(f.pool, m.GPUs)))
+			}
+			start := ""
+			for _, a := range plan.Start {
+				start = perNode(names(f.pool, a.GPUs))
+			}
+			if got := strings.Join(moves, ","); got != tc.move || start != tc.wStart {
+				t.Errorf("moves %q and w on %q, want %q and %q", got, start, tc.move, tc.wStart)
+			}
+		})
+	}
+}
