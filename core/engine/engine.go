@@ -43,6 +43,7 @@ type Engine struct {
 	blockedLanes []bool
 	scratch      []*model.Job
 	yieldBuf     []*model.Job // yield's candidates
+	yieldRoom    []int        // yield's free GPUs per type, moves included
 	usedBuf      []bool
 	// usable ends the stop candidates that can help the job being claimed
 	// for (partition); noFit holds the claims that cannot fit this round.

@@ -73,21 +73,33 @@ func (e *Engine) yield(s *model.State, j *model.Job, ts TypeSet, plan *Plan) boo
 	if !ok || e.scaler != nil || e.gates != nil {
 		return false
 	}
-	sizes, _ := e.sizes(j)
+	sizes, k := e.sizes(j)
 	target := y.Target(s, e.pool, j, sizes[0], ts)
 	if target == 0 {
 		return false
 	}
+	least := min(sizes[0], sizes[k-1])
 	cands := e.yieldBuf[:0]
-	for _, r := range s.Running() {
-		if e.pool.Settled(r) && target.Has(e.cluster.TypeOf(r.Alloc[0])) {
-			cands = append(cands, r)
+	room := e.yieldRoom[:0]
+	for t := range e.cluster.Types {
+		room = append(room, 0)
+		if target.Has(t) {
+			room[t] = e.pool.Free(t)
 		}
+	}
+	for _, r := range s.Running() {
+		if t := e.cluster.TypeOf(r.Alloc[0]); e.pool.Settled(r) && target.Has(t) {
+			cands = append(cands, r)
+			room[t] += len(r.Alloc)
+		}
+	}
+	e.yieldBuf, e.yieldRoom = cands, room
+	if slices.Max(room) < least {
+		return false // not even every move together would make room
 	}
 	slices.SortStableFunc(cands, func(a, b *model.Job) int {
 		return cmp.Or(cmp.Compare(b.FirstStart, a.FirstStart), cmp.Compare(b.Seq, a.Seq))
 	})
-	e.yieldBuf = cands
 	var moves []Assignment
 	for _, r := range cands {
 		gpus := y.Yield(s, e.pool, r)
@@ -97,7 +109,7 @@ func (e *Engine) yield(s *model.State, j *model.Job, ts TypeSet, plan *Plan) boo
 		e.pool.GiveJob(r, r.Alloc)
 		e.pool.TakeJob(r, gpus)
 		moves = append(moves, Assignment{Job: r, GPUs: gpus})
-		if e.tryPlace(s, j, target, plan) {
+		if e.fits(least, target) && e.tryPlace(s, j, target, plan) {
 			for _, m := range moves {
 				e.pool.Hold(m.Job)
 				plan.Migrate = append(plan.Migrate, m)
@@ -117,3 +129,14 @@ func (e *Engine) yield(s *model.State, j *model.Job, ts TypeSet, plan *Plan) boo
 // reasonYielded is the trace's reason for a move that makes room for a
 // waiting job.
 const reasonYielded = "moved to a slower GPU type to make room for a waiting job"
+
+// fits reports whether some type in ts has n free GPUs: without them no
+// placement of n GPUs there is possible (Placer).
+func (e *Engine) fits(n int, ts TypeSet) bool {
+	for t := range e.cluster.Types {
+		if ts.Has(t) && e.pool.Free(t) >= n {
+			return true
+		}
+	}
+	return false
+}
