@@ -16,9 +16,11 @@ type Reclaimer interface {
 }
 
 // reclaim places waiting job j, whose feasible types are ts, on the GPU
-// type it would take if every lent GPU were free, shrinking the lending
-// jobs of that type for it, when that type has too few free GPUs now. It
-// reports whether it placed j; false leaves the round unchanged.
+// type it would take if every lent GPU were free: on the free GPUs of that
+// type when it has enough of them (even where the placer, seeing the lent
+// GPUs busy, would prefer another type), else shrinking the lending jobs
+// of that type for it. It reports whether it placed j; false leaves the
+// round unchanged.
 func (e *Engine) reclaim(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
 	rc, ok := e.scaler.(Reclaimer)
 	if !ok || !rc.Reclaims() {
@@ -28,10 +30,13 @@ func (e *Engine) reclaim(s *model.State, j *model.Job, ts TypeSet, plan *Plan) b
 	sizes, _ := e.sizes(j)
 	n := sizes[0]
 	t := r.lentType(func() Placement { return e.placeWith(s, j, n, fitTypes(s, j, ts, n)) }, ts)
-	if t < 0 || e.pool.Free(t) >= n {
-		return false // nothing lent, or j fits on that type without it
+	if t < 0 {
+		return false // nothing lent
 	}
 	only := TypeSet(1) << uint(t)
+	if e.pool.Free(t) >= n {
+		return e.tryPlace(s, j, ts&only, plan)
+	}
 	r.begin()
 	for rc.Donate(s, e.now, r, j, only) {
 		if e.tryPlace(s, j, ts&only, plan) {

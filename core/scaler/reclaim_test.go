@@ -1,6 +1,7 @@
 package scaler_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/gpusched/gpusched/core/engine"
@@ -70,6 +71,80 @@ func TestReclaim(t *testing.T) {
 				if got := w.s.Cluster.Nodes[g.Node].Name; got != tc.wNode {
 					t.Errorf("W on %s, want %s", got, tc.wNode)
 				}
+			}
+		})
+	}
+}
+
+// TestReclaimKeepsType: with reclaim, a waiting job takes the GPU type it
+// would get if the lent GPUs were free even when that type has enough free
+// GPUs now, scattered, and the placer seeing the lent GPUs busy prefers
+// another type. Nodes n0 and n1 of type "fast" (4 GPUs each, declared
+// first) and n2 of type "slow" (3 GPUs). E (elastic, 1..4) runs on n0/0-2
+// (2 GPUs lent), R (rigid) on n1/0-2; W (rigid, 2 GPUs) arrives; pack.
+//
+// With the lent GPUs free (E at 1), n0 has 3 free and n2 3: one node each,
+// one GPU left each, so pack takes the first type, fast. Fast has 2 free
+// GPUs now (n0/3, n1/3), so nobody gives: W starts on them, on two nodes.
+// As the placer sees the pool now (and as before this rule, and without
+// reclaim), fast needs two nodes and slow one: W goes to n2/0-1, and the
+// two free fast GPUs let E grow to 4 (fulfillment: E's score 2/3 < 1;
+// threshold p=1: a = 8 − 2 = 6, M = 11 − 6 = 5, T = 2/5 < 0.8, budget
+// (0.9 − 0.4)·5 = 2.5; one replica brings E to its maximum). With reclaim
+// no fast GPU is left free for E to grow on.
+func TestReclaimKeepsType(t *testing.T) {
+	thr := func(reclaim bool) engine.Scaler {
+		cfg := scaler.DefaultThresholdConfig()
+		cfg.Reclaim = reclaim
+		s, err := scaler.NewThreshold(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	ful := func(reclaim bool) engine.Scaler {
+		s, err := scaler.NewFulfillment(1, reclaim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name  string
+		sc    engine.Scaler
+		eSize int      // E's size after the round
+		wGPUs []string // where W starts
+	}{
+		{"threshold, reclaim", thr(true), 3, []string{"n0/3", "n1/3"}},
+		{"threshold, no reclaim", thr(false), 4, []string{"n2/0", "n2/1"}},
+		{"fulfillment, reclaim", ful(true), 3, []string{"n0/3", "n1/3"}},
+		{"fulfillment, as written", ful(false), 4, []string{"n2/0", "n2/1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, []nd{{"fast", 4}, {"fast", 4}, {"slow", 3}},
+				el("E", 1, 4).running(3, 0), rg("R", 3).running(3, 1), rg("W", 2))
+			e, err := engine.New(policy.FIFO{}, placer.Pack{}, tc.sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := e.Schedule(w.s, 0)
+			checkPlan(t, w.s, plan)
+			size := len(w.jobs["E"].Alloc)
+			if r := sizes(plan.Resize); r["E"] != 0 {
+				size = r["E"]
+			}
+			if size != tc.eSize {
+				t.Errorf("E on %d GPUs, want %d (resizes %v)", size, tc.eSize, sizes(plan.Resize))
+			}
+			if len(plan.Start) != 1 || plan.Start[0].Job.Spec.ID != "W" {
+				t.Fatalf("starts %v, want W", sizes(plan.Start))
+			}
+			var got []string
+			for _, g := range plan.Start[0].GPUs {
+				got = append(got, w.s.Cluster.GPUName(g))
+			}
+			if !slices.Equal(got, tc.wGPUs) {
+				t.Errorf("W on %v, want %v", got, tc.wGPUs)
 			}
 		})
 	}
