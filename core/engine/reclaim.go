@@ -53,10 +53,18 @@ func (e *Engine) reclaim(s *model.State, j *model.Job, ts TypeSet, plan *Plan) b
 
 // slowerThanNow reports whether j, on n GPUs, runs slower on type t than
 // on the type the placer gives it on the free GPUs as they are (types in
-// fit).
+// fit). The placer is asked only when a faster type has n free GPUs.
 func (e *Engine) slowerThanNow(s *model.State, j *model.Job, n int, fit TypeSet, t int) bool {
+	v := s.Profile.Speed(j, t, n)
+	faster := false
+	for u := range s.Cluster.Types {
+		faster = faster || (fit.Has(u) && e.pool.Free(u) >= n && s.Profile.Speed(j, u, n) > v)
+	}
+	if !faster {
+		return false
+	}
 	now := e.placeWith(s, j, n, fit)
-	return now.GPUs != nil && s.Profile.Speed(j, e.cluster.TypeOf(now.GPUs[0]), n) > s.Profile.Speed(j, t, n)
+	return now.GPUs != nil && s.Profile.Speed(j, e.cluster.TypeOf(now.GPUs[0]), n) > v
 }
 
 // lentType returns the GPU type of the placement place makes once every
