@@ -127,6 +127,8 @@ func TestSimAllocationBadInput(t *testing.T) {
 		{[]string{"--config", badBacklog}, "allocation.priority_backlog: must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got 0.5"},
 		{[]string{"--policy", "gittins", "--speed-exponent", "-0.5"}, "gittins: the speed exponent must be between 0 and 4, got -0.5"},
 		{[]string{"--policy", "esrpt", "--speed-exponent", "NaN"}, "esrpt: the speed exponent must be between 0 and 4, got NaN"},
+		{[]string{"--policy", "gittins", "--gang-share", "1.5"}, "gittins: the gang share must be a share from 0 (none) to 1, got 1.5"},
+		{[]string{"--policy", "gittins", "--gang-share", "NaN"}, "gittins: the gang share must be a share from 0 (none) to 1, got NaN"},
 		{[]string{"--config", badSpeed}, "allocation.speed_exponent: must be between 0 (meaning 1) and 4, got 5"},
 		{[]string{"--config", badSim}, `simulator.restart_overhead: must be a duration ≥ 0 such as 30s or 6m, got "soon"`},
 	} {
