@@ -209,6 +209,13 @@ const DefaultGangProbe = 0.3
 // chosen by experiment (docs/EXPERIMENTS.md, issue 21).
 const DefaultGangProbeLight = 0.6
 
+// DefaultGangShare is Gittins's gang share the shells set
+// (recipe.DefaultOptions; Alloc.GangShare): a gang given at least 80 % of
+// its time on a type by X is taken first there, chosen on the development
+// sets of issue 29's families (docs/EXPERIMENTS.md, issue 29, third
+// session).
+const DefaultGangShare = 0.8
+
 // Name returns the policy name: maxmin, maxthroughput, ftf, ftf-oracle,
 // esrpt, esrpt-oracle, gittins, or fifo for FIFOAlloc.
 func (a *Alloc) Name() string {

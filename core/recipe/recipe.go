@@ -90,7 +90,7 @@ type AllocOptions struct {
 	// gittins's values (policy.Alloc), from 0 to 4; 0: 1.
 	SpeedExponent float64
 	// GangShare is gittins's gang share (policy.Alloc), from 0 to 1; 0:
-	// none.
+	// none. DefaultOptions sets policy.DefaultGangShare.
 	GangShare float64
 }
 
@@ -125,7 +125,8 @@ type EnergyInputs struct {
 func DefaultOptions() Options {
 	return Options{PriorityRatio: 2, StarveRatio: 4, TiresiasThresholds: policy.TiresiasThresholds(),
 		Threshold: scaler.DefaultThresholdConfig(), MaxLoad: scaler.DefaultMaxLoad,
-		Alloc: AllocOptions{GangProbe: policy.DefaultGangProbe, GangProbeLight: policy.DefaultGangProbeLight, PriorityBacklog: policy.DefaultPriorityBacklog}}
+		Alloc: AllocOptions{GangProbe: policy.DefaultGangProbe, GangProbeLight: policy.DefaultGangProbeLight, PriorityBacklog: policy.DefaultPriorityBacklog,
+			GangShare: policy.DefaultGangShare}}
 }
 
 // Policies returns the queue policy names.
@@ -238,7 +239,7 @@ func queuePolicy(name string, o Options) (engine.QueuePolicy, error) {
 		if b := o.Alloc.PriorityBacklog; !ValidBacklog(b) {
 			return nil, fmt.Errorf("%s: the priority backlog must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got %v", name, b)
 		}
-		if g := o.Alloc.GangShare; !(g >= 0 && g <= 1) {
+		if g := o.Alloc.GangShare; !ValidGangShare(g) {
 			return nil, fmt.Errorf("%s: the gang share must be a share from 0 (none) to 1, got %v", name, g)
 		}
 		if e := o.Alloc.SpeedExponent; !ValidSpeedExponent(e) {
@@ -277,6 +278,10 @@ func ValidQuantile(p float64) bool { return p >= 0 && p < 1 }
 // ValidBacklog reports whether b can be a priority backlog
 // (AllocOptions.PriorityBacklog): 0 (none) or a finite number above 1.
 func ValidBacklog(b float64) bool { return b == 0 || b > 1 && !math.IsInf(b, 1) }
+
+// ValidGangShare reports whether g can be a gang share
+// (AllocOptions.GangShare): from 0 (none) to 1.
+func ValidGangShare(g float64) bool { return g >= 0 && g <= 1 }
 
 // ValidSpeedExponent reports whether e can be a speed exponent
 // (AllocOptions.SpeedExponent): from 0 to 4.
