@@ -133,6 +133,7 @@ func addSimFlags(cmd *cobra.Command, o *simOptions) {
 	f.Float64Var(&o.opts.Alloc.GangProbeLight, "gang-probe-light", o.opts.Alloc.GangProbeLight, "esrpt, gittins: the gang probe's quantile while every job fits; it moves to --gang-probe's as the backlog nears --priority-backlog (0: --gang-probe's at every load)")
 	f.Float64Var(&o.opts.Alloc.PriorityBacklog, "priority-backlog", o.opts.Alloc.PriorityBacklog, "esrpt, gittins: below this backlog (GPUs asked for over the cluster's) the weights per GPU are flattened towards equal, maximising throughput while jobs fit (0: never)")
 	f.Float64Var(&o.opts.Alloc.SpeedExponent, "speed-exponent", 0, "esrpt, gittins: power of a job's speed on a type over its best in the program's values, 0 to 4; below 1 the program weighs which jobs run more than where (0: 1)")
+	f.Float64Var(&o.opts.Alloc.GangShare, "gang-share", o.opts.Alloc.GangShare, "gittins: a multi-GPU job with at least this share of the allocation on a GPU type is taken first there each round, before jobs of higher priority (0: never; docs/EXPERIMENTS.md, issue 29)")
 	f.BoolVar(&o.opts.Alloc.Gavel, "gavel", false, "allocation policies follow Gavel's mechanism and formulation, and fifo is Gavel's FIFO (docs/FIDELITY.md)")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when a terminal and the run is long), always, never")
 	f.BoolVar(&o.contention, "contention", false, "slow jobs on nodes near full load by the power model's contention factor (docs/ENERGY.md); "+

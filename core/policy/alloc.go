@@ -137,6 +137,15 @@ type Alloc struct {
 	// speed, so that the program weighs which jobs run more and on which
 	// type less (docs/EXPERIMENTS.md, issue 21).
 	SpeedExponent float64
+	// GangShare is Gittins's gang share (0: none): a multi-GPU job whose
+	// share of X on a type is at least GangShare is taken first in that
+	// type's pass of a round, before the pairs of higher priority. The
+	// program's shares are fractions of time, but a round realises them
+	// whole or not at all: a gang given most of a type (say 7 of 8 GPUs'
+	// worth) by the program would otherwise wait behind the single-GPU
+	// jobs with whole shares there and run nowhere, or on a slower type,
+	// round after round (docs/EXPERIMENTS.md, issue 29, third session).
+	GangShare float64
 	// Seed seeds FIFOAlloc's random choice of type (Gavel's fifo draws it
 	// with Python's random.Random(seed); the same seed gives the same
 	// draws).
@@ -199,6 +208,13 @@ const DefaultGangProbe = 0.3
 // cluster whose jobs all fit (recipe.DefaultOptions; Alloc.GangProbeLight),
 // chosen by experiment (docs/EXPERIMENTS.md, issue 21).
 const DefaultGangProbeLight = 0.6
+
+// DefaultGangShare is Gittins's gang share the shells set
+// (recipe.DefaultOptions; Alloc.GangShare): a gang given at least 80 % of
+// its time on a type by X is taken first there, chosen on the development
+// sets of issue 29's families (docs/EXPERIMENTS.md, issue 29, third
+// session).
+const DefaultGangShare = 0.8
 
 // Name returns the policy name: maxmin, maxthroughput, ftf, ftf-oracle,
 // esrpt, esrpt-oracle, gittins, or fifo for FIFOAlloc.

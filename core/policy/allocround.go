@@ -224,6 +224,9 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 				second = st.weight // X is new every round: the weight orders the jobs without a share
 			}
 			e := allocEntry{prio: a.priority(st, t), deficit: second, x: x, job: j, st: st, t: t}
+			if a.gangFirst(st, x) && e.prio > 0 {
+				e.prio = math.Inf(1) // before every pair with a finite priority; among such gangs, by weight
+			}
 			if e.prio > 0 {
 				a.entries = append(a.entries, e)
 			} else {
@@ -320,6 +323,13 @@ func (a *Alloc) take(st *allocJob, e allocEntry, sel []*model.Job, types []engin
 	a.remain[e.t] -= st.gpus
 	st.picked = true
 	return append(sel, e.job), append(types, 1<<uint(e.t))
+}
+
+// gangFirst reports whether st, with share x of X on a type, is taken
+// first on it (Alloc.GangShare): Gittins with a gang share, a multi-GPU
+// job, a share of at least the gang share.
+func (a *Alloc) gangFirst(st *allocJob, x float64) bool {
+	return a.Objective == Gittins && a.GangShare > 0 && st.gpus > 1 && x >= a.GangShare
 }
 
 // minShare is the least share of X that Gittins counts as one: the solver
