@@ -164,19 +164,29 @@ type Alloc struct {
 	done      []float64 // estSRPT's scratch: per tracked job, its service at its best speed
 	best      []float64 // estSRPT's scratch: per tracked job, its best speed
 	cluster   *model.Cluster
+	// trackedAll is the state whose running and waiting jobs were exactly
+	// the tracked jobs after the last account (nil: not so). The state
+	// keeps its jobs' State in step with its queues, so while it is the
+	// same state, every tracked job still running or waiting is in them,
+	// and as many running and waiting jobs as tracked ones means no job
+	// arrived.
+	trackedAll *model.State
 }
 
 // allocJob is what Alloc keeps per active job.
 type allocJob struct {
 	job      *model.Job
-	x        []float64 // its row of X (nil until X is computed with it)
-	received []float64 // seconds run per type since the last reset, plus the credit
-	deficit  []float64 // Gavel's deficit: share owed minus time received, per type (not kept by EstSRPT and Gittins: keepsDeficit)
-	speed    []float64 // speed per type at gpus; 0 where it cannot run
-	gpus     int       // the GPU count it is scheduled at (size)
-	picked   bool      // chosen to run this round (scratch)
-	ftf      ftfState  // FinishTime's history
-	weight   float64   // EstSRPT's and Gittins's weight at the last computation
+	x        []float64    // its row of X (nil until X is computed with it)
+	received []float64    // seconds run per type since the last reset, plus the credit
+	deficit  []float64    // Gavel's deficit: share owed minus time received, per type (not kept by EstSRPT and Gittins: keepsDeficit)
+	speed    []float64    // speed per type at gpus; 0 where it cannot run
+	gpus     int          // the GPU count it is scheduled at (size)
+	best     float64      // the highest of speed
+	bestT    int          // bestType: the first type of Alloc.order with speed best
+	speedOf  *model.State // the state speed, gpus, best and bestT were computed in (speeds)
+	picked   bool         // chosen to run this round (scratch)
+	ftf      ftfState     // FinishTime's history
+	weight   float64      // EstSRPT's and Gittins's weight at the last computation
 }
 
 type allocEntry struct {
@@ -272,7 +282,7 @@ func (a *Alloc) init(c *model.Cluster) {
 	}
 	a.cluster = c
 	a.jobs = map[*model.Job]*allocJob{}
-	a.tracked, a.states = nil, nil
+	a.tracked, a.states, a.trackedAll = nil, nil, nil
 	a.last, a.lastReset = -1, -1
 	a.worker = make([]float64, len(c.Types))
 	a.remain = make([]int, len(c.Types))

@@ -26,7 +26,7 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	a.done, a.best = slices.Grow(a.done[:0], n)[:n], slices.Grow(a.best[:0], n)[:n]
 	done, best := a.done, a.best
 	for i, j := range a.tracked {
-		best[i], done[i] = slices.Max(a.states[i].speed), 0
+		best[i], done[i] = a.states[i].best, 0
 		if best[i] > 0 {
 			done[i] = j.DoneAt(now) / best[i]
 		}
@@ -157,7 +157,7 @@ func (a *Alloc) bestFits(s *model.State, best []float64) bool {
 		if best[i] <= 0 {
 			continue
 		}
-		t := a.bestType(st)
+		t := st.bestT
 		if a.remain[t] += st.gpus; a.remain[t] > s.Cluster.TypeGPUs(t) {
 			return false
 		}
@@ -170,7 +170,7 @@ func (a *Alloc) bestFits(s *model.State, best []float64) bool {
 		}
 		st.weight = 0
 		if best[i] > 0 {
-			st.x[a.bestType(st)] = 1
+			st.x[st.bestT] = 1
 		}
 	}
 	return true
