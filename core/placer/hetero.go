@@ -41,7 +41,13 @@ type Hetero struct {
 	// gains, kept while its state, GPU count and type are those they were
 	// computed for.
 	jobs map[*model.Job]*indexed
-	last jobView
+	// ran and ranAt are the running jobs of the last refresh, by Seq,
+	// and their entries of jobs, so that a job still running is found
+	// without a map look-up.
+	ran   []*model.Job
+	ranAt []*indexed
+	runAt []*indexed // refresh's scratch: the next ranAt
+	last  jobView
 }
 
 // indexed is what Hetero keeps of a running job for its index.
@@ -246,9 +252,20 @@ func (h *Hetero) refresh(s *model.State, p *engine.Pool) {
 	}
 	if h.jobs == nil || len(h.jobs) > 2*len(s.Running())+1024 {
 		h.jobs = map[*model.Job]*indexed{}
+		h.ran, h.ranAt = h.ran[:0], h.ranAt[:0]
 	}
-	for _, i := range s.Running() {
-		x := h.indexOf(s, i)
+	run, at := s.Running(), h.runAt[:0]
+	r := 0
+	for _, i := range run {
+		for r < len(h.ran) && h.ran[r].Seq < i.Seq {
+			r++ // both by Seq
+		}
+		var x *indexed
+		if r < len(h.ran) && h.ran[r] == i {
+			x = h.ranAt[r]
+		}
+		x = h.indexOf(s, i, x)
+		at = append(at, x)
 		for to := range s.Cluster.Types {
 			if !x.to.Has(to) {
 				continue
@@ -257,15 +274,20 @@ func (h *Hetero) refresh(s *model.State, p *engine.Pool) {
 			l.list = append(l.list, candidate{x.gains[to], i})
 		}
 	}
+	h.ran = append(h.ran[:0], run...)
+	h.ranAt, h.runAt = at, h.ranAt
 }
 
-// indexOf returns what the index keeps of running job i, its gains
-// computed again unless i's state, GPU count and type are those of the
-// last time (the state fixes its speeds: see model.State).
-func (h *Hetero) indexOf(s *model.State, i *model.Job) *indexed {
+// indexOf returns what the index keeps of running job i (x, when known
+// already: its entry of h.jobs), its gains computed again unless i's
+// state, GPU count and type are those of the last time (the state fixes
+// its speeds: see model.State).
+func (h *Hetero) indexOf(s *model.State, i *model.Job, x *indexed) *indexed {
 	from, ni := s.Cluster.TypeOf(i.Alloc[0]), len(i.Alloc)
-	x, ok := h.jobs[i]
-	if !ok {
+	if x == nil {
+		x = h.jobs[i]
+	}
+	if x == nil {
 		x = &indexed{best: bestSpeed(s, i, ni)}
 		h.jobs[i] = x
 	} else if x.state == s && x.n == ni && x.from == from {

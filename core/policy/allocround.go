@@ -237,6 +237,12 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 	a.entries = a.entries[:0]
 	deferred := false
 	for _, t := range a.order {
+		if len(sel) == len(a.tracked) {
+			break // every job chosen: no pair left to take, in either pass
+		}
+		if a.remain[t] <= 0 {
+			continue // the type is full: none of its pairs can be taken
+		}
 		start := len(a.entries)
 		a.typeEntries(t)
 		for _, e := range a.entries[start:] {
