@@ -157,9 +157,10 @@ type Alloc struct {
 	curve     gittinsCurve        // Gittins: surv smoothed
 	indexes   map[float64]float64 // Gittins: the indexes computed on curve, by service (gittinsOnce)
 	entries   []allocEntry
-	rest      []allocEntry // choose's scratch: one type's pairs without a priority
-	states    []*allocJob  // a.jobs of tracked, in its order
-	sel       []*model.Job // choose's selection, copied out by Order
+	rest      []allocEntry     // choose's scratch: one type's pairs without a priority
+	states    []*allocJob      // a.jobs of tracked, in its order
+	sel       []*model.Job     // choose's selection, copied out by Order
+	types     []engine.TypeSet // the last Order's Types, reused by the next
 	remain    []int
 	done      []float64 // estSRPT's scratch: per tracked job, its service at its best speed
 	best      []float64 // estSRPT's scratch: per tracked job, its best speed
@@ -242,7 +243,8 @@ func (a *Alloc) Next(now model.Time) model.Time {
 	return now + a.Round
 }
 
-// Order implements engine.QueuePolicy.
+// Order implements engine.QueuePolicy. The order's Types are valid until
+// the next call, which reuses them.
 func (a *Alloc) Order(s *model.State, now model.Time, buf []*model.Job) engine.Order {
 	a.init(s.Cluster)
 	// EstSRPT's and Gittins's weights change as jobs progress: X is new at
@@ -272,6 +274,9 @@ func (a *Alloc) Order(s *model.State, now model.Time, buf []*model.Job) engine.O
 		st.picked = false
 	}
 	ord.Jobs = buf
+	if ord.Types != nil {
+		a.types = ord.Types
+	}
 	a.last = now
 	return ord
 }

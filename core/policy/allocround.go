@@ -197,13 +197,13 @@ func (a *Alloc) priority(st *allocJob, t int) float64 {
 // Gavel's semantics (no restart pause) no job is ever pinned.
 //
 // The selection starts in a.sel, reused from round to round (Order copies
-// it out), and the types in a slice with room for one per tracked job (as
-// many as Order gives).
+// it out), and the types in a.types, also reused, with room for one per
+// tracked job (as many as Order gives); nil without tracked jobs.
 func (a *Alloc) pinned(s *model.State, now model.Time) ([]*model.Job, []engine.TypeSet) {
 	sel := a.sel[:0]
 	var types []engine.TypeSet
 	if len(a.tracked) > 0 {
-		types = make([]engine.TypeSet, 0, len(a.tracked))
+		types = slices.Grow(a.types[:0], len(a.tracked))
 	}
 	for i, j := range a.tracked {
 		if j.State != model.Running || now > j.Resume {
