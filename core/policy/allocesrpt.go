@@ -164,7 +164,11 @@ func (a *Alloc) bestFits(s *model.State, best []float64) bool {
 	}
 	for i, st := range a.states {
 		if len(st.x) == k {
-			clear(st.x) // no one else holds it: X is rebuilt in place
+			for t, x := range st.x { // no one else holds it: X is rebuilt in place
+				if math.Float64bits(x) != 0 { // -0 too, as clear would
+					st.x[t] = 0 // (not clear: a call per job costs more than k tests)
+				}
+			}
 		} else {
 			st.x = make([]float64, k)
 		}

@@ -42,27 +42,40 @@ func (a *Alloc) account(s *model.State, now model.Time, reset bool) {
 		a.changed = true
 	}
 	a.tracked, a.states = kept, keptSt
-	if a.trackedAll == s && len(s.Running())+len(s.Waiting()) == len(a.tracked) {
-		return // no job arrived: see trackedAll
+	a.track(s)
+}
+
+// track starts tracking the running and waiting jobs of s that are not
+// tracked yet. While s is trackedAll, the tracked jobs are among them, so
+// there are as many new ones as they outnumber the tracked: the search
+// stops when it has found them, from the ends of the queues (the waiting
+// first), where arrivals are. The order it finds them in does not matter:
+// the tracked jobs are sorted by Seq.
+func (a *Alloc) track(s *model.State) {
+	n := len(s.Running()) + len(s.Waiting())
+	missing := -1 // unknown
+	if a.trackedAll == s {
+		missing = n - len(a.tracked)
 	}
-	added := false
-	for _, list := range [][]*model.Job{s.Running(), s.Waiting()} {
-		for _, j := range list {
+	added := 0
+	for _, list := range [][]*model.Job{s.Waiting(), s.Running()} {
+		for k := len(list) - 1; k >= 0 && added != missing; k-- {
+			j := list[k]
 			if _, ok := a.jobs[j]; ok {
 				continue
 			}
 			st := a.newJob(s, j)
 			a.jobs[j] = st
 			a.tracked, a.states = append(a.tracked, j), append(a.states, st)
-			added = true
+			added++
 		}
 	}
-	if added {
+	if added > 0 {
 		a.changed = true
 		a.sortTracked()
 	}
 	a.trackedAll = nil
-	if len(s.Running())+len(s.Waiting()) == len(a.tracked) {
+	if n == len(a.tracked) {
 		a.trackedAll = s
 	}
 }
