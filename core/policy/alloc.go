@@ -176,18 +176,19 @@ type Alloc struct {
 
 // allocJob is what Alloc keeps per active job.
 type allocJob struct {
+	// The fields that every round reads come first (fewer cache lines).
 	job      *model.Job
+	gpus     int          // the GPU count it is scheduled at (size)
+	weight   float64      // EstSRPT's and Gittins's weight at the last computation
 	x        []float64    // its row of X (nil until X is computed with it)
 	received []float64    // seconds run per type since the last reset, plus the credit
-	deficit  []float64    // Gavel's deficit: share owed minus time received, per type (not kept by EstSRPT and Gittins: keepsDeficit)
 	speed    []float64    // speed per type at gpus; 0 where it cannot run
-	gpus     int          // the GPU count it is scheduled at (size)
+	picked   bool         // chosen to run this round (scratch)
+	deficit  []float64    // Gavel's deficit: share owed minus time received, per type (not kept by EstSRPT and Gittins: keepsDeficit)
 	best     float64      // the highest of speed
 	bestT    int          // bestType: the first type of Alloc.order with speed best
 	speedOf  *model.State // the state speed, gpus, best and bestT were computed in (speeds)
-	picked   bool         // chosen to run this round (scratch)
 	ftf      ftfState     // FinishTime's history
-	weight   float64      // EstSRPT's and Gittins's weight at the last computation
 }
 
 type allocEntry struct {

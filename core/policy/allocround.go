@@ -109,7 +109,8 @@ func (a *Alloc) microTask(j *model.Job) float64 {
 // round on every type.
 func (a *Alloc) newJob(s *model.State, j *model.Job) *allocJob {
 	k := len(s.Cluster.Types)
-	st := &allocJob{job: j, received: make([]float64, k), deficit: make([]float64, k), speed: make([]float64, k),
+	per := make([]float64, 3*k) // received, speed and deficit side by side
+	st := &allocJob{job: j, received: per[:k:k], speed: per[k : 2*k : 2*k], deficit: per[2*k:],
 		ftf: ftfState{prevRem: -1}}
 	for t := range k {
 		st.received[t] = a.credit()
