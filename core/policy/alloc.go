@@ -172,6 +172,12 @@ type Alloc struct {
 	// and as many running and waiting jobs as tracked ones means no job
 	// arrived.
 	trackedAll *model.State
+	// fitted is the state in which estSRPT last set X by bestFits, while
+	// the tracked jobs are those it set it for (nil: not so). bestFits
+	// reads nothing else (the jobs' speeds, GPU counts and best types,
+	// fixed in a state), so in that state, with those jobs, it would set
+	// the same X again.
+	fitted *model.State
 }
 
 // allocJob is what Alloc keeps per active job.
@@ -288,7 +294,7 @@ func (a *Alloc) init(c *model.Cluster) {
 	}
 	a.cluster = c
 	a.jobs = map[*model.Job]*allocJob{}
-	a.tracked, a.states, a.trackedAll = nil, nil, nil
+	a.tracked, a.states, a.trackedAll, a.fitted = nil, nil, nil, nil
 	a.last, a.lastReset = -1, -1
 	a.worker = make([]float64, len(c.Types))
 	a.remain = make([]int, len(c.Types))

@@ -23,6 +23,10 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	if n == 0 {
 		return
 	}
+	if a.Objective == Gittins && a.fitted == s {
+		return // X is bestFits's of the last round, on the same jobs and speeds (fitted)
+	}
+	a.fitted = nil
 	a.done, a.best = slices.Grow(a.done[:0], n)[:n], slices.Grow(a.best[:0], n)[:n]
 	done, best := a.done, a.best
 	for i, j := range a.tracked {
@@ -32,6 +36,7 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 		}
 	}
 	if a.Objective == Gittins && a.bestFits(s, best) {
+		a.fitted = s
 		return
 	}
 	if !a.Oracle {

@@ -39,7 +39,7 @@ func (a *Alloc) account(s *model.State, now model.Time, reset bool) {
 			a.finished = append(a.finished, j.Work/best)
 		}
 		delete(a.jobs, j)
-		a.changed = true
+		a.changed, a.fitted = true, nil
 	}
 	a.tracked, a.states = kept, keptSt
 	a.track(s)
@@ -71,7 +71,7 @@ func (a *Alloc) track(s *model.State) {
 		}
 	}
 	if added > 0 {
-		a.changed = true
+		a.changed, a.fitted = true, nil
 		a.sortTracked()
 	}
 	a.trackedAll = nil

@@ -86,3 +86,47 @@ func TestAllocTracksArrivalsInANewState(t *testing.T) {
 		t.Fatalf("second state: order %v, tracked %v; want a and b", ord.Jobs, a.tracked)
 	}
 }
+
+// TestGittinsKeepsBestFitsWhileJobsStay: in the same state, with the same
+// jobs, gittins keeps the X that bestFits set; a job that arrives or ends
+// makes it compute X again. Three 4-GPU jobs fastest on an 8-GPU v100 do
+// not all fit there; when c ends, a and b do (bestFits); d's arrival
+// needs the program, and X then has a row for d.
+func TestGittinsKeepsBestFitsWhileJobsStay(t *testing.T) {
+	ts := []model.GPUType{{Name: "v100", MemMiB: 16384, TFLOPS: 15.7}, {Name: "p100", MemMiB: 16384, TFLOPS: 10.6}}
+	c, err := model.NewCluster(ts, []model.Node{{Name: "a", Type: 0, GPUs: 8}, {Name: "b", Type: 1, GPUs: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof := speedTable{"a": {2, 1}, "b": {2, 1}, "c": {2, 1}, "d": {2, 1}}
+	s := model.NewState(c, prof)
+	job := func(id string, seq int) *model.Job {
+		return model.NewJob(model.JobSpec{ID: id, GPUs: 4, MinGPUs: 4, MaxGPUs: 4}, seq, -1, 1e6)
+	}
+	ja, jb, jc, jd := job("a", 0), job("b", 1), job("c", 2), job("d", 3)
+	for _, j := range []*model.Job{ja, jb, jc} {
+		s.Submit(j)
+	}
+	a := &Alloc{Objective: Gittins, Round: 360 * model.Second}
+	round := func(i int) { a.Order(s, model.Time(i)*a.Round, nil) }
+	round(0)
+	if a.fitted != nil {
+		t.Fatalf("three jobs on v100's 8 GPUs: bestFits should decline")
+	}
+	if err := s.End(jc, model.Finished); err != nil {
+		t.Fatal(err)
+	}
+	round(1)
+	if a.fitted != s || a.jobs[ja].x[0] != 1 || a.jobs[jb].x[0] != 1 {
+		t.Fatalf("a and b fit on v100: X %v %v, fitted %v", a.jobs[ja].x, a.jobs[jb].x, a.fitted != nil)
+	}
+	round(2)
+	if a.fitted != s || a.jobs[ja].x[0] != 1 || a.jobs[jb].x[0] != 1 {
+		t.Fatalf("the same jobs: X %v %v kept, fitted %v", a.jobs[ja].x, a.jobs[jb].x, a.fitted != nil)
+	}
+	s.Submit(jd)
+	round(3)
+	if a.fitted != nil || a.jobs[jd].x == nil {
+		t.Fatalf("d arrived: X must be computed again with it (fitted %v, d's row %v)", a.fitted != nil, a.jobs[jd].x)
+	}
+}
