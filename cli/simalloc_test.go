@@ -104,6 +104,10 @@ func TestSimAllocationBadInput(t *testing.T) {
 	if err := os.WriteFile(badSpeed, []byte("allocation:\n  speed_exponent: 5\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	badShare := filepath.Join(dir, "share.yaml")
+	if err := os.WriteFile(badShare, []byte("allocation:\n  gang_share: 1.2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	badSim := filepath.Join(dir, "sim.yaml")
 	if err := os.WriteFile(badSim, []byte("simulator:\n  restart_overhead: soon\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -127,7 +131,10 @@ func TestSimAllocationBadInput(t *testing.T) {
 		{[]string{"--config", badBacklog}, "allocation.priority_backlog: must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got 0.5"},
 		{[]string{"--policy", "gittins", "--speed-exponent", "-0.5"}, "gittins: the speed exponent must be between 0 and 4, got -0.5"},
 		{[]string{"--policy", "esrpt", "--speed-exponent", "NaN"}, "esrpt: the speed exponent must be between 0 and 4, got NaN"},
+		{[]string{"--policy", "gittins", "--gang-share", "1.5"}, "gittins: the gang share must be a share from 0 (none) to 1, got 1.5"},
+		{[]string{"--policy", "gittins", "--gang-share", "NaN"}, "gittins: the gang share must be a share from 0 (none) to 1, got NaN"},
 		{[]string{"--config", badSpeed}, "allocation.speed_exponent: must be between 0 (meaning 1) and 4, got 5"},
+		{[]string{"--config", badShare}, "allocation.gang_share: must be a share from 0 (none) to 1, got 1.2"},
 		{[]string{"--config", badSim}, `simulator.restart_overhead: must be a duration ≥ 0 such as 30s or 6m, got "soon"`},
 	} {
 		code, _, errs := run(t, append([]string{"sim"}, tc.args...)...)
@@ -189,6 +196,7 @@ func TestAllocationSettings(t *testing.T) {
 		{"--gang-probe", "gang_probe", policy.DefaultGangProbe},
 		{"--gang-probe-light", "gang_probe_light", policy.DefaultGangProbeLight},
 		{"--priority-backlog", "priority_backlog", policy.DefaultPriorityBacklog},
+		{"--gang-share", "gang_share", policy.DefaultGangShare},
 	} {
 		off := filepath.Join(t.TempDir(), "off.yaml")
 		if err := os.WriteFile(off, []byte("allocation:\n  "+tc.key+": 0\n"), 0o644); err != nil {

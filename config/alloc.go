@@ -33,6 +33,9 @@ type AllocationSpec struct {
 	// gittins's values, from 0 (meaning 1) to 4 (--speed-exponent;
 	// policy.Alloc.SpeedExponent).
 	SpeedExponent *float64 `json:"speed_exponent,omitempty"`
+	// GangShare is gittins's gang share, from 0 (none) to 1 (--gang-share;
+	// policy.Alloc.GangShare).
+	GangShare *float64 `json:"gang_share,omitempty"`
 }
 
 // SimulatorSpec is the simulator block: modelling settings that only
@@ -57,7 +60,8 @@ type SimSettings struct {
 }
 
 // checkDurations validates the duration keys of the allocation and
-// simulator blocks, and the allocation's gang probe and priority backlog.
+// simulator blocks, and the allocation's gang probe, priority backlog,
+// speed exponent and gang share.
 func (f *SchedFile) checkDurations(name string) error {
 	a, s := f.allocation(), f.simulator()
 	if p := a.GangProbe; p != nil && !recipe.ValidQuantile(*p) {
@@ -71,6 +75,9 @@ func (f *SchedFile) checkDurations(name string) error {
 	}
 	if e := a.SpeedExponent; e != nil && !recipe.ValidSpeedExponent(*e) {
 		return fieldError(name, "allocation.speed_exponent", "must be between 0 (meaning 1) and 4, got %v", *e)
+	}
+	if g := a.GangShare; g != nil && !recipe.ValidGangShare(*g) {
+		return fieldError(name, "allocation.gang_share", "must be a share from 0 (none) to 1, got %v", *g)
 	}
 	for _, d := range []struct {
 		field, v string
@@ -110,7 +117,7 @@ func (f *SchedFile) simulator() SimulatorSpec {
 
 // applyAllocation copies the allocation block into o, except the settings
 // whose flag is given (--realloc-interval, --gavel, --gang-probe,
-// --gang-probe-light, --priority-backlog, --speed-exponent).
+// --gang-probe-light, --priority-backlog, --speed-exponent, --gang-share).
 func (f *SchedFile) applyAllocation(o *recipe.Options, given func(flag string) bool) {
 	a := f.allocation()
 	if a.Round != "" {
@@ -133,6 +140,9 @@ func (f *SchedFile) applyAllocation(o *recipe.Options, given func(flag string) b
 	}
 	if a.SpeedExponent != nil && !given("speed-exponent") {
 		o.Alloc.SpeedExponent = *a.SpeedExponent
+	}
+	if a.GangShare != nil && !given("gang-share") {
+		o.Alloc.GangShare = *a.GangShare
 	}
 }
 

@@ -42,6 +42,8 @@ type Engine struct {
 	claiming     bool
 	blockedLanes []bool
 	scratch      []*model.Job
+	yieldBuf     []*model.Job // yield's candidates
+	yieldRoom    []int        // yield's free GPUs per type, moves included
 	usedBuf      []bool
 	// usable ends the stop candidates that can help the job being claimed
 	// for (partition); noFit holds the claims that cannot fit this round.
@@ -171,7 +173,8 @@ func (e *Engine) scale(s *model.State, now model.Time, plan *Plan) {
 }
 
 // walk places waiting jobs in order; without backfill it stops at the first
-// job that does not fit.
+// job that does not fit, once a Yielder placer could not make room for it
+// (yield).
 func (e *Engine) walk(s *model.State, ord Order, plan *Plan) {
 	for i, j := range ord.Jobs {
 		if i == ord.Claim {
@@ -187,6 +190,9 @@ func (e *Engine) walk(s *model.State, ord Order, plan *Plan) {
 		// With a Gate every job may claim; the gate says whose GPUs.
 		if e.place(s, j, ts, plan, i < ord.Claim || e.gates != nil) {
 			continue
+		}
+		if !ord.Backfill && ord.Lanes == nil && e.yield(s, j, ts, plan) {
+			continue // the head of a strict queue, after upgraded jobs yielded
 		}
 		e.blocked(j, plan, reasonNoFit)
 		if !ord.Backfill && !e.blockLane(ord, i) {

@@ -1,6 +1,11 @@
 package engine
 
-import "github.com/gpusched/gpusched/core/model"
+import (
+	"cmp"
+	"slices"
+
+	"github.com/gpusched/gpusched/core/model"
+)
 
 // Upgrader is implemented by placers that move a running job to GPUs of a
 // much faster type once such GPUs are free and no job waits for them
@@ -42,3 +47,96 @@ func (e *Engine) upgrade(s *model.State, plan *Plan) {
 
 // reasonUpgraded is the trace's reason for an upgrade.
 const reasonUpgraded = "moved to a much faster GPU type that is free"
+
+// Yielder is implemented by upgrading placers whose upgraded jobs give a
+// faster type's GPUs back to a waiting job (issue 28): an upgrade borrows
+// GPUs that no job waits for, and a job that arrives later, or waits at the
+// head of the queue, comes first. Target returns the types in ts on which
+// running jobs should make room for waiting job j of n GPUs (0: none, j is
+// placed as usual); Yield returns GPUs for running job r, as many as it
+// holds, on a slower type that has room for them, or nil to leave it.
+// Neither may change the pool.
+type Yielder interface {
+	Target(s *model.State, p *Pool, j *model.Job, n int, ts TypeSet) TypeSet
+	Yield(s *model.State, p *Pool, r *model.Job) []model.GPU
+}
+
+// yield tries to start waiting job j, of feasible types ts, on a type its
+// Yielder placer targets, after moving running jobs there, the last
+// started first, to slower types (Yielder.Yield) until j fits. The
+// moves are recorded in plan.Migrate and j's start in plan.Start. When j
+// still does not fit, every move is undone and yield reports false (j is
+// then placed as usual). Only without a scaler and without a Gate, which
+// both track the running jobs' GPUs through the round.
+func (e *Engine) yield(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
+	y, ok := e.placer.(Yielder)
+	if !ok || e.scaler != nil || e.gates != nil {
+		return false
+	}
+	sizes, k := e.sizes(j)
+	target := y.Target(s, e.pool, j, sizes[0], ts)
+	if target == 0 {
+		return false
+	}
+	least := min(sizes[0], sizes[k-1])
+	cands := e.yieldBuf[:0]
+	room := e.yieldRoom[:0]
+	for t := range e.cluster.Types {
+		room = append(room, 0)
+		if target.Has(t) {
+			room[t] = e.pool.Free(t)
+		}
+	}
+	for _, r := range s.Running() {
+		if t := e.cluster.TypeOf(r.Alloc[0]); e.pool.Settled(r) && target.Has(t) {
+			cands = append(cands, r)
+			room[t] += len(r.Alloc)
+		}
+	}
+	e.yieldBuf, e.yieldRoom = cands, room
+	if slices.Max(room) < least {
+		return false // not even every move together would make room
+	}
+	slices.SortStableFunc(cands, func(a, b *model.Job) int {
+		return cmp.Or(cmp.Compare(b.FirstStart, a.FirstStart), cmp.Compare(b.Seq, a.Seq))
+	})
+	var moves []Assignment
+	for _, r := range cands {
+		gpus := y.Yield(s, e.pool, r)
+		if gpus == nil {
+			continue
+		}
+		e.pool.GiveJob(r, r.Alloc)
+		e.pool.TakeJob(r, gpus)
+		moves = append(moves, Assignment{Job: r, GPUs: gpus})
+		if e.fits(least, target) && e.tryPlace(s, j, target, plan) {
+			for _, m := range moves {
+				e.pool.Hold(m.Job)
+				plan.Migrate = append(plan.Migrate, m)
+				plan.Trace = append(plan.Trace, Decision{m.Job.Spec.ID, Migrated, reasonYielded})
+			}
+			return true
+		}
+	}
+	for k := len(moves) - 1; k >= 0; k-- {
+		m := moves[k]
+		e.pool.GiveJob(m.Job, m.GPUs)
+		e.pool.TakeJob(m.Job, m.Job.Alloc)
+	}
+	return false
+}
+
+// reasonYielded is the trace's reason for a move that makes room for a
+// waiting job.
+const reasonYielded = "moved to a slower GPU type to make room for a waiting job"
+
+// fits reports whether some type in ts has n free GPUs: without them no
+// placement of n GPUs there is possible (Placer).
+func (e *Engine) fits(n int, ts TypeSet) bool {
+	for t := range e.cluster.Types {
+		if ts.Has(t) && e.pool.Free(t) >= n {
+			return true
+		}
+	}
+	return false
+}

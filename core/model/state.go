@@ -9,6 +9,13 @@ import (
 // State is everything the engine looks at: the cluster, the job profile,
 // which GPUs are free, and the active (waiting and running) jobs. Shells
 // change it only through its methods, which keep it consistent.
+//
+// While a job is in a state, its Spec and Model, and what the Profile
+// answers for it, do not change: the core derives a job's speeds and
+// feasible types once per state (Holds, policy.Alloc, placer.Hetero). A
+// shell that changes them puts the jobs into a new state, as kube does
+// every round and the service when its nodes or its throughput matrix
+// change.
 type State struct {
 	Cluster *Cluster
 	Profile Profile

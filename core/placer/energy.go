@@ -76,8 +76,8 @@ import (
 // O(nodes of the type + claims · log nodes): the sequence is a binary heap,
 // rebuilt after a claim by moving only the claiming node.
 type Energy struct {
-	// Upgrades enables Upgrade (engine.Upgrader): off, the placer never
-	// moves a running job.
+	// Upgrades enables Upgrade (engine.Upgrader) and Target and Yield
+	// (engine.Yielder): off, the placer never moves a running job.
 	Upgrades bool
 
 	table *EnergyTable
@@ -422,4 +422,50 @@ func (e *Energy) Upgrade(s *model.State, p *engine.Pool, j *model.Job) []model.G
 		return nil
 	}
 	return e.Place(s, p, j, n, faster).GPUs
+}
+
+// Target implements engine.Yielder (issue 28): when no type in ts has
+// room for job j of n GPUs — it waits at the head of a strict queue — the
+// types in ts on which it runs; running jobs there that an upgrade may have
+// brought there make room for it (Yield). 0 otherwise, and without
+// upgrades: an upgrade borrows GPUs no job waits for, and never makes a
+// job wait.
+func (e *Energy) Target(s *model.State, p *engine.Pool, j *model.Job, n int, ts engine.TypeSet) engine.TypeSet {
+	if !e.Upgrades || n < 1 || p.Cluster() != e.cluster {
+		return 0
+	}
+	var target engine.TypeSet
+	for t := range e.cluster.Types {
+		switch {
+		case !ts.Has(t):
+		case p.Free(t) >= n:
+			return 0
+		case s.Profile.Speed(j, t, n) > 0:
+			target |= 1 << uint(t)
+		}
+	}
+	return target
+}
+
+// Yield implements engine.Yielder (issue 28): running job r moves to the
+// types it may use on which it runs at least MinUpgrade times slower than
+// where it runs — those from which an upgrade could have brought it —
+// placed there by Place, when they have room; nil otherwise.
+func (e *Energy) Yield(s *model.State, p *engine.Pool, r *model.Job) []model.GPU {
+	n := len(r.Alloc)
+	if !e.Upgrades || n == 0 || p.Cluster() != e.cluster {
+		return nil
+	}
+	types := engine.Feasible(s, r, n)
+	ceil := s.Profile.Speed(r, e.cluster.TypeOf(r.Alloc[0]), n) / MinUpgrade
+	var slower engine.TypeSet
+	for t := range e.cluster.Types {
+		if types.Has(t) && p.Free(t) >= n && s.Profile.Speed(r, t, n) <= ceil {
+			slower |= 1 << uint(t)
+		}
+	}
+	if slower == 0 {
+		return nil
+	}
+	return e.Place(s, p, r, n, slower).GPUs
 }

@@ -495,3 +495,107 @@ func TestEnergyUpgrade(t *testing.T) {
 		})
 	}
 }
+
+// TestEnergyYield: with Upgrades, a job at the head of a strict fifo queue
+// that fits on no type makes a running job on a type it may use move to a
+// type on which that job runs at least MinUpgrade times slower, when that
+// type has room for it (the move an upgrade would undo), and starts in the
+// same round. n0: type a, 8 GPUs, 6 of them held by busy0; n1: type b, 8
+// GPUs, bBusy of them held by busy1. The head job w asks for 7 GPUs of type
+// a (2 free): busy0 moves to n1 (6 free GPUs of b when bBusy is 2) and w
+// takes 7 of n0's 8 GPUs. Never with Upgrades off, never to a type less
+// than MinUpgrade times slower, never without room there, never with
+// backfill (the job behind may start instead).
+func TestEnergyYield(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		v         speeds
+		bBusy     int
+		upgrades  bool
+		backfill  bool
+		wantMove  string // busy0's new GPUs per node, "" for no move
+		wantStart string // w's GPUs per node, "" for not started
+	}{
+		{"twice as fast: busy0 yields, w starts", speeds{2, 1}, 2, true, false, "n1:6", "n0:7"},
+		{"1.5 times as fast: busy0 yields", speeds{1.5, 1}, 2, true, false, "n1:6", "n0:7"},
+		{"1.4 times as fast: w waits", speeds{1.4, 1}, 2, true, false, "", ""},
+		{"no room on the slower type: w waits", speeds{2, 1}, 3, true, false, "", ""},
+		{"upgrades off: w waits", speeds{2, 1}, 2, false, false, "", ""},
+		{"backfill: w waits", speeds{2, 1}, 2, true, true, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newEnergySleeps(t, []enode{{"a", 8, 6, nil}, {"b", 8, tc.bBusy, nil}}, nil, th8, nil, tc.v)
+			f.place.Upgrades = tc.upgrades
+			f.s.Submit(model.NewJob(model.JobSpec{ID: "w", GPUs: 7, MinGPUs: 7, MaxGPUs: 7, GPUType: "a"}, 50, -1, 1))
+			e, err := engine.New(policy.FIFO{Backfill: tc.backfill}, f.place, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := e.Schedule(f.s, 0)
+			move, start := "", ""
+			for _, m := range plan.Migrate {
+				if m.Job.Spec.ID != "busy0" {
+					t.Errorf("moved %s, want only busy0", m.Job.Spec.ID)
+				}
+				move = perNode(names(f.pool, m.GPUs))
+			}
+			for _, a := range plan.Start {
+				if a.Job.Spec.ID != "w" {
+					t.Errorf("started %s, want only w", a.Job.Spec.ID)
+				}
+				start = perNode(names(f.pool, a.GPUs))
+			}
+			if move != tc.wantMove || start != tc.wantStart {
+				t.Errorf("busy0 moved to %q and w started on %q, want %q and %q", move, start, tc.wantMove, tc.wantStart)
+			}
+		})
+	}
+}
+
+// TestEnergyYieldUndone: the yielding jobs move the most recently started
+// first (ties: the later arrival) until the head job fits, and no move is
+// made when all of them cannot make room. n0 and n1: type a, 8 GPUs, 4
+// held by busy0 and 6 by busy1 (6 free); n2: type b, 8 GPUs, bBusy held
+// by busy2; a runs every job twice as fast as b. The head job w asks for
+// n GPUs of type a.
+func TestEnergyYieldUndone(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		bBusy, n     int
+		move, wStart string // moves as "job>GPUs per node"; w's GPUs per node
+	}{
+		// busy1 (6 GPUs) goes to n2 first: 12 GPUs of a free, w takes 11
+		// by seed 002's sequence (th8: state 1 up to 3 busy, 2 up to 6):
+		// n1 (idle, state 1) claims 3, then 1 (state 2); n0 (4 busy, state
+		// 2, lower index) 2, then 1 (state 3); n1 2, then 1; n0 1:
+		// n1 7 and n0 4, n1 first.
+		{"busy1 alone makes room", 0, 11, "busy1>n2:6", "n1:7 n0:4"},
+		// n2 has 5 free: busy1 cannot move, busy0 (4) can, which leaves
+		// 10 GPUs of a free, one short: nothing moves, w waits.
+		{"the moves cannot make room: none made", 3, 11, "", ""},
+		// The same with w of 10 GPUs: busy0's move is enough.
+		{"busy0 makes room when busy1 cannot", 3, 10, "busy0>n2:4", "n0:8 n1:2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newEnergySleeps(t, []enode{{"a", 8, 4, nil}, {"a", 8, 6, nil}, {"b", 8, tc.bBusy, nil}}, nil, th8, nil, speeds{2, 1})
+			f.place.Upgrades = true
+			f.s.Submit(model.NewJob(model.JobSpec{ID: "w", GPUs: tc.n, MinGPUs: tc.n, MaxGPUs: tc.n, GPUType: "a"}, 50, -1, 1))
+			e, err := engine.New(policy.FIFO{}, f.place, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := e.Schedule(f.s, 0)
+			var moves []string
+			for _, m := range plan.Migrate {
+				moves = append(moves, m.Job.Spec.ID+">"+perNode(names(f.pool, m.GPUs)))
+			}
+			start := ""
+			for _, a := range plan.Start {
+				start = perNode(names(f.pool, a.GPUs))
+			}
+			if got := strings.Join(moves, ","); got != tc.move || start != tc.wStart {
+				t.Errorf("moves %q and w on %q, want %q and %q", got, start, tc.move, tc.wStart)
+			}
+		})
+	}
+}

@@ -35,9 +35,29 @@ type Hetero struct {
 	// index's buckets by ascending GPU count; nil before the first
 	// refresh. A bucket stays, emptied, when no running job is in it.
 	pairs [][]sized
-	best  map[*model.Job]float64
+	// jobs holds, per running job indexed, its best speed, computed when
+	// it is first indexed and kept while it is in the map (the map is
+	// started again when it grows past twice the running jobs), and its
+	// gains, kept while its state, GPU count and type are those they were
+	// computed for.
+	jobs map[*model.Job]*indexed
+	// ran and ranAt are the running jobs of the last refresh, by Seq,
+	// and their entries of jobs, so that a job still running is found
+	// without a map look-up.
+	ran   []*model.Job
+	ranAt []*indexed
+	runAt []*indexed // refresh's scratch: the next ranAt
 	last  jobView
-	speed []float64 // refresh's scratch: a running job's speed by type
+}
+
+// indexed is what Hetero keeps of a running job for its index.
+type indexed struct {
+	best  float64
+	state *model.State
+	n     int
+	from  int
+	to    engine.TypeSet // the types it could move to
+	gains []float64      // per type of to: n_i·(m_ik − m_ij)
 }
 
 // sized is a bucket of the index and its GPU count.
@@ -230,30 +250,68 @@ func (h *Hetero) refresh(s *model.State, p *engine.Pool) {
 			b.list.list, b.list.head, b.list.sorted = b.list.list[:0], 0, false
 		}
 	}
-	if h.best == nil || len(h.best) > 2*len(s.Running())+1024 {
-		h.best = map[*model.Job]float64{}
+	if h.jobs == nil || len(h.jobs) > 2*len(s.Running())+1024 {
+		h.jobs = map[*model.Job]*indexed{}
+		h.ran, h.ranAt = h.ran[:0], h.ranAt[:0]
 	}
-	for _, i := range s.Running() {
-		from, ni := s.Cluster.TypeOf(i.Alloc[0]), len(i.Alloc)
-		best, ok := h.best[i]
-		if !ok {
-			best = bestSpeed(s, i, ni)
-			h.best[i] = best
+	run, at := s.Running(), h.runAt[:0]
+	r := 0
+	for _, i := range run {
+		for r < len(h.ran) && h.ran[r].Seq < i.Seq {
+			r++ // both by Seq
 		}
-		h.speed = h.speed[:0]
-		for t := range s.Cluster.Types {
-			h.speed = append(h.speed, s.Profile.Speed(i, t, ni))
+		var x *indexed
+		if r < len(h.ran) && h.ran[r] == i {
+			x = h.ranAt[r]
 		}
-		feasible := engine.FeasibleSpeeds(s, i, ni, h.speed)
-		here := norm(h.speed[from], best, ni)
+		x = h.indexOf(s, i, x)
+		at = append(at, x)
 		for to := range s.Cluster.Types {
-			if to == from || !feasible.Has(to) {
+			if !x.to.Has(to) {
 				continue
 			}
-			l := h.bucket(from*nt+to, ni)
-			l.list = append(l.list, candidate{float64(ni) * (norm(h.speed[to], best, ni) - here), i})
+			l := h.bucket(x.from*nt+to, x.n)
+			l.list = append(l.list, candidate{x.gains[to], i})
 		}
 	}
+	h.ran = append(h.ran[:0], run...)
+	h.ranAt, h.runAt = at, h.ranAt
+}
+
+// indexOf returns what the index keeps of running job i (x, when known
+// already: its entry of h.jobs), its gains computed again unless i's
+// state, GPU count and type are those of the last time (the state fixes
+// its speeds: see model.State).
+func (h *Hetero) indexOf(s *model.State, i *model.Job, x *indexed) *indexed {
+	from, ni := s.Cluster.TypeOf(i.Alloc[0]), len(i.Alloc)
+	if x == nil {
+		x = h.jobs[i]
+	}
+	if x == nil {
+		x = &indexed{best: bestSpeed(s, i, ni)}
+		h.jobs[i] = x
+	} else if x.state == s && x.n == ni && x.from == from {
+		return x
+	}
+	x.state, x.n, x.from = s, ni, from
+	nt := len(s.Cluster.Types)
+	if len(x.gains) != nt {
+		x.gains = make([]float64, nt)
+	}
+	for t := range nt {
+		x.gains[t] = s.Profile.Speed(i, t, ni)
+	}
+	x.to = engine.FeasibleSpeeds(s, i, ni, x.gains)
+	here := norm(x.gains[from], x.best, ni)
+	for to := range nt {
+		if to == from || !x.to.Has(to) {
+			x.to &^= 1 << uint(to)
+			x.gains[to] = 0
+			continue
+		}
+		x.gains[to] = float64(ni) * (norm(x.gains[to], x.best, ni) - here)
+	}
+	return x
 }
 
 // byGain orders candidates by descending gain, ties by ascending Seq.

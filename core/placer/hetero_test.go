@@ -118,3 +118,31 @@ func TestHeteroPrefersFastestFreeType(t *testing.T) {
 		t.Errorf("got %v moves %v", pl.GPUs, pl.Moves)
 	}
 }
+
+// TestHeteroGainsPerState: the index keeps a running job's gains while its
+// state, GPU count and type are unchanged (model.State fixes its speeds);
+// in a new state, as a shell builds when a profile or a spec changes, they
+// are computed again. I's swap gain is 0.7 under the first profile and
+// below S's loss under the second: the same placer swaps, then does not.
+func TestHeteroGainsPerState(t *testing.T) {
+	h := &placer.Hetero{}
+	first := newHetero(t, bySpeed{"S": {10, 9}, "I": {10, 2}}, map[string]model.GPU{"I": slow0}, nil)
+	j := model.NewJob(model.JobSpec{ID: "S", GPUs: 1, MinGPUs: 1, MaxGPUs: 1}, 99, -1, 1)
+	pl := h.Place(first.s, first.pool, j, 1, engine.Feasible(first.s, j, 1))
+	if len(pl.Moves) != 1 || pl.Moves[0].Job.Spec.ID != "I" {
+		t.Fatalf("first state: placement %+v, want I swapped", pl)
+	}
+	// The same job I, put into a new state with a profile where it runs
+	// nearly as fast on slow: its gain is 0.05, less than S's loss of 0.1.
+	i := first.s.Running()[0]
+	s := model.NewState(first.s.Cluster, bySpeed{"S": {10, 9}, "I": {10, 9.5}})
+	s.Submit(i)
+	if err := s.Start(i, []model.GPU{slow0}); err != nil {
+		t.Fatal(err)
+	}
+	first.pool.Reset(s)
+	pl = h.Place(s, first.pool, j, 1, engine.Feasible(s, j, 1))
+	if len(pl.Moves) != 0 || !slices.Equal(pl.GPUs, []model.GPU{fast}) {
+		t.Fatalf("new state: placement %+v, want S on the free fast GPU, no swap", pl)
+	}
+}

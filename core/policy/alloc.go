@@ -137,6 +137,15 @@ type Alloc struct {
 	// speed, so that the program weighs which jobs run more and on which
 	// type less (docs/EXPERIMENTS.md, issue 21).
 	SpeedExponent float64
+	// GangShare is Gittins's gang share (0: none): a multi-GPU job whose
+	// share of X on a type is at least GangShare is taken first in that
+	// type's pass of a round, before the pairs of higher priority. The
+	// program's shares are fractions of time, but a round realises them
+	// whole or not at all: a gang given most of a type (say 7 of 8 GPUs'
+	// worth) by the program would otherwise wait behind the single-GPU
+	// jobs with whole shares there and run nowhere, or on a slower type,
+	// round after round (docs/EXPERIMENTS.md, issue 29, third session).
+	GangShare float64
 	// Seed seeds FIFOAlloc's random choice of type (Gavel's fifo draws it
 	// with Python's random.Random(seed); the same seed gives the same
 	// draws).
@@ -157,26 +166,44 @@ type Alloc struct {
 	curve     gittinsCurve        // Gittins: surv smoothed
 	indexes   map[float64]float64 // Gittins: the indexes computed on curve, by service (gittinsOnce)
 	entries   []allocEntry
-	rest      []allocEntry // choose's scratch: one type's pairs without a priority
-	states    []*allocJob  // a.jobs of tracked, in its order
-	sel       []*model.Job // choose's selection, copied out by Order
+	rest      []allocEntry     // choose's scratch: one type's pairs without a priority
+	states    []*allocJob      // a.jobs of tracked, in its order
+	sel       []*model.Job     // choose's selection, copied out by Order
+	types     []engine.TypeSet // the last Order's Types, reused by the next
 	remain    []int
 	done      []float64 // estSRPT's scratch: per tracked job, its service at its best speed
 	best      []float64 // estSRPT's scratch: per tracked job, its best speed
 	cluster   *model.Cluster
+	// trackedAll is the state whose running and waiting jobs were exactly
+	// the tracked jobs after the last account (nil: not so). The state
+	// keeps its jobs' State in step with its queues, so while it is the
+	// same state, every tracked job still running or waiting is in them,
+	// and as many running and waiting jobs as tracked ones means no job
+	// arrived.
+	trackedAll *model.State
+	// fitted is the state in which estSRPT last set X by bestFits, while
+	// the tracked jobs are those it set it for (nil: not so). bestFits
+	// reads nothing else (the jobs' speeds, GPU counts and best types,
+	// fixed in a state), so in that state, with those jobs, it would set
+	// the same X again.
+	fitted *model.State
 }
 
 // allocJob is what Alloc keeps per active job.
 type allocJob struct {
+	// The fields that every round reads come first (fewer cache lines).
 	job      *model.Job
-	x        []float64 // its row of X (nil until X is computed with it)
-	received []float64 // seconds run per type since the last reset, plus the credit
-	deficit  []float64 // Gavel's deficit: share owed minus time received, per type (not kept by EstSRPT and Gittins: keepsDeficit)
-	speed    []float64 // speed per type at gpus; 0 where it cannot run
-	gpus     int       // the GPU count it is scheduled at (size)
-	picked   bool      // chosen to run this round (scratch)
-	ftf      ftfState  // FinishTime's history
-	weight   float64   // EstSRPT's and Gittins's weight at the last computation
+	gpus     int          // the GPU count it is scheduled at (size)
+	weight   float64      // EstSRPT's and Gittins's weight at the last computation
+	x        []float64    // its row of X (nil until X is computed with it)
+	received []float64    // seconds run per type since the last reset, plus the credit
+	speed    []float64    // speed per type at gpus; 0 where it cannot run
+	picked   bool         // chosen to run this round (scratch)
+	deficit  []float64    // Gavel's deficit: share owed minus time received, per type (not kept by EstSRPT and Gittins: keepsDeficit)
+	best     float64      // the highest of speed
+	bestT    int          // bestType: the first type of Alloc.order with speed best
+	speedOf  *model.State // the state speed, gpus, best and bestT were computed in (speeds)
+	ftf      ftfState     // FinishTime's history
 }
 
 type allocEntry struct {
@@ -199,6 +226,13 @@ const DefaultGangProbe = 0.3
 // cluster whose jobs all fit (recipe.DefaultOptions; Alloc.GangProbeLight),
 // chosen by experiment (docs/EXPERIMENTS.md, issue 21).
 const DefaultGangProbeLight = 0.6
+
+// DefaultGangShare is Gittins's gang share the shells set
+// (recipe.DefaultOptions; Alloc.GangShare): a gang given at least 80 % of
+// its time on a type by X is taken first there, chosen on the development
+// sets of issue 29's families (docs/EXPERIMENTS.md, issue 29, third
+// session).
+const DefaultGangShare = 0.8
 
 // Name returns the policy name: maxmin, maxthroughput, ftf, ftf-oracle,
 // esrpt, esrpt-oracle, gittins, or fifo for FIFOAlloc.
@@ -232,7 +266,8 @@ func (a *Alloc) Next(now model.Time) model.Time {
 	return now + a.Round
 }
 
-// Order implements engine.QueuePolicy.
+// Order implements engine.QueuePolicy. The order's Types are valid until
+// the next call, which reuses them.
 func (a *Alloc) Order(s *model.State, now model.Time, buf []*model.Job) engine.Order {
 	a.init(s.Cluster)
 	// EstSRPT's and Gittins's weights change as jobs progress: X is new at
@@ -262,6 +297,9 @@ func (a *Alloc) Order(s *model.State, now model.Time, buf []*model.Job) engine.O
 		st.picked = false
 	}
 	ord.Jobs = buf
+	if ord.Types != nil {
+		a.types = ord.Types
+	}
 	a.last = now
 	return ord
 }
@@ -272,7 +310,7 @@ func (a *Alloc) init(c *model.Cluster) {
 	}
 	a.cluster = c
 	a.jobs = map[*model.Job]*allocJob{}
-	a.tracked, a.states = nil, nil
+	a.tracked, a.states, a.trackedAll, a.fitted = nil, nil, nil, nil
 	a.last, a.lastReset = -1, -1
 	a.worker = make([]float64, len(c.Types))
 	a.remain = make([]int, len(c.Types))

@@ -23,15 +23,20 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	if n == 0 {
 		return
 	}
+	if a.Objective == Gittins && a.fitted == s {
+		return // X is bestFits's of the last round, on the same jobs and speeds (fitted)
+	}
+	a.fitted = nil
 	a.done, a.best = slices.Grow(a.done[:0], n)[:n], slices.Grow(a.best[:0], n)[:n]
 	done, best := a.done, a.best
 	for i, j := range a.tracked {
-		best[i], done[i] = slices.Max(a.states[i].speed), 0
+		best[i], done[i] = a.states[i].best, 0
 		if best[i] > 0 {
 			done[i] = j.DoneAt(now) / best[i]
 		}
 	}
 	if a.Objective == Gittins && a.bestFits(s, best) {
+		a.fitted = s
 		return
 	}
 	if !a.Oracle {
@@ -157,20 +162,24 @@ func (a *Alloc) bestFits(s *model.State, best []float64) bool {
 		if best[i] <= 0 {
 			continue
 		}
-		t := a.bestType(st)
+		t := st.bestT
 		if a.remain[t] += st.gpus; a.remain[t] > s.Cluster.TypeGPUs(t) {
 			return false
 		}
 	}
 	for i, st := range a.states {
 		if len(st.x) == k {
-			clear(st.x) // no one else holds it: X is rebuilt in place
+			for t, x := range st.x { // no one else holds it: X is rebuilt in place
+				if math.Float64bits(x) != 0 { // -0 too, as clear would
+					st.x[t] = 0 // (not clear: a call per job costs more than k tests)
+				}
+			}
 		} else {
 			st.x = make([]float64, k)
 		}
 		st.weight = 0
 		if best[i] > 0 {
-			st.x[a.bestType(st)] = 1
+			st.x[st.bestT] = 1
 		}
 	}
 	return true

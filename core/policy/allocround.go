@@ -35,28 +35,48 @@ func (a *Alloc) account(s *model.State, now model.Time, reset bool) {
 			kept, keptSt = append(kept, j), append(keptSt, st)
 			continue
 		}
-		if best := slices.Max(st.speed); j.State == model.Finished && best > 0 {
+		if best := st.best; j.State == model.Finished && best > 0 {
 			a.finished = append(a.finished, j.Work/best)
 		}
 		delete(a.jobs, j)
-		a.changed = true
+		a.changed, a.fitted = true, nil
 	}
 	a.tracked, a.states = kept, keptSt
-	added := false
-	for _, list := range [][]*model.Job{s.Running(), s.Waiting()} {
-		for _, j := range list {
+	a.track(s)
+}
+
+// track starts tracking the running and waiting jobs of s that are not
+// tracked yet. While s is trackedAll, the tracked jobs are among them, so
+// there are as many new ones as they outnumber the tracked: the search
+// stops when it has found them, from the ends of the queues (the waiting
+// first), where arrivals are. The order it finds them in does not matter:
+// the tracked jobs are sorted by Seq.
+func (a *Alloc) track(s *model.State) {
+	n := len(s.Running()) + len(s.Waiting())
+	missing := -1 // unknown
+	if a.trackedAll == s {
+		missing = n - len(a.tracked)
+	}
+	added := 0
+	for _, list := range [][]*model.Job{s.Waiting(), s.Running()} {
+		for k := len(list) - 1; k >= 0 && added != missing; k-- {
+			j := list[k]
 			if _, ok := a.jobs[j]; ok {
 				continue
 			}
 			st := a.newJob(s, j)
 			a.jobs[j] = st
 			a.tracked, a.states = append(a.tracked, j), append(a.states, st)
-			added = true
+			added++
 		}
 	}
-	if added {
-		a.changed = true
+	if added > 0 {
+		a.changed, a.fitted = true, nil
 		a.sortTracked()
+	}
+	a.trackedAll = nil
+	if n == len(a.tracked) {
+		a.trackedAll = s
 	}
 }
 
@@ -89,7 +109,8 @@ func (a *Alloc) microTask(j *model.Job) float64 {
 // round on every type.
 func (a *Alloc) newJob(s *model.State, j *model.Job) *allocJob {
 	k := len(s.Cluster.Types)
-	st := &allocJob{job: j, received: make([]float64, k), deficit: make([]float64, k), speed: make([]float64, k),
+	per := make([]float64, 3*k) // received, speed and deficit side by side
+	st := &allocJob{job: j, received: per[:k:k], speed: per[k : 2*k : 2*k], deficit: per[2*k:],
 		ftf: ftfState{prevRem: -1}}
 	for t := range k {
 		st.received[t] = a.credit()
@@ -101,13 +122,22 @@ func (a *Alloc) newJob(s *model.State, j *model.Job) *allocJob {
 // speeds sets st.gpus, j's requested GPU count or, when no type can run it
 // at that count, its minimum (an elastic job that fits only smaller), and
 // st.speed from the profile: j's speed on each type at st.gpus, 0 where it
-// can never run.
+// can never run; and st.best and st.bestT from them. They are computed
+// once per state: what they read (the job's Spec and Model, the state's
+// Profile and Cluster) does not change while the job is in s (see
+// model.State), and a shell that changes them builds a new state.
 func (a *Alloc) speeds(s *model.State, j *model.Job, st *allocJob) {
+	if st.speedOf == s {
+		return
+	}
+	st.speedOf = s
 	st.gpus = j.Spec.GPUs
 	if engine.FeasibleInto(s, j, st.gpus, st.speed) == 0 {
 		st.gpus = j.Spec.MinGPUs
 		engine.FeasibleInto(s, j, st.gpus, st.speed)
 	}
+	st.best = slices.Max(st.speed)
+	st.bestT = a.bestType(st)
 }
 
 // ranSince calls fn with each GPU type j ran on in (since, now] and the
@@ -181,13 +211,13 @@ func (a *Alloc) priority(st *allocJob, t int) float64 {
 // Gavel's semantics (no restart pause) no job is ever pinned.
 //
 // The selection starts in a.sel, reused from round to round (Order copies
-// it out), and the types in a slice with room for one per tracked job (as
-// many as Order gives).
+// it out), and the types in a.types, also reused, with room for one per
+// tracked job (as many as Order gives); nil without tracked jobs.
 func (a *Alloc) pinned(s *model.State, now model.Time) ([]*model.Job, []engine.TypeSet) {
 	sel := a.sel[:0]
 	var types []engine.TypeSet
 	if len(a.tracked) > 0 {
-		types = make([]engine.TypeSet, 0, len(a.tracked))
+		types = slices.Grow(a.types[:0], len(a.tracked))
 	}
 	for i, j := range a.tracked {
 		if j.State != model.Running || now > j.Resume {
@@ -208,11 +238,61 @@ func (a *Alloc) pinned(s *model.State, now model.Time) ([]*model.Job, []engine.T
 // descending (ties in arrival order); a pair is taken when its job is not
 // yet chosen, can run on the type and its GPU count fits in what is left of
 // the type.
+//
+// A type's pairs are laid out when its turn comes (typeEntries), without
+// those that cannot be taken any more (their job chosen already, or the
+// type's room left too small): the order of the others is the same, and
+// what is left only shrinks, so neither pass would take them.
 func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.TypeSet) {
+	for t := range a.remain {
+		a.remain[t] = s.Cluster.TypeGPUs(t)
+	}
+	sel, types := a.pinned(s, now)
 	a.entries = a.entries[:0]
+	deferred := false
 	for _, t := range a.order {
+		if len(sel) == len(a.tracked) {
+			break // every job chosen: no pair left to take, in either pass
+		}
+		if a.remain[t] <= 0 {
+			continue // the type is full: none of its pairs can be taken
+		}
 		start := len(a.entries)
-		a.rest = a.rest[:0]
+		a.typeEntries(t)
+		for _, e := range a.entries[start:] {
+			st := e.st
+			if !a.fits(st, e.t) {
+				continue
+			}
+			if a.Objective == FIFOAlloc && e.prio <= 0 {
+				continue // Gavel's FIFO runs only jobs with a share
+			}
+			if a.Objective == Gittins && e.x < minShare && a.sharedFaster(st, e.t) {
+				deferred = true
+				continue
+			}
+			sel, types = a.take(st, e, sel, types)
+		}
+	}
+	if deferred {
+		for _, e := range a.entries {
+			if st := e.st; e.x < minShare && a.fits(st, e.t) {
+				sel, types = a.take(st, e, sel, types)
+			}
+		}
+	}
+	return sel, types
+}
+
+// typeEntries appends type t's pairs to a.entries, sorted (sortEntries),
+// leaving out those that do not fit now. Where a key is NaN, whose order
+// is not a strict one, every pair is kept, as one sort of them all would
+// have it.
+func (a *Alloc) typeEntries(t int) {
+	start := len(a.entries)
+	a.rest = a.rest[:0]
+	all := false
+	for pass := 0; pass < 2; pass++ {
 		for i, j := range a.tracked {
 			st := a.states[i]
 			x := 0.0
@@ -224,43 +304,29 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 				second = st.weight // X is new every round: the weight orders the jobs without a share
 			}
 			e := allocEntry{prio: a.priority(st, t), deficit: second, x: x, job: j, st: st, t: t}
+			if a.gangFirst(st, x) && e.prio > 0 {
+				e.prio = math.Inf(1) // before every pair with a finite priority; among such gangs, by weight
+			}
+			if e.prio != e.prio || second != second || x != x {
+				all = true
+			}
+			if !all && !a.fits(st, t) {
+				continue
+			}
 			if e.prio > 0 {
 				a.entries = append(a.entries, e)
 			} else {
 				a.rest = append(a.rest, e)
 			}
 		}
-		k := len(a.entries) - start
-		a.entries = append(a.entries, a.rest...)
-		sortEntries(a.entries[start:], k)
-	}
-	for t := range a.remain {
-		a.remain[t] = s.Cluster.TypeGPUs(t)
-	}
-	sel, types := a.pinned(s, now)
-	deferred := false
-	for _, e := range a.entries {
-		st := e.st
-		if !a.fits(st, e.t) {
-			continue
+		if !all || pass == 1 {
+			break
 		}
-		if a.Objective == FIFOAlloc && e.prio <= 0 {
-			continue // Gavel's FIFO runs only jobs with a share
-		}
-		if a.Objective == Gittins && e.x < minShare && a.sharedFaster(st, e.t) {
-			deferred = true
-			continue
-		}
-		sel, types = a.take(st, e, sel, types)
+		a.entries, a.rest = a.entries[:start], a.rest[:0] // a NaN: again, every pair
 	}
-	if deferred {
-		for _, e := range a.entries {
-			if st := e.st; e.x < minShare && a.fits(st, e.t) {
-				sel, types = a.take(st, e, sel, types)
-			}
-		}
-	}
-	return sel, types
+	k := len(a.entries) - start
+	a.entries = append(a.entries, a.rest...)
+	sortEntries(a.entries[start:], k)
 }
 
 // sortEntries sorts one type's pairs by priority, then deficit (or
@@ -320,6 +386,13 @@ func (a *Alloc) take(st *allocJob, e allocEntry, sel []*model.Job, types []engin
 	a.remain[e.t] -= st.gpus
 	st.picked = true
 	return append(sel, e.job), append(types, 1<<uint(e.t))
+}
+
+// gangFirst reports whether st, with share x of X on a type, is taken
+// first on it (Alloc.GangShare): Gittins with a gang share, a multi-GPU
+// job, a share of at least the gang share.
+func (a *Alloc) gangFirst(st *allocJob, x float64) bool {
+	return a.Objective == Gittins && a.GangShare > 0 && st.gpus > 1 && x >= a.GangShare
 }
 
 // minShare is the least share of X that Gittins counts as one: the solver

@@ -31,6 +31,9 @@ type gittinsCurve struct {
 	x, s   []float64 // grid: sizes from 0, S there
 	in     []float64 // ∫_0^x S
 	low    float64   // the least S of the grid
+	// falling: S never rises from a grid point to the next (as a
+	// survival function, up to rounding); index then skips blocks.
+	falling bool
 }
 
 // build tabulates the smoothed curve of sv (after sv.fit).
@@ -77,6 +80,10 @@ func (g *gittinsCurve) build(sv *survival) {
 		g.push(g.kx[i], g.ks[i])
 	}
 	g.low = slices.Min(g.s)
+	g.falling = true
+	for i := 1; i < len(g.s); i++ {
+		g.falling = g.falling && g.s[i] <= g.s[i-1]
+	}
 }
 
 // push appends a grid point, integrating S from the previous one by the
@@ -111,7 +118,10 @@ func (g *gittinsCurve) at(x float64) float64 {
 // points it bounds what the points beyond can give, (S(a) − low) / ∫_a^x S
 // (the integral only grows, S never falls below low, and the rounded
 // quotients are monotone alike), and stops once that is no more than the
-// best so far.
+// best so far. Where S never rises along the grid (falling) it likewise
+// skips the block of pruneEvery points it is at when (S(a) − S(y)) /
+// ∫_a^x S, y the block's last point, is no more than the best so far:
+// no point of the block gives more.
 func (g *gittinsCurve) index(a float64) (float64, bool) {
 	n := len(g.x)
 	if len(g.kx) == 0 || a >= g.kx[len(g.kx)-1] {
@@ -126,8 +136,14 @@ func (g *gittinsCurve) index(a float64) (float64, bool) {
 	best := 0.0
 	for ; i < n; i++ {
 		if d := g.in[i] - ia; d > 0 {
-			if i%pruneEvery == 0 && best > 0 && (sa-g.low)/d <= best {
-				break
+			if i%pruneEvery == 0 && best > 0 {
+				if (sa-g.low)/d <= best {
+					break
+				}
+				if end := min(i+pruneEvery, n) - 1; g.falling && (sa-g.s[end])/d <= best {
+					i = end
+					continue
+				}
 			}
 			best = max(best, (sa-g.s[i])/d)
 		}

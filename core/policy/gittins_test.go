@@ -131,15 +131,15 @@ func fullIndex(g *gittinsCurve, a float64) (float64, bool) {
 	return best, best > 0
 }
 
-// TestGittinsIndexPruneExact: the early stop of index never changes the
-// index, bit for bit, on curves learned from random heavy-tailed sizes
+// TestGittinsIndexPruneExact: the early stop of index, and its skipped
+// blocks, never change the index, bit for bit, on curves learned from random heavy-tailed sizes
 // (log-normal and Pareto-like, with censored active jobs) at random ages
 // and at every finished size.
 func TestGittinsIndexPruneExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(29, 3))
 	var sv survival
 	var g gittinsCurve
-	checked, stopped := 0, 0
+	checked, stopped, falling, skipped := 0, 0, 0, 0
 	for trial := range 200 {
 		var fin, live []float64
 		for range 1 + r.IntN(400) {
@@ -155,6 +155,9 @@ func TestGittinsIndexPruneExact(t *testing.T) {
 		sv.forget()
 		sv.fit(fin, live)
 		g.build(&sv)
+		if g.falling {
+			falling++
+		}
 		ages := append(slices.Clone(fin), 0)
 		for range 50 {
 			ages = append(ages, r.Float64()*slices.Max(fin))
@@ -169,11 +172,44 @@ func TestGittinsIndexPruneExact(t *testing.T) {
 			if ok && prunes(&g, a, want) {
 				stopped++
 			}
+			if ok && skipsBlock(&g, a) {
+				skipped++
+			}
 		}
+	}
+	if falling < 100 {
+		t.Errorf("S never rose along the grid in %d of 200 curves, want at least half (the block skips are checked on those)", falling)
+	}
+	if skipped < checked/10 {
+		t.Errorf("index skipped a block in %d of %d searches, want at least a tenth", skipped, checked)
 	}
 	if stopped < checked/4 {
 		t.Errorf("the early stop cut %d of %d searches short, want at least a quarter", stopped, checked)
 	}
+}
+
+// skipsBlock reports whether index(a) skips a block of the grid.
+func skipsBlock(g *gittinsCurve, a float64) bool {
+	sa := g.at(a)
+	i := sort.SearchFloat64s(g.x, a)
+	ia := g.in[i] - (g.s[i]+sa)/2*(g.x[i]-a)
+	best := 0.0
+	for ; i < len(g.x); i++ {
+		d := g.in[i] - ia
+		if d <= 0 {
+			continue
+		}
+		if i%pruneEvery == 0 && best > 0 {
+			if (sa-g.low)/d <= best {
+				return false
+			}
+			if end := min(i+pruneEvery, len(g.x)) - 1; g.falling && (sa-g.s[end])/d <= best {
+				return true
+			}
+		}
+		best = max(best, (sa-g.s[i])/d)
+	}
+	return false
 }
 
 // prunes reports whether index(a), whose value is best, stops before the
@@ -188,4 +224,34 @@ func prunes(g *gittinsCurve, a, best float64) bool {
 		}
 	}
 	return false
+}
+
+// BenchmarkGittinsIndex computes the index of 500 random ages on a curve
+// learned from 2,000 log-normal sizes and 300 censored ones.
+func BenchmarkGittinsIndex(b *testing.B) {
+	r := rand.New(rand.NewPCG(29, 4))
+	var fin, live, ages []float64
+	for range 2000 {
+		fin = append(fin, max(1, math.Round(math.Exp(r.NormFloat64()*2+6))))
+	}
+	for range 300 {
+		live = append(live, r.Float64()*slices.Max(fin))
+	}
+	for range 500 {
+		ages = append(ages, math.Exp(r.Float64()*10))
+	}
+	var sv survival
+	var g gittinsCurve
+	sv.fit(fin, live)
+	g.build(&sv)
+	sum := 0.0
+	for b.Loop() {
+		for _, a := range ages {
+			v, _ := g.index(a)
+			sum += v
+		}
+	}
+	if sum == 0 {
+		b.Fatal("no index")
+	}
 }

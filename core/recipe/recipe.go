@@ -89,6 +89,9 @@ type AllocOptions struct {
 	// SpeedExponent is the exponent of the relative speed in esrpt's and
 	// gittins's values (policy.Alloc), from 0 to 4; 0: 1.
 	SpeedExponent float64
+	// GangShare is gittins's gang share (policy.Alloc), from 0 to 1; 0:
+	// none. DefaultOptions sets policy.DefaultGangShare.
+	GangShare float64
 }
 
 // DefaultRound is the allocation policies' round length unless set: Gavel's
@@ -122,7 +125,8 @@ type EnergyInputs struct {
 func DefaultOptions() Options {
 	return Options{PriorityRatio: 2, StarveRatio: 4, TiresiasThresholds: policy.TiresiasThresholds(),
 		Threshold: scaler.DefaultThresholdConfig(), MaxLoad: scaler.DefaultMaxLoad,
-		Alloc: AllocOptions{GangProbe: policy.DefaultGangProbe, GangProbeLight: policy.DefaultGangProbeLight, PriorityBacklog: policy.DefaultPriorityBacklog}}
+		Alloc: AllocOptions{GangProbe: policy.DefaultGangProbe, GangProbeLight: policy.DefaultGangProbeLight, PriorityBacklog: policy.DefaultPriorityBacklog,
+			GangShare: policy.DefaultGangShare}}
 }
 
 // Policies returns the queue policy names.
@@ -235,6 +239,9 @@ func queuePolicy(name string, o Options) (engine.QueuePolicy, error) {
 		if b := o.Alloc.PriorityBacklog; !ValidBacklog(b) {
 			return nil, fmt.Errorf("%s: the priority backlog must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got %v", name, b)
 		}
+		if g := o.Alloc.GangShare; !ValidGangShare(g) {
+			return nil, fmt.Errorf("%s: the gang share must be a share from 0 (none) to 1, got %v", name, g)
+		}
 		if e := o.Alloc.SpeedExponent; !ValidSpeedExponent(e) {
 			return nil, fmt.Errorf("%s: the speed exponent must be between 0 and 4, got %v", name, e)
 		}
@@ -272,6 +279,10 @@ func ValidQuantile(p float64) bool { return p >= 0 && p < 1 }
 // (AllocOptions.PriorityBacklog): 0 (none) or a finite number above 1.
 func ValidBacklog(b float64) bool { return b == 0 || b > 1 && !math.IsInf(b, 1) }
 
+// ValidGangShare reports whether g can be a gang share
+// (AllocOptions.GangShare): from 0 (none) to 1.
+func ValidGangShare(g float64) bool { return g >= 0 && g <= 1 }
+
 // ValidSpeedExponent reports whether e can be a speed exponent
 // (AllocOptions.SpeedExponent): from 0 to 4.
 func ValidSpeedExponent(e float64) bool { return e >= 0 && e <= 4 }
@@ -280,7 +291,7 @@ func ValidSpeedExponent(e float64) bool { return e >= 0 && e <= 4 }
 // (fifo is one with o.Gavel).
 func allocPolicy(name string, o AllocOptions) (*policy.Alloc, bool) {
 	a := &policy.Alloc{Round: o.Round, Realloc: o.Realloc, Gavel: o.Gavel, Seed: o.Seed, GangProbe: o.GangProbe,
-		GangProbeLight: o.GangProbeLight, PriorityBacklog: o.PriorityBacklog, SpeedExponent: o.SpeedExponent}
+		GangProbeLight: o.GangProbeLight, PriorityBacklog: o.PriorityBacklog, SpeedExponent: o.SpeedExponent, GangShare: o.GangShare}
 	if a.Round == 0 {
 		a.Round = DefaultRound
 		if name == "esrpt" || name == "esrpt-oracle" || name == "gittins" {

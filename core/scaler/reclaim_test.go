@@ -1,9 +1,11 @@
 package scaler_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/gpusched/gpusched/core/engine"
+	"github.com/gpusched/gpusched/core/model"
 	"github.com/gpusched/gpusched/core/placer"
 	"github.com/gpusched/gpusched/core/policy"
 	"github.com/gpusched/gpusched/core/scaler"
@@ -70,6 +72,150 @@ func TestReclaim(t *testing.T) {
 				if got := w.s.Cluster.Nodes[g.Node].Name; got != tc.wNode {
 					t.Errorf("W on %s, want %s", got, tc.wNode)
 				}
+			}
+		})
+	}
+}
+
+// TestReclaimKeepsType: with reclaim, a waiting job takes the GPU type it
+// would get if the lent GPUs were free even when that type has enough free
+// GPUs now, scattered, and the placer seeing the lent GPUs busy prefers
+// another type. Nodes n0 and n1 of type "fast" (4 GPUs each, declared
+// first) and n2 of type "slow" (3 GPUs). E (elastic, 1..4) runs on n0/0-2
+// (2 GPUs lent), R (rigid) on n1/0-2; W (rigid, 2 GPUs) arrives; pack.
+//
+// With the lent GPUs free (E at 1), n0 has 3 free and n2 3: one node each,
+// one GPU left each, so pack takes the first type, fast. Fast has 2 free
+// GPUs now (n0/3, n1/3), so nobody gives: W starts on them, on two nodes.
+// As the placer sees the pool now (and as before this rule, and without
+// reclaim), fast needs two nodes and slow one: W goes to n2/0-1, and the
+// two free fast GPUs let E grow to 4 (fulfillment: E's score 2/3 < 1;
+// threshold p=1: a = 8 − 2 = 6, M = 11 − 6 = 5, T = 2/5 < 0.8, budget
+// (0.9 − 0.4)·5 = 2.5; one replica brings E to its maximum). With reclaim
+// no fast GPU is left free for E to grow on.
+func TestReclaimKeepsType(t *testing.T) {
+	thr := func(reclaim bool) engine.Scaler {
+		cfg := scaler.DefaultThresholdConfig()
+		cfg.Reclaim = reclaim
+		s, err := scaler.NewThreshold(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	ful := func(reclaim bool) engine.Scaler {
+		s, err := scaler.NewFulfillment(1, reclaim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name  string
+		sc    engine.Scaler
+		eSize int      // E's size after the round
+		wGPUs []string // where W starts
+	}{
+		{"threshold, reclaim", thr(true), 3, []string{"n0/3", "n1/3"}},
+		{"threshold, no reclaim", thr(false), 4, []string{"n2/0", "n2/1"}},
+		{"fulfillment, reclaim", ful(true), 3, []string{"n0/3", "n1/3"}},
+		{"fulfillment, as written", ful(false), 4, []string{"n2/0", "n2/1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, []nd{{"fast", 4}, {"fast", 4}, {"slow", 3}},
+				el("E", 1, 4).running(3, 0), rg("R", 3).running(3, 1), rg("W", 2))
+			e, err := engine.New(policy.FIFO{}, placer.Pack{}, tc.sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := e.Schedule(w.s, 0)
+			checkPlan(t, w.s, plan)
+			size := len(w.jobs["E"].Alloc)
+			if r := sizes(plan.Resize); r["E"] != 0 {
+				size = r["E"]
+			}
+			if size != tc.eSize {
+				t.Errorf("E on %d GPUs, want %d (resizes %v)", size, tc.eSize, sizes(plan.Resize))
+			}
+			if len(plan.Start) != 1 || plan.Start[0].Job.Spec.ID != "W" {
+				t.Fatalf("starts %v, want W", sizes(plan.Start))
+			}
+			var got []string
+			for _, g := range plan.Start[0].GPUs {
+				got = append(got, w.s.Cluster.GPUName(g))
+			}
+			if !slices.Equal(got, tc.wGPUs) {
+				t.Errorf("W on %v, want %v", got, tc.wGPUs)
+			}
+		})
+	}
+}
+
+// typeSpeed runs every job twice as fast per GPU on type 0 as on type 1.
+type typeSpeed struct{}
+
+func (typeSpeed) Speed(_ *model.Job, t, n int) float64 { return float64(n) * []float64{2, 1}[t] }
+
+// TestReclaimNoSlowerType: reclaim never gives a waiting job a slower type
+// than the placer gives it on the free GPUs now. Node n0 of type "fast"
+// (4 GPUs, twice as fast per GPU) and n1 of type "slow" (3 GPUs). R (rigid,
+// 1 GPU) runs on n0/0, E (elastic, 1..3) on all of n1 (2 GPUs lent); W
+// (rigid, 2 GPUs) arrives; pack.
+//
+// With the lent GPUs free (E at 1), slow has n1/1-2 free (one node, none
+// left over) and fast n0/1-3 (one node, one left over): pack's best fit is
+// slow, where E would give back two replicas. On the free GPUs now, pack
+// puts W on n0/1-2, twice as fast: reclaim steps aside, W starts there and
+// E keeps its 3 GPUs (no slow GPU is free for it to lose or gain), as
+// without reclaim.
+func TestReclaimNoSlowerType(t *testing.T) {
+	thr := func(reclaim bool) engine.Scaler {
+		cfg := scaler.DefaultThresholdConfig()
+		cfg.Reclaim = reclaim
+		s, err := scaler.NewThreshold(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	ful := func(reclaim bool) engine.Scaler {
+		s, err := scaler.NewFulfillment(1, reclaim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name string
+		sc   engine.Scaler
+	}{
+		{"threshold, reclaim", thr(true)},
+		{"threshold, no reclaim", thr(false)},
+		{"fulfillment, reclaim", ful(true)},
+		{"fulfillment, as written", ful(false)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, []nd{{"fast", 4}, {"slow", 3}},
+				rg("R", 1).running(1, 0), el("E", 1, 3).running(3, 1), rg("W", 2))
+			w.s.Profile = typeSpeed{}
+			e, err := engine.New(policy.FIFO{}, placer.Pack{}, tc.sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := e.Schedule(w.s, 0)
+			checkPlan(t, w.s, plan)
+			if r := sizes(plan.Resize); len(r) != 0 {
+				t.Errorf("resizes %v, want none (E keeps 3 GPUs)", r)
+			}
+			if len(plan.Start) != 1 || plan.Start[0].Job.Spec.ID != "W" {
+				t.Fatalf("starts %v, want W", sizes(plan.Start))
+			}
+			var got []string
+			for _, g := range plan.Start[0].GPUs {
+				got = append(got, w.s.Cluster.GPUName(g))
+			}
+			if want := []string{"n0/1", "n0/2"}; !slices.Equal(got, want) {
+				t.Errorf("W on %v, want %v", got, want)
 			}
 		})
 	}

@@ -38,6 +38,7 @@ func robustPart(bin, part, set, keep string, extra []string) error {
 		fmt.Printf("| energy ≤ the lower of pack and spread (target ≥ 90 %%) | %s |\n", &sc.energyLE)
 		fmt.Printf("| energy at most 2 %% above the lower (target: all) | %s |\n", &sc.energyOver2)
 		fmt.Printf("| energy placer's avg JCT at most 5 %% above the better of pack and spread | %s |\n", &sc.energyJCT)
+		rr.printEnergyMisses()
 		return nil
 	}
 	sc.printScalers()
@@ -116,4 +117,26 @@ func robustRunPart(bin, part string, ws []robustWorkload, extra []string) (*robu
 		}
 	}
 	return rr, nil
+}
+
+// printEnergyMisses lists the cells in which the energy placer's kWh is
+// above the lower of pack's and spread's or its average JCT more than 5 %
+// above the better of theirs, with the three runs' figures.
+func (rr *robustRuns) printEnergyMisses() {
+	fmt.Println()
+	fmt.Println("| cell | kWh pack / spread / energy | Δ energy | avg JCT s pack / spread / energy | Δ JCT |")
+	fmt.Println("| --- | ---: | ---: | ---: | ---: |")
+	for i, w := range rr.ws {
+		for sl := range 2 {
+			p := rr.placers[i][sl]
+			a, b, e := p["pack"], p["spread"], p["energy"]
+			dE := e.EnergyKWh/min(a.EnergyKWh, b.EnergyKWh) - 1
+			dJ := e.AvgJCT/min(a.AvgJCT, b.AvgJCT) - 1
+			if dE <= 1e-9 && dJ <= 0.05 {
+				continue
+			}
+			fmt.Printf("| %s %s | %.0f / %.0f / %.0f | %+.1f %% | %.0f / %.0f / %.0f | %+.1f %% |\n", w.name(), robustSleeps[sl],
+				a.EnergyKWh, b.EnergyKWh, e.EnergyKWh, 100*dE, a.AvgJCT, b.AvgJCT, e.AvgJCT, 100*dJ)
+		}
+	}
 }
