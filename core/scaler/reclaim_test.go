@@ -23,22 +23,7 @@ import (
 // its own rule: a = 6 − 3 = 3, M = (8 − 3)·0.3 = 1.5, T = 3/1.5 = 2 > 0.9,
 // EM = 3 − 0.6·1.5 = 2.1 pays two replicas: E 4→2.
 func TestReclaim(t *testing.T) {
-	thr := func(reclaim bool) engine.Scaler {
-		cfg := scaler.SeedThresholdConfig()
-		cfg.Reclaim = reclaim
-		s, err := scaler.NewThreshold(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	ful := func(reclaim bool) engine.Scaler {
-		s, err := scaler.NewFulfillment(1, reclaim)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	thr, ful := reclaimScalers(t, scaler.SeedThresholdConfig())
 	for _, tc := range []struct {
 		name  string
 		sc    engine.Scaler
@@ -94,22 +79,7 @@ func TestReclaim(t *testing.T) {
 // (0.9 − 0.4)·5 = 2.5; one replica brings E to its maximum). With reclaim
 // no fast GPU is left free for E to grow on.
 func TestReclaimKeepsType(t *testing.T) {
-	thr := func(reclaim bool) engine.Scaler {
-		cfg := scaler.DefaultThresholdConfig()
-		cfg.Reclaim = reclaim
-		s, err := scaler.NewThreshold(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	ful := func(reclaim bool) engine.Scaler {
-		s, err := scaler.NewFulfillment(1, reclaim)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	thr, ful := reclaimScalers(t, scaler.DefaultThresholdConfig())
 	for _, tc := range []struct {
 		name  string
 		sc    engine.Scaler
@@ -169,22 +139,7 @@ func (typeSpeed) Speed(_ *model.Job, t, n int) float64 { return float64(n) * []f
 // E keeps its 3 GPUs (no slow GPU is free for it to lose or gain), as
 // without reclaim.
 func TestReclaimNoSlowerType(t *testing.T) {
-	thr := func(reclaim bool) engine.Scaler {
-		cfg := scaler.DefaultThresholdConfig()
-		cfg.Reclaim = reclaim
-		s, err := scaler.NewThreshold(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	ful := func(reclaim bool) engine.Scaler {
-		s, err := scaler.NewFulfillment(1, reclaim)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	thr, ful := reclaimScalers(t, scaler.DefaultThresholdConfig())
 	for _, tc := range []struct {
 		name string
 		sc   engine.Scaler
@@ -219,4 +174,27 @@ func TestReclaimNoSlowerType(t *testing.T) {
 			}
 		})
 	}
+}
+
+// reclaimScalers returns constructors of the two scalers with reclaim on
+// or off: threshold with cfg, fulfillment with a maximum load of 1.
+func reclaimScalers(t *testing.T, cfg scaler.ThresholdConfig) (thr, ful func(reclaim bool) engine.Scaler) {
+	t.Helper()
+	thr = func(reclaim bool) engine.Scaler {
+		c := cfg
+		c.Reclaim = reclaim
+		s, err := scaler.NewThreshold(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	ful = func(reclaim bool) engine.Scaler {
+		s, err := scaler.NewFulfillment(1, reclaim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	return thr, ful
 }
