@@ -24,11 +24,13 @@ import (
 // throughput). The largest positive gain wins; ties go to the job that
 // arrived first. No positive gain: s gets the chosen free GPUs.
 //
-// Running jobs are indexed once per round by (their type j, target type k,
-// GPU count) in descending order of n_i·(m_ik − m_ij), so a search costs
-// O(types² × distinct GPU counts), not O(running jobs); a bucket is sorted
-// when a search first reaches it in the round (most rounds place a few
-// jobs, onto one type).
+// Running jobs are indexed by (their type j, target type k, GPU count) in
+// descending order of n_i·(m_ik − m_ij), so a search costs O(types² ×
+// distinct GPU counts), not O(running jobs). The index is kept from round
+// to round, the jobs that started, stopped, moved or were resized put in
+// or taken out at the first placement of a round (refresh); it is built
+// again in a new state, a bucket then sorted when a search first reaches
+// it.
 type Hetero struct {
 	round int
 	// pairs holds, per (from, to) type pair (from·types + to), the
@@ -44,10 +46,12 @@ type Hetero struct {
 	// ran and ranAt are the running jobs of the last refresh, by Seq,
 	// and their entries of jobs, so that a job still running is found
 	// without a map look-up.
-	ran   []*model.Job
-	ranAt []*indexed
-	runAt []*indexed // refresh's scratch: the next ranAt
-	last  jobView
+	ran     []*model.Job
+	ranAt   []*indexed
+	runAt   []*indexed   // refresh's scratch: the next ranAt
+	mergeAt int          // known's place in ran
+	state   *model.State // the state of the last refresh
+	last    jobView
 }
 
 // indexed is what Hetero keeps of a running job for its index.
@@ -58,6 +62,8 @@ type indexed struct {
 	from  int
 	to    engine.TypeSet // the types it could move to
 	gains []float64      // per type of to: n_i·(m_ik − m_ij)
+	in    bool           // its candidates are in the buckets (as from, n, to and gains say)
+	seen  int            // the pool round of the last refresh that found it running
 }
 
 // sized is a bucket of the index and its GPU count.
@@ -233,15 +239,39 @@ func (h *Hetero) top(p *engine.Pool, from int, l *swapList, extra int) (candidat
 	return l.list[l.head], true
 }
 
-// refresh rebuilds the index of running jobs at the first placement of a
-// round.
+// refresh brings the index up to date with s's running jobs at the first
+// placement of a round: from the last refresh's (update), or from scratch
+// (rebuild) at the first, when the map of jobs is started again, or in a
+// new state (a shell builds one every round or when a profile changes, and
+// every job's gains are then computed again). Either way, each bucket
+// holds exactly the running jobs of its type pair and GPU count and, once
+// sorted, is in byGain's order, a strict one (ties by Seq): the same
+// bucket in the same order (TestHeteroIndexIncremental).
 func (h *Hetero) refresh(s *model.State, p *engine.Pool) {
 	if h.pairs != nil && h.round == p.Round() {
 		return
 	}
 	h.round = p.Round()
 	nt := len(s.Cluster.Types)
-	if len(h.pairs) != nt*nt || h.pairs == nil {
+	full := h.pairs == nil || len(h.pairs) != nt*nt || h.state != s
+	if h.jobs == nil || len(h.jobs) > 2*len(s.Running())+1024 {
+		h.jobs = map[*model.Job]*indexed{}
+		h.ran, h.ranAt, full = h.ran[:0], h.ranAt[:0], true
+	}
+	h.state = s
+	if full {
+		h.rebuild(s)
+	} else {
+		h.update(s)
+	}
+	h.ran = append(h.ran[:0], s.Running()...)
+}
+
+// rebuild fills the index again with every running job of s; its buckets
+// are sorted when first searched (top).
+func (h *Hetero) rebuild(s *model.State) {
+	nt := len(s.Cluster.Types)
+	if len(h.pairs) != nt*nt {
 		h.pairs = make([][]sized, nt*nt)
 	}
 	for _, bs := range h.pairs {
@@ -250,32 +280,121 @@ func (h *Hetero) refresh(s *model.State, p *engine.Pool) {
 			b.list.list, b.list.head, b.list.sorted = b.list.list[:0], 0, false
 		}
 	}
-	if h.jobs == nil || len(h.jobs) > 2*len(s.Running())+1024 {
-		h.jobs = map[*model.Job]*indexed{}
-		h.ran, h.ranAt = h.ran[:0], h.ranAt[:0]
+	for _, x := range h.ranAt {
+		x.in = false
 	}
 	run, at := s.Running(), h.runAt[:0]
-	r := 0
-	for _, i := range run {
-		for r < len(h.ran) && h.ran[r].Seq < i.Seq {
-			r++ // both by Seq
-		}
-		var x *indexed
-		if r < len(h.ran) && h.ran[r] == i {
-			x = h.ranAt[r]
-		}
-		x = h.indexOf(s, i, x)
+	for k, i := range run {
+		x := h.indexOf(s, i, h.known(k, i))
 		at = append(at, x)
-		for to := range s.Cluster.Types {
-			if !x.to.Has(to) {
-				continue
+		x.in, x.seen = true, h.round
+		for to := range nt {
+			if x.to.Has(to) {
+				l := h.bucket(x.from*nt+to, x.n)
+				l.list = append(l.list, candidate{x.gains[to], i})
 			}
-			l := h.bucket(x.from*nt+to, x.n)
-			l.list = append(l.list, candidate{x.gains[to], i})
 		}
 	}
-	h.ran = append(h.ran[:0], run...)
 	h.ranAt, h.runAt = at, h.ranAt
+}
+
+// update brings the index from the last refresh's running jobs (h.ran) to
+// s's: a job still running on the same GPU count and type stays where it
+// is; one that started, moved or was resized is put in (taken out first
+// from where it was); one that no longer runs is taken out. Every bucket
+// starts the round with none of its jobs passed over (head 0).
+func (h *Hetero) update(s *model.State) {
+	for _, bs := range h.pairs {
+		for _, b := range bs {
+			b.list.head = 0
+		}
+	}
+	run, at := s.Running(), h.runAt[:0]
+	for k, i := range run {
+		x := h.known(k, i)
+		if x == nil {
+			x = h.jobs[i]
+		}
+		from, ni := s.Cluster.TypeOf(i.Alloc[0]), len(i.Alloc)
+		if x == nil || !x.in || x.state != s || x.n != ni || x.from != from {
+			if x != nil && x.in {
+				h.unlist(s, x, i)
+			}
+			x = h.indexOf(s, i, x)
+			h.list(s, x, i)
+		}
+		x.seen = h.round
+		at = append(at, x)
+	}
+	for k, x := range h.ranAt {
+		if x.in && x.seen != h.round {
+			h.unlist(s, x, h.ran[k]) // no longer running
+		}
+	}
+	h.ranAt, h.runAt = at, h.ranAt
+}
+
+// known returns the entry of running job i, the k-th of s.Running(), when
+// it ran at the last refresh: found by a merge with h.ran (both by Seq),
+// without a map look-up; nil otherwise.
+func (h *Hetero) known(k int, i *model.Job) *indexed {
+	r := h.mergeAt
+	if k == 0 {
+		r = 0
+	}
+	for r < len(h.ran) && h.ran[r].Seq < i.Seq {
+		r++
+	}
+	h.mergeAt = r
+	if r < len(h.ran) && h.ran[r] == i {
+		return h.ranAt[r]
+	}
+	return nil
+}
+
+// list puts running job i's candidates (x) into their buckets, in order.
+func (h *Hetero) list(s *model.State, x *indexed, i *model.Job) {
+	nt := len(s.Cluster.Types)
+	for to := range nt {
+		if !x.to.Has(to) {
+			continue
+		}
+		l := h.sortedBucket(x.from*nt+to, x.n)
+		c := candidate{x.gains[to], i}
+		at, _ := slices.BinarySearchFunc(l.list, c, byGain)
+		l.list = slices.Insert(l.list, at, c)
+	}
+	x.in = true
+}
+
+// unlist takes job i's candidates (x, as they were listed) out of their
+// buckets.
+func (h *Hetero) unlist(s *model.State, x *indexed, i *model.Job) {
+	nt := len(s.Cluster.Types)
+	for to := range nt {
+		if !x.to.Has(to) {
+			continue
+		}
+		l := h.sortedBucket(x.from*nt+to, x.n)
+		at, _ := slices.BinarySearchFunc(l.list, candidate{x.gains[to], i}, byGain)
+		if at >= len(l.list) || l.list[at].job != i {
+			at = slices.IndexFunc(l.list, func(c candidate) bool { return c.job == i })
+		}
+		if at >= 0 {
+			l.list = slices.Delete(l.list, at, at+1)
+		}
+	}
+	x.in = false
+}
+
+// sortedBucket is bucket, sorted.
+func (h *Hetero) sortedBucket(pi, gpus int) *swapList {
+	l := h.bucket(pi, gpus)
+	if !l.sorted {
+		slices.SortFunc(l.list, byGain)
+		l.sorted = true
+	}
+	return l
 }
 
 // indexOf returns what the index keeps of running job i (x, when known

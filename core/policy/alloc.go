@@ -167,6 +167,7 @@ type Alloc struct {
 	indexes   map[float64]float64 // Gittins: the indexes computed on curve, by service (gittinsOnce)
 	entries   []allocEntry
 	rest      []allocEntry     // choose's scratch: one type's pairs without a priority
+	sorter    entrySorter      // choose's: sorts a type's pairs
 	states    []*allocJob      // a.jobs of tracked, in its order
 	sel       []*model.Job     // choose's selection, copied out by Order
 	types     []engine.TypeSet // the last Order's Types, reused by the next

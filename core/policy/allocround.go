@@ -326,7 +326,7 @@ func (a *Alloc) typeEntries(t int) {
 	}
 	k := len(a.entries) - start
 	a.entries = append(a.entries, a.rest...)
-	sortEntries(a.entries[start:], k)
+	a.sortEntries(a.entries[start:], k)
 }
 
 // sortEntries sorts one type's pairs by priority, then deficit (or
@@ -337,15 +337,11 @@ func (a *Alloc) typeEntries(t int) {
 // (with many jobs and few of them with a share on the type, most pairs
 // have none, and the same weight, and are in order already; when every job
 // has its fastest type to itself, bestFits, the pairs with a priority all
-// have the same).
-func sortEntries(es []allocEntry, k int) {
-	byPrio := entryOrder
-	if !entriesSorted(es[:k]) {
-		slices.SortStableFunc(es[:k], byPrio)
-	}
-	if !entriesSorted(es[k:]) {
-		slices.SortStableFunc(es[k:], byPrio)
-	}
+// have the same, and the gangs taken first +Inf: entrySorter sorts them
+// by counting).
+func (a *Alloc) sortEntries(es []allocEntry, k int) {
+	a.sorter.sort(es[:k])
+	a.sorter.sort(es[k:])
 }
 
 // entryOrder orders pairs by priority, then deficit (or weight), then
