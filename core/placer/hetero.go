@@ -37,11 +37,10 @@ type Hetero struct {
 	// index's buckets by ascending GPU count; nil before the first
 	// refresh. A bucket stays, emptied, when no running job is in it.
 	pairs [][]sized
-	// jobs holds, per running job indexed, its best speed, computed when
-	// it is first indexed and kept while it is in the map (the map is
-	// started again when it grows past twice the running jobs), and its
-	// gains, kept while its state, GPU count and type are those they were
-	// computed for.
+	// jobs holds, per running job indexed, its best speed and its gains,
+	// kept while its state, GPU count and type are those they were
+	// computed for (the map is started again when it grows past twice the
+	// running jobs).
 	jobs map[*model.Job]*indexed
 	// ran and ranAt are the running jobs of the last refresh, by Seq,
 	// and their entries of jobs, so that a job still running is found
@@ -407,12 +406,13 @@ func (h *Hetero) indexOf(s *model.State, i *model.Job, x *indexed) *indexed {
 		x = h.jobs[i]
 	}
 	if x == nil {
-		x = &indexed{best: bestSpeed(s, i, ni)}
+		x = &indexed{}
 		h.jobs[i] = x
 	} else if x.state == s && x.n == ni && x.from == from {
 		return x
 	}
 	x.state, x.n, x.from = s, ni, from
+	x.best = bestSpeed(s, i, ni)
 	nt := len(s.Cluster.Types)
 	if len(x.gains) != nt {
 		x.gains = make([]float64, nt)

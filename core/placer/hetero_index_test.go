@@ -128,19 +128,18 @@ func (w *indexWorld) step(t *testing.T) {
 
 // TestHeteroIndexIncremental: after random starts, stops, ends, moves,
 // resizes and new states, the index kept from round to round holds, in
-// every bucket, the candidates that the index built from scratch every
-// round holds (a placer made to rebuild, with its own map of jobs: a job's
-// best speed is kept from when it was first indexed in both), in the same
-// order once sorted, with none passed over; searches that pass over held
-// jobs in between do not leak into the next round.
+// every bucket, the candidates that a fresh placer's index holds, in the
+// same order once sorted, with none passed over (a job's best speed, like
+// its gains, follows its state and GPU count); searches that pass over
+// held jobs in between do not leak into the next round.
 func TestHeteroIndexIncremental(t *testing.T) {
 	for seed := range uint64(20) {
 		w := newIndexWorld(t, seed)
-		h, ref := &Hetero{}, &Hetero{}
+		h := &Hetero{}
 		for round := range 200 {
 			w.step(t)
 			h.refresh(w.s, w.pool)
-			ref.state = nil // built again every round, as before the index was kept
+			ref := &Hetero{} // built from scratch, as a new placer does
 			ref.refresh(w.s, w.pool)
 			if msg := sameIndex(h, ref); msg != "" {
 				t.Fatalf("seed %d, round %d: %s", seed, round, msg)
