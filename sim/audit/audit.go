@@ -154,7 +154,7 @@ func (c *checker) line(n int, b []byte) error {
 		return errors.New("empty line")
 	}
 	e := &rawEvent{}
-	if err := json.Unmarshal(b, e); err != nil {
+	if err := decode(b, e); err != nil {
 		return fmt.Errorf("invalid JSON: %w", err)
 	}
 	switch {

@@ -104,11 +104,11 @@ func (c *checker) submit(n int, e *rawEvent) error {
 	if j, ok := c.jobs[e.Job]; ok {
 		return fmt.Errorf("%s submitted again (first on line %d)", e.Job, j.line)
 	}
-	var gpus int
 	if e.GPUs == nil {
 		return fmt.Errorf("submit of %s has no gpus", e.Job)
 	}
-	if err := json.Unmarshal(e.GPUs, &gpus); err != nil {
+	gpus, err := rawInt(e.GPUs)
+	if err != nil {
 		return fmt.Errorf("submit of %s: gpus must be an integer: %w", e.Job, err)
 	}
 	j := &job{id: e.Job, line: n, submit: c.now, minGPUs: gpus, maxGPUs: gpus, gpuType: e.GPUType}

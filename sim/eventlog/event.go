@@ -169,7 +169,16 @@ func appendRequest(b []byte, r *Request) []byte {
 	return b
 }
 
+// appendStr appends s as json.Marshal quotes it: printable ASCII that it
+// does not escape as is, anything else through json.Marshal.
 func appendStr(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always marshals
-	return append(b, q...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

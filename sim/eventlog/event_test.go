@@ -3,6 +3,7 @@ package eventlog
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand"
 	"testing"
 )
 
@@ -50,5 +51,33 @@ func TestWriter(t *testing.T) {
 	want := "{\"t\":1,\"event\":\"finish\",\"job\":\"a\"}\n{\"t\":2,\"event\":\"finish\",\"job\":\"b\"}\n"
 	if b.String() != want {
 		t.Errorf("got %q", b.String())
+	}
+}
+
+// TestAppendStrIsMarshal compares appendStr with json.Marshal on every
+// single byte, on strings json.Marshal escapes, and on seeded random
+// strings over an alphabet that mixes plain and escaped characters.
+func TestAppendStrIsMarshal(t *testing.T) {
+	cases := []string{"", "j1", "a b", `q"`, `b\s`, "<", ">", "&", "\t", "\x7f", "ü", "\xff", "\u2028", "~ok"}
+	for c := 0; c < 256; c++ {
+		cases = append(cases, string([]byte{byte(c)}), "x"+string([]byte{byte(c)})+"y")
+	}
+	r := rand.New(rand.NewSource(29))
+	const alphabet = "ab09 -_/~\"\\<>&\x00\x1f\x7f\xc3\xbc\xe2\x80\xa8"
+	for range 5000 {
+		b := make([]byte, r.Intn(12))
+		for i := range b {
+			b[i] = alphabet[r.Intn(len(alphabet))]
+		}
+		cases = append(cases, string(b))
+	}
+	for _, s := range cases {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendStr([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Fatalf("appendStr(%q) = %s, json.Marshal %s", s, got[1:], want)
+		}
 	}
 }
