@@ -2,6 +2,7 @@ package scaler_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gpusched/gpusched/core/engine"
@@ -37,25 +38,17 @@ func TestReclaim(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, []nd{{"fast", 4}, {"slow", 4}}, el("E", 1, 4).running(4, 0), rg("W", 2))
-			e, err := engine.New(policy.FIFO{}, placer.Spread{}, tc.sc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan := e.Schedule(w.s, 0)
-			checkPlan(t, w.s, plan)
-			size := len(w.jobs["E"].Alloc)
-			if r := sizes(plan.Resize); r["E"] != 0 {
-				size = r["E"]
-			}
-			if size != tc.eSize {
+			plan := reclaimRound(t, w, placer.Spread{}, tc.sc)
+			if size := sizeAfter(w, plan, "E"); size != tc.eSize {
 				t.Errorf("E on %d GPUs, want %d (resizes %v)", size, tc.eSize, sizes(plan.Resize))
 			}
-			if len(plan.Start) != 1 || plan.Start[0].Job.Spec.ID != "W" || len(plan.Start[0].GPUs) != 2 {
-				t.Fatalf("starts %v, want W on 2 GPUs", sizes(plan.Start))
+			gpus := startedOn(t, w, plan, "W")
+			if len(gpus) != 2 {
+				t.Fatalf("W on %v, want 2 GPUs", gpus)
 			}
-			for _, g := range plan.Start[0].GPUs {
-				if got := w.s.Cluster.Nodes[g.Node].Name; got != tc.wNode {
-					t.Errorf("W on %s, want %s", got, tc.wNode)
+			for _, g := range gpus {
+				if node, _, _ := strings.Cut(g, "/"); node != tc.wNode {
+					t.Errorf("W on %s, want %s", g, tc.wNode)
 				}
 			}
 		})
@@ -94,27 +87,11 @@ func TestReclaimKeepsType(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, []nd{{"fast", 4}, {"fast", 4}, {"slow", 3}},
 				el("E", 1, 4).running(3, 0), rg("R", 3).running(3, 1), rg("W", 2))
-			e, err := engine.New(policy.FIFO{}, placer.Pack{}, tc.sc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan := e.Schedule(w.s, 0)
-			checkPlan(t, w.s, plan)
-			size := len(w.jobs["E"].Alloc)
-			if r := sizes(plan.Resize); r["E"] != 0 {
-				size = r["E"]
-			}
-			if size != tc.eSize {
+			plan := reclaimRound(t, w, placer.Pack{}, tc.sc)
+			if size := sizeAfter(w, plan, "E"); size != tc.eSize {
 				t.Errorf("E on %d GPUs, want %d (resizes %v)", size, tc.eSize, sizes(plan.Resize))
 			}
-			if len(plan.Start) != 1 || plan.Start[0].Job.Spec.ID != "W" {
-				t.Fatalf("starts %v, want W", sizes(plan.Start))
-			}
-			var got []string
-			for _, g := range plan.Start[0].GPUs {
-				got = append(got, w.s.Cluster.GPUName(g))
-			}
-			if !slices.Equal(got, tc.wGPUs) {
+			if got := startedOn(t, w, plan, "W"); !slices.Equal(got, tc.wGPUs) {
 				t.Errorf("W on %v, want %v", got, tc.wGPUs)
 			}
 		})
@@ -153,27 +130,51 @@ func TestReclaimNoSlowerType(t *testing.T) {
 			w := newWorld(t, []nd{{"fast", 4}, {"slow", 3}},
 				rg("R", 1).running(1, 0), el("E", 1, 3).running(3, 1), rg("W", 2))
 			w.s.Profile = typeSpeed{}
-			e, err := engine.New(policy.FIFO{}, placer.Pack{}, tc.sc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan := e.Schedule(w.s, 0)
-			checkPlan(t, w.s, plan)
+			plan := reclaimRound(t, w, placer.Pack{}, tc.sc)
 			if r := sizes(plan.Resize); len(r) != 0 {
 				t.Errorf("resizes %v, want none (E keeps 3 GPUs)", r)
 			}
-			if len(plan.Start) != 1 || plan.Start[0].Job.Spec.ID != "W" {
-				t.Fatalf("starts %v, want W", sizes(plan.Start))
-			}
-			var got []string
-			for _, g := range plan.Start[0].GPUs {
-				got = append(got, w.s.Cluster.GPUName(g))
-			}
-			if want := []string{"n0/1", "n0/2"}; !slices.Equal(got, want) {
+			if got, want := startedOn(t, w, plan, "W"), []string{"n0/1", "n0/2"}; !slices.Equal(got, want) {
 				t.Errorf("W on %v, want %v", got, want)
 			}
 		})
 	}
+}
+
+// reclaimRound schedules one round of w's state under a strict fifo, pl
+// and sc, and checks the plan (checkPlan).
+func reclaimRound(t *testing.T, w *world, pl engine.Placer, sc engine.Scaler) engine.Plan {
+	t.Helper()
+	e, err := engine.New(policy.FIFO{}, pl, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := e.Schedule(w.s, 0)
+	checkPlan(t, w.s, plan)
+	return plan
+}
+
+// sizeAfter returns job id's GPU count after plan: its resize's, else
+// its allocation's.
+func sizeAfter(w *world, plan engine.Plan, id string) int {
+	if n := sizes(plan.Resize)[id]; n != 0 {
+		return n
+	}
+	return len(w.jobs[id].Alloc)
+}
+
+// startedOn returns the names of the GPUs plan starts job id on; it fails
+// the test unless plan starts that job and no other.
+func startedOn(t *testing.T, w *world, plan engine.Plan, id string) []string {
+	t.Helper()
+	if len(plan.Start) != 1 || plan.Start[0].Job.Spec.ID != id {
+		t.Fatalf("starts %v, want %s", sizes(plan.Start), id)
+	}
+	var got []string
+	for _, g := range plan.Start[0].GPUs {
+		got = append(got, w.s.Cluster.GPUName(g))
+	}
+	return got
 }
 
 // reclaimScalers returns constructors of the two scalers with reclaim on
