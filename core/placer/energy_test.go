@@ -557,11 +557,13 @@ func TestEnergyYield(t *testing.T) {
 // made when all of them cannot make room. n0 and n1: type a, 8 GPUs, 4
 // held by busy0 and 6 by busy1 (6 free); n2: type b, 8 GPUs, bBusy held
 // by busy2; a runs every job twice as fast as b. The head job w asks for
-// n GPUs of type a.
+// n GPUs of type a. busy0 and busy1 started at the same time, unless
+// busy0Later: busy0 at 20, busy1 at 10.
 func TestEnergyYieldUndone(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
 		bBusy, n     int
+		busy0Later   bool
 		move, wStart string // moves as "job>GPUs per node"; w's GPUs per node
 	}{
 		// busy1 (6 GPUs) goes to n2 first: 12 GPUs of a free, w takes 11
@@ -569,16 +571,27 @@ func TestEnergyYieldUndone(t *testing.T) {
 		// n1 (idle, state 1) claims 3, then 1 (state 2); n0 (4 busy, state
 		// 2, lower index) 2, then 1 (state 3); n1 2, then 1; n0 1:
 		// n1 7 and n0 4, n1 first.
-		{"busy1 alone makes room", 0, 11, "busy1>n2:6", "n1:7 n0:4"},
+		{"busy1 alone makes room", 0, 11, false, "busy1>n2:6", "n1:7 n0:4"},
 		// n2 has 5 free: busy1 cannot move, busy0 (4) can, which leaves
 		// 10 GPUs of a free, one short: nothing moves, w waits.
-		{"the moves cannot make room: none made", 3, 11, "", ""},
+		{"the moves cannot make room: none made", 3, 11, false, "", ""},
 		// The same with w of 10 GPUs: busy0's move is enough.
-		{"busy0 makes room when busy1 cannot", 3, 10, "busy0>n2:4", "n0:8 n1:2"},
+		{"busy0 makes room when busy1 cannot", 3, 10, false, "busy0>n2:4", "n0:8 n1:2"},
+		// w of 10 GPUs, n2 free: at equal start times busy1 (the later
+		// arrival) moves, w takes the first 10 of the sequence above (n1
+		// 7, n0 3); when busy0 started later it moves first, and its move
+		// leaves 10 GPUs of a free, enough: busy1 stays.
+		{"busy1 makes room at equal start times", 0, 10, false, "busy1>n2:6", "n1:7 n0:3"},
+		{"the later started busy0 goes first", 0, 10, true, "busy0>n2:4", "n0:8 n1:2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newEnergySleeps(t, []enode{{"a", 8, 4, nil}, {"a", 8, 6, nil}, {"b", 8, tc.bBusy, nil}}, nil, th8, nil, speeds{2, 1})
 			f.place.Upgrades = true
+			if tc.busy0Later {
+				for _, r := range f.s.Running() {
+					r.FirstStart = map[string]model.Time{"busy0": 20, "busy1": 10}[r.Spec.ID]
+				}
+			}
 			f.s.Submit(model.NewJob(model.JobSpec{ID: "w", GPUs: tc.n, MinGPUs: tc.n, MaxGPUs: tc.n, GPUType: "a"}, 50, -1, 1))
 			e, err := engine.New(policy.FIFO{}, f.place, nil)
 			if err != nil {
