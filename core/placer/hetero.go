@@ -40,7 +40,7 @@ type Hetero struct {
 	// jobs holds, per running job indexed, its best speed and its gains,
 	// kept while its state, GPU count and type are those they were
 	// computed for (the map is started again when it grows past twice the
-	// running jobs).
+	// running jobs plus 1,024: refresh).
 	jobs map[*model.Job]*indexed
 	// ran and ranAt are the running jobs of the last refresh, by Seq,
 	// and their entries of jobs, so that a job still running is found
