@@ -4,10 +4,11 @@
 //
 //	go run ./scripts/families [-shared ../shared] [-out out/families] [-jobs 200] [-gpus 24]
 //
-// Every family has a development set of seeds and a held-out set, fixed
-// here before any policy was tuned on them: tune on OUT/F/dev, report on
-// OUT/F/heldout, OUT/F/fresh and OUT/F/unseen. A family fixes the jobs'
-// arrivals, GPU counts and run times (synth.Shape); job types and steps are drawn as Gavel's generator
+// Every family has a development set of seeds and three held-out sets,
+// each fixed here before the tuning it is held out from (the seeds below):
+// tune on OUT/F/dev, report on OUT/F/heldout, OUT/F/fresh and
+// OUT/F/unseen. A family fixes the jobs' arrivals, GPU counts and run
+// times (synth.Shape); job types and steps are drawn as Gavel's generator
 // draws them (synth.FromShapes), so that Gavel's simulator can run every
 // trace. Loads are the GPU time the jobs ask at V100 speed over what -gpus
 // GPUs give between the first and the last arrival (synth.OfferedLoad).
