@@ -59,10 +59,10 @@ type SimSettings struct {
 	RoundsOnly, Sleep      *bool
 }
 
-// checkDurations validates the duration keys of the allocation and
-// simulator blocks, and the allocation's gang probe, priority backlog,
-// speed exponent and gang share.
-func (f *SchedFile) checkDurations(name string) error {
+// checkAllocation validates the allocation and simulator blocks: their
+// duration keys, and the allocation's gang probe, priority backlog, speed
+// exponent and gang share.
+func (f *SchedFile) checkAllocation(name string) error {
 	a, s := f.allocation(), f.simulator()
 	if p := a.GangProbe; p != nil && !recipe.ValidQuantile(*p) {
 		return fieldError(name, "allocation.gang_probe", "must be a quantile from 0 (none) to below 1, got %v", *p)

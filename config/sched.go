@@ -123,7 +123,7 @@ func (f *SchedFile) check(name string) error {
 	if err := f.checkEnergy(name); err != nil {
 		return err
 	}
-	return f.checkDurations(name)
+	return f.checkAllocation(name)
 }
 
 func (f *SchedFile) hlas() HLASSpec {
