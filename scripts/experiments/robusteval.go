@@ -43,6 +43,22 @@ type robustScore struct {
 	scaler, scalerJCT, scalerUtil map[string]*tally
 }
 
+// energyDeltas returns, for one cell's placer runs p, the energy placer's
+// kWh over the lower of pack's and spread's, and its average JCT over the
+// better of theirs, each minus 1.
+func energyDeltas(p map[string]summary) (dE, dJ float64) {
+	bestE := min(p["pack"].EnergyKWh, p["spread"].EnergyKWh)
+	bestJ := min(p["pack"].AvgJCT, p["spread"].AvgJCT)
+	return p["energy"].EnergyKWh/bestE - 1, p["energy"].AvgJCT/bestJ - 1
+}
+
+// printEnergy writes the energy placer's three Done-when rows.
+func (sc *robustScore) printEnergy() {
+	fmt.Printf("| energy ≤ the lower of pack and spread (target ≥ 90 %%) | %s |\n", &sc.energyLE)
+	fmt.Printf("| energy at most 2 %% above the lower (target: all) | %s |\n", &sc.energyOver2)
+	fmt.Printf("| energy placer's avg JCT at most 5 %% above the better of pack and spread | %s |\n", &sc.energyJCT)
+}
+
 // score computes the Done-when tallies of issue 28.
 func (rr *robustRuns) score() robustScore {
 	sc := robustScore{scaler: map[string]*tally{}, scalerJCT: map[string]*tally{}, scalerUtil: map[string]*tally{}}
@@ -53,9 +69,7 @@ func (rr *robustRuns) score() robustScore {
 		for sl := range 2 {
 			at := w.name() + " " + robustSleeps[sl]
 			p := rr.placers[i][sl]
-			bestE := min(p["pack"].EnergyKWh, p["spread"].EnergyKWh)
-			bestJ := min(p["pack"].AvgJCT, p["spread"].AvgJCT)
-			dE, dJ := p["energy"].EnergyKWh/bestE-1, p["energy"].AvgJCT/bestJ-1
+			dE, dJ := energyDeltas(p)
 			sc.energyLE.add(dE <= 1e-9, dE, at)
 			sc.energyOver2.add(dE <= 0.02, dE, at)
 			sc.energyJCT.add(dJ <= 0.05, dJ, at)
@@ -93,9 +107,7 @@ func (rr *robustRuns) print() {
 	sc := rr.score()
 	fmt.Println("| Done-when figure (issue 28) | cells meeting it |")
 	fmt.Println("| --- | --- |")
-	fmt.Printf("| energy ≤ the lower of pack and spread (target ≥ 90 %%) | %s |\n", &sc.energyLE)
-	fmt.Printf("| energy at most 2 %% above the lower (target: all) | %s |\n", &sc.energyOver2)
-	fmt.Printf("| energy placer's avg JCT at most 5 %% above the better of pack and spread | %s |\n", &sc.energyJCT)
+	sc.printEnergy()
 	fmt.Printf("| sleep vs on: avg JCT at most +2 %% (target: all) | %s |\n", &sc.sleep)
 	sc.printScalers()
 	fmt.Println()
@@ -104,8 +116,7 @@ func (rr *robustRuns) print() {
 	for i, w := range rr.ws {
 		for sl := range 2 {
 			p := rr.placers[i][sl]
-			bestE := min(p["pack"].EnergyKWh, p["spread"].EnergyKWh)
-			bestJ := min(p["pack"].AvgJCT, p["spread"].AvgJCT)
+			dE, dJ := energyDeltas(p)
 			worst := "–"
 			if sl == 1 {
 				d := math.Inf(-1)
@@ -123,8 +134,8 @@ func (rr *robustRuns) print() {
 				thr, ful = f(rr.scalers[i][sl]["threshold"]), f(rr.scalers[i][sl]["fulfillment"])
 			}
 			fmt.Printf("| %s | %s | %.0f / %.0f / %.0f | %+.1f %% | %+.1f %% | %s | %s | %s |\n", w.name(), robustSleeps[sl],
-				p["pack"].EnergyKWh, p["spread"].EnergyKWh, p["energy"].EnergyKWh, 100*(p["energy"].EnergyKWh/bestE-1),
-				100*(p["energy"].AvgJCT/bestJ-1), worst, thr, ful)
+				p["pack"].EnergyKWh, p["spread"].EnergyKWh, p["energy"].EnergyKWh, 100*dE,
+				100*dJ, worst, thr, ful)
 		}
 	}
 	fmt.Println()

@@ -35,9 +35,7 @@ func robustPart(bin, part, set, keep string, extra []string) error {
 	fmt.Println("| Done-when figure (issue 28) | cells meeting it |")
 	fmt.Println("| --- | --- |")
 	if part == "energy" {
-		fmt.Printf("| energy ≤ the lower of pack and spread (target ≥ 90 %%) | %s |\n", &sc.energyLE)
-		fmt.Printf("| energy at most 2 %% above the lower (target: all) | %s |\n", &sc.energyOver2)
-		fmt.Printf("| energy placer's avg JCT at most 5 %% above the better of pack and spread | %s |\n", &sc.energyJCT)
+		sc.printEnergy()
 		rr.printEnergyMisses()
 		return nil
 	}
@@ -130,8 +128,7 @@ func (rr *robustRuns) printEnergyMisses() {
 		for sl := range 2 {
 			p := rr.placers[i][sl]
 			a, b, e := p["pack"], p["spread"], p["energy"]
-			dE := e.EnergyKWh/min(a.EnergyKWh, b.EnergyKWh) - 1
-			dJ := e.AvgJCT/min(a.AvgJCT, b.AvgJCT) - 1
+			dE, dJ := energyDeltas(p)
 			if dE <= 1e-9 && dJ <= 0.05 {
 				continue
 			}
