@@ -211,7 +211,8 @@ type allocEntry struct {
 	prio, deficit, x float64
 	job              *model.Job
 	st               *allocJob // a.jobs[job]
-	t                int
+	t                int32
+	gpus             int32 // st.gpus
 }
 
 // DefaultExponent is EstSRPT's exponent unless set, chosen by experiment

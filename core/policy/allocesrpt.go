@@ -29,15 +29,18 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	a.fitted = nil
 	a.done, a.best = slices.Grow(a.done[:0], n)[:n], slices.Grow(a.best[:0], n)[:n]
 	done, best := a.done, a.best
-	for i, j := range a.tracked {
-		best[i], done[i] = a.states[i].best, 0
-		if best[i] > 0 {
-			done[i] = j.DoneAt(now) / best[i]
-		}
+	for i, st := range a.states {
+		best[i] = st.best
 	}
 	if a.Objective == Gittins && a.bestFits(s, best) {
 		a.fitted = s
-		return
+		return // bestFits reads no service: done is not needed
+	}
+	for i, j := range a.tracked {
+		done[i] = 0
+		if best[i] > 0 {
+			done[i] = j.DoneAt(now) / best[i]
+		}
 	}
 	if !a.Oracle {
 		a.surv.fit(a.finished, done)
