@@ -38,6 +38,7 @@ func (a *Alloc) account(s *model.State, now model.Time, reset bool) {
 		if best := st.best; j.State == model.Finished && best > 0 {
 			a.finished = append(a.finished, j.Work/best)
 		}
+		a.unask(st)
 		delete(a.jobs, j)
 		a.changed, a.fitted = true, nil
 	}
@@ -131,6 +132,7 @@ func (a *Alloc) speeds(s *model.State, j *model.Job, st *allocJob) {
 		return
 	}
 	st.speedOf = s
+	a.unask(st)
 	st.gpus = j.Spec.GPUs
 	if engine.FeasibleInto(s, j, st.gpus, st.speed) == 0 {
 		st.gpus = j.Spec.MinGPUs
@@ -138,6 +140,25 @@ func (a *Alloc) speeds(s *model.State, j *model.Job, st *allocJob) {
 	}
 	st.best = slices.Max(st.speed)
 	st.bestT = a.bestType(st)
+	if st.best > 0 {
+		a.demand[st.bestT] += st.gpus
+		if st.gpus < 0 {
+			a.negative++
+		}
+		st.asks = true
+	}
+}
+
+// unask takes st out of a.demand, where speeds counted it.
+func (a *Alloc) unask(st *allocJob) {
+	if !st.asks {
+		return
+	}
+	a.demand[st.bestT] -= st.gpus
+	if st.gpus < 0 {
+		a.negative--
+	}
+	st.asks = false
 }
 
 // ranSince calls fn with each GPU type j ran on in (since, now] and the
