@@ -59,25 +59,7 @@ func TestDemandIncremental(t *testing.T) {
 				live = slices.Delete(live, i, i+1)
 			}
 			if r.IntN(5) == 0 { // a new state, with the waiting jobs
-				if r.IntN(2) == 0 {
-					next := speedTable{}
-					for id, sp := range prof {
-						next[id] = sp
-					}
-					for _, j := range live {
-						if r.IntN(3) == 0 {
-							next[j.Spec.ID] = randSpeeds()
-						}
-						if r.IntN(6) == 0 {
-							j.Spec.GPUType = []string{"", "v100", "k80"}[r.IntN(3)]
-						}
-					}
-					prof = next
-				}
-				s = model.NewState(c, prof)
-				for _, j := range live {
-					s.Submit(j)
-				}
+				s, prof = newDemandState(r, c, prof, live, randSpeeds)
 			}
 			a.Order(s, model.Time(round)*a.Round, nil)
 			want := make([]int, 3)
@@ -110,4 +92,30 @@ func TestDemandIncremental(t *testing.T) {
 	if fits < 200 || declines < 200 {
 		t.Fatalf("rounds: %d fitting, %d not; want many of both", fits, declines)
 	}
+}
+
+// newDemandState returns a new state with the live jobs, half the time
+// with a new profile (a third of the jobs with new speeds) and some jobs
+// with a new type constraint (a shell changes them only with a new state).
+func newDemandState(r *rand.Rand, c *model.Cluster, prof speedTable, live []*model.Job, randSpeeds func() []float64) (*model.State, speedTable) {
+	if r.IntN(2) == 0 {
+		next := speedTable{}
+		for id, sp := range prof {
+			next[id] = sp
+		}
+		for _, j := range live {
+			if r.IntN(3) == 0 {
+				next[j.Spec.ID] = randSpeeds()
+			}
+			if r.IntN(6) == 0 {
+				j.Spec.GPUType = []string{"", "v100", "k80"}[r.IntN(3)]
+			}
+		}
+		prof = next
+	}
+	s := model.NewState(c, prof)
+	for _, j := range live {
+		s.Submit(j)
+	}
+	return s, prof
 }
