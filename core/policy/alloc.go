@@ -188,6 +188,12 @@ type Alloc struct {
 	// fixed in a state), so in that state, with those jobs, it would set
 	// the same X again.
 	fitted *model.State
+	// demand is, per type, the GPUs that the tracked jobs that can run
+	// (best > 0) ask for on their best type, as speeds last set them
+	// (allocJob.asks); negative counts the tracked jobs among them with a
+	// negative GPU count. bestFits reads it instead of summing every round.
+	demand   []int
+	negative int
 }
 
 // allocJob is what Alloc keeps per active job.
@@ -200,6 +206,7 @@ type allocJob struct {
 	received []float64    // seconds run per type since the last reset, plus the credit
 	speed    []float64    // speed per type at gpus; 0 where it cannot run
 	picked   bool         // chosen to run this round (scratch)
+	asks     bool         // counted in Alloc.demand, at bestT and gpus
 	deficit  []float64    // Gavel's deficit: share owed minus time received, per type (not kept by EstSRPT and Gittins: keepsDeficit)
 	best     float64      // the highest of speed
 	bestT    int          // bestType: the first type of Alloc.order with speed best
@@ -211,7 +218,8 @@ type allocEntry struct {
 	prio, deficit, x float64
 	job              *model.Job
 	st               *allocJob // a.jobs[job]
-	t                int
+	t                int32
+	gpus             int32 // st.gpus
 }
 
 // DefaultExponent is EstSRPT's exponent unless set, chosen by experiment
@@ -315,6 +323,7 @@ func (a *Alloc) init(c *model.Cluster) {
 	a.last, a.lastReset = -1, -1
 	a.worker = make([]float64, len(c.Types))
 	a.remain = make([]int, len(c.Types))
+	a.demand, a.negative = make([]int, len(c.Types)), 0
 	a.order = make([]int, len(c.Types))
 	for t := range a.order {
 		a.order[t] = t

@@ -29,15 +29,18 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	a.fitted = nil
 	a.done, a.best = slices.Grow(a.done[:0], n)[:n], slices.Grow(a.best[:0], n)[:n]
 	done, best := a.done, a.best
-	for i, j := range a.tracked {
-		best[i], done[i] = a.states[i].best, 0
-		if best[i] > 0 {
-			done[i] = j.DoneAt(now) / best[i]
-		}
+	for i, st := range a.states {
+		best[i] = st.best
 	}
 	if a.Objective == Gittins && a.bestFits(s, best) {
 		a.fitted = s
-		return
+		return // bestFits reads no service: done is not needed
+	}
+	for i, j := range a.tracked {
+		done[i] = 0
+		if best[i] > 0 {
+			done[i] = j.DoneAt(now) / best[i]
+		}
 	}
 	if !a.Oracle {
 		a.surv.fit(a.finished, done)
@@ -155,16 +158,22 @@ func (a *Alloc) relSpeed(r float64) float64 {
 // (they are left at 0). It reports whether it did; with Philly's trace on
 // a large cluster nearly every round is such a round (docs/BENCHMARKS.md,
 // issue 29).
+//
+// The GPUs asked for per best type are a.demand, kept as jobs come, go and
+// change speeds (speeds): with no negative GPU count among them, some
+// type's running sum over the jobs exceeds its GPUs exactly when its total
+// does.
 func (a *Alloc) bestFits(s *model.State, best []float64) bool {
 	k := len(s.Cluster.Types)
-	clear(a.remain)
-	for i, st := range a.states {
-		if best[i] <= 0 {
-			continue
-		}
-		t := st.bestT
-		if a.remain[t] += st.gpus; a.remain[t] > s.Cluster.TypeGPUs(t) {
+	if a.negative > 0 {
+		if !a.fitsSummed(s, best) {
 			return false
+		}
+	} else {
+		for t, n := range a.demand {
+			if n > s.Cluster.TypeGPUs(t) {
+				return false
+			}
 		}
 	}
 	for i, st := range a.states {
@@ -180,6 +189,22 @@ func (a *Alloc) bestFits(s *model.State, best []float64) bool {
 		st.weight = 0
 		if best[i] > 0 {
 			st.x[st.bestT] = 1
+		}
+	}
+	return true
+}
+
+// fitsSummed is bestFits's test summed job by job: no type is asked for
+// more GPUs than it has at any point of the sum.
+func (a *Alloc) fitsSummed(s *model.State, best []float64) bool {
+	clear(a.remain)
+	for i, st := range a.states {
+		if best[i] <= 0 {
+			continue
+		}
+		t := st.bestT
+		if a.remain[t] += st.gpus; a.remain[t] > s.Cluster.TypeGPUs(t) {
+			return false
 		}
 	}
 	return true

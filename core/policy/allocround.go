@@ -38,6 +38,7 @@ func (a *Alloc) account(s *model.State, now model.Time, reset bool) {
 		if best := st.best; j.State == model.Finished && best > 0 {
 			a.finished = append(a.finished, j.Work/best)
 		}
+		a.unask(st)
 		delete(a.jobs, j)
 		a.changed, a.fitted = true, nil
 	}
@@ -131,6 +132,7 @@ func (a *Alloc) speeds(s *model.State, j *model.Job, st *allocJob) {
 		return
 	}
 	st.speedOf = s
+	a.unask(st)
 	st.gpus = j.Spec.GPUs
 	if engine.FeasibleInto(s, j, st.gpus, st.speed) == 0 {
 		st.gpus = j.Spec.MinGPUs
@@ -138,6 +140,25 @@ func (a *Alloc) speeds(s *model.State, j *model.Job, st *allocJob) {
 	}
 	st.best = slices.Max(st.speed)
 	st.bestT = a.bestType(st)
+	if st.best > 0 {
+		a.demand[st.bestT] += st.gpus
+		if st.gpus < 0 {
+			a.negative++
+		}
+		st.asks = true
+	}
+}
+
+// unask takes st out of a.demand, where speeds counted it.
+func (a *Alloc) unask(st *allocJob) {
+	if !st.asks {
+		return
+	}
+	a.demand[st.bestT] -= st.gpus
+	if st.gpus < 0 {
+		a.negative--
+	}
+	st.asks = false
 }
 
 // ranSince calls fn with each GPU type j ran on in (since, now] and the
@@ -170,6 +191,11 @@ func (a *Alloc) reset(now model.Time) {
 	credit := a.credit()
 	clear(a.worker)
 	deficit := a.keepsDeficit()
+	if !deficit {
+		a.resetCredits(credit)
+		a.lastReset = now
+		return
+	}
 	for _, st := range a.states {
 		for t := range st.received {
 			if deficit {
@@ -184,6 +210,23 @@ func (a *Alloc) reset(now model.Time) {
 		}
 	}
 	a.lastReset = now
+}
+
+// resetCredits is reset without a deficit: every job starts again from
+// credit on every type, and each type's time from as many credits as
+// there are jobs, added one by one as reset adds them (the same sum, bit
+// for bit, for every type: each job has one credit per type).
+func (a *Alloc) resetCredits(credit float64) {
+	w := 0.0
+	for _, st := range a.states {
+		for t := range st.received {
+			st.received[t] = credit
+		}
+		w += credit
+	}
+	for t := range a.worker {
+		a.worker[t] = w
+	}
 }
 
 // keepsDeficit reports whether the objective reads Gavel's deficit: not
@@ -258,16 +301,19 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 			continue // the type is full: none of its pairs can be taken
 		}
 		start := len(a.entries)
-		a.typeEntries(t)
+		all := a.typeEntries(t)
 		for _, e := range a.entries[start:] {
+			if a.remain[t] <= 0 {
+				break // the type is full: no later pair fits (the deferred pass tests them again)
+			}
 			st := e.st
-			if !a.fits(st, e.t) {
+			if all && !a.fits(st, t) || !all && !a.fitsLaid(e) {
 				continue
 			}
 			if a.Objective == FIFOAlloc && e.prio <= 0 {
 				continue // Gavel's FIFO runs only jobs with a share
 			}
-			if a.Objective == Gittins && e.x < minShare && a.sharedFaster(st, e.t) {
+			if a.Objective == Gittins && e.x < minShare && a.sharedFaster(st, t) {
 				deferred = true
 				continue
 			}
@@ -276,7 +322,7 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 	}
 	if deferred {
 		for _, e := range a.entries {
-			if st := e.st; e.x < minShare && a.fits(st, e.t) {
+			if st := e.st; e.x < minShare && a.fits(st, int(e.t)) {
 				sel, types = a.take(st, e, sel, types)
 			}
 		}
@@ -287,23 +333,32 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 // typeEntries appends type t's pairs to a.entries, sorted (sortEntries),
 // leaving out those that do not fit now. Where a key is NaN, whose order
 // is not a strict one, every pair is kept, as one sort of them all would
-// have it.
-func (a *Alloc) typeEntries(t int) {
+// have it: it reports whether it kept them all.
+func (a *Alloc) typeEntries(t int) bool {
 	start := len(a.entries)
 	a.rest = a.rest[:0]
 	all := false
+	deficit := a.keepsDeficit()
+	// With X bestFits's (fitted), no key is NaN: X is 0 or 1, every
+	// weight 0, and the credits are finite sums of finite times. A job
+	// chosen already is then left out without its keys: it cannot set
+	// all, and does not fit.
+	finite := a.fitted != nil
 	for pass := 0; pass < 2; pass++ {
 		for i, j := range a.tracked {
 			st := a.states[i]
+			if finite && st.picked {
+				continue
+			}
 			x := 0.0
 			if st.x != nil {
 				x = st.x[t]
 			}
-			second := st.deficit[t]
-			if a.Objective == EstSRPT || a.Objective == Gittins {
-				second = st.weight // X is new every round: the weight orders the jobs without a share
+			second := st.weight // X is new every round: the weight orders the jobs without a share
+			if deficit {
+				second = st.deficit[t]
 			}
-			e := allocEntry{prio: a.priority(st, t), deficit: second, x: x, job: j, st: st, t: t}
+			e := allocEntry{prio: a.priority(st, t), deficit: second, x: x, job: j, st: st, t: int32(t), gpus: int32(st.gpus)}
 			if a.gangFirst(st, x) && e.prio > 0 {
 				e.prio = math.Inf(1) // before every pair with a finite priority; among such gangs, by weight
 			}
@@ -327,6 +382,7 @@ func (a *Alloc) typeEntries(t int) {
 	k := len(a.entries) - start
 	a.entries = append(a.entries, a.rest...)
 	a.sortEntries(a.entries[start:], k)
+	return all
 }
 
 // sortEntries sorts one type's pairs by priority, then deficit (or
@@ -375,6 +431,15 @@ func entriesSorted(es []allocEntry) bool {
 // with what is left of it this round.
 func (a *Alloc) fits(st *allocJob, t int) bool {
 	return a.remain[t] > 0 && !st.picked && st.speed[t] > 0 && st.gpus <= a.remain[t]
+}
+
+// fitsLaid is fits for a pair that typeEntries laid out in this type's
+// pass because it fitted then: its job, which has no other pair in the
+// pass, is still not chosen and can still run on the type, so only the
+// room left has to be tested again (from the pair, without reading the
+// job's record).
+func (a *Alloc) fitsLaid(e allocEntry) bool {
+	return a.remain[e.t] > 0 && int(e.gpus) <= a.remain[e.t]
 }
 
 // take chooses e's job to run on e's type this round.

@@ -31,7 +31,7 @@ func TestEntrySorterIsStableSort(t *testing.T) {
 		es := make([]allocEntry, n)
 		for i := range es {
 			k := keys[rng.IntN(pool)]
-			es[i] = allocEntry{prio: k[0], deficit: k[1], x: k[2], job: &model.Job{Seq: i}, t: trial}
+			es[i] = allocEntry{prio: k[0], deficit: k[1], x: k[2], job: &model.Job{Seq: i}, t: int32(trial)}
 		}
 		want := slices.Clone(es)
 		slices.SortStableFunc(want, entryOrder)
