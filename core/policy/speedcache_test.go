@@ -120,10 +120,12 @@ func TestGittinsKeepsBestFitsWhileJobsStay(t *testing.T) {
 	if a.fitted != s || a.jobs[ja].x[0] != 1 || a.jobs[jb].x[0] != 1 {
 		t.Fatalf("a and b fit on v100: X %v %v, fitted %v", a.jobs[ja].x, a.jobs[jb].x, a.fitted != nil)
 	}
+	a.jobs[ja].x[1] = 0.25 // a mark that bestFits, run again, would clear
 	round(2)
-	if a.fitted != s || a.jobs[ja].x[0] != 1 || a.jobs[jb].x[0] != 1 {
+	if a.fitted != s || a.jobs[ja].x[1] != 0.25 || a.jobs[jb].x[0] != 1 {
 		t.Fatalf("the same jobs: X %v %v kept, fitted %v", a.jobs[ja].x, a.jobs[jb].x, a.fitted != nil)
 	}
+	a.jobs[ja].x[1] = 0
 	s.Submit(jd)
 	round(3)
 	if a.fitted != nil || a.jobs[jd].x == nil {
