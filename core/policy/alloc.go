@@ -157,6 +157,8 @@ type Alloc struct {
 	lastReset model.Time   // when X was last computed, -1 never
 	changed   bool         // the active jobs changed since then
 	worker    []float64    // per type: seconds of jobs run since the last reset (+ credits)
+	epoch     uint64       // resets without a deficit so far (resetCredits): a job's credits older than this are all resetTo
+	resetTo   float64      // the credit of the last reset without a deficit
 	order     []int        // GPU types, fastest first
 	solver    lp.Solver
 	rng       *pyRand
@@ -203,7 +205,8 @@ type allocJob struct {
 	gpus     int          // the GPU count it is scheduled at (size)
 	weight   float64      // EstSRPT's and Gittins's weight at the last computation
 	x        []float64    // its row of X (nil until X is computed with it)
-	received []float64    // seconds run per type since the last reset, plus the credit
+	received []float64    // seconds run per type since the last reset, plus the credit; read through Alloc.credits or Alloc.receivedOn
+	epoch    uint64       // Alloc.epoch when received was last written: before, every entry is Alloc.resetTo
 	speed    []float64    // speed per type at gpus; 0 where it cannot run
 	picked   bool         // chosen to run this round (scratch)
 	asks     bool         // counted in Alloc.demand, at bestT and gpus

@@ -23,7 +23,7 @@ func (a *Alloc) account(s *model.State, now model.Time, reset bool) {
 			limit := a.microTask(j)
 			ranSince(j, a.last, now, c, func(t int, sec float64) {
 				sec = min(sec, limit)
-				st.received[t] += sec
+				a.credits(st)[t] += sec
 				a.worker[t] += sec
 			})
 		}
@@ -116,6 +116,7 @@ func (a *Alloc) newJob(s *model.State, j *model.Job) *allocJob {
 	for t := range k {
 		st.received[t] = a.credit()
 	}
+	st.epoch = a.epoch
 	a.speeds(s, j, st)
 	return st
 }
@@ -197,6 +198,7 @@ func (a *Alloc) reset(now model.Time) {
 		return
 	}
 	for _, st := range a.states {
+		a.credits(st) // every reset keeps a deficit here: never out of date, kept exact if it were
 		for t := range st.received {
 			if deficit {
 				should := 0.0
@@ -215,18 +217,39 @@ func (a *Alloc) reset(now model.Time) {
 // resetCredits is reset without a deficit: every job starts again from
 // credit on every type, and each type's time from as many credits as
 // there are jobs, added one by one as reset adds them (the same sum, bit
-// for bit, for every type: each job has one credit per type).
+// for bit, for every type: each job has one credit per type). The jobs'
+// credits are not written: a new epoch marks every job's as credit until
+// credits writes them (the jobs that run before the next reset).
 func (a *Alloc) resetCredits(credit float64) {
 	w := 0.0
-	for _, st := range a.states {
-		for t := range st.received {
-			st.received[t] = credit
-		}
+	for range a.states {
 		w += credit
 	}
 	for t := range a.worker {
 		a.worker[t] = w
 	}
+	a.epoch++
+	a.resetTo = credit
+}
+
+// credits returns st's credits per type (received), first writing them
+// as the last reset left them if they are older than it (epoch).
+func (a *Alloc) credits(st *allocJob) []float64 {
+	if st.epoch != a.epoch {
+		for t := range st.received {
+			st.received[t] = a.resetTo
+		}
+		st.epoch = a.epoch
+	}
+	return st.received
+}
+
+// receivedOn is credits(st)[t] without writing them.
+func (a *Alloc) receivedOn(st *allocJob, t int) float64 {
+	if st.epoch != a.epoch {
+		return a.resetTo
+	}
+	return st.received[t]
 }
 
 // keepsDeficit reports whether the objective reads Gavel's deficit: not
@@ -240,10 +263,11 @@ func (a *Alloc) priority(st *allocJob, t int) float64 {
 	if st.x == nil || st.x[t] == 0 || st.speed[t] <= 0 {
 		return 0
 	}
-	if a.worker[t] == 0 || st.received[t] <= 0 {
+	received := a.receivedOn(st, t)
+	if a.worker[t] == 0 || received <= 0 {
 		return st.x[t] * 1e9
 	}
-	return st.x[t] / (st.received[t] / a.worker[t])
+	return st.x[t] / (received / a.worker[t])
 }
 
 // pinned selects first, on the type they hold, the running jobs that have

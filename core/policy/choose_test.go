@@ -15,8 +15,9 @@ import (
 // when its job is not chosen yet and fits (the full test, at every pair);
 // Gittins defers a pair without a share while its job has a share on a
 // faster type, and takes the deferred pairs that fit after every type's
-// pass. It reads a's X, weights and credits, and changes nothing. The
-// state must have no running job (no job is pinned).
+// pass. It reads a's X, weights and credits (written out first, the same
+// values), and changes nothing else. The state must have no running job
+// (no job is pinned).
 func refChoose(a *Alloc, s *model.State) ([]*model.Job, []engine.TypeSet) {
 	remain := make([]int, len(s.Cluster.Types))
 	for t := range remain {
@@ -35,6 +36,9 @@ func refChoose(a *Alloc, s *model.State) ([]*model.Job, []engine.TypeSet) {
 	}
 	var all []allocEntry
 	deferred := false
+	for _, st := range a.states {
+		a.credits(st) // every job's credits written out (the values do not change)
+	}
 	for _, t := range a.order {
 		var es []allocEntry
 		for i, j := range a.tracked {
@@ -83,10 +87,12 @@ func refChoose(a *Alloc, s *model.State) ([]*model.Job, []engine.TypeSet) {
 // refChoose on random instances (three types of 8 GPUs, up to eight
 // waiting jobs), under Gittins with and without the gang share and
 // EstSRPT, after the first round's computation and after rounds with
-// uneven credits. Both X by bestFits and by the program must occur.
+// uneven credits, some after a further reset that leaves some jobs'
+// credits unwritten (resetCredits's epoch). Both X by bestFits and by the
+// program must occur, and jobs with unwritten credits.
 func TestChooseIsReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(29, 4))
-	fitted, solved := 0, 0
+	fitted, solved, stale := 0, 0, 0
 	for trial := range 600 {
 		s, _ := randomInstance(t, r)
 		a := &Alloc{Objective: Gittins, Round: 360 * model.Second}
@@ -105,30 +111,53 @@ func TestChooseIsReference(t *testing.T) {
 		} else {
 			solved++
 		}
-		for round := range 3 {
-			if round > 0 { // uneven credits, as rounds without a reset leave them
-				for _, st := range a.states {
-					for k := range st.received {
-						sec := float64(r.IntN(720))
-						st.received[k] += sec
-						a.worker[k] += sec
-					}
-				}
+		for round := range 4 {
+			if round > 0 {
+				stale += unevenCredits(a, r)
 			}
+			gotSel, gotTypes := a.choose(s, 0) // first: the reference writes every job's credits out
+			gotSel, gotTypes = slices.Clone(gotSel), slices.Clone(gotTypes)
 			wantSel, wantTypes := refChoose(a, s)
-			gotSel, gotTypes := a.choose(s, 0)
 			if !slices.Equal(gotSel, wantSel) || !slices.Equal(gotTypes, wantTypes) {
 				t.Fatalf("trial %d round %d: choose took %v on %v, the reference %v on %v", trial, round, ids(gotSel), gotTypes, ids(wantSel), wantTypes)
 			}
 			for _, st := range a.states {
 				st.picked = false
 			}
-			a.sel = gotSel[:0]
+			a.sel = a.sel[:0]
 		}
+	}
+	if stale < 100 {
+		t.Fatalf("%d jobs chosen among with credits older than a reset; want many", stale)
 	}
 	if fitted < 100 || solved < 100 {
 		t.Fatalf("instances: %d with X by bestFits, %d by the program; want many of both", fitted, solved)
 	}
+}
+
+// unevenCredits is a round without a reset as account leaves it (uneven
+// credits for some of the jobs), after, one time in three, a reset of the
+// credits: it returns how many jobs were left with credits older than the
+// last reset.
+func unevenCredits(a *Alloc, r *rand.Rand) int {
+	if r.IntN(3) == 0 {
+		a.reset(0)
+	}
+	stale := 0
+	for _, st := range a.states {
+		if r.IntN(3) == 0 {
+			if st.epoch != a.epoch {
+				stale++
+			}
+			continue
+		}
+		for k := range a.credits(st) {
+			sec := float64(r.IntN(720))
+			st.received[k] += sec
+			a.worker[k] += sec
+		}
+	}
+	return stale
 }
 
 func ids(js []*model.Job) []string {
@@ -169,7 +198,7 @@ func TestResetCreditsIsTheLoop(t *testing.T) {
 			}
 		}
 		for _, st := range a.states {
-			for _, v := range st.received {
+			for _, v := range a.credits(st) {
 				if v != credit {
 					t.Fatalf("trial %d: a job's credit %v after reset, want %v", trial, v, credit)
 				}
