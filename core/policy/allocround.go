@@ -191,8 +191,7 @@ func (a *Alloc) reset(now model.Time) {
 	elapsed := (now - max(a.lastReset, 0)).Seconds()
 	credit := a.credit()
 	clear(a.worker)
-	deficit := a.keepsDeficit()
-	if !deficit {
+	if !a.keepsDeficit() {
 		a.resetCredits(credit)
 		a.lastReset = now
 		return
@@ -200,13 +199,11 @@ func (a *Alloc) reset(now model.Time) {
 	for _, st := range a.states {
 		a.credits(st) // every reset keeps a deficit here: never out of date, kept exact if it were
 		for t := range st.received {
-			if deficit {
-				should := 0.0
-				if st.x != nil {
-					should = st.x[t] * elapsed
-				}
-				st.deficit[t] += should - (st.received[t] - credit)
+			should := 0.0
+			if st.x != nil {
+				should = st.x[t] * elapsed
 			}
+			st.deficit[t] += should - (st.received[t] - credit)
 			st.received[t] = credit
 			a.worker[t] += credit
 		}
