@@ -44,7 +44,7 @@ var (
 	heldOutSeeds = []uint64{101, 102, 103, 104}
 	freshSeeds   = []uint64{105, 106, 107, 108}
 	unseenSeeds  = []uint64{109, 110, 111, 112}
-	sealedSeeds  = []uint64{113, 114, 115, 116}
+	sealedSeeds  = []uint64{113, 114, 115, 116, 117}
 )
 
 // family is one kind of workload at one load.
