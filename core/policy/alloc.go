@@ -196,6 +196,9 @@ type Alloc struct {
 	// negative GPU count. bestFits reads it instead of summing every round.
 	demand   []int
 	negative int
+	// yield is, during a type's pass of choose, the index a gang needs to
+	// be taken first there (gangYield).
+	yield float64
 }
 
 // allocJob is what Alloc keeps per active job.
@@ -204,6 +207,8 @@ type allocJob struct {
 	job      *model.Job
 	gpus     int          // the GPU count it is scheduled at (size)
 	weight   float64      // EstSRPT's and Gittins's weight at the last computation
+	index    float64      // Gittins: the weight before the priority backlog flattens it, at the last computation (gangYield)
+	probing  bool         // Gittins: its service was below the gang probe's at the last computation (gangYield)
 	x        []float64    // its row of X (nil until X is computed with it)
 	received []float64    // seconds run per type since the last reset, plus the credit; read through Alloc.credits or Alloc.receivedOn
 	epoch    uint64       // Alloc.epoch when received was last written: before, every entry is Alloc.resetTo
