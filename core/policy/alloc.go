@@ -145,6 +145,8 @@ type Alloc struct {
 	// worth) by the program would otherwise wait behind the single-GPU
 	// jobs with whole shares there and run nowhere, or on a slower type,
 	// round after round (docs/EXPERIMENTS.md, issue 29, third session).
+	// It yields to a job still in its gang probe with a higher index that
+	// has a share of the type (gangYield; fourth session).
 	GangShare float64
 	// Seed seeds FIFOAlloc's random choice of type (Gavel's fifo draws it
 	// with Python's random.Random(seed); the same seed gives the same
