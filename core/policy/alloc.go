@@ -145,6 +145,8 @@ type Alloc struct {
 	// worth) by the program would otherwise wait behind the single-GPU
 	// jobs with whole shares there and run nowhere, or on a slower type,
 	// round after round (docs/EXPERIMENTS.md, issue 29, third session).
+	// It yields to a job still in its gang probe with a higher index that
+	// has a share of the type (gangYield; fourth session).
 	GangShare float64
 	// Seed seeds FIFOAlloc's random choice of type (Gavel's fifo draws it
 	// with Python's random.Random(seed); the same seed gives the same
@@ -196,6 +198,9 @@ type Alloc struct {
 	// negative GPU count. bestFits reads it instead of summing every round.
 	demand   []int
 	negative int
+	// yield is, during a type's pass of choose, the index a gang needs to
+	// be taken first there (gangYield).
+	yield float64
 }
 
 // allocJob is what Alloc keeps per active job.
@@ -204,6 +209,8 @@ type allocJob struct {
 	job      *model.Job
 	gpus     int          // the GPU count it is scheduled at (size)
 	weight   float64      // EstSRPT's and Gittins's weight at the last computation
+	index    float64      // Gittins: the weight before the priority backlog flattens it, at the last computation (gangYield)
+	probing  bool         // Gittins: its service was below the gang probe's at the last computation (gangYield)
 	x        []float64    // its row of X (nil until X is computed with it)
 	received []float64    // seconds run per type since the last reset, plus the credit; read through Alloc.credits or Alloc.receivedOn
 	epoch    uint64       // Alloc.epoch when received was last written: before, every entry is Alloc.resetTo

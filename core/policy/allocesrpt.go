@@ -63,6 +63,7 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	for i, j := range a.tracked {
 		st := a.states[i]
 		st.x = make([]float64, k)
+		st.index, st.probing = 0, false
 		p.Size[i] = float64(st.gpus)
 		if best[i] <= 0 {
 			continue
@@ -78,6 +79,7 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 		if st.gpus > 1 && done[i] < probe {
 			w *= float64(st.gpus)
 		}
+		st.index, st.probing = w, done[i] < probe
 		w = flatten(w, st.gpus, beta)
 		st.weight = w
 		for t, v := range st.speed {

@@ -365,6 +365,7 @@ func (a *Alloc) typeEntries(t int) bool {
 	// chosen already is then left out without its keys: it cannot set
 	// all, and does not fit.
 	finite := a.fitted != nil
+	a.yield = a.gangYield(t)
 	for pass := 0; pass < 2; pass++ {
 		for i, j := range a.tracked {
 			st := a.states[i]
@@ -472,9 +473,10 @@ func (a *Alloc) take(st *allocJob, e allocEntry, sel []*model.Job, types []engin
 
 // gangFirst reports whether st, with share x of X on a type, is taken
 // first on it (Alloc.GangShare): Gittins with a gang share, a multi-GPU
-// job, a share of at least the gang share.
+// job, a share of at least the gang share, and an index of at least the
+// type's yield (gangYield).
 func (a *Alloc) gangFirst(st *allocJob, x float64) bool {
-	return a.Objective == Gittins && a.GangShare > 0 && st.gpus > 1 && x >= a.GangShare
+	return a.Objective == Gittins && a.GangShare > 0 && st.gpus > 1 && x >= a.GangShare && st.index >= a.yield
 }
 
 // minShare is the least share of X that Gittins counts as one: the solver
