@@ -110,6 +110,11 @@ type Job struct {
 	// holds is, per GPU type of reqOf, Cluster.Holds for the job's
 	// request (State.Holds), filled on first use.
 	holds []int32
+	// on is the GPU type of Alloc in state onIn, set when a state gives
+	// the job its allocation; onAt is then &Alloc[0] (State.TypeOn).
+	on   int
+	onIn *State
+	onAt *GPU
 
 	Spec JobSpec
 	// Seq is the job's arrival rank, unique; it breaks every tie.
