@@ -110,11 +110,6 @@ type Job struct {
 	// holds is, per GPU type of reqOf, Cluster.Holds for the job's
 	// request (State.Holds), filled on first use.
 	holds []int32
-	// on is the GPU type of Alloc in state onIn, set when a state gives
-	// the job its allocation; onAt is then &Alloc[0] (State.TypeOn).
-	on   int
-	onIn *State
-	onAt *GPU
 
 	Spec JobSpec
 	// Seq is the job's arrival rank, unique; it breaks every tie.
@@ -128,6 +123,13 @@ type Job struct {
 	State JobState
 	// Alloc is the job's current allocation (empty unless Running).
 	Alloc []GPU
+	// on is the GPU type of Alloc in state onIn, set when a state gives
+	// the job its allocation; onAt is then &Alloc[0] (State.TypeOn).
+	// Beside State and Alloc: the passes over the running jobs read them
+	// together.
+	on   int
+	onIn *State
+	onAt *GPU
 
 	// Done is the work completed as of Mark. From Resume (>= Mark) on, a
 	// running job progresses at Rate work units per second.

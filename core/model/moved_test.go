@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -85,9 +86,10 @@ func TestMovedSince(t *testing.T) {
 // resizes, stops, ends and rejections and, from marks taken at random,
 // requires every job whose running allocation differs from what it was at
 // the mark (running or not, and on which GPUs) to be in MovedSince, unless
-// the state says it no longer knows; the log to stay within its bound; and
+// the state says it no longer knows; the log to stay within its bound;
 // TypeOn to be the type of every running job's first GPU, as recorded
-// (not computed again).
+// (not computed again); and FreeGPUs, kept as GPUs are taken and given,
+// to be the free GPUs of every node's mask.
 func TestMovedSinceCoversChanges(t *testing.T) {
 	c, err := NewCluster([]GPUType{{Name: "v100", MemMiB: 1, TFLOPS: 1}, {Name: "k80", MemMiB: 1, TFLOPS: 1}},
 		[]Node{{Name: "n0", GPUs: 4}, {Name: "n1", Type: 1, GPUs: 4}, {Name: "n2", GPUs: 4}})
@@ -114,6 +116,12 @@ func TestMovedSinceCoversChanges(t *testing.T) {
 			switch {
 			case j.State == Waiting && rng.IntN(8) == 0:
 				err = s.End(j, Rejected)
+			case j.State == Waiting && rng.IntN(4) == 0 && len(s.Running()) > 0:
+				// a start that fails on a taken GPU after taking free ones
+				g := append(freeGPUs(s, rng.IntN(2), rng), s.Running()[0].Alloc[0])
+				if s.Start(j, g) == nil {
+					t.Fatalf("seed %d, step %d: a start on a taken GPU succeeded", seed, step)
+				}
 			case j.State == Waiting:
 				if g := freeGPUs(s, 1+rng.IntN(3), rng); g != nil {
 					err = s.Start(j, g)
@@ -138,6 +146,13 @@ func TestMovedSinceCoversChanges(t *testing.T) {
 				if j.onIn != s || j.onAt != &j.Alloc[0] {
 					t.Fatalf("seed %d, step %d: no type recorded for running job %d", seed, step, j.Seq)
 				}
+			}
+			free := 0
+			for ni := range c.Nodes {
+				free += bits.OnesCount64(s.FreeMask(ni))
+			}
+			if s.FreeGPUs() != free {
+				t.Fatalf("seed %d, step %d: FreeGPUs %d, the masks hold %d", seed, step, s.FreeGPUs(), free)
 			}
 			if len(s.moved) > 2*len(s.running)+64 {
 				t.Fatalf("seed %d, step %d: log of %d entries, %d running", seed, step, len(s.moved), len(s.running))

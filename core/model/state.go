@@ -21,6 +21,7 @@ type State struct {
 	Profile Profile
 
 	free    []uint64 // per node: bit i set = GPU i free
+	nfree   int      // free's set bits (FreeGPUs)
 	used    []int64  // per node, per resource of the cluster: requests of the jobs there
 	waiting []*Job   // by (Spec.Submit, Seq)
 	running []*Job   // by Seq
@@ -42,6 +43,7 @@ func NewState(c *Cluster, p Profile) *State {
 	s := &State{Cluster: c, Profile: p, free: make([]uint64, len(c.Nodes)), used: make([]int64, len(c.capacity))}
 	for i, n := range c.Nodes {
 		s.free[i] = fullMask(n.GPUs)
+		s.nfree += bits.OnesCount64(s.free[i])
 	}
 	return s
 }
@@ -57,13 +59,7 @@ func fullMask(n int) uint64 {
 func (s *State) FreeMask(n int) uint64 { return s.free[n] }
 
 // FreeGPUs returns the number of free GPUs in the cluster.
-func (s *State) FreeGPUs() int {
-	f := 0
-	for _, m := range s.free {
-		f += bits.OnesCount64(m)
-	}
-	return f
-}
+func (s *State) FreeGPUs() int { return s.nfree }
 
 // Waiting returns the waiting jobs in arrival order. Do not modify the slice.
 func (s *State) Waiting() []*Job { return s.waiting }
@@ -236,6 +232,7 @@ func (s *State) take(alloc []GPU) error {
 			return fmt.Errorf("GPU %s is not free", s.Cluster.GPUName(g))
 		}
 		s.free[g.Node] &^= bit
+		s.nfree--
 		if i == 0 || alloc[i-1].Node != g.Node {
 			s.note(g.Node)
 		}
@@ -245,7 +242,11 @@ func (s *State) take(alloc []GPU) error {
 
 func (s *State) give(alloc []GPU) {
 	for i, g := range alloc {
-		s.free[g.Node] |= 1 << uint(g.Index)
+		bit := uint64(1) << uint(g.Index)
+		if s.free[g.Node]&bit == 0 {
+			s.nfree++
+		}
+		s.free[g.Node] |= bit
 		if i == 0 || alloc[i-1].Node != g.Node {
 			s.note(g.Node)
 		}
