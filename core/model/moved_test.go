@@ -143,7 +143,7 @@ func TestMovedSinceCoversChanges(t *testing.T) {
 				if got, want := s.TypeOn(j), c.TypeOf(j.Alloc[0]); got != want {
 					t.Fatalf("seed %d, step %d: TypeOn %d, want %d", seed, step, got, want)
 				}
-				if j.onIn != s || j.onAt != &j.Alloc[0] {
+				if j.onOf != c || j.onAt != &j.Alloc[0] {
 					t.Fatalf("seed %d, step %d: no type recorded for running job %d", seed, step, j.Seq)
 				}
 			}
@@ -204,8 +204,8 @@ func freeGPUs(s *State, n int, rng *rand.Rand) []GPU {
 }
 
 // TestTypeOn: the type a state recorded for a job's allocation, and the
-// type computed where the state did not give the job its allocation (set
-// by hand, or given by another state).
+// type computed where no state gave the job its allocation (set by hand)
+// or one of another cluster did.
 func TestTypeOn(t *testing.T) {
 	c, err := NewCluster([]GPUType{{Name: "v100", MemMiB: 1, TFLOPS: 1}, {Name: "k80", MemMiB: 1, TFLOPS: 1}},
 		[]Node{{Name: "n0", GPUs: 2}, {Name: "n1", Type: 1, GPUs: 2}})
@@ -227,12 +227,19 @@ func TestTypeOn(t *testing.T) {
 	if got := s.TypeOn(j); got != 0 {
 		t.Fatalf("resized onto v100: TypeOn %d, want 0", got)
 	}
+	// The same GPU on a cluster whose node 0 is a k80 node.
+	c2, err := NewCluster(c.Types, []Node{{Name: "m0", Type: 1, GPUs: 2}, {Name: "m1", GPUs: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := NewState(c2, unit{}).TypeOn(j); got != 1 {
+		t.Fatalf("in a state of another cluster: TypeOn %d, want 1", got)
+	}
+	if got := NewState(c, unit{}).TypeOn(j); got != 0 {
+		t.Fatalf("in another state of the same cluster: TypeOn %d, want 0", got)
+	}
 	j.Alloc = []GPU{{1, 1}} // by hand: not what s gave it
 	if got := s.TypeOn(j); got != 1 {
 		t.Fatalf("set by hand to k80: TypeOn %d, want 1", got)
-	}
-	other := NewState(c, unit{})
-	if got := other.TypeOn(j); got != 1 {
-		t.Fatalf("in another state: TypeOn %d, want 1", got)
 	}
 }

@@ -101,16 +101,17 @@ func (s *State) run(j *Job, alloc []GPU) {
 
 // typed records the GPU type of running job j's allocation (TypeOn).
 func (s *State) typed(j *Job) {
-	j.on, j.onIn, j.onAt = s.Cluster.TypeOf(j.Alloc[0]), s, &j.Alloc[0]
+	j.on, j.onOf, j.onAt = s.Cluster.TypeOf(j.Alloc[0]), s.Cluster, &j.Alloc[0]
 }
 
 // TypeOn returns the GPU type of running job j's GPUs (Cluster.TypeOf of
-// its first), as recorded when s gave j its allocation: without reading
-// the allocation, which the per-round passes over every running job
-// would otherwise each load. A job whose allocation s did not give it
-// (one set by hand, in a test) has its type computed.
+// its first), as recorded when a state of s's cluster gave j its
+// allocation: without reading the allocation, which the per-round passes
+// over every running job would otherwise each load. A job whose
+// allocation no state gave it (one set by hand, in a test), or given on
+// another cluster, has its type computed.
 func (s *State) TypeOn(j *Job) int {
-	if j.onIn == s && len(j.Alloc) > 0 && j.onAt == &j.Alloc[0] {
+	if j.onOf == s.Cluster && len(j.Alloc) > 0 && j.onAt == &j.Alloc[0] {
 		return j.on
 	}
 	return s.Cluster.TypeOf(j.Alloc[0])
@@ -215,7 +216,7 @@ func (s *State) End(j *Job, st JobState) error {
 func (s *State) release(j *Job) {
 	s.give(j.Alloc)
 	s.uncharge(j, j.Alloc)
-	j.Alloc, j.onIn, j.onAt = nil, nil, nil
+	j.Alloc, j.onOf, j.onAt = nil, nil, nil
 	s.running = removeBy(s.running, j, seqLess)
 	s.noteMoved(j)
 }
