@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gpusched/gpusched/core/engine"
 	"github.com/gpusched/gpusched/core/model"
@@ -144,7 +145,11 @@ func (r *run) applySubmits(t model.Time) bool {
 // could, or when no type can run it at all (the engine rejects it then).
 func (r *run) tooLong(j *model.Job, t model.Time) string {
 	best := 0.0
-	for _, n := range [...]int{j.Spec.MinGPUs, j.Spec.GPUs, j.Spec.MaxGPUs} {
+	sizes := [...]int{j.Spec.MinGPUs, j.Spec.GPUs, j.Spec.MaxGPUs}
+	for i, n := range sizes {
+		if slices.Contains(sizes[:i], n) {
+			continue // a rigid job's three sizes are one
+		}
 		v, _ := engine.BestSpeed(r.state, j, n, engine.Feasible(r.state, j, n))
 		best = max(best, v)
 	}

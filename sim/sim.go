@@ -167,10 +167,13 @@ func newRun(cfg Config) (*run, error) {
 		return r, err
 	}
 	r.jobs = make([]*model.Job, len(cfg.Jobs))
+	slab := make([]model.Job, len(cfg.Jobs)) // one allocation for every job
 	r.recs = make([]metrics.JobRecord, len(cfg.Jobs))
 	r.version = make([]int, len(cfg.Jobs))
 	for i := range cfg.Jobs {
-		spec := cfg.Jobs[i]
+		j := &slab[i]
+		j.Spec = cfg.Jobs[i] // the workload reads a copy in place
+		spec := &j.Spec
 		if i > 0 && spec.Submit < cfg.Jobs[i-1].Submit {
 			return nil, fmt.Errorf("sim: job %s submitted before its predecessor: trace not sorted", spec.ID)
 		}
@@ -178,11 +181,12 @@ func newRun(cfg Config) (*run, error) {
 			return nil, fmt.Errorf("sim: job %s submitted at %ss, outside [0, %ss] (model.Horizon)",
 				spec.ID, spec.Submit.SecondsString(), model.Horizon.SecondsString())
 		}
-		mi, work, err := cfg.Workload.Work(&spec)
+		mi, work, err := cfg.Workload.Work(spec)
 		if err != nil {
 			return nil, fmt.Errorf("sim: %w", err)
 		}
-		r.jobs[i] = model.NewJob(spec, i, mi, work)
+		*j = *model.NewJob(*spec, i, mi, work)
+		r.jobs[i] = j
 		r.recs[i] = metrics.JobRecord{ID: spec.ID, Submit: spec.Submit, Start: -1, Finish: -1, Queue: spec.Queue}
 		if r.fair != nil {
 			r.recs[i].Queue = r.fair.queues[r.fair.queue(r.jobs[i])].Name

@@ -88,7 +88,7 @@ func (e *Engine) bookAll(s *model.State, ord Order, plan *Plan) ([]pick, []*mode
 	for i, j := range ord.Jobs {
 		allowed := ord.Types[i]
 		if j.State == model.Running {
-			t, k := c.TypeOf(j.Alloc[0]), len(j.Alloc)
+			t, k := s.TypeOn(j), len(j.Alloc)
 			if allowed.Has(t) && e.remain[t] >= k {
 				e.remain[t] -= k
 				continue

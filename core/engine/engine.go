@@ -72,6 +72,9 @@ type Engine struct {
 	// pastClaims is set once the walk has left the leading Claim jobs of
 	// a Stepwise order (leaveClaims).
 	pastClaims bool
+	// plan is the round's plan while Schedule builds it (a field, so that
+	// the stages' pointers to it do not move it to the heap every round).
+	plan Plan
 }
 
 // New assembles an engine from its stages; scaler may be nil (no resizing).
@@ -114,8 +117,9 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 	e.now = now
 	ord := e.policy.Order(s, now, e.order[:0])
 	e.order = ord.Jobs[:0]
-	plan := Plan{Updates: ord.Updates, Wake: -1}
-	e.lastSizes.presize(&plan)
+	e.plan = Plan{Updates: ord.Updates, Wake: -1}
+	plan := &e.plan
+	e.lastSizes.presize(plan)
 	if e.scaler != nil {
 		e.resizer.reset(s, e.pool)
 	}
@@ -131,21 +135,21 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 		// A stop only makes room for a waiting job; with none, every stop
 		// would be cancelled, and the job stays free to be resized.
 		for _, j := range ord.Stop {
-			e.stop(j, &plan)
+			e.stop(j, plan)
 		}
 	}
 	switch {
 	case ord.Types != nil:
-		e.assigned(s, ord, &plan)
+		e.assigned(s, ord, plan)
 	case ord.Preemptive:
-		e.preemptive(s, ord.Jobs, ord.Claim, &plan)
+		e.preemptive(s, ord.Jobs, ord.Claim, plan)
 	default:
-		e.walk(s, ord, &plan)
-		e.cancelIdlePreemptions(&plan)
-		e.upgrade(s, &plan)
+		e.walk(s, ord, plan)
+		e.cancelIdlePreemptions(plan)
+		e.upgrade(s, plan)
 	}
 	if e.scaler != nil {
-		e.scale(s, now, &plan)
+		e.scale(s, now, plan)
 	}
 	if w, ok := e.policy.(Waker); ok {
 		if next := w.Next(now); next >= 0 && (plan.Wake < 0 || next < plan.Wake) {
@@ -153,11 +157,13 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 		}
 	}
 	if e.gates != nil {
-		e.gates.Done(s, &plan, now)
+		e.gates.Done(s, plan, now)
 	}
 	e.cands.reset()
-	e.lastSizes.record(&plan)
-	return plan
+	e.lastSizes.record(plan)
+	out := *plan
+	e.plan = Plan{} // the caller's now: not kept alive here
+	return out
 }
 
 // scale runs the scaler over the running and newly started elastic jobs and

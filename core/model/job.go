@@ -123,6 +123,14 @@ type Job struct {
 	State JobState
 	// Alloc is the job's current allocation (empty unless Running).
 	Alloc []GPU
+	// on is the GPU type of Alloc on cluster onOf, set when a state gives
+	// the job its allocation; onAt is then &Alloc[0] (State.TypeOn). The
+	// cluster, not the state: a job must not keep a state that a shell
+	// has dropped alive. Beside State and Alloc: the passes over the
+	// running jobs read them together.
+	on   int
+	onOf *Cluster
+	onAt *GPU
 
 	// Done is the work completed as of Mark. From Resume (>= Mark) on, a
 	// running job progresses at Rate work units per second.

@@ -21,6 +21,7 @@ type State struct {
 	Profile Profile
 
 	free    []uint64 // per node: bit i set = GPU i free
+	nfree   int      // free's set bits (FreeGPUs)
 	used    []int64  // per node, per resource of the cluster: requests of the jobs there
 	waiting []*Job   // by (Spec.Submit, Seq)
 	running []*Job   // by Seq
@@ -29,6 +30,12 @@ type State struct {
 	// is change number logBase.
 	changed []int32
 	logBase uint64
+	// moved logs the jobs whose allocation changed (started, restored,
+	// resized, stopped, ended while running), for readers that follow the
+	// running jobs from round to round (MovedSince); its first entry is
+	// change number movedBase.
+	moved     []*Job
+	movedBase uint64
 }
 
 // NewState returns a state with every GPU free and no jobs.
@@ -36,6 +43,7 @@ func NewState(c *Cluster, p Profile) *State {
 	s := &State{Cluster: c, Profile: p, free: make([]uint64, len(c.Nodes)), used: make([]int64, len(c.capacity))}
 	for i, n := range c.Nodes {
 		s.free[i] = fullMask(n.GPUs)
+		s.nfree += bits.OnesCount64(s.free[i])
 	}
 	return s
 }
@@ -51,13 +59,7 @@ func fullMask(n int) uint64 {
 func (s *State) FreeMask(n int) uint64 { return s.free[n] }
 
 // FreeGPUs returns the number of free GPUs in the cluster.
-func (s *State) FreeGPUs() int {
-	f := 0
-	for _, m := range s.free {
-		f += bits.OnesCount64(m)
-	}
-	return f
-}
+func (s *State) FreeGPUs() int { return s.nfree }
 
 // Waiting returns the waiting jobs in arrival order. Do not modify the slice.
 func (s *State) Waiting() []*Job { return s.waiting }
@@ -93,6 +95,26 @@ func (s *State) run(j *Job, alloc []GPU) {
 	s.waiting = removeBy(s.waiting, j, waitLess)
 	j.State, j.Alloc = Running, alloc
 	s.running = insertBy(s.running, j, seqLess)
+	s.noteMoved(j)
+	s.typed(j)
+}
+
+// typed records the GPU type of running job j's allocation (TypeOn).
+func (s *State) typed(j *Job) {
+	j.on, j.onOf, j.onAt = s.Cluster.TypeOf(j.Alloc[0]), s.Cluster, &j.Alloc[0]
+}
+
+// TypeOn returns the GPU type of running job j's GPUs (Cluster.TypeOf of
+// its first), as recorded when a state of s's cluster gave j its
+// allocation: without reading the allocation, which the per-round passes
+// over every running job would otherwise each load. A job whose
+// allocation no state gave it (one set by hand, in a test), or given on
+// another cluster, has its type computed.
+func (s *State) TypeOn(j *Job) int {
+	if j.onOf == s.Cluster && len(j.Alloc) > 0 && j.onAt == &j.Alloc[0] {
+		return j.on
+	}
+	return s.Cluster.TypeOf(j.Alloc[0])
 }
 
 // Restore makes a waiting job running on alloc as Start does, for a shell
@@ -159,6 +181,8 @@ func (s *State) Resize(j *Job, alloc []GPU) error {
 		return fmt.Errorf("resize %s: %w", j.Spec.ID, err)
 	}
 	j.Alloc = alloc
+	s.noteMoved(j)
+	s.typed(j)
 	return nil
 }
 
@@ -192,8 +216,9 @@ func (s *State) End(j *Job, st JobState) error {
 func (s *State) release(j *Job) {
 	s.give(j.Alloc)
 	s.uncharge(j, j.Alloc)
-	j.Alloc = nil
+	j.Alloc, j.onOf, j.onAt = nil, nil, nil
 	s.running = removeBy(s.running, j, seqLess)
+	s.noteMoved(j)
 }
 
 func (s *State) take(alloc []GPU) error {
@@ -208,6 +233,7 @@ func (s *State) take(alloc []GPU) error {
 			return fmt.Errorf("GPU %s is not free", s.Cluster.GPUName(g))
 		}
 		s.free[g.Node] &^= bit
+		s.nfree--
 		if i == 0 || alloc[i-1].Node != g.Node {
 			s.note(g.Node)
 		}
@@ -217,7 +243,11 @@ func (s *State) take(alloc []GPU) error {
 
 func (s *State) give(alloc []GPU) {
 	for i, g := range alloc {
-		s.free[g.Node] |= 1 << uint(g.Index)
+		bit := uint64(1) << uint(g.Index)
+		if s.free[g.Node]&bit == 0 {
+			s.nfree++
+		}
+		s.free[g.Node] |= bit
 		if i == 0 || alloc[i-1].Node != g.Node {
 			s.note(g.Node)
 		}
@@ -249,6 +279,36 @@ func (s *State) ChangedSince(mark uint64) ([]int32, bool) {
 		return nil, false
 	}
 	return s.changed[mark-s.logBase:], true
+}
+
+// noteMoved logs that job j's allocation changed. A log grown past twice
+// the running jobs (and 64) is started afresh, and readers that had not
+// read all of it reload every running job, which costs them no more than
+// the entries they skipped.
+func (s *State) noteMoved(j *Job) {
+	if len(s.moved) >= 2*len(s.running)+64 {
+		s.movedBase += uint64(len(s.moved))
+		clear(s.moved)
+		s.moved = s.moved[:0]
+	}
+	s.moved = append(s.moved, j)
+}
+
+// MovedMark returns the number of allocation changes logged so far, for
+// MovedSince.
+func (s *State) MovedMark() uint64 { return s.movedBase + uint64(len(s.moved)) }
+
+// MovedSince returns the jobs whose allocation changed since mark: those
+// that started (or were restored), were resized or moved, or stopped or
+// ended while running; a job may appear more than once, or have changed
+// and changed back. Every other job that was running at mark runs on the
+// same GPUs. It returns false when the state no longer knows (the caller
+// must reload every running job). Do not modify the slice.
+func (s *State) MovedSince(mark uint64) ([]*Job, bool) {
+	if mark < s.movedBase || mark > s.MovedMark() {
+		return nil, false
+	}
+	return s.moved[mark-s.movedBase:], true
 }
 
 func waitLess(a, b *Job) bool {

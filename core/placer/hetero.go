@@ -42,15 +42,13 @@ type Hetero struct {
 	// computed for (the map is started again when it grows past twice the
 	// running jobs plus 1,024: refresh).
 	jobs map[*model.Job]*indexed
-	// ran and ranAt are the running jobs of the last refresh, by Seq,
-	// and their entries of jobs, so that a job still running is found
-	// without a map look-up.
-	ran     []*model.Job
-	ranAt   []*indexed
-	runAt   []*indexed   // refresh's scratch: the next ranAt
-	mergeAt int          // known's place in ran
-	state   *model.State // the state of the last refresh
-	last    jobView
+	// state is the state of the last refresh, and mark its count of
+	// allocation changes then (model.State.MovedSince): the jobs that
+	// started, stopped, moved or were resized since are those logged after
+	// it.
+	state *model.State
+	mark  uint64
+	last  jobView
 }
 
 // indexed is what Hetero keeps of a running job for its index.
@@ -62,7 +60,6 @@ type indexed struct {
 	to    engine.TypeSet // the types it could move to
 	gains []float64      // per type of to: n_i·(m_ik − m_ij)
 	in    bool           // its candidates are in the buckets (as from, n, to and gains say)
-	seen  int            // the pool round of the last refresh that found it running
 }
 
 // sized is a bucket of the index and its GPU count.
@@ -239,31 +236,33 @@ func (h *Hetero) top(p *engine.Pool, from int, l *swapList, extra int) (candidat
 }
 
 // refresh brings the index up to date with s's running jobs at the first
-// placement of a round: from the last refresh's (update), or from scratch
-// (rebuild) at the first, when the map of jobs is started again, or in a
-// new state (a shell builds one every round or when a profile changes, and
-// every job's gains are then computed again). Either way, each bucket
-// holds exactly the running jobs of its type pair and GPU count and, once
-// sorted, is in byGain's order, a strict one (ties by Seq): the same
-// bucket in the same order (TestHeteroIndexIncremental).
+// placement of a round: from the last refresh's, by the jobs whose
+// allocation changed since (update, from s's log), or from scratch
+// (rebuild) at the first, when the map of jobs is started again, when s no
+// longer knows what changed, or in a new state (a shell builds one every
+// round or when a profile changes, and every job's gains are then
+// computed again). Either way, each bucket holds exactly the running jobs
+// of its type pair and GPU count and, once sorted, is in byGain's order, a
+// strict one (ties by Seq): the same bucket in the same order
+// (TestHeteroIndexIncremental).
 func (h *Hetero) refresh(s *model.State, p *engine.Pool) {
 	if h.pairs != nil && h.round == p.Round() {
 		return
 	}
 	h.round = p.Round()
 	nt := len(s.Cluster.Types)
-	full := h.pairs == nil || len(h.pairs) != nt*nt || h.state != s
+	moved, known := s.MovedSince(h.mark)
+	full := !known || h.pairs == nil || len(h.pairs) != nt*nt || h.state != s
 	if h.jobs == nil || len(h.jobs) > 2*len(s.Running())+1024 {
 		h.jobs = map[*model.Job]*indexed{}
-		h.ran, h.ranAt, full = h.ran[:0], h.ranAt[:0], true
+		full = true
 	}
-	h.state = s
+	h.state, h.mark = s, s.MovedMark()
 	if full {
 		h.rebuild(s)
 	} else {
-		h.update(s)
+		h.update(s, moved)
 	}
-	h.ran = append(h.ran[:0], s.Running()...)
 }
 
 // rebuild fills the index again with every running job of s; its buckets
@@ -279,14 +278,12 @@ func (h *Hetero) rebuild(s *model.State) {
 			b.list.list, b.list.head, b.list.sorted = b.list.list[:0], 0, false
 		}
 	}
-	for _, x := range h.ranAt {
+	for _, x := range h.jobs {
 		x.in = false
 	}
-	run, at := s.Running(), h.runAt[:0]
-	for k, i := range run {
-		x := h.indexOf(s, i, h.known(k, i))
-		at = append(at, x)
-		x.in, x.seen = true, h.round
+	for _, i := range s.Running() {
+		x := h.indexOf(s, i, nil)
+		x.in = true
 		for to := range nt {
 			if x.to.Has(to) {
 				l := h.bucket(x.from*nt+to, x.n)
@@ -294,27 +291,33 @@ func (h *Hetero) rebuild(s *model.State) {
 			}
 		}
 	}
-	h.ranAt, h.runAt = at, h.ranAt
 }
 
-// update brings the index from the last refresh's running jobs (h.ran) to
-// s's: a job still running on the same GPU count and type stays where it
-// is; one that started, moved or was resized is put in (taken out first
-// from where it was); one that no longer runs is taken out. Every bucket
-// starts the round with none of its jobs passed over (head 0).
-func (h *Hetero) update(s *model.State) {
+// update brings the index from the last refresh's running jobs to s's,
+// given the jobs whose allocation changed since (moved; every other job
+// runs, or does not, as it did then): one that runs now and started,
+// moved or was resized is put in (taken out first from where it was); one
+// that no longer runs is taken out, and forgotten once it has ended.
+// Every bucket starts the round with none of its jobs passed over (head
+// 0).
+func (h *Hetero) update(s *model.State, moved []*model.Job) {
 	for _, bs := range h.pairs {
 		for _, b := range bs {
 			b.list.head = 0
 		}
 	}
-	run, at := s.Running(), h.runAt[:0]
-	for k, i := range run {
-		x := h.known(k, i)
-		if x == nil {
-			x = h.jobs[i]
+	for _, i := range moved {
+		x := h.jobs[i]
+		if i.State != model.Running {
+			if x != nil && x.in {
+				h.unlist(s, x, i)
+			}
+			if x != nil && i.State != model.Waiting {
+				delete(h.jobs, i) // ended: it will not run again
+			}
+			continue
 		}
-		from, ni := s.Cluster.TypeOf(i.Alloc[0]), len(i.Alloc)
+		from, ni := s.TypeOn(i), len(i.Alloc)
 		if x == nil || !x.in || x.state != s || x.n != ni || x.from != from {
 			if x != nil && x.in {
 				h.unlist(s, x, i)
@@ -322,33 +325,7 @@ func (h *Hetero) update(s *model.State) {
 			x = h.indexOf(s, i, x)
 			h.list(s, x, i)
 		}
-		x.seen = h.round
-		at = append(at, x)
 	}
-	for k, x := range h.ranAt {
-		if x.in && x.seen != h.round {
-			h.unlist(s, x, h.ran[k]) // no longer running
-		}
-	}
-	h.ranAt, h.runAt = at, h.ranAt
-}
-
-// known returns the entry of running job i, the k-th of s.Running(), when
-// it ran at the last refresh: found by a merge with h.ran (both by Seq),
-// without a map look-up; nil otherwise.
-func (h *Hetero) known(k int, i *model.Job) *indexed {
-	r := h.mergeAt
-	if k == 0 {
-		r = 0
-	}
-	for r < len(h.ran) && h.ran[r].Seq < i.Seq {
-		r++
-	}
-	h.mergeAt = r
-	if r < len(h.ran) && h.ran[r] == i {
-		return h.ranAt[r]
-	}
-	return nil
 }
 
 // list puts running job i's candidates (x) into their buckets, in order.
@@ -401,7 +378,7 @@ func (h *Hetero) sortedBucket(pi, gpus int) *swapList {
 // state, GPU count and type are those of the last time (the state fixes
 // its speeds: see model.State).
 func (h *Hetero) indexOf(s *model.State, i *model.Job, x *indexed) *indexed {
-	from, ni := s.Cluster.TypeOf(i.Alloc[0]), len(i.Alloc)
+	from, ni := s.TypeOn(i), len(i.Alloc)
 	if x == nil {
 		x = h.jobs[i]
 	}

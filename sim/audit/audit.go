@@ -153,7 +153,8 @@ func (c *checker) line(n int, b []byte) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return errors.New("empty line")
 	}
-	e := &rawEvent{}
+	e := &c.ev // nothing keeps e past the line: one event reused
+	*e = rawEvent{}
 	if err := decode(b, e); err != nil {
 		return fmt.Errorf("invalid JSON: %w", err)
 	}

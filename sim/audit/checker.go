@@ -66,7 +66,8 @@ type checker struct {
 	jobs    map[string]*job
 	order   []*job // in submit order
 	res     Result
-	book    book // resources besides GPUs
+	book    book     // resources besides GPUs
+	ev      rawEvent // the line being checked (line)
 }
 
 func newChecker() *checker {

@@ -97,7 +97,7 @@ func fastValue(b []byte, i, k int, e *rawEvent) (int, bool) {
 		}
 		switch fastKeys[k] {
 		case "event":
-			e.Event = string(s)
+			e.Event = eventName(s)
 		case "job":
 			e.Job = string(s)
 		case "gpu_type":
@@ -141,6 +141,20 @@ func fastInt(b []byte, i, k int, e *rawEvent) (int, bool) {
 		e.ReplicaGPUs = &v
 	}
 	return j, true
+}
+
+// eventNames are the event kinds the simulator writes.
+var eventNames = [...]string{"submit", "start", "finish", "preempt", "resize", "reject", "pause", "cluster", "unfinished"}
+
+// eventName returns s as a string, one of eventNames without allocating
+// where it is one.
+func eventName(s []byte) string {
+	for _, name := range eventNames {
+		if string(s) == name {
+			return name
+		}
+	}
+	return string(s)
 }
 
 // fastStrings decodes alloc, an array of plain strings.
