@@ -64,7 +64,8 @@ type Yielder interface {
 // yield tries to start waiting job j, of feasible types ts, on a type its
 // Yielder placer targets, after moving running jobs there, the last
 // started first, to slower types (Yielder.Yield) until j fits. The
-// moves are recorded in plan.Migrate and j's start in plan.Start. When j
+// moves whose freed GPUs j's start uses are recorded in plan.Migrate, the
+// others undone (needed), and j's start in plan.Start. When j
 // still does not fit, every move is undone and yield reports false (j is
 // then placed as usual). Only without a scaler and without a Gate, which
 // both track the running jobs' GPUs through the round.
@@ -110,7 +111,7 @@ func (e *Engine) yield(s *model.State, j *model.Job, ts TypeSet, plan *Plan) boo
 		e.pool.TakeJob(r, gpus)
 		moves = append(moves, Assignment{Job: r, GPUs: gpus})
 		if e.fits(least, target) && e.tryPlace(s, j, target, plan) {
-			for _, m := range moves {
+			for _, m := range e.needed(moves) {
 				e.pool.Hold(m.Job)
 				plan.Migrate = append(plan.Migrate, m)
 				plan.Trace = append(plan.Trace, Decision{m.Job.Spec.ID, Migrated, reasonYielded})
@@ -124,6 +125,27 @@ func (e *Engine) yield(s *model.State, j *model.Job, ts TypeSet, plan *Plan) boo
 		e.pool.TakeJob(m.Job, m.Job.Alloc)
 	}
 	return false
+}
+
+// needed undoes, the last first, every move of yield whose freed GPUs
+// the head job's start (or a later move kept) did not take: the job
+// goes back to its GPUs, which are all still free and hold its replicas,
+// rather than pay a restart pause to run slower for nothing. It returns
+// the moves kept, in their order, in moves' backing array.
+func (e *Engine) needed(moves []Assignment) []Assignment {
+	kept := len(moves)
+	for k := len(moves) - 1; k >= 0; k-- {
+		m := moves[k]
+		e.pool.GiveJob(m.Job, m.GPUs)
+		if e.pool.AllFree(m.Job.Alloc) && e.pool.Fits(m.Job, m.Job.Alloc) {
+			e.pool.TakeJob(m.Job, m.Job.Alloc)
+			copy(moves[k:], moves[k+1:kept])
+			kept--
+			continue
+		}
+		e.pool.TakeJob(m.Job, m.GPUs)
+	}
+	return moves[:kept]
 }
 
 // reasonYielded is the trace's reason for a move that makes room for a
