@@ -63,15 +63,13 @@ type Yielder interface {
 
 // yield tries to start waiting job j, of feasible types ts, on a type its
 // Yielder placer targets, after moving running jobs there, the last
-// started first, to slower types (Yielder.Yield) until j fits. The
-// moves whose freed GPUs j's start uses are recorded in plan.Migrate, the
-// others undone (needed), and j's start in plan.Start. When j
-// still does not fit, every move is undone and yield reports false (j is
-// then placed as usual). Only without a scaler and without a Gate, which
-// both track the running jobs' GPUs through the round.
+// started first, to slower types (Yielder.Yield) until j fits (makeRoom).
+// When j still does not fit, every move is undone and yield reports false
+// (j is then placed as usual). Only without a scaler and without a Gate,
+// which both track the running jobs' GPUs through the round.
 func (e *Engine) yield(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
-	y, ok := e.placer.(Yielder)
-	if !ok || e.scaler != nil || e.gates != nil {
+	y, ok := e.yielder()
+	if !ok {
 		return false
 	}
 	sizes, k := e.sizes(j)
@@ -79,7 +77,41 @@ func (e *Engine) yield(s *model.State, j *model.Job, ts TypeSet, plan *Plan) boo
 	if target == 0 {
 		return false
 	}
-	least := min(sizes[0], sizes[k-1])
+	return e.makeRoom(s, y, target, min(sizes[0], sizes[k-1]), plan, func() bool { return e.tryPlace(s, j, target, plan) })
+}
+
+// yieldWhole is yield for an elastic job j that would start below its
+// requested size (without a scaler it would keep that size to its end):
+// running jobs on the types where j runs at its requested size make room
+// for the whole of it (makeRoom), and it starts there at that size. It
+// reports false, with nothing moved, when no type holds j at its requested
+// size after every move: j is then placed as usual.
+func (e *Engine) yieldWhole(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
+	y, ok := e.yielder()
+	sizes, k := e.sizes(j)
+	if !ok || k == 1 || sizes[0] < sizes[1] {
+		return false
+	}
+	target := y.Target(s, e.pool, j, sizes[0], fitTypes(s, j, ts, sizes[0]))
+	if target == 0 {
+		return false
+	}
+	return e.makeRoom(s, y, target, sizes[0], plan, func() bool { return e.placeOn(s, j, target, plan, sizes[0], false) })
+}
+
+// yielder returns the engine's placer as a Yielder when yields apply: no
+// scaler and no Gate.
+func (e *Engine) yielder() (Yielder, bool) {
+	y, ok := e.placer.(Yielder)
+	return y, ok && e.scaler == nil && e.gates == nil
+}
+
+// makeRoom moves running jobs on the types in target, the last started
+// first, to slower types (Yielder.Yield) until some type in target has
+// least free GPUs and start succeeds. The moves whose freed GPUs the start
+// uses are recorded in plan.Migrate, the others undone (needed). When
+// start never succeeds every move is undone and makeRoom reports false.
+func (e *Engine) makeRoom(s *model.State, y Yielder, target TypeSet, least int, plan *Plan, start func() bool) bool {
 	cands := e.yieldBuf[:0]
 	room := e.yieldRoom[:0]
 	for t := range e.cluster.Types {
@@ -110,7 +142,7 @@ func (e *Engine) yield(s *model.State, j *model.Job, ts TypeSet, plan *Plan) boo
 		e.pool.GiveJob(r, r.Alloc)
 		e.pool.TakeJob(r, gpus)
 		moves = append(moves, Assignment{Job: r, GPUs: gpus})
-		if e.fits(least, target) && e.tryPlace(s, j, target, plan) {
+		if e.fits(least, target) && start() {
 			for _, m := range e.needed(moves) {
 				e.pool.Hold(m.Job)
 				plan.Migrate = append(plan.Migrate, m)

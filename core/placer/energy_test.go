@@ -657,3 +657,49 @@ func TestEnergyYieldOnlyNeeded(t *testing.T) {
 		t.Errorf("moves %q and start %q, want %q and %q", got, start, "busy0>n2:8", "w>n0:6")
 	}
 }
+
+// TestEnergyYieldWhole: with Upgrades, a job at the head of a strict fifo
+// queue that would start below its requested size (and keep that size to
+// its end, without a scaler) has running jobs yield, as for a job that fits
+// nowhere, when the moves make room for the whole of it. n0: type a, 8
+// GPUs, 4 held by busy0; n1: type b, 8 GPUs, bBusy held by busy1; a runs
+// every job twice as fast as b. w asks for 8 GPUs, at least 4: no type has
+// 8 free, a has 4, so without the rule it starts on n0:4. busy1 cannot
+// yield (nothing is 1.5 times slower than b); busy0 moves to n1 when it has
+// 4 free (th8: n1 at 3 busy is state 1 at its limit and claims 1, then 2
+// in state 2, then 1: n1:4), and w takes all of n0 (3 in state 1, 1, 2 in
+// state 2, 1, 1 in state 3: n0:8).
+func TestEnergyYieldWhole(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		bBusy       int
+		backfill    bool
+		move, start string
+	}{
+		{"busy0 yields, w starts whole", 3, false, "busy0>n1:4", "n0:8"},
+		{"no room for busy0 on b: w starts at its minimum", 5, false, "", "n0:4"},
+		{"backfill: w starts at its minimum", 3, true, "", "n0:4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newEnergySleeps(t, []enode{{"a", 8, 4, nil}, {"b", 8, tc.bBusy, nil}}, nil, th8, nil, speeds{2, 1})
+			f.place.Upgrades = true
+			f.s.Submit(model.NewJob(model.JobSpec{ID: "w", GPUs: 8, MinGPUs: 4, MaxGPUs: 8}, 50, -1, 1))
+			e, err := engine.New(policy.FIFO{Backfill: tc.backfill}, f.place, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := e.Schedule(f.s, 0)
+			var moves []string
+			for _, m := range plan.Migrate {
+				moves = append(moves, m.Job.Spec.ID+">"+perNode(names(f.pool, m.GPUs)))
+			}
+			start := ""
+			for _, a := range plan.Start {
+				start = perNode(names(f.pool, a.GPUs))
+			}
+			if got := strings.Join(moves, ","); got != tc.move || start != tc.start {
+				t.Errorf("moves %q and w on %q, want %q and %q", got, start, tc.move, tc.start)
+			}
+		})
+	}
+}
