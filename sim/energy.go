@@ -107,7 +107,7 @@ type part struct {
 // when cfg accounts no energy, applies no contention and has no
 // power-managed node. Its clock starts at the first submission, with every
 // power-managed node asleep.
-func newMeter(cfg *Config, jobs []*model.Job) (*meter, error) {
+func newMeter(cfg *Config, s *model.State, jobs []*model.Job) (*meter, error) {
 	sleeps := cfg.Power != nil && slices.ContainsFunc(cfg.Power.Nodes, func(n power.NodePower) bool { return n.Sleeps })
 	if !cfg.Energy && !cfg.Contention && !sleeps {
 		return nil, nil
@@ -135,7 +135,7 @@ func newMeter(cfg *Config, jobs []*model.Job) (*meter, error) {
 		m.jobs[i].factor = 1
 	}
 	if sleeps && cfg.Spare > 0 {
-		m.spares = newSpares(cfg, jobs)
+		m.spares = newSpares(cfg, s, jobs)
 	}
 	for i := range m.nodes {
 		m.nodes[i].last, m.nodes[i].upAt = t0, t0

@@ -202,3 +202,35 @@ func TestResizeKeepsItsSpares(t *testing.T) {
 	}
 }
 
+// TestGangSparesOnlyWhereItRuns: the largest gang raises the spares of the
+// kinds whose GPU type it can run on only. Three 4-GPU V100 nodes and
+// three 4-GPU K80 nodes (idle 200 W + 4 × 50 W = 400 W, asleep 20 W),
+// asleep 10 s after they become idle, one spare; A (elastic 4..12 GPUs,
+// V100 only, 1,000 s) under a scaler that never resizes it. The V100
+// spares are the 3 nodes of A's maximum, the K80 spare is 1: n3 is on from
+// 0 (400 W × 1,000 s = 400,000 J), n4 and n5 asleep (20,000 J each); A runs
+// 0–1,000 on n0 with no wake-up. (Before, A's 12 GPUs kept all three K80
+// nodes on: 400,000 J each.)
+func TestGangSparesOnlyWhereItRuns(t *testing.T) {
+	c := cluster(t, "v100", 4, "v100", 4, "v100", 4, "k80", 4, "k80", 4, "k80", 4)
+	eng, err := engine.New(policy.FIFO{}, placer.Pack{}, &scripted{[]step{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := []model.JobSpec{makeJob("A", 0).gpus(4).elastic(4, 12).gpuType("v100").dur(1000).obj()}
+	res, log := powered{cluster: c, power: sleepy(c, 10, 300), eng: eng, jobs: jobs,
+		cfg: sim.Config{Energy: true, Spare: 1}}.run(t)
+	if got := finishTimes(res); !equalFloats(got, []float64{1000}) {
+		t.Errorf("A ends at %v, want 1000\n%s", got, log)
+	}
+	const kWh = 3.6e6
+	e := res.Energy
+	for i, want := range map[int]float64{3: 400_000, 4: 20_000, 5: 20_000} {
+		if !near(e.NodeKWh[i], want/kWh) {
+			t.Errorf("n%d drew %v kWh, want %v", i, e.NodeKWh[i], want/kWh)
+		}
+	}
+	if e.Wakes != 0 {
+		t.Errorf("%d wake-ups, want 0", e.Wakes)
+	}
+}
