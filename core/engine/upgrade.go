@@ -108,9 +108,10 @@ func (e *Engine) yielder() (Yielder, bool) {
 
 // makeRoom moves running jobs on the types in target, the last started
 // first, to slower types (Yielder.Yield) until some type in target has
-// least free GPUs and start succeeds. The moves whose freed GPUs the start
-// uses are recorded in plan.Migrate, the others undone (needed). When
-// start never succeeds every move is undone and makeRoom reports false.
+// least free GPUs and start succeeds; the moves that room does not need
+// are undone first (prune). The moves kept are recorded in plan.Migrate.
+// When start never succeeds every move is undone and makeRoom reports
+// false.
 func (e *Engine) makeRoom(s *model.State, y Yielder, target TypeSet, least int, plan *Plan, start func() bool) bool {
 	cands := e.yieldBuf[:0]
 	room := e.yieldRoom[:0]
@@ -142,8 +143,11 @@ func (e *Engine) makeRoom(s *model.State, y Yielder, target TypeSet, least int, 
 		e.pool.GiveJob(r, r.Alloc)
 		e.pool.TakeJob(r, gpus)
 		moves = append(moves, Assignment{Job: r, GPUs: gpus})
-		if e.fits(least, target) && start() {
-			for _, m := range e.needed(moves) {
+		if !e.fits(least, target) {
+			continue
+		}
+		if moves = e.prune(moves, least, target); start() {
+			for _, m := range moves {
 				e.pool.Hold(m.Job)
 				plan.Migrate = append(plan.Migrate, m)
 				plan.Trace = append(plan.Trace, Decision{m.Job.Spec.ID, Migrated, reasonYielded})
@@ -159,23 +163,35 @@ func (e *Engine) makeRoom(s *model.State, y Yielder, target TypeSet, least int, 
 	return false
 }
 
-// needed undoes, the last first, every move of yield whose freed GPUs
-// the head job's start (or a later move kept) did not take: the job
-// goes back to its GPUs, which are all still free and hold its replicas,
-// rather than pay a restart pause to run slower for nothing. It returns
-// the moves kept, in their order, in moves' backing array.
-func (e *Engine) needed(moves []Assignment) []Assignment {
+// prune undoes, the last made first, every move of makeRoom without which
+// some type in target still has least free GPUs: the job goes back to its
+// GPUs rather than pay a restart pause to run slower for nothing. It
+// decides by the types' free GPU counts alone, before the start, so that
+// which moves are kept does not depend on which nodes hold the GPUs (with
+// no contention, asleep or on, the same moves): a move is kept, without a
+// look at its GPUs, when a later move kept went to the type it left (and
+// may have taken its GPUs). It returns the moves kept, in their order, in
+// moves' backing array.
+func (e *Engine) prune(moves []Assignment, least int, target TypeSet) []Assignment {
 	kept := len(moves)
+	var landed TypeSet // the types the moves kept went to
 	for k := len(moves) - 1; k >= 0; k-- {
 		m := moves[k]
-		e.pool.GiveJob(m.Job, m.GPUs)
-		if e.pool.AllFree(m.Job.Alloc) && e.pool.Fits(m.Job, m.Job.Alloc) {
-			e.pool.TakeJob(m.Job, m.Job.Alloc)
-			copy(moves[k:], moves[k+1:kept])
-			kept--
-			continue
+		to := TypeSet(1) << uint(e.cluster.TypeOf(m.GPUs[0]))
+		if !landed.Has(e.cluster.TypeOf(m.Job.Alloc[0])) {
+			e.pool.GiveJob(m.Job, m.GPUs)
+			if e.pool.Fits(m.Job, m.Job.Alloc) {
+				e.pool.TakeJob(m.Job, m.Job.Alloc)
+				if e.fits(least, target) {
+					copy(moves[k:], moves[k+1:kept])
+					kept--
+					continue
+				}
+				e.pool.GiveJob(m.Job, m.Job.Alloc)
+			}
+			e.pool.TakeJob(m.Job, m.GPUs)
 		}
-		e.pool.TakeJob(m.Job, m.GPUs)
+		landed |= to
 	}
 	return moves[:kept]
 }

@@ -614,18 +614,19 @@ func TestEnergyYieldUndone(t *testing.T) {
 }
 
 // TestEnergyYieldOnlyNeeded: a move that made room the head job's start
-// does not use is undone; the job keeps its GPUs and pays no pause. n0:
+// does not need is undone; the job keeps its GPUs and pays no pause. n0:
 // type a, 8 GPUs, all held by busy0; n1: type a, 8 GPUs, 5 held by busy1,
 // which may run on a only (it cannot yield), and one by late, the last
 // started (it yields first); n2: type b, 16 GPUs, free. a runs every job
 // twice as fast as b. The head job w asks for 6 GPUs of a (2 free). late
 // moves to n2 (n2's first GPU): 3 free, too few; busy0 moves to n2 (the
 // next 8 GPUs; 16 GPUs at th8: ⌊0.45·16⌋ = 7, state 1 up to 7 busy, so
-// n2 claims 6, then 1, then 1 in state 2): 11 free. w takes 6 by seed
-// 002's sequence (th8): n0 (idle, state 1) claims 3, then 1 (3 busy is
-// still state 1); n0 (4 busy, state 2) and n1 (5 busy, state 2) tie on
-// group, n0 first by index: 2 more. w: n0:6, and late's freed GPU on n1
-// is unused: its move is undone. Before the fix both moves were kept.
+// n2 claims 6, then 1, then 1 in state 2): 11 free. Without late's move
+// 10 of a would be free, enough: it is undone (the last move, busy0's,
+// is needed: 3 free without it). w takes 6 by seed 002's sequence (th8):
+// n0 (idle, state 1) claims 3, then 1 (3 busy is still state 1); n0 (4
+// busy, state 2) and n1 (6 busy, state 2) tie on group, n0 first by
+// index: 2 more. w: n0:6. Before the fix both moves were kept.
 func TestEnergyYieldOnlyNeeded(t *testing.T) {
 	f := newEnergySleeps(t, []enode{{"a", 8, 8, nil}, {"a", 8, 5, nil}, {"b", 16, 0, nil}}, nil, th8, nil, speeds{2, 1})
 	f.place.Upgrades = true
