@@ -66,6 +66,10 @@ type meter struct {
 	points     []powerPoint
 	wakes      int
 	spares     spares // spare nodes kept on (spare.go)
+	// moving is set while move takes a job off its nodes; left collects
+	// the nodes it made idle meanwhile, released after it joins.
+	moving bool
+	left   []int32
 }
 
 // nodeMeter is one node's load and energy so far.
@@ -103,7 +107,7 @@ type part struct {
 // when cfg accounts no energy, applies no contention and has no
 // power-managed node. Its clock starts at the first submission, with every
 // power-managed node asleep.
-func newMeter(cfg *Config, jobs []*model.Job) (*meter, error) {
+func newMeter(cfg *Config, s *model.State, jobs []*model.Job) (*meter, error) {
 	sleeps := cfg.Power != nil && slices.ContainsFunc(cfg.Power.Nodes, func(n power.NodePower) bool { return n.Sleeps })
 	if !cfg.Energy && !cfg.Contention && !sleeps {
 		return nil, nil
@@ -131,7 +135,7 @@ func newMeter(cfg *Config, jobs []*model.Job) (*meter, error) {
 		m.jobs[i].factor = 1
 	}
 	if sleeps && cfg.Spare > 0 {
-		m.spares = newSpares(cfg, jobs)
+		m.spares = newSpares(cfg, s, jobs)
 	}
 	for i := range m.nodes {
 		m.nodes[i].last, m.nodes[i].upAt = t0, t0
@@ -241,10 +245,26 @@ func (m *meter) leave(seq int, t model.Time) {
 	jm.n = 0
 }
 
-// move is leave and join at once: j's allocation changed at t.
+// move is leave and join at once: j's allocation changed at t. The nodes
+// j leaves are not idle in between: the spares that idle nodes let
+// suspend themselves (release) are released only after j has joined its
+// new nodes, for the nodes it left for good. Otherwise a resize or a
+// migration would, for an instant, count the nodes it keeps as idle and
+// suspend a spare that the growth or the next job then has to wake.
 func (m *meter) move(j *model.Job, t model.Time) {
+	if m == nil {
+		return
+	}
+	m.moving = true
 	m.leave(j.Seq, t)
+	m.moving = false
 	m.join(j, t)
+	for _, node := range m.left {
+		if m.nodes[node].busy == 0 {
+			m.release(node, t)
+		}
+	}
+	m.left = m.left[:0]
 }
 
 // advance integrates node's draw up to t.

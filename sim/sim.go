@@ -194,7 +194,7 @@ func newRun(cfg Config) (*run, error) {
 	}
 	r.res = newResources(cfg.Cluster, r.jobs)
 	var err error
-	if r.meter, err = newMeter(&r.cfg, r.jobs); err != nil {
+	if r.meter, err = newMeter(&r.cfg, r.state, r.jobs); err != nil {
 		return nil, err
 	}
 	return r, nil

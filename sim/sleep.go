@@ -105,6 +105,10 @@ func (m *meter) idle(node int32, t model.Time) {
 	}
 	nm.since = t
 	heap.Push(&m.pending, transition{t: t + seconds(np.SleepAfterS), since: t, node: node, sleep: true})
+	if m.moving {
+		m.left = append(m.left, node)
+		return
+	}
 	m.release(node, t)
 }
 

@@ -3,7 +3,9 @@ package sim
 import (
 	"container/heap"
 	"math"
+	"slices"
 
+	"github.com/gpusched/gpusched/core/engine"
 	"github.com/gpusched/gpusched/core/model"
 )
 
@@ -27,10 +29,10 @@ import (
 //     (replenish). At the first submission that many nodes of each kind
 //     are on.
 //   - Gang: a kind's spares are Spare, or the nodes of the kind that the
-//     largest gang of the workload fills if more (gangNodes): a job's GPUs,
-//     or its maximum when it is elastic and a scaler may grow it, taken
-//     from the trace as an operator knows the largest job the cluster
-//     admits. A growth comes soon after a start, often sooner than a
+//     largest gang of the workload that can run on the kind's GPU type
+//     fills if more (largestGangs, gangNodes): a job's GPUs, or its maximum
+//     when it is elastic and a scaler may grow it, taken from the trace as
+//     an operator knows the largest job the cluster admits. A growth comes soon after a start, often sooner than a
 //     wake-up, and in one step, and a rigid gang may need more nodes at
 //     once than Spare; with spares for the whole gang it finds its nodes
 //     up, as it does with every node on.
@@ -62,32 +64,44 @@ type spares struct {
 }
 
 // newSpares returns the spares of cfg, whose power description has
-// power-managed nodes, for jobs (the trace).
-func newSpares(cfg *Config, jobs []*model.Job) spares {
+// power-managed nodes, for jobs (the trace) in state s (their speeds).
+func newSpares(cfg *Config, s *model.State, jobs []*model.Job) spares {
 	kind, kinds := nodeKinds(cfg)
-	gang := largestGang(cfg, jobs)
+	gangs := largestGangs(cfg, s, jobs)
 	want := make([]int, len(kinds))
 	for k, ns := range kinds {
-		want[k] = max(cfg.Spare, gangNodes(gang, cfg.Cluster.Nodes[ns[0]].GPUs, len(ns)))
+		n := cfg.Cluster.Nodes[ns[0]]
+		want[k] = max(cfg.Spare, gangNodes(gangs[n.Type], n.GPUs, len(ns)))
 	}
 	return spares{n: cfg.Spare, want: want, kind: kind, kinds: kinds, until: math.MaxInt64}
 }
 
-// largestGang returns the most GPUs a job of jobs may hold at once: its
-// GPUs, or its maximum when it is elastic and cfg's engine has a scaler
-// that may grow it.
-func largestGang(cfg *Config, jobs []*model.Job) int {
+// largestGangs returns, per GPU type, the most GPUs a job of jobs may hold
+// at once on that type: at most its GPUs, or its maximum when it is
+// elastic and cfg's engine has a scaler that may grow it, and at least its
+// minimum, on a type where it can run at that size (engine.Feasible: its
+// type constraint, memory and speed). A gang that cannot run on a type
+// needs none of its nodes.
+func largestGangs(cfg *Config, s *model.State, jobs []*model.Job) []int {
 	scales := false
 	if cfg.Engine != nil {
 		_, _, scaler := cfg.Engine.Names()
 		scales = scaler != "none"
 	}
-	g := 0
+	g := make([]int, len(cfg.Cluster.Types))
 	for _, j := range jobs {
+		hi := j.Spec.GPUs
 		if scales && j.Spec.Elastic() {
-			g = max(g, j.Spec.MaxGPUs)
-		} else {
-			g = max(g, j.Spec.GPUs)
+			hi = j.Spec.MaxGPUs
+		}
+		lo := max(min(j.Spec.MinGPUs, hi), 1)
+		for n := hi; n >= lo && n > slices.Min(g); n-- {
+			ts := engine.Feasible(s, j, n)
+			for t := range g {
+				if ts.Has(t) {
+					g[t] = max(g[t], n)
+				}
+			}
 		}
 	}
 	return g

@@ -170,3 +170,67 @@ func TestSparesCoverTheLargestGang(t *testing.T) {
 		})
 	}
 }
+
+// TestResizeKeepsItsSpares: a resize takes the job off its nodes and puts
+// it on its new ones at one instant; the nodes it keeps are not idle in
+// between, and no spare suspends itself because they seemed to be. Three
+// 4-GPU V100 nodes, asleep 10 s after they become idle, up 300 s after a
+// wake-up; one spare, two for the gang (A's maximum, 8, under a scaler);
+// 30 s restart pause. A (elastic 4..8 GPUs, 1,000 s on 4: 1 unit/s on 4,
+// 2 on 8) starts at 0 on n0; n0 and n1 are on from the first submission,
+// and n2 is woken at 0 as the second spare (up at 300). n1, idle since 0,
+// is held on at 10. The script grows A by 4 at 100, onto n1: it pauses at
+// once and ends at 130 + 900/2 = 580, with one wake-up. (Before, the
+// resize's instant with n0 idle made three idle nodes for two spares: n1
+// suspended itself, and the growth onto it took n2's wake-up instead: A
+// ran on 4 GPUs to 300 and ended at 330 + 700/2 = 680, and n2 was woken
+// again: two wake-ups.)
+func TestResizeKeepsItsSpares(t *testing.T) {
+	c := cluster(t, "v100", 4, "v100", 4, "v100", 4)
+	eng, err := engine.New(policy.FIFO{}, placer.Pack{}, &scripted{[]step{{100, "A", 4}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := []model.JobSpec{makeJob("A", 0).gpus(4).elastic(4, 8).dur(1000).obj()}
+	res, log := powered{cluster: c, power: sleepy(c, 10, 300), eng: eng, jobs: jobs,
+		cfg: sim.Config{Energy: true, Spare: 1, RestartOverhead: 30 * model.Second}}.run(t)
+	if got := finishTimes(res); !equalFloats(got, []float64{580}) {
+		t.Errorf("A ends at %v, want 580\n%s", got, log)
+	}
+	if res.Energy.Wakes != 1 {
+		t.Errorf("%d wake-ups, want 1", res.Energy.Wakes)
+	}
+}
+
+// TestGangSparesOnlyWhereItRuns: the largest gang raises the spares of the
+// kinds whose GPU type it can run on only. Three 4-GPU V100 nodes and
+// three 4-GPU K80 nodes (idle 200 W + 4 × 50 W = 400 W, asleep 20 W),
+// asleep 10 s after they become idle, one spare; A (elastic 4..12 GPUs,
+// V100 only, 1,000 s) under a scaler that never resizes it. The V100
+// spares are the 3 nodes of A's maximum, the K80 spare is 1: n3 is on from
+// 0 (400 W × 1,000 s = 400,000 J), n4 and n5 asleep (20,000 J each); A runs
+// 0–1,000 on n0 with no wake-up. (Before, A's 12 GPUs kept all three K80
+// nodes on: 400,000 J each.)
+func TestGangSparesOnlyWhereItRuns(t *testing.T) {
+	c := cluster(t, "v100", 4, "v100", 4, "v100", 4, "k80", 4, "k80", 4, "k80", 4)
+	eng, err := engine.New(policy.FIFO{}, placer.Pack{}, &scripted{[]step{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := []model.JobSpec{makeJob("A", 0).gpus(4).elastic(4, 12).gpuType("v100").dur(1000).obj()}
+	res, log := powered{cluster: c, power: sleepy(c, 10, 300), eng: eng, jobs: jobs,
+		cfg: sim.Config{Energy: true, Spare: 1}}.run(t)
+	if got := finishTimes(res); !equalFloats(got, []float64{1000}) {
+		t.Errorf("A ends at %v, want 1000\n%s", got, log)
+	}
+	const kWh = 3.6e6
+	e := res.Energy
+	for i, want := range map[int]float64{3: 400_000, 4: 20_000, 5: 20_000} {
+		if !near(e.NodeKWh[i], want/kWh) {
+			t.Errorf("n%d drew %v kWh, want %v", i, e.NodeKWh[i], want/kWh)
+		}
+	}
+	if e.Wakes != 0 {
+		t.Errorf("%d wake-ups, want 0", e.Wakes)
+	}
+}

@@ -193,6 +193,9 @@ func (e *Engine) walk(s *model.State, ord Order, plan *Plan) {
 		if ts == 0 {
 			continue
 		}
+		if !ord.Backfill && ord.Lanes == nil && e.yieldWhole(s, j, ts, plan) {
+			continue // the head of a strict queue at its requested size, after upgraded jobs yielded
+		}
 		// With a Gate every job may claim; the gate says whose GPUs.
 		if e.place(s, j, ts, plan, i < ord.Claim || e.gates != nil) {
 			continue

@@ -63,14 +63,13 @@ type Yielder interface {
 
 // yield tries to start waiting job j, of feasible types ts, on a type its
 // Yielder placer targets, after moving running jobs there, the last
-// started first, to slower types (Yielder.Yield) until j fits. The
-// moves are recorded in plan.Migrate and j's start in plan.Start. When j
-// still does not fit, every move is undone and yield reports false (j is
-// then placed as usual). Only without a scaler and without a Gate, which
-// both track the running jobs' GPUs through the round.
+// started first, to slower types (Yielder.Yield) until j fits (makeRoom).
+// When j still does not fit, every move is undone and yield reports false
+// (j is then placed as usual). Only without a scaler and without a Gate,
+// which both track the running jobs' GPUs through the round.
 func (e *Engine) yield(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
-	y, ok := e.placer.(Yielder)
-	if !ok || e.scaler != nil || e.gates != nil {
+	y, ok := e.yielder()
+	if !ok {
 		return false
 	}
 	sizes, k := e.sizes(j)
@@ -78,7 +77,42 @@ func (e *Engine) yield(s *model.State, j *model.Job, ts TypeSet, plan *Plan) boo
 	if target == 0 {
 		return false
 	}
-	least := min(sizes[0], sizes[k-1])
+	return e.makeRoom(s, y, target, min(sizes[0], sizes[k-1]), plan, func() bool { return e.tryPlace(s, j, target, plan) })
+}
+
+// yieldWhole is yield for an elastic job j that would start below its
+// requested size (without a scaler it would keep that size to its end):
+// running jobs on the types where j runs at its requested size make room
+// for the whole of it (makeRoom), and it starts there at that size. It
+// reports false, with nothing moved, when no type holds j at its requested
+// size after every move: j is then placed as usual.
+func (e *Engine) yieldWhole(s *model.State, j *model.Job, ts TypeSet, plan *Plan) bool {
+	y, ok := e.yielder()
+	sizes, k := e.sizes(j)
+	if !ok || k == 1 || sizes[0] < sizes[1] {
+		return false
+	}
+	target := y.Target(s, e.pool, j, sizes[0], fitTypes(s, j, ts, sizes[0]))
+	if target == 0 {
+		return false
+	}
+	return e.makeRoom(s, y, target, sizes[0], plan, func() bool { return e.placeOn(s, j, target, plan, sizes[0], false) })
+}
+
+// yielder returns the engine's placer as a Yielder when yields apply: no
+// scaler and no Gate.
+func (e *Engine) yielder() (Yielder, bool) {
+	y, ok := e.placer.(Yielder)
+	return y, ok && e.scaler == nil && e.gates == nil
+}
+
+// makeRoom moves running jobs on the types in target, the last started
+// first, to slower types (Yielder.Yield) until some type in target has
+// least free GPUs and start succeeds; the moves that room does not need
+// are undone first (prune). The moves kept are recorded in plan.Migrate.
+// When start never succeeds every move is undone and makeRoom reports
+// false.
+func (e *Engine) makeRoom(s *model.State, y Yielder, target TypeSet, least int, plan *Plan, start func() bool) bool {
 	cands := e.yieldBuf[:0]
 	room := e.yieldRoom[:0]
 	for t := range e.cluster.Types {
@@ -109,7 +143,10 @@ func (e *Engine) yield(s *model.State, j *model.Job, ts TypeSet, plan *Plan) boo
 		e.pool.GiveJob(r, r.Alloc)
 		e.pool.TakeJob(r, gpus)
 		moves = append(moves, Assignment{Job: r, GPUs: gpus})
-		if e.fits(least, target) && e.tryPlace(s, j, target, plan) {
+		if !e.fits(least, target) {
+			continue
+		}
+		if moves = e.prune(moves, least, target); start() {
 			for _, m := range moves {
 				e.pool.Hold(m.Job)
 				plan.Migrate = append(plan.Migrate, m)
@@ -124,6 +161,39 @@ func (e *Engine) yield(s *model.State, j *model.Job, ts TypeSet, plan *Plan) boo
 		e.pool.TakeJob(m.Job, m.Job.Alloc)
 	}
 	return false
+}
+
+// prune undoes, the last made first, every move of makeRoom without which
+// some type in target still has least free GPUs: the job goes back to its
+// GPUs rather than pay a restart pause to run slower for nothing. It
+// decides by the types' free GPU counts alone, before the start, so that
+// which moves are kept does not depend on which nodes hold the GPUs (with
+// no contention, asleep or on, the same moves): a move is kept, without a
+// look at its GPUs, when a later move kept went to the type it left (and
+// may have taken its GPUs). It returns the moves kept, in their order, in
+// moves' backing array.
+func (e *Engine) prune(moves []Assignment, least int, target TypeSet) []Assignment {
+	kept := len(moves)
+	var landed TypeSet // the types the moves kept went to
+	for k := len(moves) - 1; k >= 0; k-- {
+		m := moves[k]
+		to := TypeSet(1) << uint(e.cluster.TypeOf(m.GPUs[0]))
+		if !landed.Has(e.cluster.TypeOf(m.Job.Alloc[0])) {
+			e.pool.GiveJob(m.Job, m.GPUs)
+			if e.pool.Fits(m.Job, m.Job.Alloc) {
+				e.pool.TakeJob(m.Job, m.Job.Alloc)
+				if e.fits(least, target) {
+					copy(moves[k:], moves[k+1:kept])
+					kept--
+					continue
+				}
+				e.pool.GiveJob(m.Job, m.Job.Alloc)
+			}
+			e.pool.TakeJob(m.Job, m.GPUs)
+		}
+		landed |= to
+	}
+	return moves[:kept]
 }
 
 // reasonYielded is the trace's reason for a move that makes room for a

@@ -612,3 +612,95 @@ func TestEnergyYieldUndone(t *testing.T) {
 		})
 	}
 }
+
+// TestEnergyYieldOnlyNeeded: a move that made room the head job's start
+// does not need is undone; the job keeps its GPUs and pays no pause. n0:
+// type a, 8 GPUs, all held by busy0; n1: type a, 8 GPUs, 5 held by busy1,
+// which may run on a only (it cannot yield), and one by late, the last
+// started (it yields first); n2: type b, 16 GPUs, free. a runs every job
+// twice as fast as b. The head job w asks for 6 GPUs of a (2 free). late
+// moves to n2 (n2's first GPU): 3 free, too few; busy0 moves to n2 (the
+// next 8 GPUs; 16 GPUs at th8: ⌊0.45·16⌋ = 7, state 1 up to 7 busy, so
+// n2 claims 6, then 1, then 1 in state 2): 11 free. Without late's move
+// 10 of a would be free, enough: it is undone (the last move, busy0's,
+// is needed: 3 free without it). w takes 6 by seed 002's sequence (th8):
+// n0 (idle, state 1) claims 3, then 1 (3 busy is still state 1); n0 (4
+// busy, state 2) and n1 (6 busy, state 2) tie on group, n0 first by
+// index: 2 more. w: n0:6. Before the fix both moves were kept.
+func TestEnergyYieldOnlyNeeded(t *testing.T) {
+	f := newEnergySleeps(t, []enode{{"a", 8, 8, nil}, {"a", 8, 5, nil}, {"b", 16, 0, nil}}, nil, th8, nil, speeds{2, 1})
+	f.place.Upgrades = true
+	for _, r := range f.s.Running() {
+		if r.Spec.ID == "busy1" {
+			r.Spec.GPUType = "a"
+		}
+	}
+	late := model.NewJob(model.JobSpec{ID: "late", GPUs: 1, MinGPUs: 1, MaxGPUs: 1}, 10, -1, 1)
+	f.s.Submit(late)
+	if err := f.s.Start(late, []model.GPU{{Node: 1, Index: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	f.s.Submit(model.NewJob(model.JobSpec{ID: "w", GPUs: 6, MinGPUs: 6, MaxGPUs: 6, GPUType: "a"}, 50, -1, 1))
+	e, err := engine.New(policy.FIFO{}, f.place, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := e.Schedule(f.s, 0)
+	var moves []string
+	for _, m := range plan.Migrate {
+		moves = append(moves, m.Job.Spec.ID+">"+perNode(names(f.pool, m.GPUs)))
+	}
+	start := ""
+	for _, a := range plan.Start {
+		start = a.Job.Spec.ID + ">" + perNode(names(f.pool, a.GPUs))
+	}
+	if got := strings.Join(moves, ","); got != "busy0>n2:8" || start != "w>n0:6" {
+		t.Errorf("moves %q and start %q, want %q and %q", got, start, "busy0>n2:8", "w>n0:6")
+	}
+}
+
+// TestEnergyYieldWhole: with Upgrades, a job at the head of a strict fifo
+// queue that would start below its requested size (and keep that size to
+// its end, without a scaler) has running jobs yield, as for a job that fits
+// nowhere, when the moves make room for the whole of it. n0: type a, 8
+// GPUs, 4 held by busy0; n1: type b, 8 GPUs, bBusy held by busy1; a runs
+// every job twice as fast as b. w asks for 8 GPUs, at least 4: no type has
+// 8 free, a has 4, so without the rule it starts on n0:4. busy1 cannot
+// yield (nothing is 1.5 times slower than b); busy0 moves to n1 when it has
+// 4 free (th8: n1 at 3 busy is state 1 at its limit and claims 1, then 2
+// in state 2, then 1: n1:4), and w takes all of n0 (3 in state 1, 1, 2 in
+// state 2, 1, 1 in state 3: n0:8).
+func TestEnergyYieldWhole(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		bBusy       int
+		backfill    bool
+		move, start string
+	}{
+		{"busy0 yields, w starts whole", 3, false, "busy0>n1:4", "n0:8"},
+		{"no room for busy0 on b: w starts at its minimum", 5, false, "", "n0:4"},
+		{"backfill: w starts at its minimum", 3, true, "", "n0:4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newEnergySleeps(t, []enode{{"a", 8, 4, nil}, {"b", 8, tc.bBusy, nil}}, nil, th8, nil, speeds{2, 1})
+			f.place.Upgrades = true
+			f.s.Submit(model.NewJob(model.JobSpec{ID: "w", GPUs: 8, MinGPUs: 4, MaxGPUs: 8}, 50, -1, 1))
+			e, err := engine.New(policy.FIFO{Backfill: tc.backfill}, f.place, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := e.Schedule(f.s, 0)
+			var moves []string
+			for _, m := range plan.Migrate {
+				moves = append(moves, m.Job.Spec.ID+">"+perNode(names(f.pool, m.GPUs)))
+			}
+			start := ""
+			for _, a := range plan.Start {
+				start = perNode(names(f.pool, a.GPUs))
+			}
+			if got := strings.Join(moves, ","); got != tc.move || start != tc.start {
+				t.Errorf("moves %q and w on %q, want %q and %q", got, start, tc.move, tc.start)
+			}
+		})
+	}
+}
