@@ -593,20 +593,8 @@ func TestEnergyYieldUndone(t *testing.T) {
 				}
 			}
 			f.s.Submit(model.NewJob(model.JobSpec{ID: "w", GPUs: tc.n, MinGPUs: tc.n, MaxGPUs: tc.n, GPUType: "a"}, 50, -1, 1))
-			e, err := engine.New(policy.FIFO{}, f.place, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan := e.Schedule(f.s, 0)
-			var moves []string
-			for _, m := range plan.Migrate {
-				moves = append(moves, m.Job.Spec.ID+">"+perNode(names(f.pool, m.GPUs)))
-			}
-			start := ""
-			for _, a := range plan.Start {
-				start = perNode(names(f.pool, a.GPUs))
-			}
-			if got := strings.Join(moves, ","); got != tc.move || start != tc.wStart {
+			got, starts := f.scheduleOnce(t, policy.FIFO{})
+			if start := starts["w"]; got != tc.move || start != tc.wStart {
 				t.Errorf("moves %q and w on %q, want %q and %q", got, start, tc.move, tc.wStart)
 			}
 		})
@@ -641,21 +629,9 @@ func TestEnergyYieldOnlyNeeded(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.s.Submit(model.NewJob(model.JobSpec{ID: "w", GPUs: 6, MinGPUs: 6, MaxGPUs: 6, GPUType: "a"}, 50, -1, 1))
-	e, err := engine.New(policy.FIFO{}, f.place, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan := e.Schedule(f.s, 0)
-	var moves []string
-	for _, m := range plan.Migrate {
-		moves = append(moves, m.Job.Spec.ID+">"+perNode(names(f.pool, m.GPUs)))
-	}
-	start := ""
-	for _, a := range plan.Start {
-		start = a.Job.Spec.ID + ">" + perNode(names(f.pool, a.GPUs))
-	}
-	if got := strings.Join(moves, ","); got != "busy0>n2:8" || start != "w>n0:6" {
-		t.Errorf("moves %q and start %q, want %q and %q", got, start, "busy0>n2:8", "w>n0:6")
+	got, starts := f.scheduleOnce(t, policy.FIFO{})
+	if got != "busy0>n2:8" || len(starts) != 1 || starts["w"] != "n0:6" {
+		t.Errorf("moves %q and starts %v, want %q and w on %q", got, starts, "busy0>n2:8", "n0:6")
 	}
 }
 
@@ -685,22 +661,31 @@ func TestEnergyYieldWhole(t *testing.T) {
 			f := newEnergySleeps(t, []enode{{"a", 8, 4, nil}, {"b", 8, tc.bBusy, nil}}, nil, th8, nil, speeds{2, 1})
 			f.place.Upgrades = true
 			f.s.Submit(model.NewJob(model.JobSpec{ID: "w", GPUs: 8, MinGPUs: 4, MaxGPUs: 8}, 50, -1, 1))
-			e, err := engine.New(policy.FIFO{Backfill: tc.backfill}, f.place, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan := e.Schedule(f.s, 0)
-			var moves []string
-			for _, m := range plan.Migrate {
-				moves = append(moves, m.Job.Spec.ID+">"+perNode(names(f.pool, m.GPUs)))
-			}
-			start := ""
-			for _, a := range plan.Start {
-				start = perNode(names(f.pool, a.GPUs))
-			}
-			if got := strings.Join(moves, ","); got != tc.move || start != tc.start {
+			got, starts := f.scheduleOnce(t, policy.FIFO{Backfill: tc.backfill})
+			if start := starts["w"]; got != tc.move || start != tc.start {
 				t.Errorf("moves %q and w on %q, want %q and %q", got, start, tc.move, tc.start)
 			}
 		})
 	}
+}
+
+// scheduleOnce runs one round of an engine with pol and f's placer on f's
+// state: the plan's migrations as "ID>nodes", comma-separated in the plan's
+// order, and each started job's nodes by ID (perNode's form).
+func (f *energyFixture) scheduleOnce(t *testing.T, pol policy.FIFO) (string, map[string]string) {
+	t.Helper()
+	e, err := engine.New(pol, f.place, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := e.Schedule(f.s, 0)
+	var moves []string
+	for _, m := range plan.Migrate {
+		moves = append(moves, m.Job.Spec.ID+">"+perNode(names(f.pool, m.GPUs)))
+	}
+	starts := map[string]string{}
+	for _, a := range plan.Start {
+		starts[a.Job.Spec.ID] = perNode(names(f.pool, a.GPUs))
+	}
+	return strings.Join(moves, ","), starts
 }

@@ -42,16 +42,7 @@ func TestGangShare(t *testing.T) {
 					st.x = []float64{tc.gx, 0}
 				}
 			}
-			sel, types := a.choose(s, 0)
-			var got []string
-			for i, j := range sel {
-				for k := range s.Cluster.Types {
-					if types[i].Has(k) {
-						got = append(got, j.Spec.ID+":"+s.Cluster.Types[k].Name)
-					}
-				}
-			}
-			if !slices.Equal(got, tc.want) {
+			if got := chosenOn(s, a); !slices.Equal(got, tc.want) {
 				t.Fatalf("chosen %v, want %v", got, tc.want)
 			}
 		})
@@ -99,4 +90,19 @@ func gangAndSingle(t *testing.T, gangShare float64) (*model.State, *Alloc) {
 		t.Fatalf("tracked %d jobs, want 2", len(a.tracked))
 	}
 	return s, a
+}
+
+// chosenOn runs one choose of a and names each chosen job with its type,
+// "ID:type", in the order choose gives them.
+func chosenOn(s *model.State, a *Alloc) []string {
+	sel, types := a.choose(s, 0)
+	var got []string
+	for i, j := range sel {
+		for k := range s.Cluster.Types {
+			if types[i].Has(k) {
+				got = append(got, j.Spec.ID+":"+s.Cluster.Types[k].Name)
+			}
+		}
+	}
+	return got
 }

@@ -43,16 +43,7 @@ func TestGangYield(t *testing.T) {
 			if tc.fitted {
 				a.fitted = s
 			}
-			sel, types := a.choose(s, 0)
-			var got []string
-			for i, j := range sel {
-				for k := range s.Cluster.Types {
-					if types[i].Has(k) {
-						got = append(got, j.Spec.ID+":"+s.Cluster.Types[k].Name)
-					}
-				}
-			}
-			if !slices.Equal(got, tc.want) {
+			if got := chosenOn(s, a); !slices.Equal(got, tc.want) {
 				t.Fatalf("chosen %v, want %v", got, tc.want)
 			}
 		})
