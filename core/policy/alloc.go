@@ -159,6 +159,7 @@ type Alloc struct {
 	worker    []float64    // per type: seconds of jobs run since the last reset (+ credits)
 	epoch     uint64       // resets without a deficit so far (resetCredits): a job's credits older than this are all resetTo
 	resetTo   float64      // the credit of the last reset without a deficit
+	uniform   bool         // every tracked job's credits are resetTo, on every type: no job's written since resetCredits
 	order     []int        // GPU types, fastest first
 	solver    lp.Solver
 	rng       *pyRand
@@ -196,6 +197,11 @@ type Alloc struct {
 	// negative GPU count. bestFits reads it instead of summing every round.
 	demand   []int
 	negative int
+	// firsts and seconds are chooseFitted's scratch: per type, the indexes
+	// in tracked of the jobs with a share on it that are taken first
+	// (gangFirst) and of the others; open, of the jobs not chosen yet.
+	firsts, seconds [][]int32
+	open            []int32
 }
 
 // allocJob is what Alloc keeps per active job.
@@ -323,6 +329,7 @@ func (a *Alloc) init(c *model.Cluster) {
 	a.cluster = c
 	a.jobs = map[*model.Job]*allocJob{}
 	a.tracked, a.states, a.trackedAll, a.fitted = nil, nil, nil, nil
+	a.uniform = false
 	a.last, a.lastReset = -1, -1
 	a.worker = make([]float64, len(c.Types))
 	a.remain = make([]int, len(c.Types))

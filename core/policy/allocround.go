@@ -117,6 +117,7 @@ func (a *Alloc) newJob(s *model.State, j *model.Job) *allocJob {
 		st.received[t] = a.credit()
 	}
 	st.epoch = a.epoch
+	a.uniform = false // its credits are written, and may not be resetTo
 	a.speeds(s, j, st)
 	return st
 }
@@ -196,6 +197,7 @@ func (a *Alloc) reset(now model.Time) {
 		a.lastReset = now
 		return
 	}
+	a.uniform = false
 	for _, st := range a.states {
 		a.credits(st) // every reset keeps a deficit here: never out of date, kept exact if it were
 		for t := range st.received {
@@ -227,11 +229,14 @@ func (a *Alloc) resetCredits(credit float64) {
 	}
 	a.epoch++
 	a.resetTo = credit
+	a.uniform = true
 }
 
 // credits returns st's credits per type (received), first writing them
 // as the last reset left them if they are older than it (epoch).
+// The caller may change them: they are no longer known to be uniform.
 func (a *Alloc) credits(st *allocJob) []float64 {
+	a.uniform = false
 	if st.epoch != a.epoch {
 		for t := range st.received {
 			st.received[t] = a.resetTo
@@ -307,11 +312,23 @@ func (a *Alloc) pinned(s *model.State, now model.Time) ([]*model.Job, []engine.T
 // those that cannot be taken any more (their job chosen already, or the
 // type's room left too small): the order of the others is the same, and
 // what is left only shrinks, so neither pass would take them.
+//
+// In a round where X is bestFits's and every job has the last reset's
+// credits, the pairs' order is known without their keys: chooseFitted.
 func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.TypeSet) {
 	for t := range a.remain {
 		a.remain[t] = s.Cluster.TypeGPUs(t)
 	}
 	sel, types := a.pinned(s, now)
+	if a.fittedRound(s) {
+		return a.chooseFitted(sel, types)
+	}
+	return a.choosePairs(sel, types)
+}
+
+// choosePairs is choose by laying out and sorting each type's pairs,
+// after pinned chose sel.
+func (a *Alloc) choosePairs(sel []*model.Job, types []engine.TypeSet) ([]*model.Job, []engine.TypeSet) {
 	a.entries = a.entries[:0]
 	deferred := false
 	for _, t := range a.order {
@@ -338,13 +355,13 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 				deferred = true
 				continue
 			}
-			sel, types = a.take(st, e, sel, types)
+			sel, types = a.take(st, t, sel, types)
 		}
 	}
 	if deferred {
 		for _, e := range a.entries {
 			if st := e.st; e.x < minShare && a.fits(st, int(e.t)) {
-				sel, types = a.take(st, e, sel, types)
+				sel, types = a.take(st, int(e.t), sel, types)
 			}
 		}
 	}
@@ -463,11 +480,11 @@ func (a *Alloc) fitsLaid(e allocEntry) bool {
 	return a.remain[e.t] > 0 && int(e.gpus) <= a.remain[e.t]
 }
 
-// take chooses e's job to run on e's type this round.
-func (a *Alloc) take(st *allocJob, e allocEntry, sel []*model.Job, types []engine.TypeSet) ([]*model.Job, []engine.TypeSet) {
-	a.remain[e.t] -= st.gpus
+// take chooses st's job to run on type t this round.
+func (a *Alloc) take(st *allocJob, t int, sel []*model.Job, types []engine.TypeSet) ([]*model.Job, []engine.TypeSet) {
+	a.remain[t] -= st.gpus
 	st.picked = true
-	return append(sel, e.job), append(types, 1<<uint(e.t))
+	return append(sel, st.job), append(types, 1<<uint(t))
 }
 
 // gangFirst reports whether st, with share x of X on a type, is taken
