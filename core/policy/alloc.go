@@ -191,6 +191,11 @@ type Alloc struct {
 	// fixed in a state), so in that state, with those jobs, it would set
 	// the same X again.
 	fitted *model.State
+	// speedsIn is the state in which compute last set every tracked job's
+	// speeds (nil: none). A job tracked since has its speeds set in the
+	// state it arrived in (newJob): while that is speedsIn, every tracked
+	// job's speeds are speedsIn's.
+	speedsIn *model.State
 	// demand is, per type, the GPUs that the tracked jobs that can run
 	// (best > 0) ask for on their best type, as speeds last set them
 	// (allocJob.asks); negative counts the tracked jobs among them with a
@@ -216,6 +221,7 @@ type allocJob struct {
 	speed    []float64    // speed per type at gpus; 0 where it cannot run
 	picked   bool         // chosen to run this round (scratch)
 	asks     bool         // counted in Alloc.demand, at bestT and gpus
+	fitX     bool         // x and weight are bestFits's for speed, gpus and bestT as they are (x 1 on bestT where it can run, else 0; weight 0)
 	deficit  []float64    // Gavel's deficit: share owed minus time received, per type (not kept by EstSRPT and Gittins: keepsDeficit)
 	best     float64      // the highest of speed
 	bestT    int          // bestType: the first type of Alloc.order with speed best
@@ -305,14 +311,12 @@ func (a *Alloc) Order(s *model.State, now model.Time, buf []*model.Job) engine.O
 	buf = append(buf, sel...)
 	a.sel = sel[:0]
 	for i, j := range a.tracked {
-		if a.states[i].picked {
+		if st := a.states[i]; st.picked {
+			st.picked = false // for the next round
 			continue
 		}
 		buf = append(buf, j)
 		ord.Types = append(ord.Types, 0)
-	}
-	for _, st := range a.states {
-		st.picked = false
 	}
 	ord.Jobs = buf
 	if ord.Types != nil {
@@ -328,7 +332,7 @@ func (a *Alloc) init(c *model.Cluster) {
 	}
 	a.cluster = c
 	a.jobs = map[*model.Job]*allocJob{}
-	a.tracked, a.states, a.trackedAll, a.fitted = nil, nil, nil, nil
+	a.tracked, a.states, a.trackedAll, a.fitted, a.speedsIn = nil, nil, nil, nil, nil
 	a.uniform = false
 	a.last, a.lastReset = -1, -1
 	a.worker = make([]float64, len(c.Types))

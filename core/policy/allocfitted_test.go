@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
@@ -22,7 +23,9 @@ import (
 // choose the same jobs on the same types in the same order as
 // choosePairs, which lays out and sorts the pairs. Rounds that take the
 // fitted path must occur, with pinned jobs, with a job taken off its best
-// type, and with a gang taken first; so must rounds without it.
+// type, and with a gang taken first; so must rounds without it. In every
+// round where X is bestFits's, each job's row must be bestFits's
+// (checkFittedX), though bestFits writes only the rows not already so.
 func TestChooseFittedIsPairs(t *testing.T) {
 	ts := []model.GPUType{{Name: "v100", MemMiB: 16384, TFLOPS: 15.7}, {Name: "p100", MemMiB: 16384, TFLOPS: 10.6}, {Name: "k80", MemMiB: 12288, TFLOPS: 4.4}}
 	ns := []model.Node{{Name: "a", Type: 0, GPUs: 8}, {Name: "b", Type: 1, GPUs: 8}, {Name: "c", Type: 2, GPUs: 8}}
@@ -44,6 +47,9 @@ func TestChooseFittedIsPairs(t *testing.T) {
 			a.reset(now)
 			a.compute(w.s, now)
 			fast := a.fittedRound(w.s)
+			if a.fitted != nil {
+				checkFittedX(t, a, world, round)
+			}
 			gotSel, gotTypes := a.choose(w.s, now)
 			gotSel, gotTypes = slices.Clone(gotSel), slices.Clone(gotTypes)
 			a.clearPicked()
@@ -63,6 +69,25 @@ func TestChooseFittedIsPairs(t *testing.T) {
 	t.Logf("%+v", n)
 	if n.fast < 300 || n.slow < 300 || n.pinned < 100 || n.offBest < 50 || n.gangFirst < 50 {
 		t.Fatalf("rounds: %d fitted, %d not, %d fitted with pinned jobs, %d fitted with a job off its best type, %d fitted with a gang taken first; want many of each", n.fast, n.slow, n.pinned, n.offBest, n.gangFirst)
+	}
+}
+
+// checkFittedX requires every tracked job's row of X and weight to be
+// bestFits's, written afresh: 1 on its best type where it can run, 0
+// elsewhere (+0), weight 0 (bestFits skips the rows it wrote before,
+// allocJob.fitX).
+func checkFittedX(t *testing.T, a *Alloc, world, round int) {
+	t.Helper()
+	for _, st := range a.states {
+		for k, x := range st.x {
+			want := 0.0
+			if st.best > 0 && k == st.bestT {
+				want = 1
+			}
+			if math.Float64bits(x) != math.Float64bits(want) || st.weight != 0 || len(st.x) != len(a.order) {
+				t.Fatalf("world %d round %d: job %s: x %v weight %v, bestFits's x[%d] %v weight 0", world, round, st.job.Spec.ID, st.x, st.weight, k, want)
+			}
+		}
 	}
 }
 

@@ -73,6 +73,9 @@ func (a *Alloc) track(s *model.State) {
 	}
 	if added > 0 {
 		a.changed, a.fitted = true, nil
+		if a.speedsIn != s {
+			a.speedsIn = nil // the new jobs' speeds are s's, the others' not
+		}
 		a.sortTracked()
 	}
 	a.trackedAll = nil
@@ -134,6 +137,7 @@ func (a *Alloc) speeds(s *model.State, j *model.Job, st *allocJob) {
 		return
 	}
 	st.speedOf = s
+	st.fitX = false
 	a.unask(st)
 	st.gpus = j.Spec.GPUs
 	if engine.FeasibleInto(s, j, st.gpus, st.speed) == 0 {

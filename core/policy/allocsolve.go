@@ -7,10 +7,14 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 )
 
-// compute recomputes X for the tracked jobs.
+// compute recomputes X for the tracked jobs, after their speeds in s
+// (not looked at again while every tracked job's are s's: speedsIn).
 func (a *Alloc) compute(s *model.State, now model.Time) {
-	for i, j := range a.tracked {
-		a.speeds(s, j, a.states[i])
+	if a.speedsIn != s {
+		for i, j := range a.tracked {
+			a.speeds(s, j, a.states[i])
+		}
+		a.speedsIn = s
 	}
 	switch a.Objective {
 	case FIFOAlloc:

@@ -71,14 +71,10 @@ func TestDemandIncremental(t *testing.T) {
 			if !slices.Equal(a.demand, want) {
 				t.Fatalf("world %d round %d: demand %v, summed afresh %v", world, round, a.demand, want)
 			}
-			best := make([]float64, len(a.states))
-			for i, st := range a.states {
-				best[i] = st.best
-			}
 			if len(a.states) == 0 {
 				continue
 			}
-			summed := a.fitsSummed(s, best)
+			summed := a.fitsSummed(s)
 			if (a.fitted != nil) != summed {
 				t.Fatalf("world %d round %d: X without the program %v, the summed test says %v", world, round, a.fitted != nil, summed)
 			}
