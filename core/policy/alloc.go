@@ -202,11 +202,14 @@ type Alloc struct {
 	// negative GPU count. bestFits reads it instead of summing every round.
 	demand   []int
 	negative int
-	// firsts and seconds are chooseFitted's scratch: per type, the indexes
-	// in tracked of the jobs with a share on it that are taken first
-	// (gangFirst) and of the others; open, of the jobs not chosen yet.
-	firsts, seconds [][]int32
-	open            []int32
+	// shared is Gittins's, per type, the tracked jobs that ask for it
+	// (allocJob.asks, at bestT), each list by Seq: [0] those that
+	// gangFirst takes first, [1] the others; chooseFitted reads them.
+	// speeds and unask keep them, except in compute's pass over every job
+	// (sharedStale), after which they are rebuilt.
+	shared      [][2][]*allocJob
+	sharedStale bool
+	open        []*allocJob // chooseFitted's scratch: the jobs not chosen yet, by Seq
 }
 
 // allocJob is what Alloc keeps per active job.
@@ -338,6 +341,7 @@ func (a *Alloc) init(c *model.Cluster) {
 	a.worker = make([]float64, len(c.Types))
 	a.remain = make([]int, len(c.Types))
 	a.demand, a.negative = make([]int, len(c.Types)), 0
+	a.shared, a.sharedStale = make([][2][]*allocJob, len(c.Types)), false
 	a.order = make([]int, len(c.Types))
 	for t := range a.order {
 		a.order[t] = t

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"slices"
+
 	"github.com/gpusched/gpusched/core/engine"
 	"github.com/gpusched/gpusched/core/model"
 )
@@ -20,17 +22,19 @@ func (a *Alloc) fittedRound(s *model.State) bool {
 }
 
 // chooseFitted is choosePairs in a fittedRound, after pinned chose sel:
-// the same pairs taken in the same order, without laying them out. A job
-// with a share on t has its best type t (share 1), so it is never
-// deferred; a job without one is deferred exactly when it runs slower on
-// t than on its best type (sharedFaster), and the deferred pass takes, per
-// type in a.order, the jobs without a share there that fit, in arrival
-// order. A pair choosePairs leaves out (its job chosen, the type's room
-// too small) fails fits here: the room only shrinks. So does a job whose
-// pair with a share on t was passed because it did not fit: the scans of
-// the jobs without a share on t need not skip it.
+// the same pairs taken in the same order, without laying them out. The
+// jobs with a share on t are a.shared[t], kept from round to round. Such
+// a job has its best type t (share 1), so it is never deferred; a job
+// without one is deferred exactly when it runs slower on t than on its
+// best type (sharedFaster), and the deferred pass takes, per type in
+// a.order, the jobs without a share there that fit, in arrival order. A
+// pair choosePairs leaves out (its job chosen, the type's room too small)
+// fails fits here: the room only shrinks. So does a job whose pair with a
+// share on t was passed because it did not fit: the scans of the jobs
+// without a share on t need not skip it.
 func (a *Alloc) chooseFitted(sel []*model.Job, types []engine.TypeSet) ([]*model.Job, []engine.TypeSet) {
-	a.bucketFitted()
+	a.open = a.open[:0]
+	built := false // a.open holds the jobs not chosen yet
 	deferred := false
 	for _, t := range a.order {
 		if len(sel) == len(a.tracked) {
@@ -39,14 +43,13 @@ func (a *Alloc) chooseFitted(sel []*model.Job, types []engine.TypeSet) ([]*model
 		if a.remain[t] <= 0 {
 			continue // the type is full
 		}
-		sel, types = a.takeShared(a.firsts[t], t, sel, types)
-		sel, types = a.takeShared(a.seconds[t], t, sel, types)
-		a.compactOpen()
-		for _, i := range a.open {
+		sel, types = a.takeShared(a.shared[t][0], t, sel, types)
+		sel, types = a.takeShared(a.shared[t][1], t, sel, types)
+		a.openJobs(&built)
+		for _, st := range a.open {
 			if a.remain[t] <= 0 {
 				break
 			}
-			st := a.states[i]
 			if !a.fits(st, t) {
 				continue
 			}
@@ -61,9 +64,9 @@ func (a *Alloc) chooseFitted(sel []*model.Job, types []engine.TypeSet) ([]*model
 		return sel, types
 	}
 	for _, t := range a.order {
-		a.compactOpen()
-		for _, i := range a.open {
-			if st := a.states[i]; a.fits(st, t) {
+		a.openJobs(&built)
+		for _, st := range a.open {
+			if a.fits(st, t) {
 				sel, types = a.take(st, t, sel, types)
 			}
 		}
@@ -71,56 +74,97 @@ func (a *Alloc) chooseFitted(sel []*model.Job, types []engine.TypeSet) ([]*model
 	return sel, types
 }
 
-// bucketFitted sorts the tracked jobs not chosen yet into a.firsts and
-// a.seconds by the type of their share, in arrival order, and lists them
-// all in a.open.
-func (a *Alloc) bucketFitted() {
-	k := len(a.order)
-	if len(a.firsts) != k {
-		a.firsts, a.seconds = make([][]int32, k), make([][]int32, k)
-	}
-	for t := range k {
-		a.firsts[t], a.seconds[t] = a.firsts[t][:0], a.seconds[t][:0]
-	}
-	a.open = a.open[:0]
-	for i, st := range a.states {
-		if st.picked {
-			continue
+// openJobs sets a.open to the tracked jobs not chosen yet, by Seq: from
+// a.states the first time (built false), then by dropping those chosen
+// since.
+func (a *Alloc) openJobs(built *bool) {
+	if !*built {
+		for _, st := range a.states {
+			if !st.picked {
+				a.open = append(a.open, st)
+			}
 		}
-		a.open = append(a.open, int32(i))
-		if !st.asks {
-			continue // no share anywhere (it can run nowhere)
-		}
-		if a.gangFirst(st, 1) {
-			a.firsts[st.bestT] = append(a.firsts[st.bestT], int32(i))
-		} else {
-			a.seconds[st.bestT] = append(a.seconds[st.bestT], int32(i))
+		*built = true
+		return
+	}
+	kept := a.open[:0]
+	for _, st := range a.open {
+		if !st.picked {
+			kept = append(kept, st)
 		}
 	}
+	a.open = kept
 }
 
-// takeShared takes, in order, the jobs of list (their share on t) that
-// fit on t, until t is full. t is their best type, where they can run:
-// only whether they are chosen and the room are tested.
-func (a *Alloc) takeShared(list []int32, t int, sel []*model.Job, types []engine.TypeSet) ([]*model.Job, []engine.TypeSet) {
-	for _, i := range list {
+// takeShared takes, in order, the jobs of list (their share on t) not
+// chosen yet that fit on t, until t is full. t is their best type, where
+// they can run: only whether they are chosen and the room are tested.
+func (a *Alloc) takeShared(list []*allocJob, t int, sel []*model.Job, types []engine.TypeSet) ([]*model.Job, []engine.TypeSet) {
+	for _, st := range list {
 		if a.remain[t] <= 0 {
 			break
 		}
-		if st := a.states[i]; !st.picked && st.gpus <= a.remain[t] {
+		if !st.picked && st.gpus <= a.remain[t] {
 			sel, types = a.take(st, t, sel, types)
 		}
 	}
 	return sel, types
 }
 
-// compactOpen drops the jobs chosen since from a.open, keeping its order.
-func (a *Alloc) compactOpen() {
-	kept := a.open[:0]
-	for _, i := range a.open {
-		if !a.states[i].picked {
-			kept = append(kept, i)
+// sharedList returns the list of a.shared that st belongs in while it
+// asks for its best type.
+func (a *Alloc) sharedList(st *allocJob) *[]*allocJob {
+	if a.gangFirst(st, 1) {
+		return &a.shared[st.bestT][0]
+	}
+	return &a.shared[st.bestT][1]
+}
+
+// share puts st, which now asks for its best type, into a.shared (Gittins
+// only; not while sharedStale).
+func (a *Alloc) share(st *allocJob) {
+	if a.Objective != Gittins || a.sharedStale {
+		return
+	}
+	l := a.sharedList(st)
+	if n := len(*l); n == 0 || (*l)[n-1].job.Seq < st.job.Seq {
+		*l = append(*l, st) // the common case: it arrived last
+		return
+	}
+	i, _ := slices.BinarySearchFunc(*l, st.job.Seq, bySeq)
+	*l = slices.Insert(*l, i, st)
+}
+
+// unshare takes st, which no longer asks for its best type as it did,
+// out of a.shared (Gittins only; not while sharedStale).
+func (a *Alloc) unshare(st *allocJob) {
+	if a.Objective != Gittins || a.sharedStale {
+		return
+	}
+	l := a.sharedList(st)
+	i, ok := slices.BinarySearchFunc(*l, st.job.Seq, bySeq)
+	if !ok || (*l)[i] != st {
+		panic("policy: job " + st.job.Spec.ID + " missing from its type's list")
+	}
+	*l = slices.Delete(*l, i, i+1)
+}
+
+// rebuildShared sets a.shared afresh from the tracked jobs, after
+// compute's pass over every job's speeds.
+func (a *Alloc) rebuildShared() {
+	a.sharedStale = false
+	if a.Objective != Gittins {
+		return
+	}
+	for t := range a.shared {
+		a.shared[t][0], a.shared[t][1] = a.shared[t][0][:0], a.shared[t][1][:0]
+	}
+	for _, st := range a.states {
+		if st.asks {
+			l := a.sharedList(st)
+			*l = append(*l, st)
 		}
 	}
-	a.open = kept
 }
+
+func bySeq(st *allocJob, seq int) int { return st.job.Seq - seq }

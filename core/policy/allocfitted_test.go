@@ -21,7 +21,9 @@ import (
 // new states. In every round, after the round's reset and computation as
 // Order does them, choose, which takes chooseFitted in a fittedRound, must
 // choose the same jobs on the same types in the same order as
-// choosePairs, which lays out and sorts the pairs. Rounds that take the
+// choosePairs, which lays out and sorts the pairs, and the jobs with a
+// share per type that Alloc keeps from round to round (shared) must be
+// those rebuilt afresh (checkShared). Rounds that take the
 // fitted path must occur, with pinned jobs, with a job taken off its best
 // type, and with a gang taken first; so must rounds without it. In every
 // round where X is bestFits's, each job's row must be bestFits's
@@ -62,6 +64,7 @@ func TestChooseFittedIsPairs(t *testing.T) {
 				t.Fatalf("world %d round %d (fitted %v): choose took %v on %v, choosePairs %v on %v", world, round, fast, ids(gotSel), gotTypes, ids(wantSel), wantTypes)
 			}
 			n.count(a, w.s, now, fast, gotSel, gotTypes)
+			checkShared(t, a, fmt.Sprintf("world %d round %d", world, round))
 			a.clearPicked()
 			a.last = now
 		}
@@ -89,6 +92,38 @@ func checkFittedX(t *testing.T, a *Alloc, world, round int) {
 			}
 		}
 	}
+}
+
+// checkShared requires Alloc.shared, kept as jobs come, go and change
+// speeds, to be what it is rebuilt from the tracked jobs: per type, the
+// jobs asking for it, by Seq, the gangs that gangFirst takes first apart.
+func checkShared(t *testing.T, a *Alloc, where string) {
+	t.Helper()
+	want := make([][2][]*allocJob, len(a.order))
+	for _, st := range a.states {
+		if st.asks {
+			k := 1
+			if a.gangFirst(st, 1) {
+				k = 0
+			}
+			want[st.bestT][k] = append(want[st.bestT][k], st)
+		}
+	}
+	for k := range want {
+		for g := range 2 {
+			if !slices.Equal(a.shared[k][g], want[k][g]) {
+				t.Fatalf("%s: type %d list %d: kept %v, rebuilt %v", where, k, g, stIDs(a.shared[k][g]), stIDs(want[k][g]))
+			}
+		}
+	}
+}
+
+func stIDs(sts []*allocJob) []string {
+	out := make([]string, len(sts))
+	for i, st := range sts {
+		out[i] = st.job.Spec.ID
+	}
+	return out
 }
 
 // clearPicked forgets choose's selection, as Order does after copying it.

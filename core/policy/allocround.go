@@ -152,6 +152,7 @@ func (a *Alloc) speeds(s *model.State, j *model.Job, st *allocJob) {
 			a.negative++
 		}
 		st.asks = true
+		a.share(st)
 	}
 }
 
@@ -160,6 +161,7 @@ func (a *Alloc) unask(st *allocJob) {
 	if !st.asks {
 		return
 	}
+	a.unshare(st)
 	a.demand[st.bestT] -= st.gpus
 	if st.gpus < 0 {
 		a.negative--

@@ -11,9 +11,11 @@ import (
 // (not looked at again while every tracked job's are s's: speedsIn).
 func (a *Alloc) compute(s *model.State, now model.Time) {
 	if a.speedsIn != s {
+		a.sharedStale = true // rebuilt once below, not job by job
 		for i, j := range a.tracked {
 			a.speeds(s, j, a.states[i])
 		}
+		a.rebuildShared()
 		a.speedsIn = s
 	}
 	switch a.Objective {
