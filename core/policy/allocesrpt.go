@@ -67,13 +67,15 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 		if best[i] <= 0 {
 			continue
 		}
-		rem := j.Remaining(now) / best[i]
-		if !a.Oracle {
-			rem = a.surv.remaining(done[i])
-		}
-		w := math.Pow(max(rem, minRemaining), -exp)
+		var w float64
 		if a.Objective == Gittins {
 			w = a.gittinsOnce(done[i])
+		} else {
+			rem := j.Remaining(now) / best[i]
+			if !a.Oracle {
+				rem = a.surv.remaining(done[i])
+			}
+			w = math.Pow(max(rem, minRemaining), -exp)
 		}
 		if st.gpus > 1 && done[i] < probe {
 			w *= float64(st.gpus)

@@ -28,11 +28,14 @@ func (a *Alloc) account(s *model.State, now model.Time, reset bool) {
 			})
 		}
 	}
-	kept, keptSt := a.tracked[:0], a.states[:0]
+	kept := 0 // the jobs still active are moved down in place, written only once one has ended (no write barrier for the others)
 	for i, j := range a.tracked {
 		st := a.states[i]
 		if j.State == model.Running || j.State == model.Waiting {
-			kept, keptSt = append(kept, j), append(keptSt, st)
+			if kept != i {
+				a.tracked[kept], a.states[kept] = j, st
+			}
+			kept++
 			continue
 		}
 		if best := st.best; j.State == model.Finished && best > 0 {
@@ -42,7 +45,9 @@ func (a *Alloc) account(s *model.State, now model.Time, reset bool) {
 		delete(a.jobs, j)
 		a.changed, a.fitted = true, nil
 	}
-	a.tracked, a.states = kept, keptSt
+	clear(a.tracked[kept:]) // the ended jobs' slots: not held any longer
+	clear(a.states[kept:])
+	a.tracked, a.states = a.tracked[:kept], a.states[:kept]
 	a.track(s)
 }
 
