@@ -160,7 +160,9 @@ type Alloc struct {
 	epoch     uint64       // resets without a deficit so far (resetCredits): a job's credits older than this are all resetTo
 	resetTo   float64      // the credit of the last reset without a deficit
 	uniform   bool         // every tracked job's credits are resetTo, on every type: no job's written since resetCredits
-	order     []int        // GPU types, fastest first
+	sums      []float64    // creditSum's: sums[i] is i credits of sumsOf added one by one
+	sumsOf    float64
+	order     []int // GPU types, fastest first
 	solver    lp.Solver
 	rng       *pyRand
 	fifoType  map[*model.Job]int  // FIFOAlloc: each allocated job's type

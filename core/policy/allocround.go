@@ -81,7 +81,7 @@ func (a *Alloc) track(s *model.State) {
 		if a.speedsIn != s {
 			a.speedsIn = nil // the new jobs' speeds are s's, the others' not
 		}
-		a.sortTracked()
+		a.sortTracked(len(a.states) - added)
 	}
 	a.trackedAll = nil
 	if n == len(a.tracked) {
@@ -90,11 +90,12 @@ func (a *Alloc) track(s *model.State) {
 }
 
 // sortTracked sorts the tracked jobs, and their states alike, by Seq
-// (new jobs are appended at the end, and mostly arrived last: the sort is
-// skipped when they are in order already).
-func (a *Alloc) sortTracked() {
+// (new jobs, from old on, are appended at the end, and mostly arrived
+// last: the sort is skipped when they are in order already; the jobs
+// before old are).
+func (a *Alloc) sortTracked(old int) {
 	bySeq := func(x, y *allocJob) int { return x.job.Seq - y.job.Seq }
-	if slices.IsSortedFunc(a.states, bySeq) {
+	if slices.IsSortedFunc(a.states[max(old-1, 0):], bySeq) {
 		return
 	}
 	slices.SortFunc(a.states, bySeq)
@@ -231,16 +232,27 @@ func (a *Alloc) reset(now model.Time) {
 // credits are not written: a new epoch marks every job's as credit until
 // credits writes them (the jobs that run before the next reset).
 func (a *Alloc) resetCredits(credit float64) {
-	w := 0.0
-	for range a.states {
-		w += credit
-	}
+	w := a.creditSum(len(a.states), credit)
 	for t := range a.worker {
 		a.worker[t] = w
 	}
 	a.epoch++
 	a.resetTo = credit
 	a.uniform = true
+}
+
+// creditSum returns n credits added one by one from 0, as the loop
+// for range n { w += credit } would: sums of credit are kept from call to
+// call (a.sums[i], i credits), extended as n grows, and started again
+// when credit changes.
+func (a *Alloc) creditSum(n int, credit float64) float64 {
+	if len(a.sums) == 0 || math.Float64bits(a.sumsOf) != math.Float64bits(credit) {
+		a.sums, a.sumsOf = append(a.sums[:0], 0), credit
+	}
+	for len(a.sums) <= n {
+		a.sums = append(a.sums, a.sums[len(a.sums)-1]+credit)
+	}
+	return a.sums[n]
 }
 
 // credits returns st's credits per type (received), first writing them

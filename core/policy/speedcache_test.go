@@ -1,6 +1,9 @@
 package policy
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gpusched/gpusched/core/engine"
@@ -168,4 +171,70 @@ func TestAllocSpeedsBackInAnOldState(t *testing.T) {
 	if got := a.jobs[jb].bestT; got != 1 {
 		t.Fatalf("b's best type %d, want 1 (P100 in s0)", got)
 	}
+}
+
+// TestTrackedBySeq: the tracked jobs, and their states alike, are kept by
+// Seq whatever order the jobs arrive in. 20 seeded worlds of 40 rounds:
+// up to three jobs arrive a round, each with a Seq drawn below or above
+// those tracked (a shell may submit late a job numbered early), and some
+// end; after every round the tracked jobs must be by Seq.
+func TestTrackedBySeq(t *testing.T) {
+	c, err := model.NewCluster([]model.GPUType{{Name: "v100", MemMiB: 16384, TFLOPS: 15.7}}, []model.Node{{Name: "a", Type: 0, GPUs: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unordered := 0
+	for world := range 20 {
+		r := rand.New(rand.NewPCG(29, uint64(900+world)))
+		prof := speedTable{}
+		s := model.NewState(c, prof)
+		a := &Alloc{Objective: Gittins, Round: 360 * model.Second}
+		var live []*model.Job
+		used := map[int]bool{}
+		for round := range 40 {
+			last := -1
+			for _, j := range live {
+				last = max(last, j.Seq)
+			}
+			for range r.IntN(4) {
+				seq := r.IntN(1000)
+				if used[seq] {
+					continue
+				}
+				used[seq] = true
+				if seq < last {
+					unordered++
+				}
+				id := fmt.Sprint("j", seq)
+				prof[id] = []float64{1}
+				j := model.NewJob(model.JobSpec{ID: id, GPUs: 1, MinGPUs: 1, MaxGPUs: 1}, seq, -1, 1e6)
+				s.Submit(j)
+				live = append(live, j)
+			}
+			if len(live) > 0 && r.IntN(3) == 0 {
+				i := r.IntN(len(live))
+				if err := s.End(live[i], model.Finished); err != nil {
+					t.Fatal(err)
+				}
+				live = slices.Delete(live, i, i+1)
+			}
+			a.Order(s, model.Time(round)*a.Round, nil)
+			for i, j := range a.tracked {
+				if a.states[i].job != j || i > 0 && a.tracked[i-1].Seq >= j.Seq {
+					t.Fatalf("world %d round %d: tracked %v not by Seq, or states not alike", world, round, seqs(a.tracked))
+				}
+			}
+		}
+	}
+	if unordered < 100 {
+		t.Fatalf("%d arrivals numbered below a tracked job; want many", unordered)
+	}
+}
+
+func seqs(js []*model.Job) []int {
+	out := make([]int, len(js))
+	for i, j := range js {
+		out[i] = j.Seq
+	}
+	return out
 }
