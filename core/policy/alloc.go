@@ -161,8 +161,8 @@ type Alloc struct {
 	resetTo   float64      // the credit of the last reset without a deficit
 	uniform   bool         // every tracked job's credits are resetTo, on every type: no job's written since resetCredits
 	sums      []float64    // creditSum's: sums[i] is i credits of sumsOf added one by one
-	sumsOf    float64
-	order     []int // GPU types, fastest first
+	sumsOf    float64      // the credit sums adds
+	order     []int        // GPU types, fastest first
 	solver    lp.Solver
 	rng       *pyRand
 	fifoType  map[*model.Job]int  // FIFOAlloc: each allocated job's type
