@@ -208,9 +208,13 @@ type Alloc struct {
 	// (allocJob.asks, at bestT), each list by Seq: [0] those that
 	// gangFirst takes first, [1] the others; chooseFitted reads them.
 	// speeds and unask keep them, except in compute's pass over every job
-	// (sharedStale), after which they are rebuilt.
+	// (sharedStale), after which they are rebuilt. Jobs of the same Seq
+	// (kube's stand-ins for shrinking jobs all have -1) are in tracked's
+	// order only as rebuilt: while a list may hold two (sharedDup),
+	// chooseFitted rebuilds them first.
 	shared      [][2][]*allocJob
 	sharedStale bool
+	sharedDup   bool
 	open        []*allocJob // chooseFitted's scratch: the jobs not chosen yet, by Seq
 }
 
@@ -343,7 +347,7 @@ func (a *Alloc) init(c *model.Cluster) {
 	a.worker = make([]float64, len(c.Types))
 	a.remain = make([]int, len(c.Types))
 	a.demand, a.negative = make([]int, len(c.Types)), 0
-	a.shared, a.sharedStale = make([][2][]*allocJob, len(c.Types)), false
+	a.shared, a.sharedStale, a.sharedDup = make([][2][]*allocJob, len(c.Types)), false, false
 	a.order = make([]int, len(c.Types))
 	for t := range a.order {
 		a.order[t] = t

@@ -33,6 +33,9 @@ func (a *Alloc) fittedRound(s *model.State) bool {
 // share on t was passed because it did not fit: the scans of the jobs
 // without a share on t need not skip it.
 func (a *Alloc) chooseFitted(sel []*model.Job, types []engine.TypeSet) ([]*model.Job, []engine.TypeSet) {
+	if a.sharedDup {
+		a.rebuildShared() // in tracked's order, which the kept lists may not follow among equal Seqs
+	}
 	a.open = a.open[:0]
 	built := false // a.open holds the jobs not chosen yet
 	deferred := false
@@ -131,7 +134,8 @@ func (a *Alloc) share(st *allocJob) {
 		*l = append(*l, st) // the common case: it arrived last
 		return
 	}
-	i, _ := slices.BinarySearchFunc(*l, st.job.Seq, bySeq)
+	i, found := slices.BinarySearchFunc(*l, st.job.Seq, bySeq)
+	a.sharedDup = a.sharedDup || found
 	*l = slices.Insert(*l, i, st)
 }
 
@@ -142,17 +146,21 @@ func (a *Alloc) unshare(st *allocJob) {
 		return
 	}
 	l := a.sharedList(st)
-	i, ok := slices.BinarySearchFunc(*l, st.job.Seq, bySeq)
-	if !ok || (*l)[i] != st {
+	i, _ := slices.BinarySearchFunc(*l, st.job.Seq, bySeq)
+	for i < len(*l) && (*l)[i] != st && (*l)[i].job.Seq == st.job.Seq {
+		i++ // another job of the same Seq
+	}
+	if i == len(*l) || (*l)[i] != st {
 		panic("policy: job " + st.job.Spec.ID + " missing from its type's list")
 	}
 	*l = slices.Delete(*l, i, i+1)
 }
 
-// rebuildShared sets a.shared afresh from the tracked jobs, after
-// compute's pass over every job's speeds.
+// rebuildShared sets a.shared afresh from the tracked jobs, in their
+// order, after compute's pass over every job's speeds, and when two of a
+// list's jobs have the same Seq (sharedDup).
 func (a *Alloc) rebuildShared() {
-	a.sharedStale = false
+	a.sharedStale, a.sharedDup = false, false
 	if a.Objective != Gittins {
 		return
 	}
@@ -162,6 +170,9 @@ func (a *Alloc) rebuildShared() {
 	for _, st := range a.states {
 		if st.asks {
 			l := a.sharedList(st)
+			if n := len(*l); n > 0 && (*l)[n-1].job.Seq == st.job.Seq {
+				a.sharedDup = true
+			}
 			*l = append(*l, st)
 		}
 	}
