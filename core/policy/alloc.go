@@ -161,6 +161,9 @@ type Alloc struct {
 	worker    []float64    // per type: seconds of jobs run since the last reset (+ credits)
 	epoch     uint64       // resets without a deficit so far (resetCredits): a job's credits older than this are all resetTo
 	resetTo   float64      // the credit of the last reset without a deficit
+	uniform   bool         // every tracked job's credits are resetTo, on every type: no job's written since resetCredits
+	sums      []float64    // creditSum's: sums[i] is i credits of sumsOf added one by one
+	sumsOf    float64      // the credit sums adds
 	order     []int        // GPU types, fastest first
 	solver    lp.Solver
 	rng       *pyRand
@@ -192,6 +195,11 @@ type Alloc struct {
 	// fixed in a state), so in that state, with those jobs, it would set
 	// the same X again.
 	fitted *model.State
+	// speedsIn is the state in which compute last set every tracked job's
+	// speeds (nil: none). A job tracked since has its speeds set in the
+	// state it arrived in (newJob): while that is speedsIn, every tracked
+	// job's speeds are speedsIn's.
+	speedsIn *model.State
 	// demand is, per type, the GPUs that the tracked jobs that can run
 	// (best > 0) ask for on their best type, as speeds last set them
 	// (allocJob.asks); negative counts the tracked jobs among them with a
@@ -201,6 +209,18 @@ type Alloc struct {
 	// yield is, during a type's pass of choose, the index a gang needs to
 	// be taken first there (gangYield).
 	yield float64
+	// shared is Gittins's, per type, the tracked jobs that ask for it
+	// (allocJob.asks, at bestT), each list by Seq: [0] those that
+	// gangFirst takes first, [1] the others; chooseFitted reads them.
+	// speeds and unask keep them, except in compute's pass over every job
+	// (sharedStale), after which they are rebuilt. Jobs of the same Seq
+	// (kube's stand-ins for shrinking jobs all have -1) are in tracked's
+	// order only as rebuilt: while a list may hold two (sharedDup),
+	// chooseFitted rebuilds them first.
+	shared      [][2][]*allocJob
+	sharedStale bool
+	sharedDup   bool
+	open        []*allocJob // chooseFitted's scratch: the jobs not chosen yet, by Seq
 }
 
 // allocJob is what Alloc keeps per active job.
@@ -217,6 +237,7 @@ type allocJob struct {
 	speed    []float64    // speed per type at gpus; 0 where it cannot run
 	picked   bool         // chosen to run this round (scratch)
 	asks     bool         // counted in Alloc.demand, at bestT and gpus
+	fitX     bool         // x and weight are bestFits's for speed, gpus and bestT as they are (x 1 on bestT where it can run, else 0; weight 0)
 	deficit  []float64    // Gavel's deficit: share owed minus time received, per type (not kept by EstSRPT and Gittins: keepsDeficit)
 	best     float64      // the highest of speed
 	bestT    int          // bestType: the first type of Alloc.order with speed best
@@ -306,14 +327,12 @@ func (a *Alloc) Order(s *model.State, now model.Time, buf []*model.Job) engine.O
 	buf = append(buf, sel...)
 	a.sel = sel[:0]
 	for i, j := range a.tracked {
-		if a.states[i].picked {
+		if st := a.states[i]; st.picked {
+			st.picked = false // for the next round
 			continue
 		}
 		buf = append(buf, j)
 		ord.Types = append(ord.Types, 0)
-	}
-	for _, st := range a.states {
-		st.picked = false
 	}
 	ord.Jobs = buf
 	if ord.Types != nil {
@@ -329,11 +348,13 @@ func (a *Alloc) init(c *model.Cluster) {
 	}
 	a.cluster = c
 	a.jobs = map[*model.Job]*allocJob{}
-	a.tracked, a.states, a.trackedAll, a.fitted = nil, nil, nil, nil
+	a.tracked, a.states, a.trackedAll, a.fitted, a.speedsIn = nil, nil, nil, nil, nil
+	a.uniform = false
 	a.last, a.lastReset = -1, -1
 	a.worker = make([]float64, len(c.Types))
 	a.remain = make([]int, len(c.Types))
 	a.demand, a.negative = make([]int, len(c.Types)), 0
+	a.shared, a.sharedStale, a.sharedDup = make([][2][]*allocJob, len(c.Types)), false, false
 	a.order = make([]int, len(c.Types))
 	for t := range a.order {
 		a.order[t] = t

@@ -27,14 +27,14 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 		return // X is bestFits's of the last round, on the same jobs and speeds (fitted)
 	}
 	a.fitted = nil
+	if a.Objective == Gittins && a.bestFits(s) {
+		a.fitted = s
+		return // bestFits reads no service: done is not needed
+	}
 	a.done, a.best = slices.Grow(a.done[:0], n)[:n], slices.Grow(a.best[:0], n)[:n]
 	done, best := a.done, a.best
 	for i, st := range a.states {
 		best[i] = st.best
-	}
-	if a.Objective == Gittins && a.bestFits(s, best) {
-		a.fitted = s
-		return // bestFits reads no service: done is not needed
 	}
 	for i, j := range a.tracked {
 		done[i] = 0
@@ -62,19 +62,21 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	}
 	for i, j := range a.tracked {
 		st := a.states[i]
-		st.x = make([]float64, k)
+		st.x, st.fitX = make([]float64, k), false
 		st.index, st.probing = 0, false
 		p.Size[i] = float64(st.gpus)
 		if best[i] <= 0 {
 			continue
 		}
-		rem := j.Remaining(now) / best[i]
-		if !a.Oracle {
-			rem = a.surv.remaining(done[i])
-		}
-		w := math.Pow(max(rem, minRemaining), -exp)
+		var w float64
 		if a.Objective == Gittins {
 			w = a.gittinsOnce(done[i])
+		} else {
+			rem := j.Remaining(now) / best[i]
+			if !a.Oracle {
+				rem = a.surv.remaining(done[i])
+			}
+			w = math.Pow(max(rem, minRemaining), -exp)
 		}
 		if st.gpus > 1 && done[i] < probe {
 			w *= float64(st.gpus)
@@ -164,11 +166,12 @@ func (a *Alloc) relSpeed(r float64) float64 {
 // The GPUs asked for per best type are a.demand, kept as jobs come, go and
 // change speeds (speeds): with no negative GPU count among them, some
 // type's running sum over the jobs exceeds its GPUs exactly when its total
-// does.
-func (a *Alloc) bestFits(s *model.State, best []float64) bool {
+// does. A job whose row is bestFits's already (allocJob.fitX) is not
+// written again.
+func (a *Alloc) bestFits(s *model.State) bool {
 	k := len(s.Cluster.Types)
 	if a.negative > 0 {
-		if !a.fitsSummed(s, best) {
+		if !a.fitsSummed(s) {
 			return false
 		}
 	} else {
@@ -178,7 +181,10 @@ func (a *Alloc) bestFits(s *model.State, best []float64) bool {
 			}
 		}
 	}
-	for i, st := range a.states {
+	for _, st := range a.states {
+		if st.fitX {
+			continue
+		}
 		if len(st.x) == k {
 			for t, x := range st.x { // no one else holds it: X is rebuilt in place
 				if math.Float64bits(x) != 0 { // -0 too, as clear would
@@ -189,19 +195,20 @@ func (a *Alloc) bestFits(s *model.State, best []float64) bool {
 			st.x = make([]float64, k)
 		}
 		st.weight = 0
-		if best[i] > 0 {
+		if st.best > 0 {
 			st.x[st.bestT] = 1
 		}
+		st.fitX = true
 	}
 	return true
 }
 
 // fitsSummed is bestFits's test summed job by job: no type is asked for
 // more GPUs than it has at any point of the sum.
-func (a *Alloc) fitsSummed(s *model.State, best []float64) bool {
+func (a *Alloc) fitsSummed(s *model.State) bool {
 	clear(a.remain)
-	for i, st := range a.states {
-		if best[i] <= 0 {
+	for _, st := range a.states {
+		if st.best <= 0 {
 			continue
 		}
 		t := st.bestT

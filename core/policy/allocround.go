@@ -28,11 +28,14 @@ func (a *Alloc) account(s *model.State, now model.Time, reset bool) {
 			})
 		}
 	}
-	kept, keptSt := a.tracked[:0], a.states[:0]
+	kept := 0 // the jobs still active are moved down in place, written only once one has ended (no write barrier for the others)
 	for i, j := range a.tracked {
 		st := a.states[i]
 		if j.State == model.Running || j.State == model.Waiting {
-			kept, keptSt = append(kept, j), append(keptSt, st)
+			if kept != i {
+				a.tracked[kept], a.states[kept] = j, st
+			}
+			kept++
 			continue
 		}
 		if best := st.best; j.State == model.Finished && best > 0 {
@@ -42,7 +45,9 @@ func (a *Alloc) account(s *model.State, now model.Time, reset bool) {
 		delete(a.jobs, j)
 		a.changed, a.fitted = true, nil
 	}
-	a.tracked, a.states = kept, keptSt
+	clear(a.tracked[kept:]) // the ended jobs' slots: not held any longer
+	clear(a.states[kept:])
+	a.tracked, a.states = a.tracked[:kept], a.states[:kept]
 	a.track(s)
 }
 
@@ -73,7 +78,10 @@ func (a *Alloc) track(s *model.State) {
 	}
 	if added > 0 {
 		a.changed, a.fitted = true, nil
-		a.sortTracked()
+		if a.speedsIn != s {
+			a.speedsIn = nil // the new jobs' speeds are s's, the others' not
+		}
+		a.sortTracked(len(a.states) - added)
 	}
 	a.trackedAll = nil
 	if n == len(a.tracked) {
@@ -82,11 +90,12 @@ func (a *Alloc) track(s *model.State) {
 }
 
 // sortTracked sorts the tracked jobs, and their states alike, by Seq
-// (new jobs are appended at the end, and mostly arrived last: the sort is
-// skipped when they are in order already).
-func (a *Alloc) sortTracked() {
+// (new jobs, from old on, are appended at the end, and mostly arrived
+// last: the sort is skipped when they are in order already; the jobs
+// before old are).
+func (a *Alloc) sortTracked(old int) {
 	bySeq := func(x, y *allocJob) int { return x.job.Seq - y.job.Seq }
-	if slices.IsSortedFunc(a.states, bySeq) {
+	if slices.IsSortedFunc(a.states[max(old-1, 0):], bySeq) {
 		return
 	}
 	slices.SortFunc(a.states, bySeq)
@@ -117,6 +126,7 @@ func (a *Alloc) newJob(s *model.State, j *model.Job) *allocJob {
 		st.received[t] = a.credit()
 	}
 	st.epoch = a.epoch
+	a.uniform = false // its credits are written, and may not be resetTo
 	a.speeds(s, j, st)
 	return st
 }
@@ -133,6 +143,7 @@ func (a *Alloc) speeds(s *model.State, j *model.Job, st *allocJob) {
 		return
 	}
 	st.speedOf = s
+	st.fitX = false
 	a.unask(st)
 	st.gpus = j.Spec.GPUs
 	if engine.FeasibleInto(s, j, st.gpus, st.speed) == 0 {
@@ -147,6 +158,7 @@ func (a *Alloc) speeds(s *model.State, j *model.Job, st *allocJob) {
 			a.negative++
 		}
 		st.asks = true
+		a.share(st)
 	}
 }
 
@@ -155,6 +167,7 @@ func (a *Alloc) unask(st *allocJob) {
 	if !st.asks {
 		return
 	}
+	a.unshare(st)
 	a.demand[st.bestT] -= st.gpus
 	if st.gpus < 0 {
 		a.negative--
@@ -196,6 +209,7 @@ func (a *Alloc) reset(now model.Time) {
 		a.lastReset = now
 		return
 	}
+	a.uniform = false
 	for _, st := range a.states {
 		a.credits(st) // every reset keeps a deficit here: never out of date, kept exact if it were
 		for t := range st.received {
@@ -218,20 +232,34 @@ func (a *Alloc) reset(now model.Time) {
 // credits are not written: a new epoch marks every job's as credit until
 // credits writes them (the jobs that run before the next reset).
 func (a *Alloc) resetCredits(credit float64) {
-	w := 0.0
-	for range a.states {
-		w += credit
-	}
+	w := a.creditSum(len(a.states), credit)
 	for t := range a.worker {
 		a.worker[t] = w
 	}
 	a.epoch++
 	a.resetTo = credit
+	a.uniform = true
+}
+
+// creditSum returns n credits added one by one from 0, as the loop
+// for range n { w += credit } would: sums of credit are kept from call to
+// call (a.sums[i], i credits), extended as n grows, and started again
+// when credit changes.
+func (a *Alloc) creditSum(n int, credit float64) float64 {
+	if len(a.sums) == 0 || math.Float64bits(a.sumsOf) != math.Float64bits(credit) {
+		a.sums, a.sumsOf = append(a.sums[:0], 0), credit
+	}
+	for len(a.sums) <= n {
+		a.sums = append(a.sums, a.sums[len(a.sums)-1]+credit)
+	}
+	return a.sums[n]
 }
 
 // credits returns st's credits per type (received), first writing them
 // as the last reset left them if they are older than it (epoch).
+// The caller may change them: they are no longer known to be uniform.
 func (a *Alloc) credits(st *allocJob) []float64 {
+	a.uniform = false
 	if st.epoch != a.epoch {
 		for t := range st.received {
 			st.received[t] = a.resetTo
@@ -307,11 +335,23 @@ func (a *Alloc) pinned(s *model.State, now model.Time) ([]*model.Job, []engine.T
 // those that cannot be taken any more (their job chosen already, or the
 // type's room left too small): the order of the others is the same, and
 // what is left only shrinks, so neither pass would take them.
+//
+// In a round where X is bestFits's and every job has the last reset's
+// credits, the pairs' order is known without their keys: chooseFitted.
 func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.TypeSet) {
 	for t := range a.remain {
 		a.remain[t] = s.Cluster.TypeGPUs(t)
 	}
 	sel, types := a.pinned(s, now)
+	if a.fittedRound(s) {
+		return a.chooseFitted(sel, types)
+	}
+	return a.choosePairs(sel, types)
+}
+
+// choosePairs is choose by laying out and sorting each type's pairs,
+// after pinned chose sel.
+func (a *Alloc) choosePairs(sel []*model.Job, types []engine.TypeSet) ([]*model.Job, []engine.TypeSet) {
 	a.entries = a.entries[:0]
 	deferred := false
 	for _, t := range a.order {
@@ -338,13 +378,13 @@ func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.T
 				deferred = true
 				continue
 			}
-			sel, types = a.take(st, e, sel, types)
+			sel, types = a.take(st, t, sel, types)
 		}
 	}
 	if deferred {
 		for _, e := range a.entries {
 			if st := e.st; e.x < minShare && a.fits(st, int(e.t)) {
-				sel, types = a.take(st, e, sel, types)
+				sel, types = a.take(st, int(e.t), sel, types)
 			}
 		}
 	}
@@ -464,19 +504,29 @@ func (a *Alloc) fitsLaid(e allocEntry) bool {
 	return a.remain[e.t] > 0 && int(e.gpus) <= a.remain[e.t]
 }
 
-// take chooses e's job to run on e's type this round.
-func (a *Alloc) take(st *allocJob, e allocEntry, sel []*model.Job, types []engine.TypeSet) ([]*model.Job, []engine.TypeSet) {
-	a.remain[e.t] -= st.gpus
+// take chooses st's job to run on type t this round.
+func (a *Alloc) take(st *allocJob, t int, sel []*model.Job, types []engine.TypeSet) ([]*model.Job, []engine.TypeSet) {
+	a.remain[t] -= st.gpus
 	st.picked = true
-	return append(sel, e.job), append(types, 1<<uint(e.t))
+	return append(sel, st.job), append(types, 1<<uint(t))
 }
 
 // gangFirst reports whether st, with share x of X on a type, is taken
-// first on it (Alloc.GangShare): Gittins with a gang share, a multi-GPU
-// job, a share of at least the gang share, and an index of at least the
-// type's yield (gangYield).
+// first on it (Alloc.GangShare): a gang share's gang (gangShare) with an
+// index of at least the type's yield (gangYield), which typeEntries sets
+// for the type it lays out.
 func (a *Alloc) gangFirst(st *allocJob, x float64) bool {
-	return a.Objective == Gittins && a.GangShare > 0 && st.gpus > 1 && x >= a.GangShare && st.index >= a.yield
+	return a.gangShare(st, x) && st.index >= a.yield
+}
+
+// gangShare reports whether st, with share x of X on a type, is a gang
+// the gang share takes first there unless it yields: Gittins with a gang
+// share, a multi-GPU job, a share of at least the gang share. In a round
+// whose X is bestFits's the yield is 0 (gangYield), so there gangFirst is
+// gangShare; the lists chooseFitted keeps across rounds (Alloc.shared) are
+// sorted by it, not by a yield left from another round's type.
+func (a *Alloc) gangShare(st *allocJob, x float64) bool {
+	return a.Objective == Gittins && a.GangShare > 0 && st.gpus > 1 && x >= a.GangShare
 }
 
 // minShare is the least share of X that Gittins counts as one: the solver

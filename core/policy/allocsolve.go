@@ -7,10 +7,16 @@ import (
 	"github.com/gpusched/gpusched/core/model"
 )
 
-// compute recomputes X for the tracked jobs.
+// compute recomputes X for the tracked jobs, after their speeds in s
+// (not looked at again while every tracked job's are s's: speedsIn).
 func (a *Alloc) compute(s *model.State, now model.Time) {
-	for i, j := range a.tracked {
-		a.speeds(s, j, a.states[i])
+	if a.speedsIn != s {
+		a.sharedStale = true // rebuilt once below, not job by job
+		for i, j := range a.tracked {
+			a.speeds(s, j, a.states[i])
+		}
+		a.rebuildShared()
+		a.speedsIn = s
 	}
 	switch a.Objective {
 	case FIFOAlloc:

@@ -30,11 +30,12 @@ func TestBestFitsIsTheOptimum(t *testing.T) {
 		a := &Alloc{Objective: Gittins, Round: 360 * model.Second}
 		a.init(s.Cluster)
 		a.account(s, 0, false)
-		bestSpeed := make([]float64, len(a.tracked))
-		for i, j := range a.tracked {
-			bestSpeed[i] = best[j.Spec.ID]
+		for _, j := range a.tracked {
+			if b := a.jobs[j].best; b != best[j.Spec.ID] {
+				t.Fatalf("trial %d: job %s: best speed %v, the profile's %v", trial, j.Spec.ID, b, best[j.Spec.ID])
+			}
 		}
-		fits := a.bestFits(s, bestSpeed)
+		fits := a.bestFits(s)
 		if fits != allFitBest(s, a) {
 			t.Fatalf("trial %d: bestFits said %v, the demand per best type says otherwise", trial, fits)
 		}

@@ -169,14 +169,26 @@ func ids(js []*model.Job) []string {
 }
 
 // TestResetCreditsIsTheLoop compares reset without a deficit, which sums
-// the credits once for every type, with the loop that adds each job's
-// credit to each type's time, bit for bit, on credits that round.
+// the credits once for every type, from sums kept from reset to reset
+// (creditSum), with the loop that adds each job's credit to each type's
+// time, bit for bit, on credits that round. One policy resets 200 times,
+// with one of three round lengths (the sums started again at each change)
+// and up to 300 jobs (the sums extended, or read where they reach).
 func TestResetCreditsIsTheLoop(t *testing.T) {
 	r := rand.New(rand.NewPCG(29, 5))
+	var rounds [3]model.Time
+	for i := range rounds {
+		rounds[i] = model.Time(1 + r.Int64N(int64(3600*model.Second)))
+	}
+	a := &Alloc{Objective: Gittins}
 	for trial := range 200 {
-		a := &Alloc{Objective: Gittins, Round: model.Time(1 + r.Int64N(int64(3600*model.Second)))}
+		a.Round = rounds[r.IntN(3)]
+		if trial%2 == 1 {
+			a.Round = rounds[0]
+		}
 		k := 1 + r.IntN(4)
 		a.worker = make([]float64, k)
+		a.states = nil
 		for range r.IntN(300) {
 			st := &allocJob{received: make([]float64, k)}
 			for t := range st.received {

@@ -15,7 +15,8 @@ import (
 // nowhere, arrive, end, and move to a new state, half the time with a new
 // profile or a new type constraint. After every round the GPUs per best
 // type that Alloc keeps (demand) must be those summed afresh over the
-// tracked jobs, and bestFits's verdict, whether X was set without the
+// tracked jobs, and so must the jobs per best type kept for chooseFitted
+// (checkShared); and bestFits's verdict, whether X was set without the
 // program, the summed test's. Both verdicts must occur.
 func TestDemandIncremental(t *testing.T) {
 	ts := []model.GPUType{{Name: "v100", MemMiB: 16384, TFLOPS: 15.7}, {Name: "p100", MemMiB: 16384, TFLOPS: 10.6}, {Name: "k80", MemMiB: 12288, TFLOPS: 4.4}}
@@ -71,14 +72,11 @@ func TestDemandIncremental(t *testing.T) {
 			if !slices.Equal(a.demand, want) {
 				t.Fatalf("world %d round %d: demand %v, summed afresh %v", world, round, a.demand, want)
 			}
-			best := make([]float64, len(a.states))
-			for i, st := range a.states {
-				best[i] = st.best
-			}
+			checkShared(t, a, fmt.Sprintf("world %d round %d", world, round))
 			if len(a.states) == 0 {
 				continue
 			}
-			summed := a.fitsSummed(s, best)
+			summed := a.fitsSummed(s)
 			if (a.fitted != nil) != summed {
 				t.Fatalf("world %d round %d: X without the program %v, the summed test says %v", world, round, a.fitted != nil, summed)
 			}

@@ -1,6 +1,9 @@
 package policy
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gpusched/gpusched/core/engine"
@@ -131,4 +134,107 @@ func TestGittinsKeepsBestFitsWhileJobsStay(t *testing.T) {
 	if a.fitted != nil || a.jobs[jd].x == nil {
 		t.Fatalf("d arrived: X must be computed again with it (fitted %v, d's row %v)", a.fitted != nil, a.jobs[jd].x)
 	}
+}
+
+// TestAllocSpeedsBackInAnOldState: compute skips the jobs' speeds while
+// every tracked job's are the state's (Alloc.speedsIn), so a job that
+// arrives in another state must undo that. Job a's speeds are set in s0
+// (its fastest type P100); job b arrives in s1, where it is fastest on K80,
+// in a round without a computation (Realloc not yet passed); back in s0,
+// whose profile has b fastest on P100, the next computation must set b's
+// speeds from s0: b shares P100 with a (8 GPUs, both fit), and may run
+// there.
+func TestAllocSpeedsBackInAnOldState(t *testing.T) {
+	ts := []model.GPUType{{Name: "v100", MemMiB: 16384, TFLOPS: 15.7}, {Name: "p100", MemMiB: 16384, TFLOPS: 10.6}, {Name: "k80", MemMiB: 12288, TFLOPS: 4.4}}
+	ns := []model.Node{{Name: "a", Type: 0, GPUs: 8}, {Name: "b", Type: 1, GPUs: 8}, {Name: "c", Type: 2, GPUs: 8}}
+	c, err := model.NewCluster(ts, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ja := model.NewJob(model.JobSpec{ID: "a", GPUs: 1, MinGPUs: 1, MaxGPUs: 1}, 0, -1, 1e6)
+	jb := model.NewJob(model.JobSpec{ID: "b", GPUs: 1, MinGPUs: 1, MaxGPUs: 1}, 1, -1, 1e6)
+	s0 := model.NewState(c, speedTable{"a": {1, 2, 0.5}, "b": {1, 2, 0.5}})
+	s1 := model.NewState(c, speedTable{"a": {1, 2, 0.5}, "b": {1, 2, 3}})
+	a := &Alloc{Objective: Gittins, Round: 360 * model.Second, Realloc: 3 * 360 * model.Second}
+	s0.Submit(ja)
+	a.Order(s0, 0, nil) // computes X: a's speeds are s0's
+	s1.Submit(ja)
+	s1.Submit(jb)
+	a.Order(s1, a.Round, nil) // b tracked with s1's speeds; no computation
+	s0.Submit(jb)
+	ord := a.Order(s0, 3*a.Round, nil) // a computation in s0
+	for i, j := range ord.Jobs {
+		if j == jb && ord.Types[i] != 1<<1 {
+			t.Fatalf("b may run on %b, want P100 (%b): its speeds are s0's", ord.Types[i], 1<<1)
+		}
+	}
+	if got := a.jobs[jb].bestT; got != 1 {
+		t.Fatalf("b's best type %d, want 1 (P100 in s0)", got)
+	}
+}
+
+// TestTrackedBySeq: the tracked jobs, and their states alike, are kept by
+// Seq whatever order the jobs arrive in. 20 seeded worlds of 40 rounds:
+// up to three jobs arrive a round, each with a Seq drawn below or above
+// those tracked (a shell may submit late a job numbered early), and some
+// end; after every round the tracked jobs must be by Seq.
+func TestTrackedBySeq(t *testing.T) {
+	c, err := model.NewCluster([]model.GPUType{{Name: "v100", MemMiB: 16384, TFLOPS: 15.7}}, []model.Node{{Name: "a", Type: 0, GPUs: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unordered := 0
+	for world := range 20 {
+		r := rand.New(rand.NewPCG(29, uint64(900+world)))
+		prof := speedTable{}
+		s := model.NewState(c, prof)
+		a := &Alloc{Objective: Gittins, Round: 360 * model.Second}
+		var live []*model.Job
+		used := map[int]bool{}
+		for round := range 40 {
+			last := -1
+			for _, j := range live {
+				last = max(last, j.Seq)
+			}
+			for range r.IntN(4) {
+				seq := r.IntN(1000)
+				if used[seq] {
+					continue
+				}
+				used[seq] = true
+				if seq < last {
+					unordered++
+				}
+				id := fmt.Sprint("j", seq)
+				prof[id] = []float64{1}
+				j := model.NewJob(model.JobSpec{ID: id, GPUs: 1, MinGPUs: 1, MaxGPUs: 1}, seq, -1, 1e6)
+				s.Submit(j)
+				live = append(live, j)
+			}
+			if len(live) > 0 && r.IntN(3) == 0 {
+				i := r.IntN(len(live))
+				if err := s.End(live[i], model.Finished); err != nil {
+					t.Fatal(err)
+				}
+				live = slices.Delete(live, i, i+1)
+			}
+			a.Order(s, model.Time(round)*a.Round, nil)
+			for i, j := range a.tracked {
+				if a.states[i].job != j || i > 0 && a.tracked[i-1].Seq >= j.Seq {
+					t.Fatalf("world %d round %d: tracked %v not by Seq, or states not alike", world, round, seqs(a.tracked))
+				}
+			}
+		}
+	}
+	if unordered < 100 {
+		t.Fatalf("%d arrivals numbered below a tracked job; want many", unordered)
+	}
+}
+
+func seqs(js []*model.Job) []int {
+	out := make([]int, len(js))
+	for i, j := range js {
+		out[i] = j.Seq
+	}
+	return out
 }
