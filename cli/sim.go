@@ -366,6 +366,7 @@ func splitPath(p string) (dir, base string) {
 // floatList is a flag holding comma-separated numbers ("3250,7200").
 type floatList struct{ v *[]float64 }
 
+// String returns the numbers as Set reads them, comma-separated.
 func (f floatList) String() string {
 	if f.v == nil {
 		return ""
@@ -377,6 +378,7 @@ func (f floatList) String() string {
 	return strings.Join(s, ",")
 }
 
+// Set reads comma-separated numbers, replacing the list.
 func (f floatList) Set(s string) error {
 	parts := strings.Split(s, ",")
 	out := make([]float64, len(parts))
@@ -391,4 +393,5 @@ func (f floatList) Set(s string) error {
 	return nil
 }
 
+// Type names the flag's value in the help.
 func (floatList) Type() string { return "numbers" }

@@ -159,6 +159,10 @@ type run struct {
 	grows map[int]growth
 }
 
+// newRun returns the run of cfg before its first event: its jobs built from
+// the trace (one slab, each spec copied in place and its work computed by
+// the workload) or adopted from cfg.From, and its meters; an error names a
+// job out of order or outside the horizon, or one without work.
 func newRun(cfg Config) (*run, error) {
 	r := &run{cfg: cfg, state: model.NewState(cfg.Cluster, cfg.Workload), nextRnd: -1, fair: newFairness(cfg.Queues, len(cfg.Jobs))}
 	if cfg.From != nil {
