@@ -113,8 +113,8 @@ func addSimFlags(cmd *cobra.Command, o *simOptions) {
 	f.Float64Var(&o.opts.Threshold.Expand, "expand-threshold", o.opts.Threshold.Expand, "threshold scaler: expand while elastic use is below this share of the pool (expandThreshold; seed 000's example: 0.3)")
 	f.Float64Var(&o.opts.Threshold.Shrink, "scaling-threshold", o.opts.Threshold.Shrink, "threshold scaler: shrink while elastic use is above this share of the pool (scalingThreshold; seed 000's example: 0.9)")
 	f.IntVar(&o.spare, "spare-nodes", sim.DefaultSpare, "idle nodes of each kind (same GPU type, size, power and links) kept on while jobs keep coming, so that arriving jobs "+
-		"rarely wait for a wake-up, or more where the workload's largest gang (an elastic job's maximum under a scaler) fills more nodes of the kind; every idle node stays on while jobs wait; 0: idle nodes sleep after their delay regardless, as before issue 28 (docs/ENERGY.md#spare-nodes)")
-	f.BoolVar(&o.upgrade, "upgrade", true, "energy placer: move a running job to a GPU type on which it runs at least 1.5 times as fast once that type has room and no job waits, and back to a slower type when the head of a strict queue fits nowhere else (issue 28; docs/ENERGY.md); --upgrade=false keeps every job where it started, as before")
+		"rarely wait for a wake-up, or more where the workload's largest gang that can run on the kind's GPU type (an elastic job's maximum under a scaler) fills more nodes of the kind; every idle node stays on while jobs wait; 0: idle nodes sleep after their delay regardless, as before issue 28 (docs/ENERGY.md#spare-nodes)")
+	f.BoolVar(&o.upgrade, "upgrade", true, "energy placer: move a running job to a GPU type on which it runs at least 1.5 times as fast once that type has room and no job waits, and back to a slower type when the head of a strict queue fits nowhere else, or, elastic, only below its requested size (issue 28; docs/ENERGY.md); --upgrade=false keeps every job where it started, as before")
 	f.BoolVar(&o.opts.Threshold.Reclaim, "reclaim", o.opts.Threshold.Reclaim, "threshold and fulfillment scalers: a waiting job goes to the GPU type it would get if the GPUs lent to elastic growth were free, the grown jobs shrinking in the same round where it needs their GPUs, unless the placer gives it a faster type on the free GPUs as they are (elasticConfig.reclaim); with fulfillment, --reclaim=false is seed 001's rule as written; seed 000's is --config testdata/config/seed000.yaml (its elasticConfig p=0.3 et=0.3 st=0.9, reclaim off; docs/ELASTIC.md)")
 	f.DurationVar(&o.scalerPeriod, "scaler-period", time.Duration(o.opts.Threshold.Period)*time.Millisecond, "threshold scaler: interval between passes (hpaCheckMinutes)")
 	f.Float64Var(&o.opts.MaxLoad, "max-load", o.opts.MaxLoad, "fulfillment scaler: never grow jobs beyond this share of the cluster's GPUs")
@@ -366,6 +366,7 @@ func splitPath(p string) (dir, base string) {
 // floatList is a flag holding comma-separated numbers ("3250,7200").
 type floatList struct{ v *[]float64 }
 
+// String returns the numbers as Set reads them, comma-separated.
 func (f floatList) String() string {
 	if f.v == nil {
 		return ""
@@ -377,6 +378,7 @@ func (f floatList) String() string {
 	return strings.Join(s, ",")
 }
 
+// Set reads comma-separated numbers, replacing the list.
 func (f floatList) Set(s string) error {
 	parts := strings.Split(s, ",")
 	out := make([]float64, len(parts))
@@ -391,4 +393,5 @@ func (f floatList) Set(s string) error {
 	return nil
 }
 
+// Type names the flag's value in the help.
 func (floatList) Type() string { return "numbers" }

@@ -159,6 +159,11 @@ type run struct {
 	grows map[int]growth
 }
 
+// newRun returns the run of cfg before its first event: its jobs built from
+// the trace (one slab, each spec copied in place and its work computed by
+// the workload) or adopted from cfg.From, and its meters. It fails on a
+// job out of order or outside the horizon, the workload's error for a
+// job, or the power description's.
 func newRun(cfg Config) (*run, error) {
 	r := &run{cfg: cfg, state: model.NewState(cfg.Cluster, cfg.Workload), nextRnd: -1, fair: newFairness(cfg.Queues, len(cfg.Jobs))}
 	if cfg.From != nil {

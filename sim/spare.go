@@ -32,10 +32,10 @@ import (
 //     largest gang of the workload that can run on the kind's GPU type
 //     fills if more (largestGangs, gangNodes): a job's GPUs, or its maximum
 //     when it is elastic and a scaler may grow it, taken from the trace as
-//     an operator knows the largest job the cluster admits. A growth comes soon after a start, often sooner than a
-//     wake-up, and in one step, and a rigid gang may need more nodes at
-//     once than Spare; with spares for the whole gang it finds its nodes
-//     up, as it does with every node on.
+//     an operator knows the largest job the cluster admits. A growth comes
+//     soon after a start, often sooner than a wake-up, and in one step, and
+//     a rigid gang may need more nodes at once than Spare; with spares for
+//     the whole gang it finds its nodes up, as it does with every node on.
 //   - Demand: spares are kept only while jobs keep coming: until spareGaps
 //     mean gaps between submissions after the last submission; then they
 //     suspend themselves, and the next submission wakes them again.

@@ -180,7 +180,9 @@ func (e *Engine) scale(s *model.State, now model.Time, plan *Plan) {
 
 // walk places waiting jobs in order; without backfill it stops at the first
 // job that does not fit, once a Yielder placer could not make room for it
-// (yield).
+// (yield). Without backfill, an elastic job that would start below its
+// requested size first has running jobs make room for the whole of it
+// (yieldWhole).
 func (e *Engine) walk(s *model.State, ord Order, plan *Plan) {
 	for i, j := range ord.Jobs {
 		if i == ord.Claim {

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"errors"
+	"fmt"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
@@ -101,89 +103,119 @@ func TestMovedSinceCoversChanges(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 29))
 		s := NewState(c, unit{})
 		var jobs []*Job
-		type snap struct {
-			mark  uint64
-			alloc [][]GPU // per job: its allocation then, nil when not running
-		}
-		var marks []snap
+		var marks []movedSnap
 		for step := range 600 {
+			where := fmt.Sprintf("seed %d, step %d", seed, step)
 			if rng.IntN(3) == 0 || len(jobs) == 0 {
 				j := NewJob(JobSpec{ID: "j", GPUs: 1, MinGPUs: 1, MaxGPUs: 4}, len(jobs), -1, 1)
 				jobs = append(jobs, j)
 				s.Submit(j)
 			}
-			j := jobs[rng.IntN(len(jobs))]
-			switch {
-			case j.State == Waiting && rng.IntN(8) == 0:
-				err = s.End(j, Rejected)
-			case j.State == Waiting && rng.IntN(4) == 0 && len(s.Running()) > 0:
-				// a start that fails on a taken GPU after taking free ones
-				g := append(freeGPUs(s, rng.IntN(2), rng), s.Running()[0].Alloc[0])
-				if s.Start(j, g) == nil {
-					t.Fatalf("seed %d, step %d: a start on a taken GPU succeeded", seed, step)
-				}
-			case j.State == Waiting:
-				if g := freeGPUs(s, 1+rng.IntN(3), rng); g != nil {
-					err = s.Start(j, g)
-				}
-			case j.State != Running:
-			case rng.IntN(3) == 0:
-				err = s.Stop(j)
-			case rng.IntN(4) == 0:
-				err = s.End(j, Finished)
-			default:
-				if g := freeGPUs(s, 1+rng.IntN(3), rng); g != nil {
-					err = s.Resize(j, g)
-				}
+			if err := randomChange(s, jobs[rng.IntN(len(jobs))], rng); err != nil {
+				t.Fatalf("%s: %v", where, err)
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, j := range s.Running() {
-				if got, want := s.TypeOn(j), c.TypeOf(j.Alloc[0]); got != want {
-					t.Fatalf("seed %d, step %d: TypeOn %d, want %d", seed, step, got, want)
-				}
-				if j.onOf != c || j.onAt != &j.Alloc[0] {
-					t.Fatalf("seed %d, step %d: no type recorded for running job %d", seed, step, j.Seq)
-				}
-			}
-			free := 0
-			for ni := range c.Nodes {
-				free += bits.OnesCount64(s.FreeMask(ni))
-			}
-			if s.FreeGPUs() != free {
-				t.Fatalf("seed %d, step %d: FreeGPUs %d, the masks hold %d", seed, step, s.FreeGPUs(), free)
-			}
-			if len(s.moved) > 2*len(s.running)+64 {
-				t.Fatalf("seed %d, step %d: log of %d entries, %d running", seed, step, len(s.moved), len(s.running))
-			}
+			checkRecorded(t, where, s)
 			if rng.IntN(5) == 0 {
-				sn := snap{mark: s.MovedMark()}
+				sn := movedSnap{mark: s.MovedMark()}
 				for _, j := range jobs {
 					sn.alloc = append(sn.alloc, slices.Clone(j.Alloc))
 				}
 				marks = append(marks, sn)
 			}
 			for _, sn := range marks[max(len(marks)-6, 0):] {
-				moved, ok := s.MovedSince(sn.mark)
-				if !ok {
-					continue
-				}
-				known++
-				for k, j := range jobs[:len(sn.alloc)] {
-					if !slices.Equal(sn.alloc[k], j.Alloc) {
-						checked++
-						if !slices.Contains(moved, j) {
-							t.Fatalf("seed %d, step %d: job %d changed since mark %d but is not logged", seed, step, k, sn.mark)
-						}
-					}
-				}
+				k, n := checkLogged(t, where, s, jobs, sn)
+				known, checked = known+k, checked+n
 			}
 		}
 	}
 	if known < 1000 || checked < 1000 {
 		t.Fatalf("only %d known marks and %d changed jobs checked", known, checked)
 	}
+}
+
+// movedSnap is a mark of TestMovedSinceCoversChanges and the jobs'
+// allocations then.
+type movedSnap struct {
+	mark  uint64
+	alloc [][]GPU // per job: its allocation then, nil when not running
+}
+
+// randomChange makes one change to job j of s, drawn from rng: a waiting
+// job is rejected, fails to start on a taken GPU after taking free ones,
+// or starts; a running one stops, ends or is resized; an ended one stays.
+// It returns the state's error, or one for a start on a taken GPU that
+// succeeded.
+func randomChange(s *State, j *Job, rng *rand.Rand) error {
+	switch {
+	case j.State == Waiting && rng.IntN(8) == 0:
+		return s.End(j, Rejected)
+	case j.State == Waiting && rng.IntN(4) == 0 && len(s.Running()) > 0:
+		g := append(freeGPUs(s, rng.IntN(2), rng), s.Running()[0].Alloc[0])
+		if s.Start(j, g) == nil {
+			return errors.New("a start on a taken GPU succeeded")
+		}
+	case j.State == Waiting:
+		if g := freeGPUs(s, 1+rng.IntN(3), rng); g != nil {
+			return s.Start(j, g)
+		}
+	case j.State != Running:
+	case rng.IntN(3) == 0:
+		return s.Stop(j)
+	case rng.IntN(4) == 0:
+		return s.End(j, Finished)
+	default:
+		if g := freeGPUs(s, 1+rng.IntN(3), rng); g != nil {
+			return s.Resize(j, g)
+		}
+	}
+	return nil
+}
+
+// checkRecorded requires TypeOn to be the type of every running job's
+// first GPU, as recorded (not computed again); FreeGPUs to be the free
+// GPUs of every node's mask; and the log of moved jobs to stay within its
+// bound.
+func checkRecorded(t *testing.T, where string, s *State) {
+	t.Helper()
+	c := s.Cluster
+	for _, j := range s.Running() {
+		if got, want := s.TypeOn(j), c.TypeOf(j.Alloc[0]); got != want {
+			t.Fatalf("%s: TypeOn %d, want %d", where, got, want)
+		}
+		if j.onOf != c || j.onAt != &j.Alloc[0] {
+			t.Fatalf("%s: no type recorded for running job %d", where, j.Seq)
+		}
+	}
+	free := 0
+	for ni := range c.Nodes {
+		free += bits.OnesCount64(s.FreeMask(ni))
+	}
+	if s.FreeGPUs() != free {
+		t.Fatalf("%s: FreeGPUs %d, the masks hold %d", where, s.FreeGPUs(), free)
+	}
+	if len(s.moved) > 2*len(s.running)+64 {
+		t.Fatalf("%s: log of %d entries, %d running", where, len(s.moved), len(s.running))
+	}
+}
+
+// checkLogged requires every job whose allocation differs from sn's to be
+// in MovedSince(sn.mark), unless the state no longer knows; it returns 1
+// when it knew (0 otherwise) and the number of changed jobs checked.
+func checkLogged(t *testing.T, where string, s *State, jobs []*Job, sn movedSnap) (known, checked int) {
+	t.Helper()
+	moved, ok := s.MovedSince(sn.mark)
+	if !ok {
+		return 0, 0
+	}
+	for k, j := range jobs[:len(sn.alloc)] {
+		if !slices.Equal(sn.alloc[k], j.Alloc) {
+			checked++
+			if !slices.Contains(moved, j) {
+				t.Fatalf("%s: job %d changed since mark %d but is not logged", where, k, sn.mark)
+			}
+		}
+	}
+	return 1, checked
 }
 
 // freeGPUs returns n free GPUs of s's cluster picked at random, or nil.

@@ -213,6 +213,9 @@ func (s *State) End(j *Job, st JobState) error {
 	return nil
 }
 
+// release frees running job j's GPUs and requests, forgets its recorded
+// type, takes it off the running jobs and logs the change (MovedSince);
+// the caller sets its new state.
 func (s *State) release(j *Job) {
 	s.give(j.Alloc)
 	s.uncharge(j, j.Alloc)
@@ -221,6 +224,9 @@ func (s *State) release(j *Job) {
 	s.noteMoved(j)
 }
 
+// take marks alloc's GPUs taken, keeping the free count (FreeGPUs) and
+// logging each node's change (ChangedSince); on a GPU that does not exist
+// or is not free it gives back those it took and returns an error.
 func (s *State) take(alloc []GPU) error {
 	for i, g := range alloc {
 		if int(g.Node) >= len(s.free) || g.Index < 0 || int(g.Index) >= s.Cluster.Nodes[g.Node].GPUs {
@@ -241,6 +247,8 @@ func (s *State) take(alloc []GPU) error {
 	return nil
 }
 
+// give marks alloc's GPUs free, keeping the free count (a GPU already
+// free is not counted twice) and logging each node's change.
 func (s *State) give(alloc []GPU) {
 	for i, g := range alloc {
 		bit := uint64(1) << uint(g.Index)

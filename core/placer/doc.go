@@ -30,6 +30,6 @@
 // job whose best node is in state 3 is paused. With Upgrades it also moves
 // running jobs: to a type at least MinUpgrade times faster once that type
 // has room and no job waits (Upgrade, engine.Upgrader), and back to a
-// slower type when the head of a strict queue fits on no type (Target and
-// Yield, engine.Yielder).
+// slower type when the head of a strict queue fits on no type, or, elastic,
+// on none at its requested size (Target and Yield, engine.Yielder).
 package placer

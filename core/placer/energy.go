@@ -425,11 +425,11 @@ func (e *Energy) Upgrade(s *model.State, p *engine.Pool, j *model.Job) []model.G
 }
 
 // Target implements engine.Yielder (issue 28): when no type in ts has
-// room for job j of n GPUs — it waits at the head of a strict queue — the
-// types in ts on which it runs; running jobs there that an upgrade may have
-// brought there make room for it (Yield). 0 otherwise, and without
-// upgrades: an upgrade borrows GPUs no job waits for, and never makes a
-// job wait.
+// room for job j of n GPUs — it waits at the head of a strict queue, or
+// would start there below its requested size n — the types in ts on which
+// it runs; running jobs there that an upgrade may have brought there make
+// room for it (Yield). 0 otherwise, and without upgrades: an upgrade
+// borrows GPUs no job waits for, and never makes a job wait.
 func (e *Energy) Target(s *model.State, p *engine.Pool, j *model.Job, n int, ts engine.TypeSet) engine.TypeSet {
 	if !e.Upgrades || n < 1 || p.Cluster() != e.cluster {
 		return 0

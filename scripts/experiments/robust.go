@@ -19,7 +19,8 @@ import (
 // each run with idle nodes sleeping and always on, with every placer and
 // every scaler. The generator's seeds are split, once and before any
 // tuning, into a development set (the only one tuned on) and a held-out
-// set; the Done-when figures are reported for each separately.
+// set; the Done-when figures are reported for each separately. These are
+// read-only tables, never written.
 var (
 	robustDev  = []uint64{1, 2, 3}
 	robustHeld = []uint64{101, 102, 103}
@@ -191,8 +192,8 @@ func robustRunSet(bin string, ws []robustWorkload) (*robustRuns, error) {
 
 // robust prints the grid's tables for the development and the held-out
 // seeds (set: dev, held, fresh, sealed, both — dev and held — or all,
-// which is every set but sealed); the traces
-// are written into keep, and kept, when it is not empty.
+// which is every set but sealed); the traces are written into keep, and
+// kept, when it is not empty.
 func robust(bin, set, keep string) error {
 	dir, done, err := robustDir(keep)
 	if err != nil {

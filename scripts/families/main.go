@@ -39,6 +39,7 @@ import (
 // sealedSeeds, fixed on 2026-11-29 before the fourth session's tuning
 // (after the unseen set had been run once to report): from then on every
 // earlier set may be tuned on, and sealed is run once, at the end.
+// Read-only tables, never written.
 var (
 	devSeeds     = []uint64{1, 2, 3, 4}
 	heldOutSeeds = []uint64{101, 102, 103, 104}

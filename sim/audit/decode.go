@@ -143,7 +143,8 @@ func fastInt(b []byte, i, k int, e *rawEvent) (int, bool) {
 	return j, true
 }
 
-// eventNames are the event kinds the simulator writes.
+// eventNames are the event kinds the simulator writes: a read-only lookup
+// table (eventName), never written.
 var eventNames = [...]string{"submit", "start", "finish", "preempt", "resize", "reject", "pause", "cluster", "unfinished"}
 
 // eventName returns s as a string, one of eventNames without allocating
