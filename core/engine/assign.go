@@ -85,14 +85,14 @@ func (e *Engine) bookAll(s *model.State, ord Order, plan *Plan) ([]pick, []*mode
 	}
 	var picks []pick
 	var stops []*model.Job
-	for i, j := range ord.Jobs {
-		allowed := ord.Types[i]
+	for i := 0; ; i++ {
+		i = keepRunning(s, ord.Jobs, ord.Types, e.remain, i)
+		if i == len(ord.Jobs) {
+			break
+		}
+		j, allowed := ord.Jobs[i], ord.Types[i]
 		if j.State == model.Running {
 			t, k := s.TypeOn(j), len(j.Alloc)
-			if allowed.Has(t) && e.remain[t] >= k {
-				e.remain[t] -= k
-				continue
-			}
 			if bt := e.book(s, j, allowed&^(1<<uint(t)), k); bt >= 0 {
 				picks = append(picks, pick{j, 1 << uint(bt), k, true})
 			} else {
@@ -118,6 +118,26 @@ func (e *Engine) bookAll(s *model.State, ord Order, plan *Plan) ([]pick, []*mode
 		}
 	}
 	return picks, stops
+}
+
+// keepRunning books, from jobs[i] on, the running jobs that keep their GPUs
+// (their type is in their set and still has room this round), and returns
+// the index of the first job that does not: one that is waiting, or must
+// move or stop (bookAll's common case in a small loop of its own).
+func keepRunning(s *model.State, jobs []*model.Job, types []TypeSet, remain []int, i int) int {
+	types = types[:len(jobs)]
+	for ; i < len(jobs); i++ {
+		j := jobs[i]
+		if j.State != model.Running {
+			return i
+		}
+		t, k := s.TypeOn(j), len(j.Alloc)
+		if !types[i].Has(t) || remain[t] < k {
+			return i
+		}
+		remain[t] -= k
+	}
+	return i
 }
 
 // book reserves n GPUs of this round's count for j on the type in ts on

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"sort"
 )
@@ -27,7 +28,6 @@ type survival struct {
 	surv []float64 // S just after each event (1 at 0)
 	tail []float64 // ∫_{at[i]}^∞ S(x) dx
 	end  float64   // the largest observation
-	obs  []observation
 	// fin is the finished sizes seen so far, ascending: fit merges the
 	// new ones in rather than sorting them all again every round.
 	fin    []float64
@@ -35,32 +35,34 @@ type survival struct {
 	live   []float64 // fit's scratch: the active jobs' service, ascending
 }
 
-type observation struct {
-	v     float64
-	event bool
-}
-
 // minRemaining is the least expected remaining size: a minute.
 const minRemaining = 60
 
 // fit estimates S from finished sizes and active jobs' service. finished
 // only grows between calls of a run (forget starts a new one).
+//
+// The observations are the finished sizes (events) and the service of the
+// active jobs (censored), by size, events first at equal sizes: a censored
+// job of that size was still at risk. At the k-th finished size, fin[k],
+// the jobs at risk are those laid out from it on: n − k − c of the n
+// observations, c the censored ones below fin[k].
 func (s *survival) fit(finished, attained []float64) {
 	s.addFinished(finished)
 	s.live = append(s.live[:0], attained...)
 	slices.SortFunc(s.live, cmp.Compare[float64])
-	s.mergeObservations()
-	s.at, s.surv = append(s.at[:0], 0), append(s.surv[:0], 1)
-	n, sv := len(s.obs), 1.0
-	s.end = 0
-	for i, o := range s.obs {
-		s.end = max(s.end, o.v)
-		if o.event {
-			sv *= 1 - 1/float64(n-i)
-			s.at, s.surv = append(s.at, o.v), append(s.surv, sv)
+	s.end = s.largest()
+	m := len(s.fin) + 1
+	s.at, s.surv = slices.Grow(s.at[:0], m)[:m], slices.Grow(s.surv[:0], m)[:m]
+	s.at[0], s.surv[0] = 0, 1
+	copy(s.at[1:], s.fin)
+	n, c, sv := len(s.fin)+len(s.live), 0, 1.0
+	for k, v := range s.fin {
+		for c < len(s.live) && cmp.Compare(v, s.live[c]) > 0 {
+			c++
 		}
+		sv *= 1 - 1/float64(n-k-c)
+		s.surv[k+1] = sv
 	}
-	m := len(s.at)
 	s.tail = slices.Grow(s.tail[:0], m)[:m]
 	last := s.surv[m-1]
 	acc := last*(s.end-s.at[m-1]) + last*s.end // the last step, then the tail guess
@@ -70,6 +72,32 @@ func (s *survival) fit(finished, attained []float64) {
 			acc += s.surv[i-1] * (s.at[i] - s.at[i-1])
 		}
 	}
+}
+
+// largest returns the largest observation, at least 0: with both lists
+// ascending, the last of each. cmp.Compare sorts NaN first; with a NaN
+// the result is NaN, whose bits depend on the order max met the values
+// in, so that case folds them all in the order of the observations (events
+// first at equal sizes), as fit did when it laid them out in one list.
+func (s *survival) largest() float64 {
+	end := 0.0
+	if len(s.fin) > 0 && math.IsNaN(s.fin[0]) || len(s.live) > 0 && math.IsNaN(s.live[0]) {
+		i, k := 0, 0
+		for i < len(s.fin) || k < len(s.live) {
+			if k == len(s.live) || i < len(s.fin) && cmp.Compare(s.fin[i], s.live[k]) <= 0 {
+				end, i = max(end, s.fin[i]), i+1
+			} else {
+				end, k = max(end, s.live[k]), k+1
+			}
+		}
+		return end
+	}
+	for _, v := range [2][]float64{s.fin, s.live} {
+		if len(v) > 0 {
+			end = max(end, v[len(v)-1])
+		}
+	}
+	return end
 }
 
 // addFinished merges the sizes of finished that fit has not seen into
@@ -107,23 +135,6 @@ func mergeAscending(dst, a, b []float64) []float64 {
 
 // forget drops the finished sizes seen (a new run).
 func (s *survival) forget() { s.fin = s.fin[:0] }
-
-// mergeObservations lays the finished sizes (events) and the active jobs'
-// service (censored) out in s.obs by size; at equal sizes events come
-// first: a censored job of that size was still at risk.
-func (s *survival) mergeObservations() {
-	s.obs = s.obs[:0]
-	i, k := 0, 0
-	for i < len(s.fin) || k < len(s.live) {
-		if k == len(s.live) || i < len(s.fin) && cmp.Compare(s.fin[i], s.live[k]) <= 0 {
-			s.obs = append(s.obs, observation{s.fin[i], true})
-			i++
-			continue
-		}
-		s.obs = append(s.obs, observation{s.live[k], false})
-		k++
-	}
-}
 
 // remaining returns E[S − a | S > a], at least minRemaining.
 func (s *survival) remaining(a float64) float64 {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -117,13 +118,88 @@ func TestSurvivalIncremental(t *testing.T) {
 	}
 }
 
-// TestSurvivalMatchesSort: the merged observations are those a sort by
-// size, events first at equal sizes, gives.
-func TestSurvivalMatchesSort(t *testing.T) {
-	s := survival{}
-	s.fit([]float64{3, 1, 2, 2}, []float64{2, 0.5, 3, 4})
-	want := []observation{{0.5, false}, {1, true}, {2, true}, {2, true}, {2, false}, {3, true}, {3, false}, {4, false}}
-	if !slices.Equal(s.obs, want) {
-		t.Errorf("observations %v, want %v", s.obs, want)
+// TestSurvivalMatchesReference: fit gives bit for bit the estimate of the
+// plain Kaplan–Meier pass it replaced (referenceFit: every observation laid
+// out by size, events first at equal sizes, S multiplied down at each
+// event by 1 − 1/(observations from it on)), on random observations with
+// many ties, zeros of both signs, infinities and NaNs, fitted round after
+// round as in a run.
+func TestSurvivalMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	odd := []float64{0, math.Copysign(0, -1), math.Inf(1), math.NaN()}
+	draw := func(withOdd bool) float64 {
+		if withOdd && rng.IntN(20) == 0 {
+			return odd[rng.IntN(len(odd))]
+		}
+		return float64(rng.IntN(30)) * 0.5
 	}
+	var s survival
+	var finished []float64
+	for round := range 400 {
+		withOdd := round%100 >= 80 // the last fifth of each run
+		if round%100 == 0 {
+			finished = nil
+			s.forget()
+		}
+		for range rng.IntN(5) {
+			finished = append(finished, draw(withOdd))
+		}
+		attained := make([]float64, rng.IntN(10))
+		for i := range attained {
+			attained[i] = draw(withOdd)
+		}
+		s.fit(finished, attained)
+		at, surv, tail, end := referenceFit(s.fin, attained)
+		if !sameBits(s.at, at) || !sameBits(s.surv, surv) || !sameBits(s.tail, tail) || !sameBits([]float64{s.end}, []float64{end}) {
+			t.Fatalf("round %d: fit %v %v %v %v, reference %v %v %v %v", round, s.at, s.surv, s.tail, s.end, at, surv, tail, end)
+		}
+	}
+}
+
+// referenceFit is fit as first written: the observations merged into one
+// list, then one pass over it. fin is the finished sizes as addFinished
+// keeps them, ascending (equal under cmp.Compare, -0 and 0 keep its order).
+func referenceFit(fin, attained []float64) (at, surv, tail []float64, end float64) {
+	type observation struct {
+		v     float64
+		event bool
+	}
+	live := slices.Clone(attained)
+	slices.SortFunc(live, cmp.Compare[float64])
+	var obs []observation
+	i, k := 0, 0
+	for i < len(fin) || k < len(live) {
+		if k == len(live) || i < len(fin) && cmp.Compare(fin[i], live[k]) <= 0 {
+			obs = append(obs, observation{fin[i], true})
+			i++
+			continue
+		}
+		obs = append(obs, observation{live[k], false})
+		k++
+	}
+	at, surv = []float64{0}, []float64{1}
+	n, sv := len(obs), 1.0
+	for i, o := range obs {
+		end = max(end, o.v)
+		if o.event {
+			sv *= 1 - 1/float64(n-i)
+			at, surv = append(at, o.v), append(surv, sv)
+		}
+	}
+	m := len(at)
+	tail = make([]float64, m)
+	last := surv[m-1]
+	acc := last*(end-at[m-1]) + last*end
+	for i := m - 1; i >= 0; i-- {
+		tail[i] = acc
+		if i > 0 {
+			acc += surv[i-1] * (at[i] - at[i-1])
+		}
+	}
+	return at, surv, tail, end
+}
+
+// sameBits reports whether a and b hold the same float64 bit patterns.
+func sameBits(a, b []float64) bool {
+	return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
 }
