@@ -206,9 +206,6 @@ type Alloc struct {
 	// negative GPU count. bestFits reads it instead of summing every round.
 	demand   []int
 	negative int
-	// yield is, during a type's pass of choose, the index a gang needs to
-	// be taken first there (gangYield).
-	yield float64
 	// shared is Gittins's, per type, the tracked jobs that ask for it
 	// (allocJob.asks, at bestT), each list by Seq: [0] those that
 	// gangFirst takes first, [1] the others; chooseFitted reads them.

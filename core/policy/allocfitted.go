@@ -115,8 +115,8 @@ func (a *Alloc) takeShared(list []*allocJob, t int, sel []*model.Job, types []en
 }
 
 // sharedList returns the list of a.shared that st belongs in while it
-// asks for its best type: gangShare, not gangFirst, whose yield is that of
-// the last type typeEntries laid out (0 in every fittedRound).
+// asks for its best type: by gangShare, which is gangFirst in every
+// fittedRound, where the yield is 0.
 func (a *Alloc) sharedList(st *allocJob) *[]*allocJob {
 	if a.gangShare(st, 1) {
 		return &a.shared[st.bestT][0]

@@ -99,14 +99,14 @@ func checkFittedX(t *testing.T, a *Alloc, world, round int) {
 
 // checkShared requires Alloc.shared, kept as jobs come, go and change
 // speeds, to be what it is rebuilt from the tracked jobs: per type, the
-// jobs asking for it, by Seq, the gangs that gangFirst takes first apart.
+// jobs asking for it, by Seq, the gangs of the gang share apart.
 func checkShared(t *testing.T, a *Alloc, where string) {
 	t.Helper()
 	want := make([][2][]*allocJob, len(a.order))
 	for _, st := range a.states {
 		if st.asks {
 			k := 1
-			if a.gangFirst(st, 1) {
+			if a.gangShare(st, 1) {
 				k = 0
 			}
 			want[st.bestT][k] = append(want[st.bestT][k], st)
@@ -190,7 +190,7 @@ func (n *fittedCounts) count(a *Alloc, s *model.State, now model.Time, fast bool
 			continue
 		}
 		off = off || t != st.bestT
-		gang = gang || a.gangFirst(st, 1)
+		gang = gang || a.gangShare(st, 1)
 	}
 	n.pinned += b2i(pinned)
 	n.offBest += b2i(off)

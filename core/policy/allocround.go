@@ -405,7 +405,7 @@ func (a *Alloc) typeEntries(t int) bool {
 	// chosen already is then left out without its keys: it cannot set
 	// all, and does not fit.
 	finite := a.fitted != nil
-	a.yield = a.gangYield(t)
+	yield := a.gangYield(t)
 	for pass := 0; pass < 2; pass++ {
 		for i, j := range a.tracked {
 			st := a.states[i]
@@ -421,7 +421,7 @@ func (a *Alloc) typeEntries(t int) bool {
 				second = st.deficit[t]
 			}
 			e := allocEntry{prio: a.priority(st, t), deficit: second, x: x, job: j, st: st, t: int32(t), gpus: int32(st.gpus)}
-			if a.gangFirst(st, x) && e.prio > 0 {
+			if a.gangFirst(st, x, yield) && e.prio > 0 {
 				e.prio = math.Inf(1) // before every pair with a finite priority; among such gangs, by weight
 			}
 			if e.prio != e.prio || second != second || x != x {
@@ -513,10 +513,9 @@ func (a *Alloc) take(st *allocJob, t int, sel []*model.Job, types []engine.TypeS
 
 // gangFirst reports whether st, with share x of X on a type, is taken
 // first on it (Alloc.GangShare): a gang share's gang (gangShare) with an
-// index of at least the type's yield (gangYield), which typeEntries sets
-// for the type it lays out.
-func (a *Alloc) gangFirst(st *allocJob, x float64) bool {
-	return a.gangShare(st, x) && st.index >= a.yield
+// index of at least the type's yield (gangYield).
+func (a *Alloc) gangFirst(st *allocJob, x, yield float64) bool {
+	return a.gangShare(st, x) && st.index >= yield
 }
 
 // gangShare reports whether st, with share x of X on a type, is a gang
@@ -524,7 +523,7 @@ func (a *Alloc) gangFirst(st *allocJob, x float64) bool {
 // share, a multi-GPU job, a share of at least the gang share. In a round
 // whose X is bestFits's the yield is 0 (gangYield), so there gangFirst is
 // gangShare; the lists chooseFitted keeps across rounds (Alloc.shared) are
-// sorted by it, not by a yield left from another round's type.
+// sorted by it.
 func (a *Alloc) gangShare(st *allocJob, x float64) bool {
 	return a.Objective == Gittins && a.GangShare > 0 && st.gpus > 1 && x >= a.GangShare
 }

@@ -41,6 +41,7 @@ func refChoose(a *Alloc, s *model.State) ([]*model.Job, []engine.TypeSet) {
 	}
 	for _, t := range a.order {
 		var es []allocEntry
+		yield := a.gangYield(t)
 		for i, j := range a.tracked {
 			st := a.states[i]
 			x := 0.0
@@ -52,7 +53,7 @@ func refChoose(a *Alloc, s *model.State) ([]*model.Job, []engine.TypeSet) {
 				second = st.weight
 			}
 			prio := a.priority(st, t)
-			if a.gangFirst(st, x) && prio > 0 {
+			if a.gangFirst(st, x, yield) && prio > 0 {
 				prio = math.Inf(1)
 			}
 			es = append(es, allocEntry{prio: prio, deficit: second, x: x, job: j, st: st, t: int32(t)})
