@@ -306,7 +306,7 @@ func (a *Alloc) Next(now model.Time) model.Time {
 // Order implements engine.QueuePolicy. The order's Types are valid until
 // the next call, which reuses them.
 func (a *Alloc) Order(s *model.State, now model.Time, buf []*model.Job) engine.Order {
-	a.init(s.Cluster)
+	a.forCluster(s.Cluster)
 	// EstSRPT's and Gittins's weights change as jobs progress: X is new at
 	// every reset, and the time credited before one is not read.
 	perRound := a.Objective == EstSRPT || a.Objective == Gittins
@@ -339,7 +339,11 @@ func (a *Alloc) Order(s *model.State, now model.Time, buf []*model.Job) engine.O
 	return ord
 }
 
-func (a *Alloc) init(c *model.Cluster) {
+// forCluster starts a's state afresh when c is not the cluster it keeps
+// state for (the first Order, or a shell that changed its cluster):
+// every tracked job, cache and per-type list is dropped and the random
+// stream restarts from Seed; with the same cluster it does nothing.
+func (a *Alloc) forCluster(c *model.Cluster) {
 	if a.cluster == c {
 		return
 	}

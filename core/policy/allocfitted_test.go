@@ -47,7 +47,7 @@ func TestChooseFittedIsPairs(t *testing.T) {
 		for round := range 120 {
 			now := model.Time(round) * a.Round
 			w.step(t, now)
-			a.init(w.s.Cluster)
+			a.forCluster(w.s.Cluster)
 			a.account(w.s, now, true)
 			a.reset(now)
 			a.compute(w.s, now)

@@ -28,7 +28,7 @@ func TestBestFitsIsTheOptimum(t *testing.T) {
 	for trial := range 300 {
 		s, best := randomInstance(t, r)
 		a := &Alloc{Objective: Gittins, Round: 360 * model.Second}
-		a.init(s.Cluster)
+		a.forCluster(s.Cluster)
 		a.account(s, 0, false)
 		for _, j := range a.tracked {
 			if b := a.jobs[j].best; b != best[j.Spec.ID] {

@@ -103,7 +103,7 @@ func TestChooseIsReference(t *testing.T) {
 		case 2:
 			a.Objective = EstSRPT
 		}
-		a.init(s.Cluster)
+		a.forCluster(s.Cluster)
 		a.account(s, 0, false)
 		a.reset(0)
 		a.compute(s, 0)

@@ -81,7 +81,7 @@ func gangAndSingle(t *testing.T, gangShare float64) (*model.State, *Alloc) {
 	s.Submit(model.NewJob(model.JobSpec{ID: "G", GPUs: 8, MinGPUs: 8, MaxGPUs: 8}, 0, -1, 1000))
 	s.Submit(model.NewJob(model.JobSpec{ID: "S", GPUs: 1, MinGPUs: 1, MaxGPUs: 1}, 1, -1, 1000))
 	a := &Alloc{Objective: Gittins, Round: 360 * model.Second, GangShare: gangShare}
-	a.init(c)
+	a.forCluster(c)
 	a.account(s, 0, false)
 	for i, j := range a.tracked {
 		a.speeds(s, j, a.states[i])
