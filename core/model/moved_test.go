@@ -193,8 +193,8 @@ func checkRecorded(t *testing.T, where string, s *State) {
 	if s.FreeGPUs() != free {
 		t.Fatalf("%s: FreeGPUs %d, the masks hold %d", where, s.FreeGPUs(), free)
 	}
-	if len(s.moved) > 2*len(s.running)+64 {
-		t.Fatalf("%s: log of %d entries, %d running", where, len(s.moved), len(s.running))
+	if len(s.moved.items) > 2*len(s.running)+64 {
+		t.Fatalf("%s: log of %d entries, %d running", where, len(s.moved.items), len(s.running))
 	}
 }
 

@@ -26,16 +26,12 @@ type State struct {
 	waiting []*Job   // by (Spec.Submit, Seq)
 	running []*Job   // by Seq
 	// changed logs the nodes whose free GPUs changed, for readers that
-	// follow the state from round to round (ChangedSince); its first entry
-	// is change number logBase.
-	changed []int32
-	logBase uint64
+	// follow the state from round to round (ChangedSince).
+	changed changeLog[int32]
 	// moved logs the jobs whose allocation changed (started, restored,
 	// resized, stopped, ended while running), for readers that follow the
-	// running jobs from round to round (MovedSince); its first entry is
-	// change number movedBase.
-	moved     []*Job
-	movedBase uint64
+	// running jobs from round to round (MovedSince).
+	moved changeLog[*Job]
 }
 
 // NewState returns a state with every GPU free and no jobs.
@@ -266,45 +262,27 @@ func (s *State) give(alloc []GPU) {
 // one allocation's GPUs on a node once). A log grown to several entries
 // per node is started afresh, and readers that had not read all of it
 // reload every node.
-func (s *State) note(n int32) {
-	if len(s.changed) >= 8*len(s.free)+64 {
-		s.logBase += uint64(len(s.changed))
-		s.changed = s.changed[:0]
-	}
-	s.changed = append(s.changed, n)
-}
+func (s *State) note(n int32) { s.changed.add(n, 8*len(s.free)+64) }
 
 // Mark returns the number of changes of free GPUs logged so far, for
 // ChangedSince.
-func (s *State) Mark() uint64 { return s.logBase + uint64(len(s.changed)) }
+func (s *State) Mark() uint64 { return s.changed.mark() }
 
 // ChangedSince returns the nodes whose free GPUs changed since mark (a
 // node may appear more than once, or have changed and changed back), or
 // false when the state no longer knows (the caller must reload every
 // node). Do not modify the slice.
-func (s *State) ChangedSince(mark uint64) ([]int32, bool) {
-	if mark < s.logBase || mark > s.Mark() {
-		return nil, false
-	}
-	return s.changed[mark-s.logBase:], true
-}
+func (s *State) ChangedSince(mark uint64) ([]int32, bool) { return s.changed.since(mark) }
 
 // noteMoved logs that job j's allocation changed. A log grown past twice
 // the running jobs (and 64) is started afresh, and readers that had not
 // read all of it reload every running job, which costs them no more than
 // the entries they skipped.
-func (s *State) noteMoved(j *Job) {
-	if len(s.moved) >= 2*len(s.running)+64 {
-		s.movedBase += uint64(len(s.moved))
-		clear(s.moved)
-		s.moved = s.moved[:0]
-	}
-	s.moved = append(s.moved, j)
-}
+func (s *State) noteMoved(j *Job) { s.moved.add(j, 2*len(s.running)+64) }
 
 // MovedMark returns the number of allocation changes logged so far, for
 // MovedSince.
-func (s *State) MovedMark() uint64 { return s.movedBase + uint64(len(s.moved)) }
+func (s *State) MovedMark() uint64 { return s.moved.mark() }
 
 // MovedSince returns the jobs whose allocation changed since mark: those
 // that started (or were restored), were resized or moved, or stopped or
@@ -312,12 +290,7 @@ func (s *State) MovedMark() uint64 { return s.movedBase + uint64(len(s.moved)) }
 // and changed back. Every other job that was running at mark runs on the
 // same GPUs. It returns false when the state no longer knows (the caller
 // must reload every running job). Do not modify the slice.
-func (s *State) MovedSince(mark uint64) ([]*Job, bool) {
-	if mark < s.movedBase || mark > s.MovedMark() {
-		return nil, false
-	}
-	return s.moved[mark-s.movedBase:], true
-}
+func (s *State) MovedSince(mark uint64) ([]*Job, bool) { return s.moved.since(mark) }
 
 func waitLess(a, b *Job) bool {
 	if a.Spec.Submit != b.Spec.Submit {
