@@ -53,6 +53,8 @@ type simOptions struct {
 	given func(flag string) bool
 }
 
+// newSimCommand returns `gpusched sim`: it replays a trace through the
+// scheduling core on a simulated cluster and prints the run's summary.
 func newSimCommand() *cobra.Command {
 	o := &simOptions{names: recipe.Defaults(), opts: recipe.DefaultOptions()}
 	cmd := &cobra.Command{
@@ -270,6 +272,10 @@ type eventsOut struct {
 	w       *eventlog.Writer
 }
 
+// openEvents starts the event log of a run: every event goes to the
+// streaming auditor and, when path is not empty, to a temporary file next
+// to path that commit renames into place only after the audit passed, so
+// that a failed run leaves no half-written log.
 func openEvents(path string) (*eventsOut, error) {
 	name := "the event log"
 	if path != "" {
@@ -327,6 +333,8 @@ func (e *eventsOut) audit(sum metrics.Summary) error {
 	return nil
 }
 
+// commit moves the audited log from its temporary file to its path; a
+// no-op without --events.
 func (e *eventsOut) commit() error {
 	if e.f == nil {
 		return nil

@@ -44,6 +44,8 @@ func NewState(c *Cluster, p Profile) *State {
 	return s
 }
 
+// fullMask returns the free-GPU mask of a node with n GPUs: its n lowest
+// bits set (all 64 from 64 on).
 func fullMask(n int) uint64 {
 	if n >= 64 {
 		return ^uint64(0)
@@ -301,6 +303,8 @@ func waitLess(a, b *Job) bool {
 
 func seqLess(a, b *Job) bool { return a.Seq < b.Seq }
 
+// insertBy inserts j into list, kept sorted by less, after every job that
+// is not after it.
 func insertBy(list []*Job, j *Job, less func(a, b *Job) bool) []*Job {
 	i := sort.Search(len(list), func(k int) bool { return less(j, list[k]) })
 	list = append(list, nil)
@@ -309,6 +313,8 @@ func insertBy(list []*Job, j *Job, less func(a, b *Job) bool) []*Job {
 	return list
 }
 
+// removeBy removes j from list, kept sorted by less, finding it by binary
+// search; it panics when j is not there, which is a bug in the state.
 func removeBy(list []*Job, j *Job, less func(a, b *Job) bool) []*Job {
 	i := sort.Search(len(list), func(k int) bool { return !less(list[k], j) })
 	if i == len(list) || list[i] != j {

@@ -92,6 +92,8 @@ type swapList struct {
 	sorted bool
 }
 
+// candidate is a running job that could give up its GPUs of one type in a
+// swap, with what the swap would gain.
 type candidate struct {
 	gain float64 // n_i·(m_ik − m_ij)
 	job  *model.Job
