@@ -12,8 +12,9 @@ import (
 // Spare nodes (Config.Spare, issue 28, docs/ENERGY.md#spare-nodes): the
 // power manager keeps a few idle power-managed nodes of each kind on, so
 // that the jobs that arrive rarely wait for a wake-up, and it makes the
-// placers' choice of a sleeping node, where an idle node of the same kind
-// is on, the choice of that node (standIn). A wake-up that delays one job
+// placers' choice of a node not up (asleep, or waking with no job), where
+// an idle node of the same kind is up sooner, the choice of that node
+// (standIn). A wake-up that delays one job
 // shifts every later event of a strict queue, and which GPU types the
 // long jobs find free diverges from the run with nodes on; with spares the
 // run's schedule stays the one it would have with every node on, while
