@@ -12,8 +12,9 @@ import (
 // Spare nodes (Config.Spare, issue 28, docs/ENERGY.md#spare-nodes): the
 // power manager keeps a few idle power-managed nodes of each kind on, so
 // that the jobs that arrive rarely wait for a wake-up, and it makes the
-// placers' choice of a sleeping node, where an idle node of the same kind
-// is on, the choice of that node (standIn). A wake-up that delays one job
+// placers' choice of a node not up (asleep, or waking with no job), where
+// an idle node of the same kind is up sooner, the choice of that node
+// (standIn). A wake-up that delays one job
 // shifts every later event of a strict queue, and which GPU types the
 // long jobs find free diverges from the run with nodes on; with spares the
 // run's schedule stays the one it would have with every node on, while
@@ -292,25 +293,28 @@ func (m *meter) release(node int32, t model.Time) {
 	}
 }
 
-// standIn spares the wake-up of node, asleep and about to take a job at t,
-// when an idle node of its kind is on (or waking up, and so up sooner): the
-// two exchange their power states, which is the same as the job going to
-// that node, the two nodes' names exchanged. The placers saw two idle
-// nodes that no job, placement or later decision tells apart, so the run's
-// schedule is the one the cluster would have with the node on. An awake
-// node stands in before a waking one; of several, the node idle the
-// longest. The cluster's draw does not change; each node's figures
-// (Energy.NodeKWh) are those of its name.
+// standIn spares the wake-up of node, not up at t (asleep, or waking with no
+// job on it) and about to take a job, when an idle node of its kind is up
+// sooner (on, or waking and up earlier): the two exchange their power
+// states, which is the same as the job going to that node, the two nodes'
+// names exchanged. The placers saw two idle nodes that no job, placement or
+// later decision tells apart, so the run's schedule is the one the cluster
+// would have with the node on. An awake node stands in before a waking one;
+// of several, the node idle the longest. The cluster's draw does not change;
+// each node's figures (Energy.NodeKWh) are those of its name.
 func (m *meter) standIn(node int32, t model.Time) {
 	nm := &m.nodes[node]
-	if m.spares.n == 0 || !nm.asleep {
+	if m.spares.n == 0 || !(nm.asleep || nm.waking && nm.busy == 0 && nm.upAt > t) {
 		return
 	}
 	best := int32(-1)
 	for _, o := range m.spares.kinds[m.spares.kind[node]] {
 		om := &m.nodes[o]
-		if om.busy != 0 || om.asleep || m.count[o] != 0 {
+		if om.busy != 0 || om.asleep || m.count[o] != 0 || o == node {
 			continue // busy, asleep, or about to take a part of the same job
+		}
+		if nm.waking && om.upAt >= nm.upAt {
+			continue // up no sooner than node
 		}
 		if best < 0 || sooner(om, &m.nodes[best], t) {
 			best = o
@@ -321,13 +325,15 @@ func (m *meter) standIn(node int32, t model.Time) {
 	}
 	m.advance(best, t)
 	bm := &m.nodes[best]
-	nm.asleep, bm.asleep = false, true
-	nm.waking, bm.waking = bm.waking, false
+	nm.asleep, bm.asleep = bm.asleep, nm.asleep
+	nm.waking, bm.waking = bm.waking, nm.waking
 	nm.since, bm.since = bm.since, nm.since
 	nm.upAt, bm.upAt = bm.upAt, nm.upAt
 	nm.held, bm.held = false, false
-	if nm.waking {
-		heap.Push(&m.pending, transition{t: nm.upAt, node: node})
+	for _, o := range [2]int32{node, best} {
+		if m.nodes[o].waking {
+			heap.Push(&m.pending, transition{t: m.nodes[o].upAt, node: o})
+		}
 	}
 	m.refresh(node)
 	m.refresh(best)

@@ -234,3 +234,31 @@ func TestGangSparesOnlyWhereItRuns(t *testing.T) {
 		t.Errorf("%d wake-ups, want 0", e.Wakes)
 	}
 }
+
+// TestWakingNodeStandsIn: a job placed on a node still waking up, while an
+// idle node of its kind is on, runs at once: the two exchange their power
+// states (the job goes to the node that is up, the names exchanged), as a
+// job placed on a sleeping node does. Five 1-GPU V100 nodes, asleep 100 s
+// after they become idle, up 30 s after a wake-up; two spares.
+//   - 0: n0 and n1 are on. A (200 s) runs on n0; n2 is woken (up at 30).
+//   - 50: B (10,000 s) runs on n1; n3 is woken (up at 80). n2 and n3 are
+//     held on as the spares at 130 and 180.
+//   - 200: A ends; three idle nodes are on, so the lowest held, n2,
+//     suspends itself; n0 and n3 stay on.
+//   - 210: C (10,000 s) runs on n0; n2 is woken again (up at 240).
+//   - 215: D (10 s) is placed on n2 (pack: the lowest node), still waking,
+//     while n3 is on and idle: n3 stands in and D runs 215–225, as with
+//     every node on (before, D waited for n2: 240–250). n4 is woken as the
+//     second spare. Four wake-ups either way.
+func TestWakingNodeStandsIn(t *testing.T) {
+	c := cluster(t, "v100", 1, "v100", 1, "v100", 1, "v100", 1, "v100", 1)
+	jobs := []model.JobSpec{makeJob("A", 0).dur(200).obj(), makeJob("B", 50).dur(10_000).obj(),
+		makeJob("C", 210).dur(10_000).obj(), makeJob("D", 215).dur(10).obj()}
+	res, log := powered{cluster: c, power: sleepy(c, 100, 30), jobs: jobs, cfg: sim.Config{Energy: true, Spare: 2}}.run(t)
+	if got, want := finishTimes(res), []float64{200, 10_050, 10_210, 225}; !equalFloats(got, want) {
+		t.Errorf("finishes %v, want %v\n%s", got, want, log)
+	}
+	if res.Energy.Wakes != 4 {
+		t.Errorf("%d wake-ups, want 4", res.Energy.Wakes)
+	}
+}
