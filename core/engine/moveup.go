@@ -1,0 +1,89 @@
+package engine
+
+import "github.com/gpusched/gpusched/core/model"
+
+// MinMoveUp is how many times faster a GPU type must run a running job, at
+// its size, for a reclaiming scaler's round to move the job there
+// (moveUp); the energy placer's upgrades use the same factor.
+const MinMoveUp = 1.5
+
+// moveUp moves running jobs off slow GPU types when a reclaiming scaler
+// lends the faster ones (issue 28). Reclaim gives an arriving job the GPU
+// type it would get if every lent GPU were free; a job that arrived when
+// only a slow type was free (or lent), and runs there, is left on it for
+// the rest of its run while faster GPUs sit lent to elastic growth or
+// idle. So, when no job is left waiting after the round's placements,
+// every settled running job, in arrival order, moves to the fastest type
+// on which it runs at least MinMoveUp times as fast at its size, when
+// that type's free GPUs and those lent there (Resizer.Surplus) hold it:
+// the lenders on that type give replicas back (Donor.Donate) until it has
+// enough free GPUs, and the placer places the job there. When the placer
+// finds no room (other resources, nodes), every give-back is undone.
+// The move pays one restart pause, as a migration does. It reports whether
+// any job moved. Only with a reclaiming scaler, no Gate, and a
+// non-preemptive order (Schedule's walk).
+func (e *Engine) moveUp(s *model.State, plan *Plan) bool {
+	rc, ok := e.scaler.(Reclaimer)
+	if !ok || !rc.Reclaims() || e.gates != nil || len(s.Waiting()) > len(plan.Start)+len(plan.Reject) {
+		return false
+	}
+	moved := false
+	for _, j := range s.Running() {
+		if !e.pool.Settled(j) {
+			continue
+		}
+		u := e.fasterType(s, j)
+		if u < 0 {
+			continue
+		}
+		if gpus := e.moveOnto(s, rc, j, u); gpus != nil {
+			e.pool.Release(j)
+			e.pool.TakeJob(j, gpus)
+			plan.Migrate = append(plan.Migrate, Assignment{Job: j, GPUs: gpus})
+			plan.Trace = append(plan.Trace, Decision{j.Spec.ID, Migrated, reasonMovedUp})
+			moved = true
+		}
+	}
+	return moved
+}
+
+// reasonMovedUp is the trace's reason for a move of moveUp.
+const reasonMovedUp = "moved to a much faster GPU type that is free or lent to elastic growth"
+
+// fasterType returns the fastest type on which running job j, at its
+// size, runs at least MinMoveUp times as fast as where it runs and whose
+// free and lent GPUs add up to its size, or -1 when there is none.
+func (e *Engine) fasterType(s *model.State, j *model.Job) int {
+	n := len(j.Alloc)
+	floor := MinMoveUp * s.Profile.Speed(j, e.cluster.TypeOf(j.Alloc[0]), n)
+	if !(floor > 0) {
+		return -1
+	}
+	ts := Feasible(s, j, n)
+	best, bv := -1, 0.0
+	for t := range s.Cluster.Types {
+		if v := s.Profile.Speed(j, t, n); ts.Has(t) && v >= floor && v > bv && e.pool.Free(t)+e.resizer.Surplus(t) >= n {
+			best, bv = t, v
+		}
+	}
+	return best
+}
+
+// moveOnto frees GPUs of type u for running job j, shrinking the elastic
+// jobs lent GPUs there, and returns the placer's GPUs for j on u (as many
+// as it holds); nil, with every shrink undone, when it finds none. The
+// pool is left with j's GPUs as they were.
+func (e *Engine) moveOnto(s *model.State, rc Reclaimer, j *model.Job, u int) []model.GPU {
+	r, n, only := e.resizer, len(j.Alloc), TypeSet(1)<<uint(u)
+	r.begin()
+	for e.pool.Free(u) < n && rc.Donate(s, e.now, r, j, only) {
+	}
+	if e.pool.Free(u) >= n {
+		if pl := e.placeWith(s, j, n, only); pl.GPUs != nil {
+			r.commit()
+			return pl.GPUs
+		}
+	}
+	r.rollback()
+	return nil
+}
