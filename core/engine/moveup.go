@@ -7,19 +7,25 @@ import "github.com/gpusched/gpusched/core/model"
 // (moveUp); the energy placer's upgrades use the same factor.
 const MinMoveUp = 1.5
 
-// moveUp moves running jobs off slow GPU types when a reclaiming scaler
-// lends the faster ones (issue 28). Reclaim gives an arriving job the GPU
-// type it would get if every lent GPU were free; a job that arrived when
-// only a slow type was free (or lent), and runs there, is left on it for
-// the rest of its run while faster GPUs sit lent to elastic growth or
-// idle. So, when no job is left waiting after the round's placements,
-// every settled running job, in arrival order, moves to the fastest type
-// on which it runs at least MinMoveUp times as fast at its size, when
-// that type's free GPUs and those lent there (Resizer.Surplus) hold it:
-// the lenders on that type give replicas back (Donor.Donate) until it has
-// enough free GPUs, and the placer places the job there. When the placer
-// finds no room (other resources, nodes), every give-back is undone.
-// The move pays one restart pause, as a migration does. It reports whether
+// moveUp moves running jobs off slow GPU types onto faster GPUs lent to
+// elastic growth, when a reclaiming scaler lends them (issue 28): lent
+// GPUs come back at once for a running job as they do for an arriving one
+// (reclaim). Reclaim gives an arriving job the type it would get if every
+// lent GPU were free, but a type-blind placer's answer there can be a slow
+// type, and a job that started when only a slow type was free stays there
+// for the rest of its run while faster GPUs sit lent to growth (on the
+// robustness grid, rigid jobs ran for weeks on K80s and set the makespan).
+// So, when no job is left waiting after the round's placements, every
+// settled running job, in arrival order, moves to the fastest type on
+// which it runs at least MinMoveUp times as fast at its size, among the
+// types where elastic jobs hold lent GPUs (Resizer.Surplus > 0) and whose
+// free and lent GPUs together hold it: the lenders there give replicas
+// back (Donor.Donate) until it has enough free GPUs, and the placer
+// places the job there; when the placer finds no room (other resources,
+// nodes), every give-back is undone. A faster type with free room and
+// nothing lent is left alone: moving onto free GPUs is an upgrade, the
+// placer's policy (Upgrader), which runs without a scaler as well. The
+// move pays one restart pause, as a migration does. It reports whether
 // any job moved. Only with a reclaiming scaler, no Gate, and a
 // non-preemptive order (Schedule's walk).
 func (e *Engine) moveUp(s *model.State, plan *Plan) bool {
@@ -48,11 +54,12 @@ func (e *Engine) moveUp(s *model.State, plan *Plan) bool {
 }
 
 // reasonMovedUp is the trace's reason for a move of moveUp.
-const reasonMovedUp = "moved to a much faster GPU type that is free or lent to elastic growth"
+const reasonMovedUp = "moved to a much faster GPU type whose GPUs were lent to elastic growth"
 
 // fasterType returns the fastest type on which running job j, at its
-// size, runs at least MinMoveUp times as fast as where it runs and whose
-// free and lent GPUs add up to its size, or -1 when there is none.
+// size, runs at least MinMoveUp times as fast as where it runs, on which
+// elastic jobs hold lent GPUs, and whose free and lent GPUs add up to its
+// size; -1 when there is none.
 func (e *Engine) fasterType(s *model.State, j *model.Job) int {
 	n := len(j.Alloc)
 	floor := MinMoveUp * s.Profile.Speed(j, e.cluster.TypeOf(j.Alloc[0]), n)
@@ -62,7 +69,7 @@ func (e *Engine) fasterType(s *model.State, j *model.Job) int {
 	ts := Feasible(s, j, n)
 	best, bv := -1, 0.0
 	for t := range s.Cluster.Types {
-		if v := s.Profile.Speed(j, t, n); ts.Has(t) && v >= floor && v > bv && e.pool.Free(t)+e.resizer.Surplus(t) >= n {
+		if v := s.Profile.Speed(j, t, n); ts.Has(t) && v >= floor && v > bv && e.resizer.Surplus(t) > 0 && e.pool.Free(t)+e.resizer.Surplus(t) >= n {
 			best, bv = t, v
 		}
 	}

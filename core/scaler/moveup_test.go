@@ -18,8 +18,9 @@ func (f fastBy) Speed(_ *model.Job, t, n int) float64 {
 }
 
 // TestMoveUp: with reclaim, a running job leaves a slow type for one at
-// least engine.MinMoveUp (1.5) times as fast whose free and lent GPUs hold
-// it, when no job waits (engine's moveUp). Node n0 of type "fast" and n1
+// least engine.MinMoveUp (1.5) times as fast on which GPUs are lent to
+// elastic growth and whose free and lent GPUs hold it, when no job waits
+// (engine's moveUp). Node n0 of type "fast" and n1
 // of type "slow", 4 GPUs each. E (elastic, 1..4) has grown to all of n0
 // (3 GPUs lent); R (rigid, 1 GPU) runs on n1/0; nothing else runs.
 //
@@ -32,7 +33,12 @@ func (f fastBy) Speed(_ *model.Job, t, n int) float64 {
 // a free fast GPU). Fast 1.25 times as fast (< 1.5): nothing moves.
 // Without reclaim (the seeds as written): nothing moves. With a job
 // waiting (W, 4 GPUs: no type holds it even with every lent GPU free —
-// fast would have 3, slow 3): nothing moves, E keeps its GPUs.
+// fast would have 3, slow 3): nothing moves, E keeps its GPUs. With
+// nothing lent (E on one GPU of n0: fast has 3 free GPUs, none lent), R
+// stays — a move onto free room is an upgrade, the placer's business —
+// and the scalers grow E onto the free fast GPUs (fulfillment: score 0 <
+// 1, load limit 8; threshold p=1: a = 2, M = 6, T = 0 < 0.8, budget
+// 0.9·6 = 5.4 pays three replicas): E 1→4.
 func TestMoveUp(t *testing.T) {
 	thr, ful := reclaimScalers(t, scaler.DefaultThresholdConfig())
 	for _, tc := range []struct {
@@ -40,20 +46,23 @@ func TestMoveUp(t *testing.T) {
 		sc      engine.Scaler
 		fast    fastBy
 		waiting bool
+		eRun    int      // E's size before the round
 		moved   []string // R's new GPUs, nil: R stays
 		eSize   int      // E's size after the round
 	}{
-		{"threshold, reclaim", thr(true), 2, false, []string{"n0/3"}, 3},
-		{"fulfillment, reclaim", ful(true), 2, false, []string{"n0/3"}, 3},
-		{"threshold, reclaim, 1.25× faster", thr(true), 1.25, false, nil, 4},
-		{"fulfillment, reclaim, 1.25× faster", ful(true), 1.25, false, nil, 4},
-		{"threshold, as written", thr(false), 2, false, nil, 4},
-		{"fulfillment, as written", ful(false), 2, false, nil, 4},
-		{"threshold, reclaim, W waits", thr(true), 2, true, nil, 4},
-		{"fulfillment, reclaim, W waits", ful(true), 2, true, nil, 4},
+		{"threshold, reclaim", thr(true), 2, false, 4, []string{"n0/3"}, 3},
+		{"fulfillment, reclaim", ful(true), 2, false, 4, []string{"n0/3"}, 3},
+		{"threshold, reclaim, 1.25× faster", thr(true), 1.25, false, 4, nil, 4},
+		{"fulfillment, reclaim, 1.25× faster", ful(true), 1.25, false, 4, nil, 4},
+		{"threshold, as written", thr(false), 2, false, 4, nil, 4},
+		{"fulfillment, as written", ful(false), 2, false, 4, nil, 4},
+		{"threshold, reclaim, W waits", thr(true), 2, true, 4, nil, 4},
+		{"fulfillment, reclaim, W waits", ful(true), 2, true, 4, nil, 4},
+		{"threshold, reclaim, nothing lent", thr(true), 2, false, 1, nil, 4},
+		{"fulfillment, reclaim, nothing lent", ful(true), 2, false, 1, nil, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			jobs := []*jb{el("E", 1, 4).running(4, 0), rg("R", 1).running(1, 1)}
+			jobs := []*jb{el("E", 1, 4).running(tc.eRun, 0), rg("R", 1).running(1, 1)}
 			if tc.waiting {
 				jobs = append(jobs, rg("W", 4))
 			}
