@@ -93,3 +93,41 @@ func TestMoveUp(t *testing.T) {
 		})
 	}
 }
+
+// TestMoveUpElastic: an elastic job, whose GPUs the scaler manages, moves
+// up onto free room even where nothing is lent. Node n0 of type "fast"
+// (twice as fast per GPU) and n1 of type "slow", 4 GPUs each. E (elastic,
+// 1..2) runs at its maximum on n1/0-1; the fast node is free, nothing is
+// lent there. With reclaim, E moves at its size to n0/0-1 (pack's best
+// fit) and keeps 2 GPUs; without, it stays.
+func TestMoveUpElastic(t *testing.T) {
+	thr, ful := reclaimScalers(t, scaler.DefaultThresholdConfig())
+	for _, tc := range []struct {
+		name  string
+		sc    engine.Scaler
+		moved []string // E's new GPUs, nil: E stays
+	}{
+		{"threshold, reclaim", thr(true), []string{"n0/0", "n0/1"}},
+		{"fulfillment, reclaim", ful(true), []string{"n0/0", "n0/1"}},
+		{"threshold, as written", thr(false), nil},
+		{"fulfillment, as written", ful(false), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, []nd{{"fast", 4}, {"slow", 4}}, el("E", 1, 2).running(2, 1))
+			w.s.Profile = fastBy(2)
+			plan := reclaimRound(t, w, placer.Pack{}, tc.sc)
+			if len(plan.Resize) != 0 || len(plan.Start) != 0 {
+				t.Errorf("resizes %v, starts %v, want none", sizes(plan.Resize), sizes(plan.Start))
+			}
+			var moved []string
+			for _, m := range plan.Migrate {
+				for _, g := range m.GPUs {
+					moved = append(moved, w.s.Cluster.GPUName(g))
+				}
+			}
+			if !slices.Equal(moved, tc.moved) {
+				t.Errorf("E moves to %v, want %v", moved, tc.moved)
+			}
+		})
+	}
+}
