@@ -11,6 +11,8 @@ type Engine struct {
 	policy QueuePolicy
 	placer Placer
 	scaler Scaler
+	// movedUp: this round moved a running job up (moveUp).
+	movedUp bool
 
 	pool    *Pool
 	cluster *model.Cluster
@@ -123,7 +125,7 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 	if e.scaler != nil {
 		e.resizer.reset(s, e.pool)
 	}
-	e.released = 0
+	e.released, e.movedUp = 0, false
 	e.victims.reset(len(ord.Stop), len(s.Cluster.Types), ord.Stepwise)
 	clear(e.noFit)
 	clear(e.noFitVec)
@@ -147,6 +149,7 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 		e.walk(s, ord, plan)
 		e.cancelIdlePreemptions(plan)
 		e.upgrade(s, plan)
+		e.movedUp = e.scaler != nil && e.moveUp(s, plan)
 	}
 	if e.scaler != nil {
 		e.scale(s, now, plan)
@@ -175,6 +178,11 @@ func (e *Engine) scale(s *model.State, now model.Time, plan *Plan) {
 	r.finish(plan)
 	if w, ok := e.scaler.(Waker); ok {
 		plan.Wake = w.Next(now)
+	}
+	if e.movedUp {
+		// A moved job is no resize candidate this round: a round at once
+		// lets the scaler see it on its new GPUs.
+		plan.Wake = now
 	}
 }
 

@@ -214,6 +214,13 @@ func checkPlan(t testing.TB, s *model.State, p engine.Plan) {
 		bounds(a.Job, a.GPUs)
 		claims = append(claims, claim{a.Job, a.GPUs})
 	}
+	for _, a := range p.Migrate {
+		bounds(a.Job, a.GPUs)
+		for _, g := range a.Job.Alloc {
+			freed[g] = true
+		}
+		claims = append(claims, claim{a.Job, a.GPUs})
+	}
 	taken := map[model.GPU]string{}
 	for _, cl := range claims {
 		for _, g := range cl.gpus {
