@@ -218,9 +218,15 @@ func (s *Solver) scale(p *Problem) {
 	copy(s.b[s.or:s.or+k], s.capa)
 }
 
+// resize returns b with length n, reusing its array when it is large
+// enough. A new array has room for a quarter more: the programs of a
+// replay grow a job or two at a time, and each growth would otherwise
+// allocate every buffer afresh. Every buffer is written before it is read
+// (as when a smaller program reuses a larger one's), so what a reused
+// array held does not matter.
 func resize(b []float64, n int) []float64 {
 	if cap(b) < n {
-		return make([]float64, n)
+		return make([]float64, n, n+n/4)
 	}
 	return b[:n]
 }
@@ -274,21 +280,24 @@ func (s *Solver) start() {
 // largest of the relative primal and dual infeasibilities and duality gap.
 func (s *Solver) residuals() float64 {
 	s.mulA(s.rp, s.v)
-	for i := range s.nr {
-		s.rp[i] = s.b[i] - s.rp[i]
+	rp, b, y := s.rp[:s.nr], s.b[:s.nr], s.y[:s.nr]
+	for i := range rp {
+		rp[i] = b[i] - rp[i]
 	}
 	s.mulAT(s.rd, s.y)
 	pobj, dobj := 0.0, 0.0
-	for i := range s.nv {
-		if !s.act[i] {
-			s.rd[i] = 0
+	act := s.act[:s.nv]
+	rd, c, w, v := s.rd[:len(act)], s.c[:len(act)], s.w[:len(act)], s.v[:len(act)]
+	for i, on := range act {
+		if !on {
+			rd[i] = 0
 			continue
 		}
-		s.rd[i] = s.c[i] - s.rd[i] - s.w[i]
-		pobj += s.c[i] * s.v[i]
+		rd[i] = c[i] - rd[i] - w[i]
+		pobj += c[i] * v[i]
 	}
-	for i := range s.nr {
-		dobj += s.b[i] * s.y[i]
+	for i := range b {
+		dobj += b[i] * y[i]
 	}
 	pinf := maxAbs(s.rp) / (1 + maxAbs(s.b))
 	dinf := maxAbs(s.rd) / (1 + maxAbs(s.c))
@@ -296,47 +305,53 @@ func (s *Solver) residuals() float64 {
 	return max(pinf, dinf, gap)
 }
 
-// step takes one predictor–corrector step.
+// step takes one predictor–corrector step. (Its loops, and those of the
+// functions it calls, read the vectors through local slices of one
+// length, so that the compiler keeps them in registers and drops the
+// bounds checks; each element is computed by the same operations as
+// ever.)
 func (s *Solver) step() {
+	act := s.act[:s.nv]
+	v, w, d, rc := s.v[:len(act)], s.w[:len(act)], s.d[:len(act)], s.rc[:len(act)]
 	mu, cnt := 0.0, 0
-	for i := range s.nv {
-		if s.act[i] {
-			s.d[i] = s.v[i] / s.w[i]
-			mu += s.v[i] * s.w[i]
+	for i, on := range act {
+		if on {
+			d[i] = v[i] / w[i]
+			mu += v[i] * w[i]
 			cnt++
 		} else {
-			s.d[i] = 0
+			d[i] = 0
 		}
+		rc[i] = -v[i] * w[i] // factor below reads only d
 	}
 	mu /= float64(cnt)
 	s.factor()
-	for i := range s.nv {
-		s.rc[i] = -s.v[i] * s.w[i]
-	}
 	s.direction()
 	ap, ad := s.stepLengths(1)
+	dv, dw := s.dv[:len(act)], s.dw[:len(act)]
 	muAff := 0.0
-	for i := range s.nv {
-		if s.act[i] {
-			muAff += (s.v[i] + ap*s.dv[i]) * (s.w[i] + ad*s.dw[i])
+	for i, on := range act {
+		if on {
+			muAff += (v[i] + ap*dv[i]) * (w[i] + ad*dw[i])
 		}
 	}
 	muAff /= float64(cnt)
 	sigma := math.Pow(muAff/mu, 3)
-	for i := range s.nv {
-		s.rc[i] = sigma*mu - s.v[i]*s.w[i] - s.dv[i]*s.dw[i]
+	for i := range rc {
+		rc[i] = sigma*mu - v[i]*w[i] - dv[i]*dw[i]
 	}
 	s.direction()
 	ap, ad = s.stepLengths(1)
 	ap, ad = eta*ap, eta*ad // never all the way: the boundary stays strictly ahead
-	for i := range s.nv {
-		if s.act[i] {
-			s.v[i] += ap * s.dv[i]
-			s.w[i] += ad * s.dw[i]
+	for i, on := range act {
+		if on {
+			v[i] += ap * dv[i]
+			w[i] += ad * dw[i]
 		}
 	}
-	for i := range s.nr {
-		s.y[i] += ad * s.dy[i]
+	y, dy := s.y[:s.nr], s.dy[:s.nr]
+	for i := range y {
+		y[i] += ad * dy[i]
 	}
 }
 
@@ -344,30 +359,30 @@ func (s *Solver) step() {
 // A·D·Aᵀ·dy = rp − A·q with q = rc/w − d·rd, then dv = D·Aᵀ·dy + q and
 // dw = (rc − w·dv)/v.
 func (s *Solver) direction() {
-	for i := range s.nv {
-		if s.act[i] {
-			s.q[i] = s.rc[i]/s.w[i] - s.d[i]*s.rd[i]
+	act := s.act[:s.nv]
+	q, rc, w, d, rd := s.q[:len(act)], s.rc[:len(act)], s.w[:len(act)], s.d[:len(act)], s.rd[:len(act)]
+	for i, on := range act {
+		if on {
+			q[i] = rc[i]/w[i] - d[i]*rd[i]
 		} else {
-			s.q[i] = 0
+			q[i] = 0
 		}
 	}
 	s.mulA(s.rhs, s.q)
-	for i := range s.nr {
-		s.rhs[i] = s.rp[i] - s.rhs[i]
+	rhs, rp := s.rhs[:s.nr], s.rp[:s.nr]
+	for i := range rhs {
+		rhs[i] = rp[i] - rhs[i]
 	}
 	s.solveRefined(s.dy, s.rhs)
 	s.mulAT(s.dv, s.dy)
-	for i := range s.nv {
-		if !s.act[i] {
-			s.dv[i], s.dw[i] = 0, 0
+	dv, dw, v := s.dv[:len(act)], s.dw[:len(act)], s.v[:len(act)]
+	for i, on := range act {
+		if !on {
+			dv[i], dw[i] = 0, 0
 			continue
 		}
-		s.dv[i] = s.d[i]*s.dv[i] + s.q[i]
-	}
-	for i := range s.nv {
-		if s.act[i] {
-			s.dw[i] = (s.rc[i] - s.w[i]*s.dv[i]) / s.v[i]
-		}
+		dv[i] = d[i]*dv[i] + q[i]
+		dw[i] = (rc[i] - w[i]*dv[i]) / v[i] // dv[i] as just set
 	}
 }
 
@@ -407,15 +422,17 @@ func (s *Solver) solveRefined(out, r []float64) {
 // that keep v and w positive, times frac.
 func (s *Solver) stepLengths(frac float64) (float64, float64) {
 	ap, ad := 1.0, 1.0
-	for i := range s.nv {
-		if !s.act[i] {
+	act := s.act[:s.nv]
+	v, w, dvs, dws := s.v[:len(act)], s.w[:len(act)], s.dv[:len(act)], s.dw[:len(act)]
+	for i, on := range act {
+		if !on {
 			continue
 		}
-		if dv := s.dv[i]; dv < 0 && frac*s.v[i] < -ap*dv {
-			ap = -frac * s.v[i] / dv
+		if dv := dvs[i]; dv < 0 && frac*v[i] < -ap*dv {
+			ap = -frac * v[i] / dv
 		}
-		if dw := s.dw[i]; dw < 0 && frac*s.w[i] < -ad*dw {
-			ad = -frac * s.w[i] / dw
+		if dw := dws[i]; dw < 0 && frac*w[i] < -ad*dw {
+			ad = -frac * w[i] / dw
 		}
 	}
 	return ap, ad
@@ -425,6 +442,10 @@ func (s *Solver) stepLengths(frac float64) (float64, float64) {
 func (s *Solver) mulA(out, v []float64) {
 	n, k := s.n, s.k
 	clear(out)
+	if !s.fair {
+		s.mulAPlain(out, v)
+		return
+	}
 	for j := range n {
 		r, e := 0.0, 0.0
 		for t := range k {
@@ -443,9 +464,31 @@ func (s *Solver) mulA(out, v []float64) {
 	}
 }
 
+// mulAPlain is mulA without Fair, from a cleared out: the same sums
+// without the E rows' (whose rates are all 0 and whose sums are not kept).
+func (s *Solver) mulAPlain(out, v []float64) {
+	n, k := s.n, s.k
+	capOut, size := out[s.or:s.or+k], s.size[:n]
+	for j, sz := range size {
+		r := 0.0
+		for t, x := range v[j*k : (j+1)*k] {
+			r += x
+			capOut[t] += sz * x
+		}
+		out[j] = r + v[s.os+j]
+	}
+	for t := range capOut {
+		capOut[t] += v[s.os+n+t]
+	}
+}
+
 // mulAT sets out = Aᵀ·y (over variables).
 func (s *Solver) mulAT(out, y []float64) {
 	n, k := s.n, s.k
+	if !s.fair {
+		s.mulATPlain(out, y)
+		return
+	}
 	sumE := 0.0
 	for j := range n {
 		yr, ye := y[j], 0.0
@@ -463,7 +506,41 @@ func (s *Solver) mulAT(out, y []float64) {
 	copy(out[s.os:], y)
 }
 
+// mulATPlain is mulAT without Fair: each share's entry is its R row's dual
+// plus its size times its C row's, the E rows' term (a rate of 0 times a
+// dual of 0, +0, subtracted: no change to any value) left out.
+func (s *Solver) mulATPlain(out, y []float64) {
+	n, k := s.n, s.k
+	yc, size := y[s.or:s.or+k], s.size[:n]
+	for j, sz := range size {
+		yr := y[j]
+		o := out[j*k : (j+1)*k]
+		for t, c := range yc[:len(o)] {
+			o[t] = yr + sz*c
+		}
+	}
+	copy(out[s.os:], y)
+}
+
+// maxAbs returns max(0, |v_0|, |v_1|, …) as the builtin max folds them.
+// Without a NaN that is the largest |v_i| (or +0). It is found here as the
+// largest of the values' bits without the sign, which order non-negative
+// floats as their values do (branch-free, where the builtin's NaN and
+// signed-zero handling is not); any NaN's bits are above +Inf's, and then
+// the builtin's fold (maxAbsFold) decides which NaN.
 func maxAbs(v []float64) float64 {
+	var m uint64
+	for _, x := range v {
+		m = max(m, math.Float64bits(x)&^(1<<63))
+	}
+	if m > math.Float64bits(math.Inf(1)) {
+		return maxAbsFold(v)
+	}
+	return math.Float64frombits(m)
+}
+
+// maxAbsFold is maxAbs by the builtin max.
+func maxAbsFold(v []float64) float64 {
 	m := 0.0
 	for _, x := range v {
 		m = max(m, math.Abs(x))

@@ -29,6 +29,10 @@ func (s *Solver) factor() {
 	n, k := s.n, s.k
 	d := s.d
 	alpha := 0.0
+	if !s.fair {
+		s.factorPlain()
+		return
+	}
 	for j := range n {
 		a, b, c := d[s.os+j], 0.0, 0.0
 		for t := range k {
@@ -53,6 +57,23 @@ func (s *Solver) factor() {
 		alpha += a / det
 	}
 	s.buildLinking(alpha)
+	luFactor(s.link, s.piv, s.kl)
+}
+
+// factorPlain is factor without Fair: P's blocks are 1×1, a = dR + Σ d.
+func (s *Solver) factorPlain() {
+	n, k := s.n, s.k
+	d, size, pa := s.d, s.size[:n], s.pa[:n]
+	for j, sz := range size {
+		a := d[s.os+j]
+		qs := s.qs[j*k : (j+1)*k]
+		for t, dj := range d[j*k : (j+1)*k] {
+			qs[t] = sz * dj
+			a += dj
+		}
+		pa[j] = a
+	}
+	s.buildLinking(0)
 	luFactor(s.link, s.piv, s.kl)
 }
 
@@ -139,26 +160,30 @@ func (s *Solver) job(j int) {
 	}
 }
 
-// jobPlain is job without Fair: P is 1×1 (a = Σ d + dR).
+// jobPlain is job without Fair: P is 1×1 (a = Σ d + dR). (sz·sz·d_t,
+// the product both link terms start with, is formed once per share.)
 func (s *Solver) jobPlain(j int) {
 	k, kl := s.k, s.kl
 	d := s.d[j*k : (j+1)*k]
-	a, sz := s.pa[j], s.size[j]
-	for t := range k {
-		if d[t] == 0 {
-			s.zr[j*k+t] = 0
+	zr := s.zr[j*k : (j+1)*k]
+	link := s.link[:kl*kl]
+	a, sz, dR := s.pa[j], s.size[j], s.d[s.os+j]
+	for t, dt := range d {
+		if dt == 0 {
+			zr[t] = 0
 			continue
 		}
-		s.zr[j*k+t] = sz * d[t] / a
-		rest := s.d[s.os+j] // a − d_t, summed without d_t
-		for l := range k {
+		zr[t] = sz * dt / a
+		rest := dR // a − d_t, summed without d_t
+		for l, dl := range d {
 			if l != t {
-				rest += d[l]
+				rest += dl
 			}
 		}
-		s.link[t*kl+t] += sz * sz * d[t] * rest / a
+		f := sz * sz * dt
+		link[t*kl+t] += f * rest / a
 		for l := t + 1; l < k; l++ {
-			s.link[t*kl+l] -= sz * sz * d[t] * d[l] / a
+			link[t*kl+l] -= f * d[l] / a
 		}
 	}
 }
@@ -230,19 +255,19 @@ func (s *Solver) solveNormal(out, r []float64) {
 // solvePlain is solveNormal without Fair (P is diagonal, there is no z).
 func (s *Solver) solvePlain(out, r []float64) {
 	n, k := s.n, s.k
-	y2 := s.rhsC
+	y2 := s.rhsC[:k]
 	copy(y2, r[s.or:s.or+k])
-	for j := range n {
-		pr := r[j] / s.pa[j]
-		s.pr[j] = pr
+	pa, prs := s.pa[:n], s.pr[:n]
+	for j, a := range pa {
+		pr := r[j] / a
+		prs[j] = pr
 		for t, qr := range s.qs[j*k : (j+1)*k] {
 			y2[t] -= qr * pr
 		}
 	}
-	luSolve(s.link, s.piv, y2, s.kl)
-	copy(out[s.or:s.or+k], y2[:k])
-	for j := range n {
-		yr := s.pr[j]
+	luSolve(s.link, s.piv, s.rhsC, s.kl)
+	copy(out[s.or:s.or+k], y2)
+	for j, yr := range prs {
 		for t, zr := range s.zr[j*k : (j+1)*k] {
 			yr -= zr * y2[t]
 		}

@@ -166,6 +166,7 @@ type Alloc struct {
 	sumsOf    float64      // the credit sums adds
 	order     []int        // GPU types, fastest first
 	solver    lp.Solver
+	program   lp.Problem // estSRPT's, its buffers reused from round to round (sizedProgram)
 	rng       *pyRand
 	fifoType  map[*model.Job]int  // FIFOAlloc: each allocated job's type
 	finished  []float64           // finished jobs' work in seconds at their best speed

@@ -55,14 +55,14 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	}
 	beta := a.priorityPower(s, best)
 	probe := a.probe(beta)
-	p := &lp.Problem{Jobs: n, Types: k, Use: make([]bool, n*k), Value: make([]float64, n*k),
-		Size: make([]float64, n), Cap: make([]float64, k)}
+	p := a.sizedProgram(n, k)
 	for t := range k {
 		p.Cap[t] = float64(s.Cluster.TypeGPUs(t))
 	}
 	for i, j := range a.tracked {
 		st := a.states[i]
-		st.x, st.fitX = make([]float64, k), false
+		st.clearX(k)
+		st.fitX = false
 		st.index, st.probing = 0, false
 		p.Size[i] = float64(st.gpus)
 		if best[i] <= 0 {
@@ -95,6 +95,42 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	}
 	for i, st := range a.states {
 		copy(st.x, sol.X[i*k:(i+1)*k])
+	}
+}
+
+// sizedProgram returns a.program for n jobs on k types, its slices reused
+// when large enough: Use and Value all false and 0 (what a new program
+// has: a job that runs nowhere sets neither), Size and Cap to be written.
+func (a *Alloc) sizedProgram(n, k int) *lp.Problem {
+	p := &a.program
+	p.Jobs, p.Types = n, k
+	p.Use, p.Value = grown(p.Use, n*k), grown(p.Value, n*k)
+	clear(p.Use)
+	clear(p.Value)
+	p.Size, p.Cap = grown(p.Size, n), grown(p.Cap, k)
+	return p
+}
+
+// grown returns b with length n, in a new array (with room for a quarter
+// more) when b's is too small; the values are whatever b held.
+func grown[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n, n+n/4)
+	}
+	return b[:n]
+}
+
+// clearX sets st.x to k zeros, in place when it has k entries (no one
+// else holds it; -0 is written over too).
+func (st *allocJob) clearX(k int) {
+	if len(st.x) != k {
+		st.x = make([]float64, k)
+		return
+	}
+	for t, x := range st.x {
+		if math.Float64bits(x) != 0 {
+			st.x[t] = 0
+		}
 	}
 }
 

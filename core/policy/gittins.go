@@ -133,19 +133,26 @@ func (g *gittinsCurve) index(a float64) (float64, bool) {
 	}
 	i := sort.SearchFloat64s(g.x, a) // first grid point ≥ a
 	ia := g.in[i] - (g.s[i]+sa)/2*(g.x[i]-a)
+	in, s := g.in[:n], g.s[:n]
 	best := 0.0
-	for ; i < n; i++ {
-		if d := g.in[i] - ia; d > 0 {
+	for ; i < len(in); i++ {
+		if d := in[i] - ia; d > 0 {
 			if i%pruneEvery == 0 && best > 0 {
 				if (sa-g.low)/d <= best {
 					break
 				}
-				if end := min(i+pruneEvery, n) - 1; g.falling && (sa-g.s[end])/d <= best {
+				if end := min(i+pruneEvery, n) - 1; g.falling && (sa-s[end])/d <= best {
 					i = end
 					continue
 				}
 			}
-			best = max(best, (sa-g.s[i])/d)
+			// best = max(best, v) as the builtin folds it, by plain
+			// comparisons: a NaN v is taken, a NaN best kept, and best is
+			// never −0 (it starts at +0 and takes only a larger v or a
+			// NaN), so a tie needs no sign test.
+			if v := (sa - s[i]) / d; v != v || (best == best && v > best) {
+				best = v
+			}
 		}
 	}
 	return best, best > 0
