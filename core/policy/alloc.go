@@ -146,7 +146,10 @@ type Alloc struct {
 	// jobs with whole shares there and run nowhere, or on a slower type,
 	// round after round (docs/EXPERIMENTS.md, issue 29, third session).
 	// It yields to a job still in its gang probe with a higher index that
-	// has a share of the type (gangYield; fourth session).
+	// has a share of the type (gangYield; fourth session). A gang that needs
+	// every GPU of a type is also taken first there with a share of at
+	// least 1/2 when it leads the type per GPU (wholeGangFirst; fifth
+	// session).
 	GangShare float64
 	// Seed seeds FIFOAlloc's random choice of type (Gavel's fifo draws it
 	// with Python's random.Random(seed); the same seed gives the same

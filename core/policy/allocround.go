@@ -405,7 +405,7 @@ func (a *Alloc) typeEntries(t int) bool {
 	// chosen already is then left out without its keys: it cannot set
 	// all, and does not fit.
 	finite := a.fitted != nil
-	yield := a.gangYield(t)
+	yield, lead := a.gangYield(t), a.gangLead(t)
 	for pass := 0; pass < 2; pass++ {
 		for i, j := range a.tracked {
 			st := a.states[i]
@@ -421,7 +421,7 @@ func (a *Alloc) typeEntries(t int) bool {
 				second = st.deficit[t]
 			}
 			e := allocEntry{prio: a.priority(st, t), deficit: second, x: x, job: j, st: st, t: int32(t), gpus: int32(st.gpus)}
-			if a.gangFirst(st, x, yield) && e.prio > 0 {
+			if (a.gangFirst(st, x, yield) || a.wholeGangFirst(st, t, x, yield, lead)) && e.prio > 0 {
 				e.prio = math.Inf(1) // before every pair with a finite priority; among such gangs, by weight
 			}
 			if e.prio != e.prio || second != second || x != x {
