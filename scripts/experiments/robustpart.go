@@ -36,6 +36,7 @@ func robustPart(bin, part, set, keep string, extra []string) error {
 	fmt.Println("| --- | --- |")
 	if part == "energy" {
 		sc.printEnergy()
+		fmt.Printf("| sleep vs on: avg JCT at most +2 %% (pack, spread, energy) | %s |\n", rr.sleepPlacers())
 		rr.printEnergyMisses()
 		return nil
 	}
@@ -136,4 +137,18 @@ func (rr *robustRuns) printEnergyMisses() {
 				a.EnergyKWh, b.EnergyKWh, e.EnergyKWh, 100*dE, a.AvgJCT, b.AvgJCT, e.AvgJCT, 100*dJ)
 		}
 	}
+}
+
+// sleepPlacers tallies the sleep-vs-on figure (avg JCT asleep at most 2 %
+// above its twin with nodes on) over the placer runs of the energy part:
+// pack, spread and energy, every workload.
+func (rr *robustRuns) sleepPlacers() *tally {
+	var t tally
+	for i, w := range rr.ws {
+		for _, pl := range []string{"pack", "spread", "energy"} {
+			d := rr.placers[i][1][pl].AvgJCT/rr.placers[i][0][pl].AvgJCT - 1
+			t.add(d <= 0.02, d, w.name()+" "+pl)
+		}
+	}
+	return &t
 }
