@@ -440,12 +440,19 @@ func (s *Solver) stepLengths(frac float64) (float64, float64) {
 
 // mulA sets out = A·v (over rows).
 func (s *Solver) mulA(out, v []float64) {
-	n, k := s.n, s.k
-	clear(out)
 	if !s.fair {
+		clear(out)
 		s.mulAPlain(out, v)
 		return
 	}
+	s.mulAGeneral(out, v)
+}
+
+// mulAGeneral is mulA for any program, with or without Fair (mulAPlain is
+// its faster form without; a test holds the two to the same bits).
+func (s *Solver) mulAGeneral(out, v []float64) {
+	n, k := s.n, s.k
+	clear(out)
 	for j := range n {
 		r, e := 0.0, 0.0
 		for t := range k {
@@ -484,11 +491,17 @@ func (s *Solver) mulAPlain(out, v []float64) {
 
 // mulAT sets out = Aᵀ·y (over variables).
 func (s *Solver) mulAT(out, y []float64) {
-	n, k := s.n, s.k
 	if !s.fair {
 		s.mulATPlain(out, y)
 		return
 	}
+	s.mulATGeneral(out, y)
+}
+
+// mulATGeneral is mulAT for any program, with or without Fair
+// (mulATPlain is its faster form without).
+func (s *Solver) mulATGeneral(out, y []float64) {
+	n, k := s.n, s.k
 	sumE := 0.0
 	for j := range n {
 		yr, ye := y[j], 0.0

@@ -45,8 +45,9 @@ func TestMaxAbsIsFold(t *testing.T) {
 }
 
 // TestPlainProductsAreGeneral compares mulA and mulAT without Fair (their
-// plain forms) bit for bit with the general products they replace, kept
-// here, on random programs and vectors with special values.
+// plain forms) bit for bit with the general products (mulAGeneral,
+// mulATGeneral, which every program used before the plain forms), on
+// random programs and vectors with special values.
 func TestPlainProductsAreGeneral(t *testing.T) {
 	rng := rand.New(rand.NewPCG(29, 10))
 	for range 300 {
@@ -62,15 +63,16 @@ func TestPlainProductsAreGeneral(t *testing.T) {
 		}
 		got, want := make([]float64, s.nr), make([]float64, s.nr)
 		s.mulA(got, v)
-		generalMulA(&s, want, v)
+		s.mulAGeneral(want, v)
 		sameBits(t, "mulA", got, want)
 		got, want = make([]float64, s.nv), make([]float64, s.nv)
 		s.mulAT(got, y)
-		generalMulAT(&s, want, y)
+		s.mulATGeneral(want, y)
 		sameBits(t, "mulAT", got, want)
 	}
 }
 
+// sameBits fails t at the first entry whose bits differ.
 func sameBits(t *testing.T, what string, got, want []float64) {
 	t.Helper()
 	for i := range want {
@@ -78,46 +80,4 @@ func sameBits(t *testing.T, what string, got, want []float64) {
 			t.Fatalf("%s: entry %d is %v (%#x), the general product's %v (%#x)", what, i, got[i], math.Float64bits(got[i]), want[i], math.Float64bits(want[i]))
 		}
 	}
-}
-
-// generalMulA is mulA as it was for every program.
-func generalMulA(s *Solver, out, v []float64) {
-	n, k := s.n, s.k
-	clear(out)
-	for j := range n {
-		r, e := 0.0, 0.0
-		for t := range k {
-			x := v[j*k+t]
-			r += x
-			out[s.or+t] += s.size[j] * x
-			e -= s.rate[j*k+t] * x
-		}
-		out[j] = r + v[s.os+j]
-		if s.fair {
-			out[s.or+k+j] = v[s.ot] + e + v[s.os+n+k+j]
-		}
-	}
-	for t := range k {
-		out[s.or+t] += v[s.os+n+t]
-	}
-}
-
-// generalMulAT is mulAT as it was for every program.
-func generalMulAT(s *Solver, out, y []float64) {
-	n, k := s.n, s.k
-	sumE := 0.0
-	for j := range n {
-		yr, ye := y[j], 0.0
-		if s.fair {
-			ye = y[s.or+k+j]
-			sumE += ye
-		}
-		for t := range k {
-			out[j*k+t] = yr + s.size[j]*y[s.or+t] - s.rate[j*k+t]*ye
-		}
-	}
-	if s.fair {
-		out[s.ot] = sumE
-	}
-	copy(out[s.os:], y)
 }
