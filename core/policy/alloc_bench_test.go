@@ -104,3 +104,84 @@ func benchState(b *testing.B, names []string, tflops []float64, gpus []int, spee
 	}
 	return s
 }
+
+// BenchmarkAllocFitted is one round of gittins, with the shells' defaults,
+// where every job fits on its fastest type (a fitted round, as nearly
+// every round of Philly's trace on 2,400 GPUs: docs/BENCHMARKS.md): 3
+// types of 25 nodes of 8 GPUs, 210 jobs of 1 or 2 GPUs, each fastest on
+// one type and running there; before each round the oldest running job
+// finishes and a new one arrives, waiting.
+func BenchmarkAllocFitted(b *testing.B) {
+	const types, nodes, jobs = 3, 25, 210
+	var ts []model.GPUType
+	var ns []model.Node
+	for t := range types {
+		ts = append(ts, model.GPUType{Name: fmt.Sprintf("t%d", t), MemMiB: 16384, TFLOPS: float64(types - t)})
+		for n := range nodes {
+			ns = append(ns, model.Node{Name: fmt.Sprintf("n%d-%d", t, n), Type: t, GPUs: 8})
+		}
+	}
+	c, err := model.NewCluster(ts, ns)
+	if err != nil {
+		b.Fatal(err)
+	}
+	speeds := typed{}
+	spec := func(i int) model.JobSpec {
+		id := fmt.Sprintf("j%06d", i)
+		sp := make([]float64, types)
+		for t := range types {
+			sp[t] = 1
+		}
+		sp[i%types] = 10 // fastest on type i%types
+		speeds[id] = sp
+		g := 1 + i%2
+		return model.JobSpec{ID: id, GPUs: g, MinGPUs: g, MaxGPUs: g}
+	}
+	s := model.NewState(c, speeds)
+	var running []*model.Job
+	start := func(j *model.Job, t int) {
+		for n := t * nodes; n < (t+1)*nodes; n++ {
+			var alloc []model.GPU
+			for x := 0; x < 8 && len(alloc) < j.Spec.GPUs; x++ {
+				if s.FreeMask(n)&(1<<uint(x)) != 0 {
+					alloc = append(alloc, model.GPU{Node: int32(n), Index: int32(x)})
+				}
+			}
+			if len(alloc) == j.Spec.GPUs {
+				if err := s.Start(j, alloc); err != nil {
+					b.Fatal(err)
+				}
+				j.Rate = 1
+				running = append(running, j)
+				return
+			}
+		}
+		b.Fatalf("no room for %s on type %d", j.Spec.ID, t)
+	}
+	for i := range jobs {
+		j := model.NewJob(spec(i), i, -1, 1e6)
+		s.Submit(j)
+		start(j, i%types)
+	}
+	a := &policy.Alloc{Objective: policy.Gittins, Round: 360 * model.Second, GangProbe: policy.DefaultGangProbe,
+		GangProbeLight: policy.DefaultGangProbeLight, PriorityBacklog: policy.DefaultPriorityBacklog, GangShare: policy.DefaultGangShare}
+	now := model.Time(0)
+	next := jobs
+	var waiting *model.Job
+	b.ReportAllocs()
+	for b.Loop() {
+		now += 360 * model.Second
+		if waiting != nil {
+			start(waiting, waiting.Seq%types)
+		}
+		old := running[0]
+		running = running[1:]
+		if err := s.End(old, model.Finished); err != nil {
+			b.Fatal(err)
+		}
+		waiting = model.NewJob(spec(next), next, -1, 1e6)
+		next++
+		s.Submit(waiting)
+		a.Order(s, now, nil)
+	}
+}
