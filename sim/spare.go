@@ -37,6 +37,11 @@ import (
 //     soon after a start, often sooner than a wake-up, and in one step, and
 //     a rigid gang may need more nodes at once than Spare; with spares for
 //     the whole gang it finds its nodes up, as it does with every node on.
+//     An elastic gang that a scaler may grow fills the nodes of its start
+//     (its minimum) and, apart, those of its growth (maximum − minimum):
+//     the jobs that arrive before the growth fill the rest of its start's
+//     last node, so the growth finds whole nodes only (issue 28, seventh
+//     session).
 //   - Demand: spares are kept only while jobs keep coming: until spareGaps
 //     mean gaps between submissions after the last submission; then they
 //     suspend themselves, and the next submission wakes them again.
@@ -72,35 +77,53 @@ func newSpares(cfg *Config, s *model.State, jobs []*model.Job) spares {
 	want := make([]int, len(kinds))
 	for k, ns := range kinds {
 		n := cfg.Cluster.Nodes[ns[0]]
-		want[k] = max(cfg.Spare, gangNodes(gangs[n.Type], n.GPUs, len(ns)))
+		g := 0
+		for _, r := range gangs[n.Type] {
+			g = max(g, gangNodes(r, n.GPUs, len(ns)))
+		}
+		want[k] = max(cfg.Spare, g)
 	}
 	return spares{n: cfg.Spare, want: want, kind: kind, kinds: kinds, until: math.MaxInt64}
 }
 
-// largestGangs returns, per GPU type, the most GPUs a job of jobs may hold
-// at once on that type: at most its GPUs, or its maximum when it is
-// elastic and cfg's engine has a scaler that may grow it, and at least its
-// minimum, on a type where it can run at that size (engine.Feasible: its
-// type constraint, memory and speed). A gang that cannot run on a type
-// needs none of its nodes.
-func largestGangs(cfg *Config, s *model.State, jobs []*model.Job) []int {
+// gang is a job's size range on a GPU type: it starts at lo GPUs and may
+// hold up to hi at once (lo = hi for a job that does not grow).
+type gang struct{ lo, hi int }
+
+// largestGangs returns, per GPU type, the size ranges of the jobs that may
+// run there: from its minimum (at least 1) to the most GPUs it may hold at
+// once, at most its GPUs, or its maximum when it is elastic and cfg's
+// engine has a scaler that may grow it, on a type where it can run at that
+// size (engine.Feasible: its type constraint, memory and speed), each
+// range once. A gang that cannot run on a type needs none of its nodes. A
+// job that does not grow starts with all its GPUs: lo = hi.
+func largestGangs(cfg *Config, s *model.State, jobs []*model.Job) [][]gang {
 	scales := false
 	if cfg.Engine != nil {
 		_, _, scaler := cfg.Engine.Names()
 		scales = scaler != "none"
 	}
-	g := make([]int, len(cfg.Cluster.Types))
+	g := make([][]gang, len(cfg.Cluster.Types))
 	for _, j := range jobs {
-		hi := j.Spec.GPUs
-		if scales && j.Spec.Elastic() {
+		hi, grows := j.Spec.GPUs, scales && j.Spec.Elastic()
+		if grows {
 			hi = j.Spec.MaxGPUs
 		}
 		lo := max(min(j.Spec.MinGPUs, hi), 1)
-		for n := hi; n >= lo && n > slices.Min(g); n-- {
+		var done engine.TypeSet // the types where j's largest size is found
+		for n := hi; n >= lo; n-- {
 			ts := engine.Feasible(s, j, n)
 			for t := range g {
-				if ts.Has(t) {
-					g[t] = max(g[t], n)
+				if !ts.Has(t) || done.Has(t) {
+					continue
+				}
+				done |= engine.TypeSet(1) << uint(t)
+				r := gang{n, n}
+				if grows {
+					r.lo = lo
+				}
+				if !slices.Contains(g[t], r) {
+					g[t] = append(g[t], r)
 				}
 			}
 		}
@@ -108,11 +131,17 @@ func largestGangs(cfg *Config, s *model.State, jobs []*model.Job) []int {
 	return g
 }
 
-// gangNodes returns how many nodes of perNode GPUs a gang of gpus GPUs
-// fills, at most n (the kind's nodes).
-func gangNodes(gpus, perNode, n int) int {
-	return min((gpus+perNode-1)/perNode, n)
+// gangNodes returns how many nodes of perNode GPUs gang r fills, at most n
+// (the kind's nodes): the nodes of its start, lo GPUs, and the nodes of
+// its growth, hi − lo GPUs, apart. A growth comes a round after the start,
+// and the jobs that arrive in between fill the rest of the start's last
+// node (pack's choice), so the growth finds whole nodes only.
+func gangNodes(r gang, perNode, n int) int {
+	return min(ceilDiv(r.lo, perNode)+ceilDiv(r.hi-r.lo, perNode), n)
 }
+
+// ceilDiv returns ⌈a/b⌉ for a ≥ 0, b > 0.
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // nodeKinds groups cfg's power-managed nodes into kinds of interchangeable
 // nodes: the same GPU type and count, capacity, power description and links

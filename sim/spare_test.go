@@ -171,6 +171,40 @@ func TestSparesCoverTheLargestGang(t *testing.T) {
 	}
 }
 
+// TestGangSparesHoldItsGrowth: an elastic gang starts at its minimum and
+// grows a round later; a job that arrives in between fills the rest of
+// its start node, so its growth needs whole nodes of its own: the spares
+// are the start's nodes and the growth's, apart (issue 28). Three 4-GPU
+// V100 nodes, asleep when idle (after 10,000 s), up 300 s after a
+// wake-up; one spare; 30 s restart pause. A (elastic 2..8 GPUs, 1,000 s on
+// 2: 1 unit/s on 2, 4 on 8) starts at 0 on n0; B (2 GPUs, 1,000 s) arrives
+// at 50 and takes the rest of n0; the script grows A by 6 at 100, onto n1
+// and two GPUs of n2. A's gang is 1 node for its start and 2 for its
+// growth: all three are on from the first submission, the growth pauses
+// at once, and A ends at 130 + 900/4 = 355, as with every node on, with no
+// wake-up. (Before, the gang was ⌈8/4⌉ = 2 nodes: n2 was woken at 0 when
+// A took n0, up at 300; A ran on its 2 GPUs to 300 and ended at 330 +
+// 700/4 = 505.)
+func TestGangSparesHoldItsGrowth(t *testing.T) {
+	c := cluster(t, "v100", 4, "v100", 4, "v100", 4)
+	eng, err := engine.New(policy.FIFO{}, placer.Pack{}, &scripted{[]step{{100, "A", 6}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := []model.JobSpec{
+		makeJob("A", 0).gpus(2).elastic(2, 8).dur(1000).obj(),
+		makeJob("B", 50).gpus(2).dur(1000).obj(),
+	}
+	res, log := powered{cluster: c, power: sleepy(c, 10_000, 300), eng: eng, jobs: jobs,
+		cfg: sim.Config{Energy: true, Spare: 1, RestartOverhead: 30 * model.Second}}.run(t)
+	if got := finishTimes(res); !equalFloats(got, []float64{355, 1050}) {
+		t.Errorf("finishes %v, want [355 1050]\n%s", got, log)
+	}
+	if res.Energy.Wakes != 0 {
+		t.Errorf("%d wake-ups, want 0", res.Energy.Wakes)
+	}
+}
+
 // TestResizeKeepsItsSpares: a resize takes the job off its nodes and puts
 // it on its new ones at one instant; the nodes it keeps are not idle in
 // between, and no spare suspends itself because they seemed to be. Three
