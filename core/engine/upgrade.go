@@ -2,13 +2,14 @@ package engine
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/gpusched/gpusched/core/model"
 )
 
 // Upgrader is implemented by placers that move a running job to GPUs of a
-// much faster type once such GPUs are free and no job waits for them
+// much faster type once such GPUs are free after the round's placements
 // (issue 28): a job that found only a slow type free when it started does
 // not stay there for its whole run. Upgrade returns the job's new GPUs
 // (as many as it holds, of a type it may use: Feasible), or nil to leave
@@ -17,14 +18,18 @@ type Upgrader interface {
 	Upgrade(s *model.State, p *Pool, j *model.Job) []model.GPU
 }
 
-// upgrade offers every settled running job to an Upgrader placer when no
-// job is left waiting after the round's placements, and records the moves
-// in plan.Migrate. Schedule calls it after the walk of a non-preemptive
-// order only: preemptive and allocation orders place running jobs again
+// upgrade offers every settled running job to an Upgrader placer after
+// the round's placements, and records the moves in plan.Migrate. It does
+// so also when jobs are left waiting: the walk placed every job it could,
+// and the head of a strict queue that is left fits nowhere even after
+// yields, so the free GPUs of a faster type would stay idle while it
+// waits; a later round's yield (makeRoom) gives them back when it fits
+// with them. Schedule calls it after the walk of a non-preemptive order
+// only: preemptive and allocation orders place running jobs again
 // themselves.
 func (e *Engine) upgrade(s *model.State, plan *Plan) {
 	u, ok := e.placer.(Upgrader)
-	if !ok || len(s.Waiting()) > len(plan.Start)+len(plan.Reject) {
+	if !ok {
 		return
 	}
 	for _, j := range s.Running() {
@@ -50,8 +55,8 @@ const reasonUpgraded = "moved to a much faster GPU type that is free"
 
 // Yielder is implemented by upgrading placers whose upgraded jobs give a
 // faster type's GPUs back to a waiting job (issue 28): an upgrade borrows
-// GPUs that no job waits for, and a job that arrives later, or waits at the
-// head of the queue, comes first. Target returns the types in ts on which
+// GPUs that no waiting job can use, and a job that arrives later, or waits
+// at the head of the queue, comes first. Target returns the types in ts on which
 // running jobs should make room for waiting job j of n GPUs (0: none, j is
 // placed as usual); Yield returns GPUs for running job r, as many as it
 // holds, on a slower type that has room for them, or nil to leave it.
@@ -134,6 +139,7 @@ func (e *Engine) makeRoom(s *model.State, y Yielder, target TypeSet, least int, 
 	slices.SortStableFunc(cands, func(a, b *model.Job) int {
 		return cmp.Or(cmp.Compare(b.FirstStart, a.FirstStart), cmp.Compare(b.Seq, a.Seq))
 	})
+	e.byCost(s, y, cands)
 	var moves []Assignment
 	for _, r := range cands {
 		gpus := y.Yield(s, e.pool, r)
@@ -209,4 +215,32 @@ func (e *Engine) fits(n int, ts TypeSet) bool {
 		}
 	}
 	return false
+}
+
+// byCost orders the yield candidates by the run time a yield adds to each,
+// cheapest first (stably: ties keep the last started first): its remaining
+// work at the speed of the type Yield offers it now, less that at its
+// present speed. A candidate that Yield has nowhere to move comes last.
+func (e *Engine) byCost(s *model.State, y Yielder, cands []*model.Job) {
+	cost := make(map[*model.Job]float64, len(cands))
+	for _, r := range cands {
+		cost[r] = math.Inf(1)
+		if gpus := y.Yield(s, e.pool, r); gpus != nil {
+			cost[r] = e.moveCost(s, r, gpus)
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b *model.Job) int { return cmp.Compare(cost[a], cost[b]) })
+}
+
+// moveCost returns the run time, in seconds, that moving running job j to
+// gpus adds to it: its remaining work at the speed there less that at its
+// present speed (+Inf when it cannot run there).
+func (e *Engine) moveCost(s *model.State, j *model.Job, gpus []model.GPU) float64 {
+	from := s.Profile.Speed(j, e.cluster.TypeOf(j.Alloc[0]), len(j.Alloc))
+	to := s.Profile.Speed(j, e.cluster.TypeOf(gpus[0]), len(gpus))
+	if from <= 0 || to <= 0 {
+		return math.Inf(1)
+	}
+	w := j.Remaining(e.now)
+	return w/to - w/from
 }

@@ -28,8 +28,9 @@
 // 3 and by latency to the job's data (package network), idle power-managed
 // nodes between states 2 and 3, claim the job's GPUs up to their headroom; a
 // job whose best node is in state 3 is paused. With Upgrades it also moves
-// running jobs: to a type at least MinUpgrade times faster once that type
-// has room and no job waits (Upgrade, engine.Upgrader), and back to a
+// running jobs: to a type at least MinUpgrade times faster (MinIdleUpgrade
+// onto an idle type) once that type has room after the round's placements
+// (Upgrade, engine.Upgrader), and back to a
 // slower type when the head of a strict queue fits on no type, or, elastic,
 // on none at its requested size (Target and Yield, engine.Yielder).
 package placer

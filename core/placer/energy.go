@@ -394,14 +394,30 @@ func (e *Energy) down(k int) {
 	}
 }
 
+// MinIdleUpgrade is how many times faster a GPU type none of whose GPUs is
+// busy must run a job for the energy placer to move the running job there
+// (Upgrade): such a type keeps its nodes drawing while it idles (or has
+// them asleep, ready to wake), so a smaller speed-up already pays, and it
+// takes no GPUs any job holds or could start on sooner elsewhere.
+const MinIdleUpgrade = 1.2
+
+// idleType reports whether no GPU of type t is busy in p.
+func (e *Energy) idleType(p *engine.Pool, t int) bool {
+	total := 0
+	for _, i := range e.byType[t] {
+		total += e.cluster.Nodes[i].GPUs
+	}
+	return p.Free(t) == total
+}
+
 // MinUpgrade is how many times faster a GPU type must run a job for the
 // energy placer to move the running job there (Upgrade).
 const MinUpgrade = 1.5
 
 // Upgrade implements engine.Upgrader (issue 28): a running job moves to
 // the types it may use (engine.Feasible) on which it runs at least
-// MinUpgrade times as fast
-// as where it runs, placed there by Place (seed 002's sequence), when
+// MinUpgrade times as fast (MinIdleUpgrade on a type none of whose GPUs is
+// busy) as where it runs, placed there by Place (seed 002's sequence), when
 // they have room; nil otherwise. A job on a slower type draws for longer
 // per unit of work and keeps its nodes on for longer; the move costs one
 // restart pause.
@@ -411,9 +427,13 @@ func (e *Energy) Upgrade(s *model.State, p *engine.Pool, j *model.Job) []model.G
 		return nil
 	}
 	types := engine.Feasible(s, j, n)
-	floor := MinUpgrade * s.Profile.Speed(j, e.cluster.TypeOf(j.Alloc[0]), n)
+	now := s.Profile.Speed(j, e.cluster.TypeOf(j.Alloc[0]), n)
 	var faster engine.TypeSet
 	for t := range e.cluster.Types {
+		floor := MinUpgrade * now
+		if e.idleType(p, t) {
+			floor = MinIdleUpgrade * now
+		}
 		if types.Has(t) && p.Free(t) >= n && s.Profile.Speed(j, t, n) >= floor {
 			faster |= 1 << uint(t)
 		}
@@ -429,7 +449,7 @@ func (e *Energy) Upgrade(s *model.State, p *engine.Pool, j *model.Job) []model.G
 // would start there below its requested size n — the types in ts on which
 // it runs; running jobs there that an upgrade may have brought there make
 // room for it (Yield). 0 otherwise, and without upgrades: an upgrade
-// borrows GPUs no job waits for, and never makes a job wait.
+// borrows GPUs no waiting job can use, and never makes a job wait.
 func (e *Energy) Target(s *model.State, p *engine.Pool, j *model.Job, n int, ts engine.TypeSet) engine.TypeSet {
 	if !e.Upgrades || n < 1 || p.Cluster() != e.cluster {
 		return 0

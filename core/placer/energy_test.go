@@ -448,13 +448,14 @@ func TestEnergyNoSlowerTypeToSpareAWakeUp(t *testing.T) {
 	}
 }
 
-// TestEnergyUpgrade: with Upgrades, a round in which no job waits moves a
-// running job to a type on which it runs at least MinUpgrade times as
-// fast and that has room (a migration, which pays the restart pause), to
-// the node seed 002's sequence puts first; never to a type less than
-// MinUpgrade times as fast, never while a job waits, never without room,
-// and never with Upgrades off. n0: type a, 8 GPUs, idle; n1: type b, 8
-// GPUs, 2 of them held by job busy1.
+// TestEnergyUpgrade: with Upgrades, a round moves a running job to a type
+// on which it runs at least MinUpgrade times as fast (MinIdleUpgrade when
+// none of the type's GPUs is busy) and that has room (a migration, which
+// pays the restart pause), to the node seed 002's sequence puts first,
+// also while a job waits that fits nowhere; never to a type less than
+// that much faster, never without room, and never with Upgrades off. n0:
+// type a, 8 GPUs, aBusy of them held by job busy0 (idle at 0); n1: type
+// b, 8 GPUs, 2 of them held by job busy1.
 func TestEnergyUpgrade(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -466,9 +467,17 @@ func TestEnergyUpgrade(t *testing.T) {
 	}{
 		{"twice as fast: moves", speeds{2, 1}, 0, true, false, "n0:2"},
 		{"1.5 times as fast: moves", speeds{1.5, 1}, 0, true, false, "n0:2"},
-		{"1.4 times as fast: stays", speeds{1.4, 1}, 0, true, false, ""},
+		// a is idle: MinIdleUpgrade (1.2) applies.
+		{"1.4 times as fast onto an idle type: moves", speeds{1.4, 1}, 0, true, false, "n0:2"},
+		{"1.2 times as fast onto an idle type: moves", speeds{1.2, 1}, 0, true, false, "n0:2"},
+		{"1.1 times as fast onto an idle type: stays", speeds{1.1, 1}, 0, true, false, ""},
+		// busy0 holds a GPU of a: MinUpgrade (1.5) applies.
+		{"1.4 times as fast, a not idle: stays", speeds{1.4, 1}, 1, true, false, ""},
+		{"1.5 times as fast, a not idle: moves", speeds{1.5, 1}, 1, true, false, "n0:2"},
 		{"no room on the faster type: stays", speeds{2, 1}, 7, true, false, ""},
-		{"a job waits: stays", speeds{2, 1}, 0, true, true, ""},
+		// w fits nowhere (b has 6 free) and waits; a's free GPUs would
+		// idle, so busy1 moves all the same (and leaves w 8 free of b).
+		{"a job waits: moves all the same", speeds{2, 1}, 0, true, true, "n0:2"},
 		{"upgrades off: stays", speeds{2, 1}, 0, false, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -513,15 +522,17 @@ func TestEnergyYield(t *testing.T) {
 		bBusy     int
 		upgrades  bool
 		backfill  bool
-		wantMove  string // busy0's new GPUs per node, "" for no move
+		wantMove  string // the moves as "job>GPUs per node", "" for none
 		wantStart string // w's GPUs per node, "" for not started
 	}{
-		{"twice as fast: busy0 yields, w starts", speeds{2, 1}, 2, true, false, "n1:6", "n0:7"},
-		{"1.5 times as fast: busy0 yields", speeds{1.5, 1}, 2, true, false, "n1:6", "n0:7"},
+		{"twice as fast: busy0 yields, w starts", speeds{2, 1}, 2, true, false, "busy0>n1:6", "n0:7"},
+		{"1.5 times as fast: busy0 yields", speeds{1.5, 1}, 2, true, false, "busy0>n1:6", "n0:7"},
 		{"1.4 times as fast: w waits", speeds{1.4, 1}, 2, true, false, "", ""},
 		{"no room on the slower type: w waits", speeds{2, 1}, 3, true, false, "", ""},
 		{"upgrades off: w waits", speeds{2, 1}, 2, false, false, "", ""},
-		{"backfill: w waits", speeds{2, 1}, 2, true, true, "", ""},
+		// No yield; w waits, and busy1 (2 GPUs of b) upgrades to a's 2
+		// free GPUs, which w cannot use.
+		{"backfill: w waits", speeds{2, 1}, 2, true, true, "busy1>n0:2", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newEnergySleeps(t, []enode{{"a", 8, 6, nil}, {"b", 8, tc.bBusy, nil}}, nil, th8, nil, tc.v)
@@ -532,13 +543,11 @@ func TestEnergyYield(t *testing.T) {
 				t.Fatal(err)
 			}
 			plan := e.Schedule(f.s, 0)
-			move, start := "", ""
+			var moves []string
 			for _, m := range plan.Migrate {
-				if m.Job.Spec.ID != "busy0" {
-					t.Errorf("moved %s, want only busy0", m.Job.Spec.ID)
-				}
-				move = perNode(names(f.pool, m.GPUs))
+				moves = append(moves, m.Job.Spec.ID+">"+perNode(names(f.pool, m.GPUs)))
 			}
+			move, start := strings.Join(moves, " "), ""
 			for _, a := range plan.Start {
 				if a.Job.Spec.ID != "w" {
 					t.Errorf("started %s, want only w", a.Job.Spec.ID)
@@ -546,14 +555,16 @@ func TestEnergyYield(t *testing.T) {
 				start = perNode(names(f.pool, a.GPUs))
 			}
 			if move != tc.wantMove || start != tc.wantStart {
-				t.Errorf("busy0 moved to %q and w started on %q, want %q and %q", move, start, tc.wantMove, tc.wantStart)
+				t.Errorf("moves %q and w started on %q, want %q and %q", move, start, tc.wantMove, tc.wantStart)
 			}
 		})
 	}
 }
 
-// TestEnergyYieldUndone: the yielding jobs move the most recently started
-// first (ties: the later arrival) until the head job fits, and no move is
+// TestEnergyYieldUndone: the yielding jobs move the cheapest first (the
+// run time the move adds: remaining work at the speed of the type it goes
+// to less that at its present speed; ties: the most recently started, then
+// the later arrival) until the head job fits, and no move is
 // made when all of them cannot make room. n0 and n1: type a, 8 GPUs, 4
 // held by busy0 and 6 by busy1 (6 free); n2: type b, 8 GPUs, bBusy held
 // by busy2; a runs every job twice as fast as b. The head job w asks for
@@ -573,16 +584,20 @@ func TestEnergyYieldUndone(t *testing.T) {
 		// n1 7 and n0 4, n1 first.
 		{"busy1 alone makes room", 0, 11, false, "busy1>n2:6", "n1:7 n0:4"},
 		// n2 has 5 free: busy1 cannot move, busy0 (4) can, which leaves
-		// 10 GPUs of a free, one short: nothing moves, w waits.
-		{"the moves cannot make room: none made", 3, 11, false, "", ""},
+		// 10 GPUs of a free, one short: no yield, w waits; after the walk
+		// busy2 (3 GPUs of b) upgrades to a (twice as fast, 6 free; n0
+		// first), as it does while a job waits that fits nowhere.
+		{"the moves cannot make room: no yield", 3, 11, false, "busy2>n0:3", ""},
 		// The same with w of 10 GPUs: busy0's move is enough.
 		{"busy0 makes room when busy1 cannot", 3, 10, false, "busy0>n2:4", "n0:8 n1:2"},
-		// w of 10 GPUs, n2 free: at equal start times busy1 (the later
-		// arrival) moves, w takes the first 10 of the sequence above (n1
-		// 7, n0 3); when busy0 started later it moves first, and its move
-		// leaves 10 GPUs of a free, enough: busy1 stays.
+		// w of 10 GPUs, n2 free: every job has work 1 left; busy1's move
+		// adds 1/6 − 1/12 = 1/12 s (6 GPUs at speeds 1 and 2 per GPU),
+		// busy0's 1/4 − 1/8 = 1/8 s: busy1 moves first and alone, w
+		// takes the first 10 of the sequence above (n1 7, n0 3), also
+		// when busy0 started later (before the cost order, busy0 moved
+		// then: "busy0>n2:4", w on "n0:8 n1:2").
 		{"busy1 makes room at equal start times", 0, 10, false, "busy1>n2:6", "n1:7 n0:3"},
-		{"the later started busy0 goes first", 0, 10, true, "busy0>n2:4", "n0:8 n1:2"},
+		{"the cheaper busy1 goes first though busy0 started later", 0, 10, true, "busy1>n2:6", "n1:7 n0:3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newEnergySleeps(t, []enode{{"a", 8, 4, nil}, {"a", 8, 6, nil}, {"b", 8, tc.bBusy, nil}}, nil, th8, nil, speeds{2, 1})

@@ -114,7 +114,8 @@ type EnergyInputs struct {
 	Network *network.Network
 	// Upgrade lets the energy placer move a running job to a type on
 	// which it runs at least placer.MinUpgrade times as fast once that
-	// type has room and no job waits (placer.Energy.Upgrades; issue 28).
+	// type has room after the round's placements (placer.Energy.Upgrades;
+	// issue 28).
 	// The simulator sets it by default (sim --upgrade); a shell whose
 	// migrations restart jobs without their progress leaves it off.
 	Upgrade bool
