@@ -106,3 +106,18 @@ func chosenOn(s *model.State, a *Alloc) []string {
 	}
 	return got
 }
+
+// chosenAfter returns chosenOn for gangAndSingle's world (gang share 0.8)
+// once set has given every tracked job its state, G's and S's by their ID,
+// and, when fitted, with X taken as bestFits's (no index computed).
+func chosenAfter(t *testing.T, fitted bool, set func(id string, st *allocJob)) []string {
+	t.Helper()
+	s, a := gangAndSingle(t, 0.8)
+	for i, j := range a.tracked {
+		set(j.Spec.ID, a.states[i])
+	}
+	if fitted {
+		a.fitted = s
+	}
+	return chosenOn(s, a)
+}

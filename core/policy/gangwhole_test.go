@@ -33,18 +33,13 @@ func TestWholeGangFirst(t *testing.T) {
 		{"bestFits round", 0.75, 16, 1, true, []string{"S:v100", "G:k80"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, a := gangAndSingle(t, 0.8)
-			for i, j := range a.tracked {
-				st := a.states[i]
+			got := chosenAfter(t, tc.fitted, func(id string, st *allocJob) {
 				st.x, st.index = []float64{1, 0}, tc.sIndex
-				if j.Spec.ID == "G" {
+				if id == "G" {
 					st.x, st.index = []float64{tc.gx, 0}, tc.gIndex
 				}
-			}
-			if tc.fitted {
-				a.fitted = s
-			}
-			if got := chosenOn(s, a); !slices.Equal(got, tc.want) {
+			})
+			if !slices.Equal(got, tc.want) {
 				t.Fatalf("chosen %v, want %v", got, tc.want)
 			}
 		})

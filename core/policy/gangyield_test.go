@@ -30,20 +30,15 @@ func TestGangYield(t *testing.T) {
 		{"bestFits round", 1, 2, true, true, []string{"G:v100", "S:k80"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, a := gangAndSingle(t, 0.8)
-			for i, j := range a.tracked {
-				st := a.states[i]
+			got := chosenAfter(t, tc.fitted, func(id string, st *allocJob) {
 				st.x = []float64{1, 0}
 				st.index, st.probing = tc.sIndex, tc.sProbing
-				if j.Spec.ID == "G" {
+				if id == "G" {
 					st.x = []float64{0.875, 0}
 					st.index, st.probing = tc.gIndex, true
 				}
-			}
-			if tc.fitted {
-				a.fitted = s
-			}
-			if got := chosenOn(s, a); !slices.Equal(got, tc.want) {
+			})
+			if !slices.Equal(got, tc.want) {
 				t.Fatalf("chosen %v, want %v", got, tc.want)
 			}
 		})
