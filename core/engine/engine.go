@@ -11,8 +11,6 @@ type Engine struct {
 	policy QueuePolicy
 	placer Placer
 	scaler Scaler
-	// movedUp: this round moved a running job up (moveUp).
-	movedUp bool
 
 	pool    *Pool
 	cluster *model.Cluster
@@ -125,7 +123,7 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 	if e.scaler != nil {
 		e.resizer.reset(s, e.pool)
 	}
-	e.released, e.movedUp = 0, false
+	e.released = 0
 	e.victims.reset(len(ord.Stop), len(s.Cluster.Types), ord.Stepwise)
 	clear(e.noFit)
 	clear(e.noFitVec)
@@ -140,6 +138,7 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 			e.stop(j, plan)
 		}
 	}
+	movedUp := false
 	switch {
 	case ord.Types != nil:
 		e.assigned(s, ord, plan)
@@ -149,10 +148,15 @@ func (e *Engine) Schedule(s *model.State, now model.Time) Plan {
 		e.walk(s, ord, plan)
 		e.cancelIdlePreemptions(plan)
 		e.upgrade(s, plan)
-		e.movedUp = e.scaler != nil && e.moveUp(s, plan)
+		movedUp = e.moveUp(s, plan)
 	}
 	if e.scaler != nil {
 		e.scale(s, now, plan)
+	}
+	if movedUp {
+		// A moved job is no resize candidate this round: a round at once
+		// lets the scaler see it on its new GPUs.
+		plan.Wake = now
 	}
 	if w, ok := e.policy.(Waker); ok {
 		if next := w.Next(now); next >= 0 && (plan.Wake < 0 || next < plan.Wake) {
@@ -178,11 +182,6 @@ func (e *Engine) scale(s *model.State, now model.Time, plan *Plan) {
 	r.finish(plan)
 	if w, ok := e.scaler.(Waker); ok {
 		plan.Wake = w.Next(now)
-	}
-	if e.movedUp {
-		// A moved job is no resize candidate this round: a round at once
-		// lets the scaler see it on its new GPUs.
-		plan.Wake = now
 	}
 }
 

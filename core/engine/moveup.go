@@ -4,7 +4,8 @@ import "github.com/gpusched/gpusched/core/model"
 
 // MinMoveUp is how many times faster a GPU type must run a running job, at
 // its size, for a reclaiming scaler's round to move the job there
-// (moveUp); the energy placer's upgrades use the same factor.
+// (moveUp); the energy placer's upgrades use the same factor
+// (placer.MinUpgrade).
 const MinMoveUp = 1.5
 
 // moveUp moves running jobs off slow GPU types onto faster GPUs lent to

@@ -26,13 +26,13 @@ import "math"
 // factor builds the blocks, P⁻¹·Q (zr, ze), P⁻¹·u (gr, ge) and the LU
 // factors of the linking system from the current d.
 func (s *Solver) factor() {
-	n, k := s.n, s.k
-	d := s.d
-	alpha := 0.0
 	if !s.fair {
 		s.factorPlain()
 		return
 	}
+	n, k := s.n, s.k
+	d := s.d
+	alpha := 0.0
 	for j := range n {
 		a, b, c := d[s.os+j], 0.0, 0.0
 		for t := range k {

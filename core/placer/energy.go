@@ -403,16 +403,14 @@ const MinIdleUpgrade = 1.2
 
 // idleType reports whether no GPU of type t is busy in p.
 func (e *Energy) idleType(p *engine.Pool, t int) bool {
-	total := 0
-	for _, i := range e.byType[t] {
-		total += e.cluster.Nodes[i].GPUs
-	}
-	return p.Free(t) == total
+	return p.Free(t) == e.cluster.TypeGPUs(t)
 }
 
 // MinUpgrade is how many times faster a GPU type must run a job for the
-// energy placer to move the running job there (Upgrade).
-const MinUpgrade = 1.5
+// energy placer to move the running job there (Upgrade): the factor of a
+// reclaiming scaler's moves (engine.MinMoveUp), issue 28's "a type 1.5×
+// slower".
+const MinUpgrade = engine.MinMoveUp
 
 // Upgrade implements engine.Upgrader (issue 28): a running job moves to
 // the types it may use (engine.Feasible) on which it runs at least

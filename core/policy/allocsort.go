@@ -24,67 +24,8 @@ func (z *entrySorter) sort(es []allocEntry) {
 		return
 	}
 	if !z.count(es) {
-		z.merge(es)
+		slices.SortStableFunc(es, entryOrder)
 	}
-}
-
-// insertionRun is how many pairs merge sorts by insertion before merging.
-const insertionRun = 16
-
-// merge is slices.SortStableFunc(es, entryOrder) by a merge sort: runs of
-// insertionRun pairs sorted by insertion, then merged pairwise, from es
-// into z.buf and back. entryOrder is a total preorder, under which a
-// stable sort's result is unique, so this is the library's order; each
-// pair is moved O(log n) times, where the library's in-place merges move
-// it O(log² n) times (the programs' rounds sort hundreds of pairs with
-// as many keys).
-func (z *entrySorter) merge(es []allocEntry) {
-	n := len(es)
-	for lo := 0; lo < n; lo += insertionRun {
-		insertionSort(es[lo:min(lo+insertionRun, n)])
-	}
-	if n <= insertionRun {
-		return
-	}
-	z.buf = slices.Grow(z.buf[:0], n)[:n]
-	src, dst := es, z.buf
-	for width := insertionRun; width < n; width *= 2 {
-		for lo := 0; lo < n; lo += 2 * width {
-			mid, hi := min(lo+width, n), min(lo+2*width, n)
-			mergeRuns(dst[lo:hi], src[lo:mid], src[mid:hi])
-		}
-		src, dst = dst, src
-	}
-	if &src[0] != &es[0] {
-		copy(es, src)
-	}
-}
-
-// insertionSort sorts es by entryOrder, stably.
-func insertionSort(es []allocEntry) {
-	for i := 1; i < len(es); i++ {
-		for m := i; m > 0 && entryOrder(es[m], es[m-1]) < 0; m-- {
-			es[m], es[m-1] = es[m-1], es[m]
-		}
-	}
-}
-
-// mergeRuns merges the sorted l and r into out (len(l)+len(r) long),
-// taking from l first among equals.
-func mergeRuns(out, l, r []allocEntry) {
-	i, j, o := 0, 0, 0
-	for i < len(l) && j < len(r) {
-		if entryOrder(r[j], l[i]) < 0 {
-			out[o] = r[j]
-			j++
-		} else {
-			out[o] = l[i]
-			i++
-		}
-		o++
-	}
-	o += copy(out[o:], l[i:])
-	copy(out[o:], r[j:])
 }
 
 // count is sort by counting: it reports false, leaving es as it was, when

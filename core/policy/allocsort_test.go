@@ -53,42 +53,6 @@ func TestEntrySorterIsStableSort(t *testing.T) {
 	}
 }
 
-// TestEntrySorterMergeIsStableSort compares the merge sort (entrySorter's
-// fall-back with many keys) with slices.SortStableFunc on 400 lists of up
-// to 1,500 pairs whose keys are drawn from pools of 2 to 2,000 values with
-// NaN, both zeros and infinities, many of them repeated.
-func TestEntrySorterMergeIsStableSort(t *testing.T) {
-	rng := rand.New(rand.NewPCG(29, 11))
-	special := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN()}
-	var z entrySorter
-	for trial := range 400 {
-		pool := make([]float64, 2+rng.IntN(2000))
-		for i := range pool {
-			pool[i] = rng.NormFloat64()
-			if rng.IntN(10) == 0 {
-				pool[i] = special[rng.IntN(len(special))]
-			}
-		}
-		pick := func() float64 { return pool[rng.IntN(len(pool))] }
-		es := make([]allocEntry, rng.IntN(1500))
-		for i := range es {
-			es[i] = allocEntry{prio: pick(), deficit: pick(), x: pick(), job: &model.Job{Seq: i}}
-			if rng.IntN(3) == 0 {
-				es[i].prio = 1 // many ties on the first key
-			}
-		}
-		want := slices.Clone(es)
-		slices.SortStableFunc(want, entryOrder)
-		z.merge(es)
-		for i := range es {
-			if es[i].job != want[i].job {
-				t.Fatalf("trial %d (%d pairs): position %d holds job %d, the stable sort job %d",
-					trial, len(es), i, es[i].job.Seq, want[i].job.Seq)
-			}
-		}
-	}
-}
-
 // TestEntrySorterHandCase sorts a bestFits round's pairs by hand: gangs at
 // +Inf first, in arrival order, then the others at the common priority.
 func TestEntrySorterHandCase(t *testing.T) {
