@@ -96,6 +96,10 @@ func TestSimAllocationBadInput(t *testing.T) {
 	if err := os.WriteFile(badLight, []byte("allocation:\n  gang_probe_light: -0.5\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	badEven := filepath.Join(dir, "even.yaml")
+	if err := os.WriteFile(badEven, []byte("allocation:\n  gang_probe_even: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	badBacklog := filepath.Join(dir, "backlog.yaml")
 	if err := os.WriteFile(badBacklog, []byte("allocation:\n  priority_backlog: 0.5\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -125,6 +129,8 @@ func TestSimAllocationBadInput(t *testing.T) {
 		{[]string{"--config", badProbe}, "allocation.gang_probe: must be a quantile from 0 (none) to below 1, got 1"},
 		{[]string{"--policy", "gittins", "--gang-probe-light", "1.5"}, "gittins: the light-load gang probe must be a quantile from 0 (the gang probe's) to below 1, got 1.5"},
 		{[]string{"--config", badLight}, "allocation.gang_probe_light: must be a quantile from 0 (the gang probe's) to below 1, got -0.5"},
+		{[]string{"--policy", "gittins", "--gang-probe-even", "-0.2"}, "gittins: the even-gang probe must be a quantile from 0 (the light-load probe's) to below 1, got -0.2"},
+		{[]string{"--config", badEven}, "allocation.gang_probe_even: must be a quantile from 0 (gang_probe_light's) to below 1, got 1"},
 		{[]string{"--policy", "gittins", "--priority-backlog", "1"}, "gittins: the priority backlog must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got 1"},
 		{[]string{"--policy", "esrpt", "--priority-backlog", "-2"}, "esrpt: the priority backlog must be 0 (none)"},
 		{[]string{"--policy", "esrpt", "--priority-backlog", "+Inf"}, "got +Inf"},

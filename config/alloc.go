@@ -25,6 +25,11 @@ type AllocationSpec struct {
 	// GangProbeLight is the gang probe's quantile while every job fits,
 	// in [0, 1) (--gang-probe-light; policy.Alloc.GangProbeLight).
 	GangProbeLight *float64 `json:"gang_probe_light,omitempty"`
+	// GangProbeEven is gittins's gang probe's quantile while every job
+	// fits once the finished gangs are no longer than the single-GPU jobs,
+	// in [0, 1); 0: gang_probe_light's (--gang-probe-even;
+	// policy.Alloc.GangProbeEven).
+	GangProbeEven *float64 `json:"gang_probe_even,omitempty"`
 	// PriorityBacklog is esrpt's and gittins's priority backlog, 0 (none)
 	// or a multiple of the cluster's GPUs above 1 (--priority-backlog;
 	// policy.Alloc.PriorityBacklog).
@@ -69,6 +74,9 @@ func (f *SchedFile) checkAllocation(name string) error {
 	}
 	if p := a.GangProbeLight; p != nil && !recipe.ValidQuantile(*p) {
 		return fieldError(name, "allocation.gang_probe_light", "must be a quantile from 0 (the gang probe's) to below 1, got %v", *p)
+	}
+	if p := a.GangProbeEven; p != nil && !recipe.ValidQuantile(*p) {
+		return fieldError(name, "allocation.gang_probe_even", "must be a quantile from 0 (gang_probe_light's) to below 1, got %v", *p)
 	}
 	if b := a.PriorityBacklog; b != nil && !recipe.ValidBacklog(*b) {
 		return fieldError(name, "allocation.priority_backlog", "must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got %v", *b)
@@ -117,7 +125,8 @@ func (f *SchedFile) simulator() SimulatorSpec {
 
 // applyAllocation copies the allocation block into o, except the settings
 // whose flag is given (--realloc-interval, --gavel, --gang-probe,
-// --gang-probe-light, --priority-backlog, --speed-exponent, --gang-share).
+// --gang-probe-light, --gang-probe-even, --priority-backlog, --speed-exponent,
+// --gang-share).
 func (f *SchedFile) applyAllocation(o *recipe.Options, given func(flag string) bool) {
 	a := f.allocation()
 	if a.Round != "" {
@@ -134,6 +143,9 @@ func (f *SchedFile) applyAllocation(o *recipe.Options, given func(flag string) b
 	}
 	if a.GangProbeLight != nil && !given("gang-probe-light") {
 		o.Alloc.GangProbeLight = *a.GangProbeLight
+	}
+	if a.GangProbeEven != nil && !given("gang-probe-even") {
+		o.Alloc.GangProbeEven = *a.GangProbeEven
 	}
 	if a.PriorityBacklog != nil && !given("priority-backlog") {
 		o.Alloc.PriorityBacklog = *a.PriorityBacklog

@@ -117,6 +117,14 @@ type Alloc struct {
 	// jobs wait, and gangs left for later run one whole type at a time
 	// when the busy period drains (docs/EXPERIMENTS.md, issue 21).
 	GangProbeLight float64
+	// GangProbeEven is Gittins's gang probe's quantile while every job
+	// fits, in place of GangProbeLight, once the gangs finished so far are
+	// no longer than the single-GPU jobs at the median, at least
+	// GangEvenJobs of each (probeLight; 0: GangProbeLight always). Off by
+	// default: on the development traces it gains on the gavel-multi
+	// families but puts one more trace above Gavel's best
+	// (docs/EXPERIMENTS.md, issue 29, eighth session).
+	GangProbeEven float64
 	// PriorityBacklog is the backlog, in multiples of the cluster's GPUs,
 	// from which EstSRPT's and Gittins's weights are fully their own (at
 	// most 1: always). Below it each job's value per GPU (its weight,
@@ -173,6 +181,7 @@ type Alloc struct {
 	rng       *pyRand
 	fifoType  map[*model.Job]int  // FIFOAlloc: each allocated job's type
 	finished  []float64           // finished jobs' work in seconds at their best speed
+	sizes     sizeClasses         // Gittins with GangProbeEven: finished's sizes, gangs and single-GPU jobs apart
 	surv      survival            // the size distribution learned from them
 	curve     gittinsCurve        // Gittins: surv smoothed
 	indexes   map[float64]float64 // Gittins: the indexes computed on curve, by service (gittinsOnce)
@@ -368,6 +377,7 @@ func (a *Alloc) forCluster(c *model.Cluster) {
 	a.rng = newPyRand(a.Seed)
 	a.fifoType = map[*model.Job]int{}
 	a.finished = nil
+	a.sizes = sizeClasses{}
 	a.surv.forget()
 }
 

@@ -147,13 +147,15 @@ func (a *Alloc) probe(beta float64) float64 {
 }
 
 // probeQuantile returns the gang probe's quantile at the priority
-// backlog's power beta: GangProbeLight at 0, GangProbe at 1, linear in
-// between (GangProbe alone without GangProbeLight).
+// backlog's power beta: the light quantile (probeLight: GangProbeLight, or
+// GangProbeEven) at 0, GangProbe at 1, linear in between (GangProbe alone
+// without a light quantile).
 func (a *Alloc) probeQuantile(beta float64) float64 {
-	if a.GangProbeLight <= 0 {
+	light := a.probeLight()
+	if light <= 0 {
 		return a.GangProbe
 	}
-	return a.GangProbeLight + (a.GangProbe-a.GangProbeLight)*beta
+	return light + (a.GangProbe-light)*beta
 }
 
 // gittins returns the Gittins index of a job that has done a seconds at its

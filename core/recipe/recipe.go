@@ -82,6 +82,10 @@ type AllocOptions struct {
 	// (policy.Alloc), in [0, 1); 0: GangProbe at every load.
 	// DefaultOptions sets policy.DefaultGangProbeLight.
 	GangProbeLight float64
+	// GangProbeEven is gittins's gang probe's quantile while every job
+	// fits once the finished gangs are no longer than the single-GPU jobs
+	// (policy.Alloc), in [0, 1); 0: GangProbeLight always (the default).
+	GangProbeEven float64
 	// PriorityBacklog is the priority backlog of esrpt and gittins
 	// (policy.Alloc): 0 or above 1, in multiples of the cluster's GPUs;
 	// 0: none. DefaultOptions sets policy.DefaultPriorityBacklog.
@@ -237,6 +241,9 @@ func queuePolicy(name string, o Options) (engine.QueuePolicy, error) {
 		if p := o.Alloc.GangProbeLight; !ValidQuantile(p) {
 			return nil, fmt.Errorf("%s: the light-load gang probe must be a quantile from 0 (the gang probe's) to below 1, got %v", name, p)
 		}
+		if p := o.Alloc.GangProbeEven; !ValidQuantile(p) {
+			return nil, fmt.Errorf("%s: the even-gang probe must be a quantile from 0 (the light-load probe's) to below 1, got %v", name, p)
+		}
 		if b := o.Alloc.PriorityBacklog; !ValidBacklog(b) {
 			return nil, fmt.Errorf("%s: the priority backlog must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got %v", name, b)
 		}
@@ -272,7 +279,7 @@ func queuePolicy(name string, o Options) (engine.QueuePolicy, error) {
 }
 
 // ValidQuantile reports whether p can be a gang probe's quantile
-// (AllocOptions.GangProbe, GangProbeLight): from 0 to below 1. The
+// (AllocOptions.GangProbe, GangProbeLight, GangProbeEven): from 0 to below 1. The
 // configuration file's checks (package config) share these ranges.
 func ValidQuantile(p float64) bool { return p >= 0 && p < 1 }
 
@@ -292,7 +299,7 @@ func ValidSpeedExponent(e float64) bool { return e >= 0 && e <= 4 }
 // (fifo is one with o.Gavel).
 func allocPolicy(name string, o AllocOptions) (*policy.Alloc, bool) {
 	a := &policy.Alloc{Round: o.Round, Realloc: o.Realloc, Gavel: o.Gavel, Seed: o.Seed, GangProbe: o.GangProbe,
-		GangProbeLight: o.GangProbeLight, PriorityBacklog: o.PriorityBacklog, SpeedExponent: o.SpeedExponent, GangShare: o.GangShare}
+		GangProbeLight: o.GangProbeLight, GangProbeEven: o.GangProbeEven, PriorityBacklog: o.PriorityBacklog, SpeedExponent: o.SpeedExponent, GangShare: o.GangShare}
 	if a.Round == 0 {
 		a.Round = DefaultRound
 		if name == "esrpt" || name == "esrpt-oracle" || name == "gittins" {
