@@ -62,8 +62,11 @@ import (
 // come after the nodes that are on in states 1 and 2 — the job fills the
 // efficient headroom of running nodes before it wakes one — and before
 // those in state 3: while a node can be woken, the platform is not wholly
-// in its high-energy region, so the job is not paused. Without
-// power-managed nodes the sequence is the seed's. Sleep orders nodes
+// in its high-energy region, so the job is not paused. A claim that wakes
+// a node all the same and also takes GPUs of a busy one is made again
+// with the woken nodes in their load state, and taken when it spans fewer
+// nodes (claimAwake). Without power-managed nodes the sequence is the
+// seed's. Sleep orders nodes
 // within the job's GPU type only: the type is chosen first, so a job never
 // runs on a slower type to spare a wake-up (issue 28; a wake-up of minutes
 // is shorter than what a slower type costs a job of hours).
