@@ -62,8 +62,11 @@ import (
 // come after the nodes that are on in states 1 and 2 — the job fills the
 // efficient headroom of running nodes before it wakes one — and before
 // those in state 3: while a node can be woken, the platform is not wholly
-// in its high-energy region, so the job is not paused. Without
-// power-managed nodes the sequence is the seed's. Sleep orders nodes
+// in its high-energy region, so the job is not paused. A claim that wakes
+// a node all the same and also takes GPUs of a busy one is made again
+// with the woken nodes in their load state, and taken when it spans fewer
+// nodes (claimAwake). Without power-managed nodes the sequence is the
+// seed's. Sleep orders nodes
 // within the job's GPU type only: the type is chosen first, so a job never
 // runs on a slower type to spare a wake-up (issue 28; a wake-up of minutes
 // is shorter than what a slower type costs a job of hours).
@@ -89,6 +92,9 @@ type Energy struct {
 	claimed []int    // per node: GPUs claimed by the current placement
 	claims  []int32  // claiming nodes in order of their first claim
 	reasons []string // per node: its pause reason, built once
+	woken   []bool   // per node: idle and power-managed, ordered in its load state (claimAwake)
+	woke    bool     // the last claim took an idle power-managed node
+	split   bool     // the last claim took GPUs of a busy node
 
 	// order caches, per job, what does not depend on the pool — its
 	// feasible types by speed and its family's column — so that a job
@@ -175,7 +181,7 @@ func NewEnergy(c *model.Cluster, table *EnergyTable, net *network.Network) (*Ene
 		return nil, errNetworkSize(net.Nodes(), len(c.Nodes))
 	}
 	e := &Energy{table: table, net: net, cluster: c, claimed: make([]int, len(c.Nodes)),
-		reasons: make([]string, len(c.Nodes)), memo: map[seqKey]seqSummary{}, order: map[orderKey]jobInfo{}}
+		reasons: make([]string, len(c.Nodes)), woken: make([]bool, len(c.Nodes)), memo: map[seqKey]seqSummary{}, order: map[orderKey]jobInfo{}}
 	e.byType = make([][]int32, len(c.Types))
 	for i, n := range c.Nodes {
 		e.byType[n.Type] = append(e.byType[n.Type], int32(i))
@@ -208,13 +214,13 @@ func (e *Energy) Place(s *model.State, p *engine.Pool, j *model.Job, n int, type
 		if p.Free(t) < n {
 			continue
 		}
-		rt := r
-		sum, built := e.summary(p, seqKey{t, info.col, storage, rt}, n)
-		if sum.capacity < n && rt > 1 {
+		k := seqKey{t, info.col, storage, r}
+		sum, built := e.summary(p, k, n)
+		if sum.capacity < n && k.r > 1 {
 			// Too few nodes hold a whole replica: claim GPU by GPU, as
 			// the other placers place (a replica may span nodes).
-			rt = 1
-			sum, built = e.summary(p, seqKey{t, info.col, storage, rt}, n)
+			k.r = 1
+			sum, built = e.summary(p, k, n)
 		}
 		switch {
 		case sum.capacity < n:
@@ -222,7 +228,7 @@ func (e *Energy) Place(s *model.State, p *engine.Pool, j *model.Job, n int, type
 		case sum.state == 3: // seed 002, step 7: the first node is in state 3
 			return engine.Placement{Pause: e.reason(sum.node)}
 		case built:
-			return engine.Placement{GPUs: e.claim(p, n, rt)}
+			return engine.Placement{GPUs: e.claimAwake(p, k, n)}
 		}
 	}
 	return engine.Placement{}
@@ -304,7 +310,7 @@ func (e *Energy) sequence(p *engine.Pool, k seqKey, n int) int {
 		}
 		// seed 002, step 3: the node's load state for the job's family;
 		// step 2: its communication score, the latency to the data.
-		e.seq = append(e.seq, seqNode{state: th.State(busy, total), asleep: busy == 0 && e.table.sleeps(int(i)),
+		e.seq = append(e.seq, seqNode{state: th.State(busy, total), asleep: busy == 0 && !e.woken[i] && e.table.sleeps(int(i)),
 			latency: lat, cost: e.table.cost(int(i), col), node: i, busy: busy, free: free, th: th})
 	}
 	if capacity < n {
@@ -316,12 +322,41 @@ func (e *Energy) sequence(p *engine.Pool, k seqKey, n int) int {
 	return capacity
 }
 
+// claimAwake claims n GPUs on sequence k, built in e.seq (issue 28,
+// eighth session). Idle power-managed nodes come after the busy nodes that
+// are on so that a job fills those before it wakes one; but when the claim
+// wakes one all the same and also takes GPUs of a busy node, the split
+// spares no wake-up, and a job over more nodes stages its data to each and
+// leaves more nodes partly busy. Then the claim is made again with the
+// nodes it wakes in their load state, as with every node on (idle: state
+// 1), and that claim is taken when it spans fewer nodes.
+func (e *Energy) claimAwake(p *engine.Pool, k seqKey, n int) []model.GPU {
+	gpus := e.claim(p, n, k.r)
+	if !e.woke || !e.split {
+		return gpus
+	}
+	for _, i := range e.claims {
+		e.woken[i] = p.NodeFree(int(i)) == e.cluster.Nodes[i].GPUs && e.table.sleeps(int(i))
+	}
+	nodes := len(e.claims)
+	e.sequence(p, k, n)
+	again := e.claim(p, n, k.r)
+	clear(e.woken)
+	if len(e.claims) < nodes {
+		return again
+	}
+	return gpus
+}
+
 // claim runs the claiming loop on the sequence (which can hold n GPUs) and
 // returns the claimed GPUs, without changing the pool.
 func (e *Energy) claim(p *engine.Pool, n, r int) []model.GPU {
 	e.claims = e.claims[:0]
+	e.woke, e.split = false, false
 	for rem := n; rem > 0; {
 		h := &e.seq[0] // seed 002, step 5: the first node claims
+		e.woke = e.woke || h.asleep
+		e.split = e.split || (e.claimed[h.node] == 0 && h.busy > 0)
 		c := min(headroom(h, r), rem)
 		if e.claimed[h.node] == 0 {
 			e.claims = append(e.claims, h.node)

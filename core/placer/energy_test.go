@@ -405,6 +405,19 @@ func TestEnergySleepingNodes(t *testing.T) {
 		// headroom), 1 (into state 2) and the last 1 (headroom 2): a woken
 		// node fills its efficient region before another is woken.
 		{"woken node fills first", []enode{a8(6, 0.1), a8(0, 0.1), a8(0, 0.1)}, all(3), 6, "n0:1 n1:5", ""},
+		// Issue 28, eighth session (claimAwake): 3 GPUs. In the order
+		// above n0 (6 busy, state 2) claims 1 (to state 3) and n1 wakes for
+		// the other 2: n1 wakes all the same, so the split over n0 spares
+		// nothing. Claimed again with n1 in its load state (idle: state 1,
+		// before n0), n1 takes all 3 (headroom 3): one node, not two.
+		{"a node woken anyway takes the whole job", []enode{a8(6, 0.1), a8(0, 0.1)}, all(2), 3, "n1:3", ""},
+		// The same with 5 GPUs: again n1 claims 3 (to state 2), then n0
+		// (state 2, by index) 1 and n1 the last: two nodes either way, so
+		// the first claim stands (n0 first, as the sequence put it).
+		{"no fewer nodes: the first claim", []enode{a8(6, 0.1), a8(0, 0.1)}, all(2), 5, "n0:1 n1:4", ""},
+		// The nodes that are on hold the job (n0 and n2, 2 free GPUs in
+		// all): the split spares n1's wake-up and stands.
+		{"a split that spares a wake-up", []enode{a8(6, 0.1), a8(0, 0.1), a8(6, 0.1)}, all(3), 2, "n0:1 n2:1", ""},
 		// Nothing asleep and every node on in state 3: claim 8, pause.
 		{"pause when no node sleeps", []enode{a8(7, 0.1), a8(7, 0.2)}, all(2), 1, "", "best node n0 is in load state 3"},
 	}
