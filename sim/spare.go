@@ -42,18 +42,34 @@ import (
 //     the jobs that arrive before the growth fill the rest of its start's
 //     last node, so the growth finds whole nodes only (issue 28, seventh
 //     session).
-//   - Demand: spares are kept only while jobs keep coming: until spareGaps
-//     mean gaps between submissions after the last submission; then they
+//   - Demand: spares are kept only while jobs keep coming: until
+//     keepGaps(k) mean gaps between submissions after the last submission,
+//     k gaps known (about spareGaps once there are many; far more while
+//     there are few, whose mean says little of the rate); then they
 //     suspend themselves, and the next submission wakes them again.
 //   - Queue: while jobs wait, no idle node suspends itself (the jobs behind
 //     a blocked head start at once when it starts, on the nodes that are
 //     idle then).
 
 // spareGaps is how long spares are kept after the last submission, in mean
-// gaps between submissions: the chance that a Poisson arrival process
-// leaves a gap that long is e^−10, under 1 in 20,000 (chosen on issue 28's
-// development set; 5 did as well).
+// gaps between submissions when the mean is known: the chance that a
+// Poisson arrival process leaves a gap that long is e^−10, under 1 in
+// 20,000 (chosen on issue 28's development set; 5 did as well). keepGaps
+// keeps that chance when the mean is estimated from the gaps so far.
 const spareGaps = 10
+
+// keepGaps returns how many mean gaps, estimated from k gaps between
+// submissions, spares are kept after the last one: k·(e^(spareGaps/k) − 1),
+// with which a Poisson arrival process's next gap is longer with chance
+// e^−spareGaps whatever its rate, the estimate's own error counted (the
+// next gap Y and the sum S of k gaps, at rate λ: P(Y > c·S/k) =
+// E[e^(−λcS/k)] = (1 + c/k)^−k). It tends to spareGaps as k grows (10.26
+// at k = 199) and is far larger while few gaps are known (295 at k = 2),
+// when their mean can be a fraction of the true one (issue 28, eighth
+// session: spares that lapsed 2 s before the fourth submission).
+func keepGaps(k int) float64 {
+	return float64(k) * math.Expm1(spareGaps/float64(k))
+}
 
 // spares is the meter's spare nodes: zero when Config.Spare is 0.
 type spares struct {
@@ -61,7 +77,7 @@ type spares struct {
 	want  []int     // per kind: idle nodes kept on, ≥ n (gangNodes)
 	kind  []int32   // per node: its kind, -1 for a node that stays on
 	kinds [][]int32 // the nodes of each kind, in index order
-	// until is when the spares lapse: spareGaps mean gaps after the last
+	// until is when the spares lapse: keepGaps mean gaps after the last
 	// submission (MaxInt64 before the second).
 	until       model.Time
 	subs        int // submissions so far
@@ -218,7 +234,7 @@ func (m *meter) startSpares(t0 model.Time) {
 }
 
 // submitted notes that n jobs were submitted at t: the spares are kept
-// until spareGaps mean gaps later, and woken again if they had lapsed.
+// until keepGaps mean gaps later, and woken again if they had lapsed.
 func (m *meter) submitted(t model.Time, n int) {
 	if m == nil || m.spares.n == 0 || n == 0 {
 		return
@@ -235,7 +251,7 @@ func (m *meter) submitted(t model.Time, n int) {
 		return
 	}
 	gap := float64(sp.last-sp.first) / float64(sp.subs-1)
-	sp.until = t + model.Time(math.Round(spareGaps*gap))
+	sp.until = t + model.Time(math.Round(keepGaps(sp.subs-1)*gap))
 	heap.Push(&m.pending, transition{t: sp.until, since: t, node: -1})
 	if lapsed {
 		for _, ns := range sp.kinds {
