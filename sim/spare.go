@@ -47,9 +47,11 @@ import (
 //     k gaps known (about spareGaps once there are many; far more while
 //     there are few, whose mean says little of the rate); then they
 //     suspend themselves, and the next submission wakes them again.
-//   - Queue: while jobs wait, no idle node suspends itself (the jobs behind
-//     a blocked head start at once when it starts, on the nodes that are
-//     idle then).
+//   - Queue: while jobs wait, no idle node suspends itself, and sleeping
+//     nodes of each kind are woken until its idle nodes hold the waiting
+//     jobs that can run on its GPU type (wakeForQueue): the jobs behind a
+//     blocked head start at once when it starts, on the nodes that are
+//     idle then, which are up.
 
 // spareGaps is how long spares are kept after the last submission, in mean
 // gaps between submissions when the mean is known: the chance that a
@@ -260,15 +262,54 @@ func (m *meter) submitted(t model.Time, n int) {
 	}
 }
 
-// waiting notes that n jobs wait after the instant t: when none does any
+// waiting notes that jobs ws (of state s) wait after the instant t: while
+// they do, nodes are woken for them (wakeForQueue); when none does any
 // more, the idle nodes kept on for them may suspend themselves.
-func (m *meter) waiting(t model.Time, n int) {
+func (m *meter) waiting(t model.Time, s *model.State, ws []*model.Job) {
 	sp := &m.spares
-	was := sp.queued
+	was, n := sp.queued, len(ws)
 	sp.queued = n
 	if was > 0 && n == 0 {
 		for _, ns := range sp.kinds {
 			m.release(ns[0], t)
+		}
+	}
+	if n > 0 && sp.n > 0 {
+		m.wakeForQueue(t, s, ws)
+	}
+}
+
+// wakeForQueue wakes at t, while jobs ws wait, sleeping nodes of each kind
+// until its idle nodes on or waking hold the GPUs of the waiting jobs that
+// can run on its GPU type (engine.Feasible at their size), each counted on
+// every such type: when the head of a strict queue starts, the jobs behind
+// it start at once on the nodes idle then, which are up, as with every
+// node on (issue 28, eighth session).
+func (m *meter) wakeForQueue(t model.Time, s *model.State, ws []*model.Job) {
+	sp := &m.spares
+	need := make([]int, len(m.c.Types))
+	for _, j := range ws {
+		ts := engine.Feasible(s, j, j.Spec.GPUs)
+		for tp := range need {
+			if ts.Has(tp) {
+				need[tp] += j.Spec.GPUs
+			}
+		}
+	}
+	for k, ns := range sp.kinds {
+		nd := m.c.Nodes[ns[0]]
+		want := min(ceilDiv(need[nd.Type], nd.GPUs), len(ns))
+		have := m.spareCount(int32(k), -1)
+		for _, o := range ns {
+			if have >= want {
+				break
+			}
+			if m.nodes[o].asleep && m.count[o] == 0 {
+				m.advance(o, t)
+				m.wake(o, t)
+				m.refresh(o)
+				have++
+			}
 		}
 	}
 }

@@ -310,3 +310,47 @@ func TestWakingNodeStandsIn(t *testing.T) {
 		t.Errorf("%d wake-ups, want 4", res.Energy.Wakes)
 	}
 }
+
+// TestQueueWakesItsNodes: while jobs wait, the sleeping nodes the waiting
+// jobs could take are woken (issue 28, eighth session). One 1-GPU V100
+// node n0 and three 1-GPU K80 nodes n1–n3, asleep 100 s after they become
+// idle, up 30 s after a wake-up, one spare per kind; fifo, pack. A (V100
+// only, 1,000 s) at 0 takes n0, the V100 kind's spare; n1 is the K80
+// kind's, on from 0. B (V100 only, 100 s) at 10 waits for A, and C and D
+// (50 s each), which could run on a K80, wait behind it in the strict
+// queue:
+//   - C at 20 needs one K80 node: n1 is on. D at 30 makes it two: n2 is
+//     woken (up at 60). At 1,000 A ends: B on n0 (1,000–1,100), C on n1
+//     and D on n2, both up, each 50 s × 15.7/4.37 TFLOPS = 179.634 s on a
+//     K80: 1,000–1,179.634, as with every node on; one wake-up. (Before,
+//     no node was woken for the queue: D waited for n2, woken at 1,000,
+//     and ran 1,030–1,209.634.)
+//   - C and D V100 only: no K80 node is woken for them; they run on n0
+//     after B, 1,100–1,150 and 1,150–1,200, and no node is ever woken.
+func TestQueueWakesItsNodes(t *testing.T) {
+	tests := []struct {
+		name  string
+		cd    string // C's and D's GPU type constraint
+		want  []float64
+		wakes int
+	}{
+		{"the waiting jobs' nodes are up", "", []float64{1000, 1100, 1179.634, 1179.634}, 1},
+		{"only nodes they can run on", "v100", []float64{1000, 1100, 1150, 1200}, 0},
+	}
+	c := cluster(t, "v100", 1, "k80", 1, "k80", 1, "k80", 1)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			jobs := []model.JobSpec{
+				makeJob("A", 0).gpuType("v100").dur(1000).obj(), makeJob("B", 10).gpuType("v100").dur(100).obj(),
+				makeJob("C", 20).gpuType(tt.cd).dur(50).obj(), makeJob("D", 30).gpuType(tt.cd).dur(50).obj(),
+			}
+			res, _ := powered{cluster: c, power: sleepy(c, 100, 30), jobs: jobs, cfg: sim.Config{Energy: true, Spare: 1}}.run(t)
+			if got := finishTimes(res); !equalFloats(got, tt.want) {
+				t.Errorf("finishes %v, want %v", got, tt.want)
+			}
+			if res.Energy.Wakes != tt.wakes {
+				t.Errorf("%d wake-ups, want %d", res.Energy.Wakes, tt.wakes)
+			}
+		})
+	}
+}
