@@ -3,6 +3,7 @@ package sim
 import (
 	"container/heap"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/gpusched/gpusched/core/engine"
@@ -85,6 +86,12 @@ type spares struct {
 	subs        int // submissions so far
 	first, last model.Time
 	queued      int // jobs waiting after the latest instant
+	// For wakeForQueue: per job (by Seq), the GPU types it can run on at
+	// its size (engine.Feasible); per GPU type, the most GPUs of one kind
+	// of that type (0: no power-managed node), and the waiting jobs' GPUs.
+	feasible []engine.TypeSet
+	kindGPUs []int
+	need     []int
 }
 
 // newSpares returns the spares of cfg, whose power description has
@@ -101,7 +108,17 @@ func newSpares(cfg *Config, s *model.State, jobs []*model.Job) spares {
 		}
 		want[k] = max(cfg.Spare, g)
 	}
-	return spares{n: cfg.Spare, want: want, kind: kind, kinds: kinds, until: math.MaxInt64}
+	sp := spares{n: cfg.Spare, want: want, kind: kind, kinds: kinds, until: math.MaxInt64,
+		feasible: make([]engine.TypeSet, len(jobs)), kindGPUs: make([]int, len(cfg.Cluster.Types)),
+		need: make([]int, len(cfg.Cluster.Types))}
+	for i, j := range jobs {
+		sp.feasible[i] = engine.Feasible(s, j, j.Spec.GPUs)
+	}
+	for _, ns := range kinds {
+		n := cfg.Cluster.Nodes[ns[0]]
+		sp.kindGPUs[n.Type] = max(sp.kindGPUs[n.Type], n.GPUs*len(ns))
+	}
+	return sp
 }
 
 // gang is a job's size range on a GPU type: it starts at lo GPUs and may
@@ -262,10 +279,10 @@ func (m *meter) submitted(t model.Time, n int) {
 	}
 }
 
-// waiting notes that jobs ws (of state s) wait after the instant t: while
-// they do, nodes are woken for them (wakeForQueue); when none does any
-// more, the idle nodes kept on for them may suspend themselves.
-func (m *meter) waiting(t model.Time, s *model.State, ws []*model.Job) {
+// waiting notes that jobs ws wait after the instant t: while they do,
+// nodes are woken for them (wakeForQueue); when none does any more, the
+// idle nodes kept on for them may suspend themselves.
+func (m *meter) waiting(t model.Time, ws []*model.Job) {
 	sp := &m.spares
 	was, n := sp.queued, len(ws)
 	sp.queued = n
@@ -275,7 +292,7 @@ func (m *meter) waiting(t model.Time, s *model.State, ws []*model.Job) {
 		}
 	}
 	if n > 0 && sp.n > 0 {
-		m.wakeForQueue(t, s, ws)
+		m.wakeForQueue(t, ws)
 	}
 }
 
@@ -285,15 +302,27 @@ func (m *meter) waiting(t model.Time, s *model.State, ws []*model.Job) {
 // every such type: when the head of a strict queue starts, the jobs behind
 // it start at once on the nodes idle then, which are up, as with every
 // node on (issue 28, eighth session).
-func (m *meter) wakeForQueue(t model.Time, s *model.State, ws []*model.Job) {
+func (m *meter) wakeForQueue(t model.Time, ws []*model.Job) {
 	sp := &m.spares
-	need := make([]int, len(m.c.Types))
-	for _, j := range ws {
-		ts := engine.Feasible(s, j, j.Spec.GPUs)
-		for tp := range need {
-			if ts.Has(tp) {
-				need[tp] += j.Spec.GPUs
+	need := sp.need
+	clear(need)
+	short := 0 // types whose count may still matter: below one kind's GPUs
+	for _, g := range sp.kindGPUs {
+		if g > 0 {
+			short++
+		}
+	}
+	for _, j := range ws { // a long queue stops once every kind is covered
+		for ts := uint64(sp.feasible[j.Seq]); ts != 0 && short > 0; ts &= ts - 1 {
+			tp := bits.TrailingZeros64(ts)
+			if g := sp.kindGPUs[tp]; need[tp] < g {
+				if need[tp] += j.Spec.GPUs; need[tp] >= g {
+					short--
+				}
 			}
+		}
+		if short == 0 {
+			break
 		}
 	}
 	for k, ns := range sp.kinds {
