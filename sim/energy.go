@@ -377,7 +377,7 @@ func (r *run) settle(t model.Time) {
 		return
 	}
 	m.catchUp(t)
-	m.waiting(t, len(r.state.Waiting()))
+	m.waiting(t, r.state.Waiting())
 	r.flushPoints()
 	m.now = t
 	if !m.contention {

@@ -3,6 +3,7 @@ package sim
 import (
 	"container/heap"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/gpusched/gpusched/core/engine"
@@ -42,18 +43,36 @@ import (
 //     the jobs that arrive before the growth fill the rest of its start's
 //     last node, so the growth finds whole nodes only (issue 28, seventh
 //     session).
-//   - Demand: spares are kept only while jobs keep coming: until spareGaps
-//     mean gaps between submissions after the last submission; then they
+//   - Demand: spares are kept only while jobs keep coming: until
+//     keepGaps(k) mean gaps between submissions after the last submission,
+//     k gaps known (about spareGaps once there are many; far more while
+//     there are few, whose mean says little of the rate); then they
 //     suspend themselves, and the next submission wakes them again.
-//   - Queue: while jobs wait, no idle node suspends itself (the jobs behind
-//     a blocked head start at once when it starts, on the nodes that are
-//     idle then).
+//   - Queue: while jobs wait, no idle node suspends itself, and sleeping
+//     nodes of each kind are woken until its idle nodes hold the waiting
+//     jobs that can run on its GPU type (wakeForQueue): the jobs behind a
+//     blocked head start at once when it starts, on the nodes that are
+//     idle then, which are up.
 
 // spareGaps is how long spares are kept after the last submission, in mean
-// gaps between submissions: the chance that a Poisson arrival process
-// leaves a gap that long is e^−10, under 1 in 20,000 (chosen on issue 28's
-// development set; 5 did as well).
+// gaps between submissions when the mean is known: the chance that a
+// Poisson arrival process leaves a gap that long is e^−10, under 1 in
+// 20,000 (chosen on issue 28's development set; 5 did as well). keepGaps
+// keeps that chance when the mean is estimated from the gaps so far.
 const spareGaps = 10
+
+// keepGaps returns how many mean gaps, estimated from k gaps between
+// submissions, spares are kept after the last one: k·(e^(spareGaps/k) − 1),
+// with which a Poisson arrival process's next gap is longer with chance
+// e^−spareGaps whatever its rate, the estimate's own error counted (the
+// next gap Y and the sum S of k gaps, at rate λ: P(Y > c·S/k) =
+// E[e^(−λcS/k)] = (1 + c/k)^−k). It tends to spareGaps as k grows (10.26
+// at k = 199) and is far larger while few gaps are known (295 at k = 2),
+// when their mean can be a fraction of the true one (issue 28, eighth
+// session: spares that lapsed 2 s before the fourth submission).
+func keepGaps(k int) float64 {
+	return float64(k) * math.Expm1(spareGaps/float64(k))
+}
 
 // spares is the meter's spare nodes: zero when Config.Spare is 0.
 type spares struct {
@@ -61,12 +80,18 @@ type spares struct {
 	want  []int     // per kind: idle nodes kept on, ≥ n (gangNodes)
 	kind  []int32   // per node: its kind, -1 for a node that stays on
 	kinds [][]int32 // the nodes of each kind, in index order
-	// until is when the spares lapse: spareGaps mean gaps after the last
+	// until is when the spares lapse: keepGaps mean gaps after the last
 	// submission (MaxInt64 before the second).
 	until       model.Time
 	subs        int // submissions so far
 	first, last model.Time
 	queued      int // jobs waiting after the latest instant
+	// For wakeForQueue: per job (by Seq), the GPU types it can run on at
+	// its size (engine.Feasible); per GPU type, the most GPUs of one kind
+	// of that type (0: no power-managed node), and the waiting jobs' GPUs.
+	feasible []engine.TypeSet
+	kindGPUs []int
+	need     []int
 }
 
 // newSpares returns the spares of cfg, whose power description has
@@ -83,7 +108,17 @@ func newSpares(cfg *Config, s *model.State, jobs []*model.Job) spares {
 		}
 		want[k] = max(cfg.Spare, g)
 	}
-	return spares{n: cfg.Spare, want: want, kind: kind, kinds: kinds, until: math.MaxInt64}
+	sp := spares{n: cfg.Spare, want: want, kind: kind, kinds: kinds, until: math.MaxInt64,
+		feasible: make([]engine.TypeSet, len(jobs)), kindGPUs: make([]int, len(cfg.Cluster.Types)),
+		need: make([]int, len(cfg.Cluster.Types))}
+	for i, j := range jobs {
+		sp.feasible[i] = engine.Feasible(s, j, j.Spec.GPUs)
+	}
+	for _, ns := range kinds {
+		n := cfg.Cluster.Nodes[ns[0]]
+		sp.kindGPUs[n.Type] = max(sp.kindGPUs[n.Type], n.GPUs*len(ns))
+	}
+	return sp
 }
 
 // gang is a job's size range on a GPU type: it starts at lo GPUs and may
@@ -218,7 +253,7 @@ func (m *meter) startSpares(t0 model.Time) {
 }
 
 // submitted notes that n jobs were submitted at t: the spares are kept
-// until spareGaps mean gaps later, and woken again if they had lapsed.
+// until keepGaps mean gaps later, and woken again if they had lapsed.
 func (m *meter) submitted(t model.Time, n int) {
 	if m == nil || m.spares.n == 0 || n == 0 {
 		return
@@ -235,7 +270,7 @@ func (m *meter) submitted(t model.Time, n int) {
 		return
 	}
 	gap := float64(sp.last-sp.first) / float64(sp.subs-1)
-	sp.until = t + model.Time(math.Round(spareGaps*gap))
+	sp.until = t + model.Time(math.Round(keepGaps(sp.subs-1)*gap))
 	heap.Push(&m.pending, transition{t: sp.until, since: t, node: -1})
 	if lapsed {
 		for _, ns := range sp.kinds {
@@ -244,15 +279,66 @@ func (m *meter) submitted(t model.Time, n int) {
 	}
 }
 
-// waiting notes that n jobs wait after the instant t: when none does any
-// more, the idle nodes kept on for them may suspend themselves.
-func (m *meter) waiting(t model.Time, n int) {
+// waiting notes that jobs ws wait after the instant t: while they do,
+// nodes are woken for them (wakeForQueue); when none does any more, the
+// idle nodes kept on for them may suspend themselves.
+func (m *meter) waiting(t model.Time, ws []*model.Job) {
 	sp := &m.spares
-	was := sp.queued
+	was, n := sp.queued, len(ws)
 	sp.queued = n
 	if was > 0 && n == 0 {
 		for _, ns := range sp.kinds {
 			m.release(ns[0], t)
+		}
+	}
+	if n > 0 && sp.n > 0 {
+		m.wakeForQueue(t, ws)
+	}
+}
+
+// wakeForQueue wakes at t, while jobs ws wait, sleeping nodes of each kind
+// until its idle nodes on or waking hold the GPUs of the waiting jobs that
+// can run on its GPU type (engine.Feasible at their size), each counted on
+// every such type: when the head of a strict queue starts, the jobs behind
+// it start at once on the nodes idle then, which are up, as with every
+// node on (issue 28, eighth session).
+func (m *meter) wakeForQueue(t model.Time, ws []*model.Job) {
+	sp := &m.spares
+	need := sp.need
+	clear(need)
+	short := 0 // types whose count may still matter: below one kind's GPUs
+	for _, g := range sp.kindGPUs {
+		if g > 0 {
+			short++
+		}
+	}
+	for _, j := range ws { // a long queue stops once every kind is covered
+		for ts := uint64(sp.feasible[j.Seq]); ts != 0 && short > 0; ts &= ts - 1 {
+			tp := bits.TrailingZeros64(ts)
+			if g := sp.kindGPUs[tp]; need[tp] < g {
+				if need[tp] += j.Spec.GPUs; need[tp] >= g {
+					short--
+				}
+			}
+		}
+		if short == 0 {
+			break
+		}
+	}
+	for k, ns := range sp.kinds {
+		nd := m.c.Nodes[ns[0]]
+		want := min(ceilDiv(need[nd.Type], nd.GPUs), len(ns))
+		have := m.spareCount(int32(k), -1)
+		for _, o := range ns {
+			if have >= want {
+				break
+			}
+			if m.nodes[o].asleep && m.count[o] == 0 {
+				m.advance(o, t)
+				m.wake(o, t)
+				m.refresh(o)
+				have++
+			}
 		}
 	}
 }

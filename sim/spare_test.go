@@ -16,8 +16,9 @@ func TestSpareNodesByHand(t *testing.T) {
 	// A (0, 50 s), B (35, 200 s), C (300, 50 s), 1 GPU each.
 	//   0: n0 is on (the spare), n1 asleep. A runs on n0 0–50; n0 busy, so
 	//      n1 is woken with no job (up at 30) to be the spare.
-	//  35: B on n1, which is up: 35–235. Spares are kept until 35 + 10 ×
-	//      35 = 385 (ten mean gaps after the last submission).
+	//  35: B on n1, which is up: 35–235. Spares are kept until 35 + 35 ×
+	//      (e^10 − 1) ≈ 770,924 (keepGaps(1) mean gaps after the last
+	//      submission), past the run's end.
 	// 150: n0, idle since 50, is the only idle node: held on.
 	// 235: n1 idle: one more spare than needed, so n0 suspends itself.
 	// 300: C goes to n0 (pack: the lowest node), asleep; n1, on and idle,
@@ -62,13 +63,26 @@ func TestSpareRules(t *testing.T) {
 		wakes int
 	}{
 		// A on n0, the spare, at once; n1 woken as the spare (up at 30),
-		// so B, at 10, waits for it: 30–80. Spares lapse at 10 + 10 × 10
-		// = 110; n0 and n1 sleep at 150 and 180. C, at 1000, wakes the
-		// spare n0 again (up at 1030) and runs on it, 1030–1080, and n1 is
-		// woken as the next spare.
+		// so B, at 10, waits for it: 30–80. One gap of 10 s says little of
+		// the rate: the spares are kept 10 × (e^10 − 1) = 220,254.658 s
+		// after B (keepGaps(1)), to 220,264.658. n0, idle at 50, suspends
+		// at 150 (n1, idle at 80, is the spare); n1 is held from 180. C, at
+		// 300,000, after the lapse, wakes the spare n0 again (up at
+		// 300,030) and runs on it, 300,030–300,080, and n1 is woken as the
+		// next spare.
 		{"spares lapse when jobs stop coming", 2,
+			[]model.JobSpec{makeJob("A", 0).dur(50).obj(), makeJob("B", 10).dur(50).obj(), makeJob("C", 300_000).dur(50).obj()},
+			[]float64{50, 80, 300_080}, 3},
+		// The same with C at 1,000, a hundred gaps after B, as the one
+		// gap known so far measures them: the spares are still kept (the
+		// rate is not known well enough to say jobs stopped), so C finds
+		// n1 on: n1 stands in for the sleeping n0, C runs 1,000–1,050 at
+		// once, and n1 (under n0's name now asleep) is woken as the spare.
+		// (Kept 10 mean gaps whatever their number, the spares lapsed at
+		// 10 + 10 × 10 = 110: C woke n0 and ran 1,030–1,080, 3 wake-ups.)
+		{"a few gaps do not end the spares", 2,
 			[]model.JobSpec{makeJob("A", 0).dur(50).obj(), makeJob("B", 10).dur(50).obj(), makeJob("C", 1000).dur(50).obj()},
-			[]float64{50, 80, 1080}, 3},
+			[]float64{50, 80, 1050}, 2},
 		// C's 3 GPUs make the spares 3 (the largest gang): every node is on
 		// from 0. A on n0 (0–1000), B on n1 (40–100); C (3 GPUs, at 50)
 		// waits for A. The spares lapse at 50 + 10 × 25 = 300, but C
@@ -294,5 +308,49 @@ func TestWakingNodeStandsIn(t *testing.T) {
 	}
 	if res.Energy.Wakes != 4 {
 		t.Errorf("%d wake-ups, want 4", res.Energy.Wakes)
+	}
+}
+
+// TestQueueWakesItsNodes: while jobs wait, the sleeping nodes the waiting
+// jobs could take are woken (issue 28, eighth session). One 1-GPU V100
+// node n0 and three 1-GPU K80 nodes n1–n3, asleep 100 s after they become
+// idle, up 30 s after a wake-up, one spare per kind; fifo, pack. A (V100
+// only, 1,000 s) at 0 takes n0, the V100 kind's spare; n1 is the K80
+// kind's, on from 0. B (V100 only, 100 s) at 10 waits for A, and C and D
+// (50 s each), which could run on a K80, wait behind it in the strict
+// queue:
+//   - C at 20 needs one K80 node: n1 is on. D at 30 makes it two: n2 is
+//     woken (up at 60). At 1,000 A ends: B on n0 (1,000–1,100), C on n1
+//     and D on n2, both up, each 50 s × 15.7/4.37 TFLOPS = 179.634 s on a
+//     K80: 1,000–1,179.634, as with every node on; one wake-up. (Before,
+//     no node was woken for the queue: D waited for n2, woken at 1,000,
+//     and ran 1,030–1,209.634.)
+//   - C and D V100 only: no K80 node is woken for them; they run on n0
+//     after B, 1,100–1,150 and 1,150–1,200, and no node is ever woken.
+func TestQueueWakesItsNodes(t *testing.T) {
+	tests := []struct {
+		name  string
+		cd    string // C's and D's GPU type constraint
+		want  []float64
+		wakes int
+	}{
+		{"the waiting jobs' nodes are up", "", []float64{1000, 1100, 1179.634, 1179.634}, 1},
+		{"only nodes they can run on", "v100", []float64{1000, 1100, 1150, 1200}, 0},
+	}
+	c := cluster(t, "v100", 1, "k80", 1, "k80", 1, "k80", 1)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			jobs := []model.JobSpec{
+				makeJob("A", 0).gpuType("v100").dur(1000).obj(), makeJob("B", 10).gpuType("v100").dur(100).obj(),
+				makeJob("C", 20).gpuType(tt.cd).dur(50).obj(), makeJob("D", 30).gpuType(tt.cd).dur(50).obj(),
+			}
+			res, _ := powered{cluster: c, power: sleepy(c, 100, 30), jobs: jobs, cfg: sim.Config{Energy: true, Spare: 1}}.run(t)
+			if got := finishTimes(res); !equalFloats(got, tt.want) {
+				t.Errorf("finishes %v, want %v", got, tt.want)
+			}
+			if res.Energy.Wakes != tt.wakes {
+				t.Errorf("%d wake-ups, want %d", res.Energy.Wakes, tt.wakes)
+			}
+		})
 	}
 }
