@@ -59,15 +59,7 @@ func (s *survival) fit(finished, attained []float64) {
 	s.at, s.surv = slices.Grow(s.at[:0], m)[:m], slices.Grow(s.surv[:0], m)[:m]
 	s.at[0], s.surv[0] = 0, 1
 	copy(s.at[1:], s.fin)
-	n, c, sv := len(s.fin)+len(s.live), 0, 1.0
-	keep := s.keeps(n)
-	for k, v := range s.fin {
-		for c < len(s.live) && cmp.Compare(v, s.live[c]) > 0 {
-			c++
-		}
-		sv *= keep[n-k-c] // n−k−c ≥ len(fin)−k ≥ 1 jobs at risk
-		s.surv[k+1] = sv
-	}
+	s.steps()
 	s.tail = slices.Grow(s.tail[:0], m)[:m]
 	last := s.surv[m-1]
 	acc := last*(s.end-s.at[m-1]) + last*s.end // the last step, then the tail guess
@@ -76,6 +68,32 @@ func (s *survival) fit(finished, attained []float64) {
 		if i > 0 {
 			acc += s.surv[i-1] * (s.at[i] - s.at[i-1])
 		}
+	}
+}
+
+// steps sets surv after each event from fin and live (fit). Without a
+// NaN among them (cmp.Compare sorts NaN first), cmp.Compare(v, x) > 0 is
+// v > x, which the loop tests without Compare's NaN tests.
+func (s *survival) steps() {
+	fin, live, surv := s.fin, s.live, s.surv[1:len(s.fin)+1]
+	n, c, sv := len(fin)+len(live), 0, 1.0
+	keep := s.keeps(n)
+	if len(fin) > 0 && math.IsNaN(fin[0]) || len(live) > 0 && math.IsNaN(live[0]) {
+		for k, v := range fin {
+			for c < len(live) && cmp.Compare(v, live[c]) > 0 {
+				c++
+			}
+			sv *= keep[n-k-c] // n−k−c ≥ len(fin)−k ≥ 1 jobs at risk
+			surv[k] = sv
+		}
+		return
+	}
+	for k, v := range fin {
+		for c < len(live) && v > live[c] {
+			c++
+		}
+		sv *= keep[n-k-c]
+		surv[k] = sv
 	}
 }
 
