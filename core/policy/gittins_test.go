@@ -255,3 +255,52 @@ func BenchmarkGittinsIndex(b *testing.B) {
 		b.Fatal("no index")
 	}
 }
+
+// TestGittinsShared: gittinsShared sets every value as index would, in
+// one goroutine or two, for key counts about its chunk size (up to two
+// chunks it works alone), and gittinsAll gives each job the index of its
+// service, once per distinct value (-0 and 0 share one, as a map's keys),
+// with the jobs without a best speed left out. Run with -race, the two
+// goroutines write disjoint values.
+func TestGittinsShared(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 8))
+	var fin, live []float64
+	for range 2000 {
+		fin = append(fin, max(1, math.Round(math.Exp(r.NormFloat64()*2+6))))
+	}
+	for range 300 {
+		live = append(live, r.Float64()*slices.Max(fin))
+	}
+	a := &Alloc{}
+	a.surv.fit(fin, live)
+	a.curve.build(&a.surv)
+	for _, n := range []int{0, 1, gittinsChunk, 2 * gittinsChunk, 2*gittinsChunk + 1, 100, 1000} {
+		keys := make([]float64, n)
+		for i := range keys {
+			keys[i] = math.Exp(r.Float64() * 10)
+		}
+		vals := make([]float64, n)
+		gittinsShared(keys, vals, a.gittins)
+		for i, k := range keys {
+			if want := a.gittins(k); math.Float64bits(vals[i]) != math.Float64bits(want) {
+				t.Fatalf("%d keys: value %d = %v, want %v", n, i, vals[i], want)
+			}
+		}
+	}
+	done := []float64{0, 50, math.Copysign(0, -1), 50, 7, 3e3, 50, 9}
+	best := []float64{1, 1, 1, 2, 0, 1, 1, 1}
+	for range 2 { // the second round reuses the first's buffers
+		a.gittinsAll(done, best)
+		if len(a.gittinsKeys) != 4 { // 0, 50, 3e3, 9
+			t.Fatalf("distinct services %v, want 0, 50, 3000, 9", a.gittinsKeys)
+		}
+		for i, d := range done {
+			if best[i] <= 0 {
+				continue
+			}
+			if got, want := a.gittinsVals[a.gittinsOf[i]], a.gittins(d); got != want {
+				t.Errorf("job %d (service %v): index %v, want %v", i, d, got, want)
+			}
+		}
+	}
+}
