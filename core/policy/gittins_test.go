@@ -304,3 +304,35 @@ func TestGittinsShared(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGittinsShared is BenchmarkGittinsIndex's 500 ages through
+// gittinsShared (two goroutines), against one goroutine (alone).
+func BenchmarkGittinsShared(b *testing.B) {
+	r := rand.New(rand.NewPCG(29, 4))
+	var fin, live, ages []float64
+	for range 2000 {
+		fin = append(fin, max(1, math.Round(math.Exp(r.NormFloat64()*2+6))))
+	}
+	for range 300 {
+		live = append(live, r.Float64()*slices.Max(fin))
+	}
+	for range 500 {
+		ages = append(ages, math.Exp(r.Float64()*10))
+	}
+	a := &Alloc{}
+	a.surv.fit(fin, live)
+	a.curve.build(&a.surv)
+	vals := make([]float64, len(ages))
+	b.Run("shared", func(b *testing.B) {
+		for b.Loop() {
+			gittinsShared(ages, vals, a.gittins)
+		}
+	})
+	b.Run("alone", func(b *testing.B) {
+		for b.Loop() {
+			for u, k := range ages {
+				vals[u] = a.gittins(k)
+			}
+		}
+	})
+}
