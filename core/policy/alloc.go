@@ -156,38 +156,36 @@ type Alloc struct {
 	// draws).
 	Seed uint64
 
-	jobs                     map[*model.Job]*allocJob
-	tracked                  []*model.Job // the jobs of jobs, by Seq
-	last                     model.Time   // the previous round, -1 before the first
-	lastReset                model.Time   // when X was last computed, -1 never
-	changed                  bool         // the active jobs changed since then
-	worker                   []float64    // per type: seconds of jobs run since the last reset (+ credits)
-	epoch                    uint64       // resets without a deficit so far (resetCredits): a job's credits older than this are all resetTo
-	resetTo                  float64      // the credit of the last reset without a deficit
-	uniform                  bool         // every tracked job's credits are resetTo, on every type: no job's written since resetCredits
-	sums                     []float64    // creditSum's: sums[i] is i credits of sumsOf added one by one
-	sumsOf                   float64      // the credit sums adds
-	order                    []int        // GPU types, fastest first
-	solver                   lp.Solver
-	program                  lp.Problem // estSRPT's, its buffers reused from round to round (sizedProgram)
-	rng                      *pyRand
-	fifoType                 map[*model.Job]int // FIFOAlloc: each allocated job's type
-	finished                 []float64          // finished jobs' work in seconds at their best speed
-	surv                     survival           // the size distribution learned from them
-	curve                    gittinsCurve       // Gittins: surv smoothed
-	indexes                  map[float64]int32  // Gittins: per service value, its place in gittinsKeys (gittinsAll)
-	gittinsKeys, gittinsVals []float64          // Gittins: the round's distinct services and their indexes
-	gittinsOf                []int32            // Gittins: per tracked job, its service's place in gittinsKeys
-	entries                  []allocEntry
-	rest                     []allocEntry     // choose's scratch: one type's pairs without a priority
-	sorter                   entrySorter      // choose's: sorts a type's pairs
-	states                   []*allocJob      // a.jobs of tracked, in its order
-	sel                      []*model.Job     // choose's selection, copied out by Order
-	types                    []engine.TypeSet // the last Order's Types, reused by the next
-	remain                   []int
-	done                     []float64 // estSRPT's scratch: per tracked job, its service at its best speed
-	best                     []float64 // estSRPT's scratch: per tracked job, its best speed
-	cluster                  *model.Cluster
+	jobs      map[*model.Job]*allocJob
+	tracked   []*model.Job // the jobs of jobs, by Seq
+	last      model.Time   // the previous round, -1 before the first
+	lastReset model.Time   // when X was last computed, -1 never
+	changed   bool         // the active jobs changed since then
+	worker    []float64    // per type: seconds of jobs run since the last reset (+ credits)
+	epoch     uint64       // resets without a deficit so far (resetCredits): a job's credits older than this are all resetTo
+	resetTo   float64      // the credit of the last reset without a deficit
+	uniform   bool         // every tracked job's credits are resetTo, on every type: no job's written since resetCredits
+	sums      []float64    // creditSum's: sums[i] is i credits of sumsOf added one by one
+	sumsOf    float64      // the credit sums adds
+	order     []int        // GPU types, fastest first
+	solver    lp.Solver
+	program   lp.Problem // estSRPT's, its buffers reused from round to round (sizedProgram)
+	rng       *pyRand
+	fifoType  map[*model.Job]int  // FIFOAlloc: each allocated job's type
+	finished  []float64           // finished jobs' work in seconds at their best speed
+	surv      survival            // the size distribution learned from them
+	curve     gittinsCurve        // Gittins: surv smoothed
+	indexes   map[float64]float64 // Gittins: the indexes computed on curve, by service (gittinsOnce)
+	entries   []allocEntry
+	rest      []allocEntry     // choose's scratch: one type's pairs without a priority
+	sorter    entrySorter      // choose's: sorts a type's pairs
+	states    []*allocJob      // a.jobs of tracked, in its order
+	sel       []*model.Job     // choose's selection, copied out by Order
+	types     []engine.TypeSet // the last Order's Types, reused by the next
+	remain    []int
+	done      []float64 // estSRPT's scratch: per tracked job, its service at its best speed
+	best      []float64 // estSRPT's scratch: per tracked job, its best speed
+	cluster   *model.Cluster
 	// trackedAll is the state whose running and waiting jobs were exactly
 	// the tracked jobs after the last account (nil: not so). The state
 	// keeps its jobs' State in step with its queues, so while it is the

@@ -47,7 +47,7 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	}
 	if a.Objective == Gittins {
 		a.curve.build(&a.surv)
-		a.gittinsAll(done, best)
+		clear(a.indexes)
 	}
 	exp := a.Exponent
 	if exp <= 0 {
@@ -70,7 +70,7 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 		}
 		var w float64
 		if a.Objective == Gittins {
-			w = a.gittinsVals[a.gittinsOf[i]]
+			w = a.gittinsOnce(done[i])
 		} else {
 			rem := j.Remaining(now) / best[i]
 			if !a.Oracle {
@@ -166,81 +166,18 @@ func (a *Alloc) gittins(done float64) float64 {
 	return 1 / a.surv.remaining(done)
 }
 
-// gittinsAll computes the Gittins index (gittins) of every tracked job
-// with a best speed, once per service value (jobs that have not run yet
-// all share one; equal values as a map's keys are equal): job i's is
-// a.gittinsVals[a.gittinsOf[i]]. The distinct values are indexed by
-// gittinsShared.
-func (a *Alloc) gittinsAll(done, best []float64) {
+// gittinsOnce is gittins, computed once per service value until the curve
+// is built again (jobs that have not run yet all share one).
+func (a *Alloc) gittinsOnce(done float64) float64 {
+	if g, ok := a.indexes[done]; ok {
+		return g
+	}
+	g := a.gittins(done)
 	if a.indexes == nil {
-		a.indexes = map[float64]int32{}
+		a.indexes = map[float64]float64{}
 	}
-	clear(a.indexes)
-	a.gittinsOf = grown(a.gittinsOf, len(done))
-	keys := a.gittinsKeys[:0]
-	for i, d := range done {
-		if best[i] <= 0 {
-			continue
-		}
-		u, ok := a.indexes[d]
-		if !ok {
-			u = int32(len(keys))
-			a.indexes[d] = u
-			keys = append(keys, d)
-		}
-		a.gittinsOf[i] = u
-	}
-	a.gittinsKeys = keys
-	a.gittinsVals = grown(a.gittinsVals, len(keys))
-	gittinsShared(keys, a.gittinsVals, a.gittins)
-}
-
-// gittinsChunk is how many indexes gittinsShared's goroutines take at a
-// time.
-const gittinsChunk = 16
-
-// gittinsShared sets vals[u] to index(keys[u]) for every u. index must
-// only read (the curve and the size estimate): with more than two chunks
-// of keys, a second goroutine takes chunks beside this one's, so that a
-// round's indexes take about half the time on a second core. Each value
-// is computed by the same operations whichever goroutine takes it. The
-// second goroutine helps only if it takes the token before this one has
-// taken every chunk; otherwise this one takes it, and nothing waits for a
-// goroutine that has not started.
-func gittinsShared(keys, vals []float64, index func(float64) float64) {
-	chunks := (len(keys) + gittinsChunk - 1) / gittinsChunk
-	work := func(next <-chan int) {
-		for lo := range next {
-			for u := lo; u < min(lo+gittinsChunk, len(keys)); u++ {
-				vals[u] = index(keys[u])
-			}
-		}
-	}
-	next := make(chan int, chunks)
-	for lo := 0; lo < len(keys); lo += gittinsChunk {
-		next <- lo
-	}
-	close(next)
-	if chunks <= 2 {
-		work(next)
-		return
-	}
-	token, helped := make(chan struct{}, 1), make(chan struct{})
-	token <- struct{}{}
-	go func() {
-		select {
-		case <-token:
-			work(next)
-			close(helped)
-		default:
-		}
-	}()
-	work(next)
-	select {
-	case <-token: // the helper never started
-	default:
-		<-helped
-	}
+	a.indexes[done] = g
+	return g
 }
 
 // relSpeed returns what a relative speed r (a job's speed on a type over
