@@ -60,9 +60,13 @@ func (f *auditFeed) drain(pieces <-chan []byte, check io.Writer) {
 }
 
 // Write queues a copy of p for the auditor. It fails with the auditor's
-// error once the auditor has found one, and waits only while the queue is
-// full.
+// error once the auditor has found one (and with io.ErrClosedPipe after
+// Close, as a closed pipe's did), and waits only while the queue is full.
+// Like Close, it is called by the writer's goroutine only.
 func (f *auditFeed) Write(p []byte) (int, error) {
+	if f.closed {
+		return 0, io.ErrClosedPipe
+	}
 	f.mu.Lock()
 	err := f.err
 	f.mu.Unlock()

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"io"
 	"testing"
 )
 
@@ -28,7 +29,8 @@ func (r *recorder) Write(p []byte) (int, error) {
 // pieces' sizes and however many wait (more than the queue's depth); the
 // pieces are copies, so the writer may reuse its buffer at once; after
 // the auditor's first error it is given nothing more, and a later Write
-// fails with that error once the feed has seen it; Close may be repeated.
+// fails with that error once the feed has seen it; Close may be repeated,
+// and a Write after it fails as a closed pipe's did.
 func TestAuditFeed(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -57,8 +59,22 @@ func TestAuditFeed(t *testing.T) {
 					t.Fatalf("write %d: %v", i, err)
 				}
 			}
+			if tt.failAt > 0 {
+				// The feed learns of the violation as the auditor gets
+				// to it: writes go on succeeding until then.
+				err := error(nil)
+				for i := 0; err == nil && i < 1<<22; i++ {
+					_, err = f.Write(buf)
+				}
+				if !errors.Is(err, errViolation) {
+					t.Errorf("writes after the violation: %v, want it", err)
+				}
+			}
 			f.Close()
 			f.Close()
+			if _, err := f.Write(buf); !errors.Is(err, io.ErrClosedPipe) {
+				t.Errorf("a write after Close: %v, want io.ErrClosedPipe", err)
+			}
 			if tt.failAt == 0 {
 				if !bytes.Equal(rec.got.Bytes(), want.Bytes()) {
 					t.Fatalf("the auditor got %d bytes, not the %d written in order", rec.got.Len(), want.Len())
@@ -69,9 +85,6 @@ func TestAuditFeed(t *testing.T) {
 			// the auditor is given nothing after it.
 			if rec.got.Len() != tt.failAt || rec.writes != tt.failAt/tt.size+1 {
 				t.Errorf("the auditor took %d bytes in %d writes, want %d in %d", rec.got.Len(), rec.writes, tt.failAt, tt.failAt/tt.size+1)
-			}
-			if _, err := f.Write(buf); !errors.Is(err, errViolation) {
-				t.Errorf("a write after the violation: %v, want it", err)
 			}
 		})
 	}
