@@ -265,12 +265,11 @@ func describeCluster(c *model.Cluster) string {
 // --events, to a temporary file that replaces the target only when the run
 // succeeds.
 type eventsOut struct {
-	path    string
-	f       *os.File // nil without --events
-	check   *audit.Stream
-	pipe    *io.PipeWriter
-	checked chan struct{} // closed when the auditor has read the whole log
-	w       *eventlog.Writer
+	path  string
+	f     *os.File // nil without --events
+	check *audit.Stream
+	feed  *auditFeed // to the auditor's goroutine
+	w     *eventlog.Writer
 }
 
 // openEvents starts the event log of a run: every event goes to the
@@ -282,15 +281,9 @@ func openEvents(path string) (*eventsOut, error) {
 	if path != "" {
 		name = path
 	}
-	e := &eventsOut{path: path, check: audit.NewStream(name), checked: make(chan struct{})}
-	pr, pw := io.Pipe()
-	e.pipe = pw
-	go func() {
-		defer close(e.checked)
-		_, err := io.Copy(e.check, pr)
-		pr.CloseWithError(err) // a violation stops the writer too
-	}()
-	var sink io.Writer = pw
+	e := &eventsOut{path: path, check: audit.NewStream(name)}
+	e.feed = newAuditFeed(e.check)
+	var sink io.Writer = e.feed
 	if path != "" {
 		dir, base := splitPath(path)
 		f, err := os.CreateTemp(dir, "."+base+".tmp-*")
@@ -298,17 +291,14 @@ func openEvents(path string) (*eventsOut, error) {
 			e.stop()
 			return nil, badInput("--events %s: %w", path, err)
 		}
-		e.f, sink = f, io.MultiWriter(pw, f)
+		e.f, sink = f, io.MultiWriter(e.feed, f)
 	}
 	e.w = eventlog.NewWriter(sink)
 	return e, nil
 }
 
 // stop ends the log and waits for the auditor to read all of it.
-func (e *eventsOut) stop() {
-	e.pipe.Close()
-	<-e.checked
-}
+func (e *eventsOut) stop() { e.feed.Close() }
 
 // audit flushes the log and checks it: its invariants (audit.Check) and
 // its agreement with the run's summary (audit.Compare). A failure is a bug

@@ -59,6 +59,7 @@ type Solver struct {
 	res, corr    []float64 // refinement scratch, over rows
 	tmp          []float64 // refinement scratch, over variables
 	bv, bw, by   []float64 // the best iterate so far
+	bMax, cMax   float64   // maxAbs(b), maxAbs(c): residuals' scales, fixed by scale
 	refine       bool      // refine linear solves (near the optimum)
 }
 
@@ -216,6 +217,7 @@ func (s *Solver) scale(p *Problem) {
 	}
 	copy(s.b[:n], s.row)
 	copy(s.b[s.or:s.or+k], s.capa)
+	s.bMax, s.cMax = maxAbs(s.b), maxAbs(s.c)
 }
 
 // resize returns b with length n, reusing its array when it is large
@@ -299,8 +301,8 @@ func (s *Solver) residuals() float64 {
 	for i := range b {
 		dobj += b[i] * y[i]
 	}
-	pinf := maxAbs(s.rp) / (1 + maxAbs(s.b))
-	dinf := maxAbs(s.rd) / (1 + maxAbs(s.c))
+	pinf := maxAbs(s.rp) / (1 + s.bMax)
+	dinf := maxAbs(s.rd) / (1 + s.cMax)
 	gap := math.Abs(pobj-dobj) / (1 + math.Abs(pobj))
 	return max(pinf, dinf, gap)
 }
@@ -396,7 +398,7 @@ func (s *Solver) solveRefined(out, r []float64) {
 		return
 	}
 	res, corr, tmp := s.res, s.corr, s.tmp
-	best := math.Inf(1)
+	best, rMax := math.Inf(1), -1.0 // rMax: maxAbs(r) once needed (r does not change)
 	for range refineSteps {
 		s.mulAT(tmp, out)
 		for i := range s.nv {
@@ -407,7 +409,13 @@ func (s *Solver) solveRefined(out, r []float64) {
 			res[i] = r[i] - res[i]
 		}
 		e := maxAbs(res)
-		if e >= best || e <= 1e-15*(1+maxAbs(r)) {
+		if e >= best {
+			return
+		}
+		if rMax < 0 {
+			rMax = maxAbs(r)
+		}
+		if e <= 1e-15*(1+rMax) {
 			return
 		}
 		best = e

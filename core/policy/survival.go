@@ -33,6 +33,10 @@ type survival struct {
 	fin    []float64
 	merged []float64 // addFinished's scratch, swapped with fin
 	live   []float64 // fit's scratch: the active jobs' service, ascending
+	// keep[r] is 1 − 1/r, the share of r jobs at risk that an event
+	// leaves: fit's every factor, worked out once per r rather than
+	// divided afresh every round (the same value).
+	keep []float64
 }
 
 // minRemaining is the least expected remaining size: a minute.
@@ -49,20 +53,13 @@ const minRemaining = 60
 func (s *survival) fit(finished, attained []float64) {
 	s.addFinished(finished)
 	s.live = append(s.live[:0], attained...)
-	slices.SortFunc(s.live, cmp.Compare[float64])
+	slices.Sort(s.live) // as SortFunc with cmp.Compare (the same pdqsort), faster
 	s.end = s.largest()
 	m := len(s.fin) + 1
 	s.at, s.surv = slices.Grow(s.at[:0], m)[:m], slices.Grow(s.surv[:0], m)[:m]
 	s.at[0], s.surv[0] = 0, 1
 	copy(s.at[1:], s.fin)
-	n, c, sv := len(s.fin)+len(s.live), 0, 1.0
-	for k, v := range s.fin {
-		for c < len(s.live) && cmp.Compare(v, s.live[c]) > 0 {
-			c++
-		}
-		sv *= 1 - 1/float64(n-k-c)
-		s.surv[k+1] = sv
-	}
+	s.steps()
 	s.tail = slices.Grow(s.tail[:0], m)[:m]
 	last := s.surv[m-1]
 	acc := last*(s.end-s.at[m-1]) + last*s.end // the last step, then the tail guess
@@ -72,6 +69,43 @@ func (s *survival) fit(finished, attained []float64) {
 			acc += s.surv[i-1] * (s.at[i] - s.at[i-1])
 		}
 	}
+}
+
+// steps sets surv after each event from fin and live (fit). Without a
+// NaN among them (cmp.Compare sorts NaN first), cmp.Compare(v, x) > 0 is
+// v > x, which the loop tests without Compare's NaN tests.
+func (s *survival) steps() {
+	fin, live, surv := s.fin, s.live, s.surv[1:len(s.fin)+1]
+	n, c, sv := len(fin)+len(live), 0, 1.0
+	keep := s.keeps(n)
+	if len(fin) > 0 && math.IsNaN(fin[0]) || len(live) > 0 && math.IsNaN(live[0]) {
+		for k, v := range fin {
+			for c < len(live) && cmp.Compare(v, live[c]) > 0 {
+				c++
+			}
+			sv *= keep[n-k-c] // n−k−c ≥ len(fin)−k ≥ 1 jobs at risk
+			surv[k] = sv
+		}
+		return
+	}
+	for k, v := range fin {
+		for c < len(live) && v > live[c] {
+			c++
+		}
+		sv *= keep[n-k-c]
+		surv[k] = sv
+	}
+}
+
+// keeps returns s.keep up to n jobs at risk, extended as needed.
+func (s *survival) keeps(n int) []float64 {
+	if len(s.keep) == 0 {
+		s.keep = append(s.keep, math.Inf(-1)) // 1 − 1/0, never read
+	}
+	for r := len(s.keep); r <= n; r++ {
+		s.keep = append(s.keep, 1-1/float64(r))
+	}
+	return s.keep
 }
 
 // largest returns the largest observation, at least 0: with both lists
