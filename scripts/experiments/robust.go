@@ -42,6 +42,10 @@ var (
 	// seventh session's end, right after robustVault had been run once to
 	// report: the held-out set of any change made after that run.
 	robustReserve = []uint64{501, 502, 503}
+	// robustLocker is a sixth held-out set, fixed on 2026-11-29 at the
+	// eighth session's end, right after robustReserve had been run once to
+	// report: the held-out set of any change made after that run.
+	robustLocker = []uint64{601, 602, 603}
 	// robustLoads are offered loads: V100-GPU-seconds of work submitted
 	// per second ÷ the cluster's GPUs (robustRate).
 	robustLoads = []float64{0.3, 0.6, 1.0, 1.5}
@@ -200,7 +204,7 @@ func robustRunSet(bin string, ws []robustWorkload) (*robustRuns, error) {
 }
 
 // robust prints the grid's tables for the development and the held-out
-// seeds (set: dev, held, fresh, sealed, vault, reserve, both — dev and held — or
+// seeds (set: dev, held, fresh, sealed, vault, reserve, locker, both — dev and held — or
 // all, which is dev, held and fresh); the traces are written into keep, and
 // kept, when it is not empty.
 func robust(bin, set, keep string) error {
@@ -212,14 +216,14 @@ func robust(bin, set, keep string) error {
 	sets := []struct {
 		name  string
 		seeds []uint64
-	}{{"dev", robustDev}, {"held", robustHeld}, {"fresh", robustFresh}, {"sealed", robustSealed}, {"vault", robustVault}, {"reserve", robustReserve}}
-	names := map[string]string{"dev": "development", "held": "held-out", "fresh": "fresh held-out", "sealed": "sealed held-out", "vault": "vault (fourth held-out)", "reserve": "reserve (fifth held-out)"}
+	}{{"dev", robustDev}, {"held", robustHeld}, {"fresh", robustFresh}, {"sealed", robustSealed}, {"vault", robustVault}, {"reserve", robustReserve}, {"locker", robustLocker}}
+	names := map[string]string{"dev": "development", "held": "held-out", "fresh": "fresh held-out", "sealed": "sealed held-out", "vault": "vault (fourth held-out)", "reserve": "reserve (fifth held-out)", "locker": "locker (sixth held-out)"}
 	want := map[string][]string{"both": {"dev", "held"}, "all": {"dev", "held", "fresh"}}[set]
 	if want == nil {
 		want = []string{set}
 	}
 	if _, ok := names[want[0]]; !ok {
-		return fmt.Errorf("-set %q: want dev, held, fresh, sealed, vault, reserve, both or all", set)
+		return fmt.Errorf("-set %q: want dev, held, fresh, sealed, vault, reserve, locker, both or all", set)
 	}
 	fmt.Println("## Issue 28: the robustness grid")
 	fmt.Println()

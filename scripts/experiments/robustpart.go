@@ -18,9 +18,9 @@ func robustPart(bin, part, set, keep string, extra []string) error {
 		return err
 	}
 	defer done()
-	seeds := map[string][]uint64{"dev": robustDev, "held": robustHeld, "fresh": robustFresh, "sealed": robustSealed, "vault": robustVault, "reserve": robustReserve}[set]
+	seeds := map[string][]uint64{"dev": robustDev, "held": robustHeld, "fresh": robustFresh, "sealed": robustSealed, "vault": robustVault, "reserve": robustReserve, "locker": robustLocker}[set]
 	if seeds == nil {
-		return fmt.Errorf("-set %q: want dev, held, fresh, sealed, vault or reserve", set)
+		return fmt.Errorf("-set %q: want dev, held, fresh, sealed, vault, reserve or locker", set)
 	}
 	ws, err := robustTraces(dir, seeds)
 	if err != nil {

@@ -4,11 +4,11 @@
 //
 //	go run ./scripts/families [-shared ../shared] [-out out/families] [-jobs 200] [-gpus 24]
 //
-// Every family has a development set of seeds and six held-out sets,
+// Every family has a development set of seeds and seven held-out sets,
 // each fixed here before the tuning it is held out from (the seeds below):
-// OUT/F/heldout, OUT/F/fresh, OUT/F/unseen, OUT/F/sealed and OUT/F/vault
-// have each been reported on and may now be tuned on with OUT/F/dev;
-// OUT/F/reserve is the one still held out. A family fixes the jobs' arrivals, GPU counts and run
+// OUT/F/heldout, OUT/F/fresh, OUT/F/unseen, OUT/F/sealed, OUT/F/vault and
+// OUT/F/reserve have each been reported on and may now be tuned on with
+// OUT/F/dev; OUT/F/locker is the one still held out. A family fixes the jobs' arrivals, GPU counts and run
 // times (synth.Shape); job types and steps are drawn as Gavel's generator
 // draws them (synth.FromShapes), so that Gavel's simulator can run every
 // trace. Loads are the GPU time the jobs ask at V100 speed over what -gpus
@@ -43,7 +43,9 @@ import (
 // be tuned on, and vault is run once, at the end; and a sixth,
 // reserveSeeds, fixed on 2026-11-29 at the seventh session's end, right
 // after vault had been run once to report, for the next session: the
-// held-out set of any change made after that run.
+// held-out set of any change made after that run; and a seventh,
+// lockerSeeds, fixed on 2026-11-29 at the eighth session's end, right after
+// reserve had been run once to report.
 // Read-only tables, never written.
 var (
 	devSeeds     = []uint64{1, 2, 3, 4}
@@ -53,6 +55,7 @@ var (
 	sealedSeeds  = []uint64{113, 114, 115, 116, 117}
 	vaultSeeds   = []uint64{118, 119, 120, 121, 122}
 	reserveSeeds = []uint64{123, 124, 125, 126, 127}
+	lockerSeeds  = []uint64{128, 129, 130, 131, 132}
 )
 
 // family is one kind of workload at one load.
@@ -96,7 +99,7 @@ var gavelMulti = [4]float64{0.4, 0.2, 0.25, 0.15}
 
 func main() {
 	shared := flag.String("shared", "../shared", "the shared folder with traces/")
-	out := flag.String("out", "out/families", "where to write OUT/FAMILY/{dev,heldout,fresh,unseen,sealed,vault,reserve}/FAMILY-sSEED.trace")
+	out := flag.String("out", "out/families", "where to write OUT/FAMILY/{dev,heldout,fresh,unseen,sealed,vault,reserve,locker}/FAMILY-sSEED.trace")
 	jobs := flag.Int("jobs", 200, "jobs per trace")
 	gpus := flag.Int("gpus", 24, "GPUs of the cluster the loads are for (8:8:8)")
 	flag.Parse()
@@ -120,7 +123,7 @@ func run(shared, out string, jobs, gpus int) error {
 			}
 			sources[f.source] = specs
 		}
-		for set, seeds := range map[string][]uint64{"dev": devSeeds, "heldout": heldOutSeeds, "fresh": freshSeeds, "unseen": unseenSeeds, "sealed": sealedSeeds, "vault": vaultSeeds, "reserve": reserveSeeds} {
+		for set, seeds := range map[string][]uint64{"dev": devSeeds, "heldout": heldOutSeeds, "fresh": freshSeeds, "unseen": unseenSeeds, "sealed": sealedSeeds, "vault": vaultSeeds, "reserve": reserveSeeds, "locker": lockerSeeds} {
 			for _, seed := range seeds {
 				path := filepath.Join(out, f.name, set, fmt.Sprintf("%s-s%d.trace", f.name, seed))
 				if err := write(path, m, f, sources[f.source], jobs, gpus, seed); err != nil {
