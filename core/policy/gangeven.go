@@ -1,36 +1,84 @@
 package policy
 
-import "slices"
+import "container/heap"
 
 // GangEvenJobs is how many gangs and how many single-GPU jobs must have
 // finished before Gittins compares their sizes for Alloc.GangProbeEven.
 const GangEvenJobs = 10
 
-// sizeClasses keeps the sizes of the finished jobs (seconds at their best
-// speed) apart by class, each list ascending: gangs (more than one GPU)
+// sizeClasses keeps the upper medians of the finished jobs' sizes
+// (seconds at their best speed) apart by class: gangs (more than one GPU)
 // and single-GPU jobs. Gittins keeps it only with Alloc.GangProbeEven.
 type sizeClasses struct {
-	gangs, singles []float64
+	gangs, singles upperMedian
 }
 
 // add records a finished job of the given size, a gang or not.
 func (c *sizeClasses) add(size float64, gang bool) {
-	l := &c.singles
 	if gang {
-		l = &c.gangs
+		c.gangs.add(size)
+		return
 	}
-	i, _ := slices.BinarySearch(*l, size)
-	*l = slices.Insert(*l, i, size)
+	c.singles.add(size)
 }
 
 // even reports whether the gangs finished so far are no longer than the
-// single-GPU jobs: at least GangEvenJobs of each, and the gangs' median
-// size (the upper one of an even count) at most the single-GPU jobs'.
+// single-GPU jobs: at least GangEvenJobs of each, and the gangs' upper
+// median size at most the single-GPU jobs'.
 func (c *sizeClasses) even() bool {
-	if len(c.gangs) < GangEvenJobs || len(c.singles) < GangEvenJobs {
+	if c.gangs.n() < GangEvenJobs || c.singles.n() < GangEvenJobs {
 		return false
 	}
-	return c.gangs[len(c.gangs)/2] <= c.singles[len(c.singles)/2]
+	return c.gangs.get() <= c.singles.get()
+}
+
+// upperMedian keeps the upper median of the values added so far — the
+// value at index ⌊n/2⌋ of the n values sorted ascending — in O(log n) per
+// value: low holds the ⌊n/2⌋ smallest, negated (a min-heap of the
+// negations is a max-heap of the values), and high the rest, whose least
+// is the upper median. Values must not be NaN.
+type upperMedian struct {
+	low, high floatHeap
+}
+
+// add records v.
+func (m *upperMedian) add(v float64) {
+	if len(m.high) > 0 && v < m.high[0] {
+		heap.Push(&m.low, -v)
+	} else {
+		heap.Push(&m.high, v)
+	}
+	half := m.n() / 2
+	switch {
+	case len(m.low) > half:
+		heap.Push(&m.high, -heap.Pop(&m.low).(float64))
+	case len(m.low) < half:
+		heap.Push(&m.low, -heap.Pop(&m.high).(float64))
+	}
+}
+
+// n is the number of values added.
+func (m *upperMedian) n() int { return len(m.low) + len(m.high) }
+
+// get returns the upper median; there must be at least one value.
+func (m *upperMedian) get() float64 { return m.high[0] }
+
+// floatHeap is a min-heap of float64 for container/heap.
+type floatHeap []float64
+
+func (h floatHeap) Len() int           { return len(h) }
+func (h floatHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h floatHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+
+// Push appends x, a float64 (container/heap).
+func (h *floatHeap) Push(x any) { *h = append(*h, x.(float64)) }
+
+// Pop removes and returns the last value (container/heap).
+func (h *floatHeap) Pop() any {
+	old := *h
+	v := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return v
 }
 
 // probeLight returns the gang probe's quantile while every job fits (the

@@ -50,6 +50,43 @@ func TestProbeQuantileEven(t *testing.T) {
 	}
 }
 
+// TestUpperMedian: after each value, the upper median (index ⌊n/2⌋ of the
+// values sorted) worked by hand, then against a sort on 2,000 values with
+// many ties.
+func TestUpperMedian(t *testing.T) {
+	var m upperMedian
+	for i, tc := range []struct{ v, want float64 }{
+		{5, 5},  // [5]
+		{1, 5},  // [1 5]
+		{3, 3},  // [1 3 5]
+		{4, 4},  // [1 3 4 5]
+		{1, 3},  // [1 1 3 4 5]
+		{2, 3},  // [1 1 2 3 4 5]
+		{3, 3},  // [1 1 2 3 3 4 5]
+		{9, 3},  // [1 1 2 3 3 4 5 9]
+		{0, 3},  // [0 1 1 2 3 3 4 5 9]
+		{-1, 3}, // [-1 0 1 1 2 3 3 4 5 9]
+	} {
+		m.add(tc.v)
+		if got := m.get(); got != tc.want || m.n() != i+1 {
+			t.Fatalf("after %d values: upper median %v of %d, want %v of %d", i+1, got, m.n(), tc.want, i+1)
+		}
+	}
+	var r upperMedian
+	var all []float64
+	x := uint64(1)
+	for i := 0; i < 2000; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		v := float64(x>>54) / 8 // 0 … 127.875 in steps of 1/8: many ties
+		r.add(v)
+		all = append(all, v)
+		sorted := slices.Sorted(slices.Values(all))
+		if got, want := r.get(), sorted[len(sorted)/2]; got != want {
+			t.Fatalf("after %d values: upper median %v, want %v", i+1, got, want)
+		}
+	}
+}
+
 func TestSizeClassesAdd(t *testing.T) {
 	var c sizeClasses
 	for _, s := range []struct {
@@ -58,10 +95,11 @@ func TestSizeClassesAdd(t *testing.T) {
 	}{{5, true}, {1, false}, {3, true}, {4, false}, {1, true}, {2, false}, {3, true}} {
 		c.add(s.size, s.gang)
 	}
-	if want := []float64{1, 3, 3, 5}; !slices.Equal(c.gangs, want) {
-		t.Errorf("gangs %v, want %v", c.gangs, want)
+	// gangs [1 3 3 5]: upper median 3 of 4; singles [1 2 4]: 2 of 3.
+	if got, n := c.gangs.get(), c.gangs.n(); got != 3 || n != 4 {
+		t.Errorf("gangs: upper median %v of %d, want 3 of 4", got, n)
 	}
-	if want := []float64{1, 2, 4}; !slices.Equal(c.singles, want) {
-		t.Errorf("singles %v, want %v", c.singles, want)
+	if got, n := c.singles.get(), c.singles.n(); got != 2 || n != 3 {
+		t.Errorf("singles: upper median %v of %d, want 2 of 3", got, n)
 	}
 }
