@@ -327,19 +327,7 @@ func (m *meter) wakeForQueue(t model.Time, ws []*model.Job) {
 	}
 	for k, ns := range sp.kinds {
 		nd := m.c.Nodes[ns[0]]
-		want := min(ceilDiv(need[nd.Type], nd.GPUs), len(ns))
-		have := m.spareCount(int32(k), -1)
-		for _, o := range ns {
-			if have >= want {
-				break
-			}
-			if m.nodes[o].asleep && m.count[o] == 0 {
-				m.advance(o, t)
-				m.wake(o, t)
-				m.refresh(o)
-				have++
-			}
-		}
+		m.wakeKind(int32(k), min(ceilDiv(need[nd.Type], nd.GPUs), len(ns)), t)
 	}
 }
 
@@ -362,9 +350,16 @@ func (m *meter) replenish(node int32, t model.Time) {
 		return
 	}
 	k := sp.kind[node]
+	m.wakeKind(k, sp.want[k], t)
+}
+
+// wakeKind wakes sleeping nodes of kind k at t, with no job, lowest first,
+// until want of its nodes are idle and on or waking (spareCount); a node
+// whose wake-up takes no time is idle from t.
+func (m *meter) wakeKind(k int32, want int, t model.Time) {
 	n := m.spareCount(k, -1)
-	for _, o := range sp.kinds[k] {
-		if n >= sp.want[k] {
+	for _, o := range m.spares.kinds[k] {
+		if n >= want {
 			return
 		}
 		if m.nodes[o].asleep && m.count[o] == 0 {

@@ -93,8 +93,6 @@ type Energy struct {
 	claims  []int32  // claiming nodes in order of their first claim
 	reasons []string // per node: its pause reason, built once
 	woken   []bool   // per node: idle and power-managed, ordered in its load state (claimAwake)
-	woke    bool     // the last claim took an idle power-managed node
-	split   bool     // the last claim took GPUs of a busy node
 
 	// order caches, per job, what does not depend on the pool — its
 	// feasible types by speed and its family's column — so that a job
@@ -331,8 +329,8 @@ func (e *Energy) sequence(p *engine.Pool, k seqKey, n int) int {
 // nodes it wakes in their load state, as with every node on (idle: state
 // 1), and that claim is taken when it spans fewer nodes.
 func (e *Energy) claimAwake(p *engine.Pool, k seqKey, n int) []model.GPU {
-	gpus := e.claim(p, n, k.r)
-	if !e.woke || !e.split {
+	gpus, woke, split := e.claim(p, n, k.r)
+	if !woke || !split {
 		return gpus
 	}
 	for _, i := range e.claims {
@@ -340,7 +338,7 @@ func (e *Energy) claimAwake(p *engine.Pool, k seqKey, n int) []model.GPU {
 	}
 	nodes := len(e.claims)
 	e.sequence(p, k, n)
-	again := e.claim(p, n, k.r)
+	again, _, _ := e.claim(p, n, k.r)
 	clear(e.woken)
 	if len(e.claims) < nodes {
 		return again
@@ -349,14 +347,15 @@ func (e *Energy) claimAwake(p *engine.Pool, k seqKey, n int) []model.GPU {
 }
 
 // claim runs the claiming loop on the sequence (which can hold n GPUs) and
-// returns the claimed GPUs, without changing the pool.
-func (e *Energy) claim(p *engine.Pool, n, r int) []model.GPU {
+// returns the claimed GPUs, without changing the pool, and whether it took
+// an idle power-managed node (woke) and GPUs of a busy node (split); the
+// claiming nodes are left in e.claims.
+func (e *Energy) claim(p *engine.Pool, n, r int) (gpus []model.GPU, woke, split bool) {
 	e.claims = e.claims[:0]
-	e.woke, e.split = false, false
 	for rem := n; rem > 0; {
 		h := &e.seq[0] // seed 002, step 5: the first node claims
-		e.woke = e.woke || h.asleep
-		e.split = e.split || (e.claimed[h.node] == 0 && h.busy > 0)
+		woke = woke || h.asleep
+		split = split || (e.claimed[h.node] == 0 && h.busy > 0)
 		c := min(headroom(h, r), rem)
 		if e.claimed[h.node] == 0 {
 			e.claims = append(e.claims, h.node)
@@ -372,12 +371,12 @@ func (e *Energy) claim(p *engine.Pool, n, r int) []model.GPU {
 		}
 		e.down(0)
 	}
-	gpus := make([]model.GPU, 0, n)
+	gpus = make([]model.GPU, 0, n)
 	for _, i := range e.claims {
 		gpus = p.Lowest(gpus, int(i), e.claimed[i])
 		e.claimed[i] = 0
 	}
-	return gpus
+	return gpus, woke, split
 }
 
 // headroom returns the GPUs node h can claim, in whole replicas of r GPUs:

@@ -203,6 +203,40 @@ func robustRunSet(bin string, ws []robustWorkload) (*robustRuns, error) {
 	return rr, nil
 }
 
+// robustSet is a named set of the generator's seeds (-set).
+type robustSet struct {
+	name, title string
+	seeds       []uint64
+}
+
+// robustSets are the seed sets in the order the grid prints them.
+// Read-only.
+var robustSets = []robustSet{
+	{"dev", "development", robustDev}, {"held", "held-out", robustHeld},
+	{"fresh", "fresh held-out", robustFresh}, {"sealed", "sealed held-out", robustSealed},
+	{"vault", "vault (fourth held-out)", robustVault}, {"reserve", "reserve (fifth held-out)", robustReserve},
+	{"locker", "locker (sixth held-out)", robustLocker},
+}
+
+// robustSetNamed returns the seed set called name.
+func robustSetNamed(name string) (robustSet, bool) {
+	for _, s := range robustSets {
+		if s.name == name {
+			return s, true
+		}
+	}
+	return robustSet{}, false
+}
+
+// robustSetNames lists the sets' names for an error message.
+func robustSetNames() string {
+	names := make([]string, len(robustSets))
+	for i, s := range robustSets {
+		names[i] = s.name
+	}
+	return strings.Join(names, ", ")
+}
+
 // robust prints the grid's tables for the development and the held-out
 // seeds (set: dev, held, fresh, sealed, vault, reserve, locker, both — dev and held — or
 // all, which is dev, held and fresh); the traces are written into keep, and
@@ -213,21 +247,16 @@ func robust(bin, set, keep string) error {
 		return err
 	}
 	defer done()
-	sets := []struct {
-		name  string
-		seeds []uint64
-	}{{"dev", robustDev}, {"held", robustHeld}, {"fresh", robustFresh}, {"sealed", robustSealed}, {"vault", robustVault}, {"reserve", robustReserve}, {"locker", robustLocker}}
-	names := map[string]string{"dev": "development", "held": "held-out", "fresh": "fresh held-out", "sealed": "sealed held-out", "vault": "vault (fourth held-out)", "reserve": "reserve (fifth held-out)", "locker": "locker (sixth held-out)"}
 	want := map[string][]string{"both": {"dev", "held"}, "all": {"dev", "held", "fresh"}}[set]
 	if want == nil {
 		want = []string{set}
 	}
-	if _, ok := names[want[0]]; !ok {
-		return fmt.Errorf("-set %q: want dev, held, fresh, sealed, vault, reserve, locker, both or all", set)
+	if _, ok := robustSetNamed(want[0]); !ok {
+		return fmt.Errorf("-set %q: want %s, both or all", set, robustSetNames())
 	}
 	fmt.Println("## Issue 28: the robustness grid")
 	fmt.Println()
-	for _, s := range sets {
+	for _, s := range robustSets {
 		if !slices.Contains(want, s.name) {
 			continue
 		}
@@ -239,7 +268,7 @@ func robust(bin, set, keep string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("### %s seeds %v\n\n", names[s.name], s.seeds)
+		fmt.Printf("### %s seeds %v\n\n", s.title, s.seeds)
 		rr.print()
 	}
 	return nil

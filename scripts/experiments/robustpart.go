@@ -18,11 +18,11 @@ func robustPart(bin, part, set, keep string, extra []string) error {
 		return err
 	}
 	defer done()
-	seeds := map[string][]uint64{"dev": robustDev, "held": robustHeld, "fresh": robustFresh, "sealed": robustSealed, "vault": robustVault, "reserve": robustReserve, "locker": robustLocker}[set]
-	if seeds == nil {
-		return fmt.Errorf("-set %q: want dev, held, fresh, sealed, vault, reserve or locker", set)
+	rs, ok := robustSetNamed(set)
+	if !ok {
+		return fmt.Errorf("-set %q: want one of %s", set, robustSetNames())
 	}
-	ws, err := robustTraces(dir, seeds)
+	ws, err := robustTraces(dir, rs.seeds)
 	if err != nil {
 		return err
 	}
@@ -31,7 +31,7 @@ func robustPart(bin, part, set, keep string, extra []string) error {
 		return err
 	}
 	sc := rr.score()
-	fmt.Printf("### robust %s, %s seeds %v, extra flags %q\n\n", part, set, seeds, strings.Join(extra, " "))
+	fmt.Printf("### robust %s, %s seeds %v, extra flags %q\n\n", part, set, rs.seeds, strings.Join(extra, " "))
 	fmt.Println("| Done-when figure (issue 28) | cells meeting it |")
 	fmt.Println("| --- | --- |")
 	if part == "energy" {
