@@ -190,6 +190,9 @@ func applyConfig(o *simOptions) error {
 	if !allocRound && o.round > 0 {
 		o.opts.Alloc.Round = model.Time(o.round.Milliseconds())
 	}
+	if o.moveCost {
+		o.opts.Alloc.MoveCost = model.Time(o.restartOverhead.Milliseconds())
+	}
 	return nil
 }
 

@@ -145,6 +145,15 @@ type Alloc struct {
 	// speed, so that the program weighs which jobs run more and on which
 	// type less (docs/EXPERIMENTS.md, issue 21).
 	SpeedExponent float64
+	// MoveCost is what a move to another GPU type costs a running job
+	// under Gittins: the pause without progress of its restart there (the
+	// simulator's restart overhead). In the program the job's value on
+	// every type but its own is scaled by 1 − MoveCost / E[rem], E[rem]
+	// its expected remaining time by the learned size distribution
+	// (moveFactor; 0: moves cost nothing in the program). Without it a
+	// fractional X is realised by moving jobs between types at nearly
+	// every event (docs/EXPERIMENTS.md, issue 29, ninth session).
+	MoveCost model.Time
 	// GangShare is Gittins's gang share (0: none): a multi-GPU job whose
 	// share of X on a type is at least GangShare is taken first in that
 	// type's pass of a round, before the pairs of higher priority. The

@@ -16,7 +16,8 @@ import (
 // gives them the types where they run best relative to the others, and
 // fills the rest of the cluster with the next ones. The gang probe
 // (Alloc.GangProbe) and the priority backlog (Alloc.PriorityBacklog) then
-// adjust the weights.
+// adjust the weights; with Alloc.MoveCost, Gittins scales a running job's
+// values off its type by what a move would cost it (moveFactor).
 func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	k := len(s.Cluster.Types)
 	n := len(a.tracked)
@@ -84,9 +85,13 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 		st.index, st.probing = w, done[i] < probe
 		w = flatten(w, st.gpus, beta)
 		st.weight = w
+		off, cur := a.moveFactor(s, j, done[i])
 		for t, v := range st.speed {
 			p.Use[i*k+t] = v > 0
 			p.Value[i*k+t] = w * a.relSpeed(v/best[i])
+			if cur >= 0 && t != cur {
+				p.Value[i*k+t] *= off
+			}
 		}
 	}
 	sol, err := a.solver.Solve(p)

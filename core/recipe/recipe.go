@@ -96,6 +96,10 @@ type AllocOptions struct {
 	// GangShare is gittins's gang share (policy.Alloc), from 0 to 1; 0:
 	// none. DefaultOptions sets policy.DefaultGangShare.
 	GangShare float64
+	// MoveCost is gittins's cost of a move to another GPU type
+	// (policy.Alloc), not negative; 0: none. The simulator sets it to its
+	// restart overhead unless --move-cost=false.
+	MoveCost model.Time
 }
 
 // DefaultRound is the allocation policies' round length unless set: Gavel's
@@ -229,8 +233,8 @@ func teamPolicy(name string, o Options) (engine.QueuePolicy, error) {
 // queuePolicy builds the named queue policy.
 func queuePolicy(name string, o Options) (engine.QueuePolicy, error) {
 	if a, ok := allocPolicy(name, o.Alloc); ok {
-		if o.Alloc.Round < 0 || o.Alloc.Realloc < 0 {
-			return nil, fmt.Errorf("%s: the round and the reallocation interval must not be negative", name)
+		if o.Alloc.Round < 0 || o.Alloc.Realloc < 0 || o.Alloc.MoveCost < 0 {
+			return nil, fmt.Errorf("%s: the round, the reallocation interval and the move cost must not be negative", name)
 		}
 		if e := o.Alloc.Exponent; e < 0 || math.IsNaN(e) || math.IsInf(e, 0) || e > 16 {
 			return nil, fmt.Errorf("%s: the esrpt exponent must be between 0 and 16, got %v", name, e)
@@ -299,7 +303,8 @@ func ValidSpeedExponent(e float64) bool { return e >= 0 && e <= 4 }
 // (fifo is one with o.Gavel).
 func allocPolicy(name string, o AllocOptions) (*policy.Alloc, bool) {
 	a := &policy.Alloc{Round: o.Round, Realloc: o.Realloc, Gavel: o.Gavel, Seed: o.Seed, GangProbe: o.GangProbe,
-		GangProbeLight: o.GangProbeLight, GangProbeEven: o.GangProbeEven, PriorityBacklog: o.PriorityBacklog, SpeedExponent: o.SpeedExponent, GangShare: o.GangShare}
+		GangProbeLight: o.GangProbeLight, GangProbeEven: o.GangProbeEven, PriorityBacklog: o.PriorityBacklog, SpeedExponent: o.SpeedExponent, GangShare: o.GangShare,
+		MoveCost: o.MoveCost}
 	if a.Round == 0 {
 		a.Round = DefaultRound
 		if name == "esrpt" || name == "esrpt-oracle" || name == "gittins" {
