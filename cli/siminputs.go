@@ -211,6 +211,9 @@ func applySimSettings(o *simOptions, s config.SimSettings) {
 	if s.Sleep != nil && !o.given("sleep") {
 		o.sleep = *s.Sleep
 	}
+	if s.MoveCost != nil && !o.given("move-cost") {
+		o.moveCost = *s.MoveCost
+	}
 }
 
 // loadCluster loads the cluster of o: a --cluster file (YAML, or an

@@ -55,13 +55,16 @@ type SimulatorSpec struct {
 	RestartOverhead string `json:"restart_overhead,omitempty"`
 	// Sleep lets idle power-managed nodes sleep (--sleep).
 	Sleep *bool `json:"sleep,omitempty"`
+	// MoveCost charges gittins's program the restart overhead for a
+	// running job's move to another GPU type (--move-cost).
+	MoveCost *bool `json:"move_cost,omitempty"`
 }
 
 // SimSettings are the simulator block's values; a zero field (nil
 // pointer) was not in the file.
 type SimSettings struct {
-	Round, RestartOverhead *time.Duration
-	RoundsOnly, Sleep      *bool
+	Round, RestartOverhead      *time.Duration
+	RoundsOnly, Sleep, MoveCost *bool
 }
 
 // checkAllocation validates the allocation and simulator blocks: their
@@ -173,7 +176,7 @@ func (f *SchedFile) Sim() SimSettings {
 		d, _ := time.ParseDuration(s.RestartOverhead)
 		out.RestartOverhead = &d
 	}
-	out.RoundsOnly, out.Sleep = s.RoundsOnly, s.Sleep
+	out.RoundsOnly, out.Sleep, out.MoveCost = s.RoundsOnly, s.Sleep, s.MoveCost
 	return out
 }
 

@@ -69,19 +69,7 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 		if best[i] <= 0 {
 			continue
 		}
-		var w float64
-		if a.Objective == Gittins {
-			w = a.gittinsOnce(done[i])
-		} else {
-			rem := j.Remaining(now) / best[i]
-			if !a.Oracle {
-				rem = a.surv.remaining(done[i])
-			}
-			w = math.Pow(max(rem, minRemaining), -exp)
-		}
-		if st.gpus > 1 && done[i] < probe {
-			w *= float64(st.gpus)
-		}
+		w := a.value(j, st.gpus, done[i], best[i], now, exp, probe)
 		st.index, st.probing = w, done[i] < probe
 		w = flatten(w, st.gpus, beta)
 		st.weight = w
@@ -101,6 +89,27 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	for i, st := range a.states {
 		copy(st.x, sol.X[i*k:(i+1)*k])
 	}
+}
+
+// value returns j's value per unit of speed in the program before the
+// priority backlog flattens it: its Gittins index, or esrpt's expected
+// remaining time (the true one for an oracle) to the power −exp; a gang
+// in its probe (done below probe) counts once per GPU.
+func (a *Alloc) value(j *model.Job, gpus int, done, best float64, now model.Time, exp, probe float64) float64 {
+	var w float64
+	if a.Objective == Gittins {
+		w = a.gittinsOnce(done)
+	} else {
+		rem := j.Remaining(now) / best
+		if !a.Oracle {
+			rem = a.surv.remaining(done)
+		}
+		w = math.Pow(max(rem, minRemaining), -exp)
+	}
+	if gpus > 1 && done < probe {
+		w *= float64(gpus)
+	}
+	return w
 }
 
 // sizedProgram returns a.program for n jobs on k types, its slices reused
