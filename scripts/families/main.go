@@ -7,8 +7,8 @@
 // Every family has a development set of seeds and seven held-out sets,
 // each fixed here before the tuning it is held out from (the seeds below):
 // OUT/F/heldout, OUT/F/fresh, OUT/F/unseen, OUT/F/sealed, OUT/F/vault and
-// OUT/F/reserve have each been reported on and may now be tuned on with
-// OUT/F/dev; OUT/F/locker is the one still held out. A family fixes the jobs' arrivals, GPU counts and run
+// OUT/F/reserve and OUT/F/locker have each been reported on and may now be
+// tuned on with OUT/F/dev; OUT/F/cellar is the one still held out. A family fixes the jobs' arrivals, GPU counts and run
 // times (synth.Shape); job types and steps are drawn as Gavel's generator
 // draws them (synth.FromShapes), so that Gavel's simulator can run every
 // trace. Loads are the GPU time the jobs ask at V100 speed over what -gpus
@@ -45,7 +45,9 @@ import (
 // after vault had been run once to report, for the next session: the
 // held-out set of any change made after that run; and a seventh,
 // lockerSeeds, fixed on 2026-11-29 at the eighth session's end, right after
-// reserve had been run once to report.
+// reserve had been run once to report; and an eighth, cellarSeeds, fixed on
+// 2026-11-30 in the ninth session, right after locker had been run once to
+// report.
 // Read-only tables, never written.
 var (
 	devSeeds     = []uint64{1, 2, 3, 4}
@@ -56,6 +58,7 @@ var (
 	vaultSeeds   = []uint64{118, 119, 120, 121, 122}
 	reserveSeeds = []uint64{123, 124, 125, 126, 127}
 	lockerSeeds  = []uint64{128, 129, 130, 131, 132}
+	cellarSeeds  = []uint64{133, 134, 135, 136, 137}
 )
 
 // family is one kind of workload at one load.
@@ -99,7 +102,7 @@ var gavelMulti = [4]float64{0.4, 0.2, 0.25, 0.15}
 
 func main() {
 	shared := flag.String("shared", "../shared", "the shared folder with traces/")
-	out := flag.String("out", "out/families", "where to write OUT/FAMILY/{dev,heldout,fresh,unseen,sealed,vault,reserve,locker}/FAMILY-sSEED.trace")
+	out := flag.String("out", "out/families", "where to write OUT/FAMILY/{dev,heldout,fresh,unseen,sealed,vault,reserve,locker,cellar}/FAMILY-sSEED.trace")
 	jobs := flag.Int("jobs", 200, "jobs per trace")
 	gpus := flag.Int("gpus", 24, "GPUs of the cluster the loads are for (8:8:8)")
 	flag.Parse()
@@ -123,7 +126,7 @@ func run(shared, out string, jobs, gpus int) error {
 			}
 			sources[f.source] = specs
 		}
-		for set, seeds := range map[string][]uint64{"dev": devSeeds, "heldout": heldOutSeeds, "fresh": freshSeeds, "unseen": unseenSeeds, "sealed": sealedSeeds, "vault": vaultSeeds, "reserve": reserveSeeds, "locker": lockerSeeds} {
+		for set, seeds := range map[string][]uint64{"dev": devSeeds, "heldout": heldOutSeeds, "fresh": freshSeeds, "unseen": unseenSeeds, "sealed": sealedSeeds, "vault": vaultSeeds, "reserve": reserveSeeds, "locker": lockerSeeds, "cellar": cellarSeeds} {
 			for _, seed := range seeds {
 				path := filepath.Join(out, f.name, set, fmt.Sprintf("%s-s%d.trace", f.name, seed))
 				if err := write(path, m, f, sources[f.source], jobs, gpus, seed); err != nil {
