@@ -134,6 +134,7 @@ def main():
     history = load(args.ckpt, model, opt)
     net = torch.nn.parallel.DistributedDataParallel(model) if dist.is_initialized() else model
     log_event(args.log, event="start", rank=rank, world=world, step=len(history), pid=os.getpid(),
+              backend=dist.get_backend() if dist.is_initialized() else "none", device=str(device),
               checkpoint_steps=int(os.environ.get("GPUSCHED_CHECKPOINT_STEPS", "-1")),
               restarts=int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")))
     share = args.batch // world
