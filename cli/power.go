@@ -18,7 +18,7 @@ type powerSamplesOptions struct {
 func newPowerSamplesCommand() *cobra.Command {
 	o := &powerSamplesOptions{}
 	cmd := &cobra.Command{
-		Use:   "power-samples --node NODE [--node NODE...]",
+		Use:   "power-samples --node NODE [--node NODE...] [--server URL] [--token T] [--ca FILE]",
 		Short: "Print nodes' power samples as the CSV that gpusched calibrate --samples reads",
 		Long: "power-samples prints the (load, power, throughput) samples the server kept from\n" +
 			"the nodes' power readings, one row per node and load (the mean of its samples),\n" +
