@@ -15,7 +15,7 @@ VOLCANO_FLAG  := $(if $(wildcard $(VOLCANO_SRC)),--volcano,)
 .PHONY: all build test vet fmt-check bench bench-core bench-philly fuzz experiments fidelity clean \
 	testbed testbed-down testbed-build bench-testbed bench-testbed-cold \
 	chromium vendor-web bench-eta bench-kube bench-kube-bundle bench-volcano \
-	etcd test-ha test-python torch
+	etcd test-ha test-python torch gpucheck
 
 all: build
 
@@ -29,6 +29,14 @@ build:
 test: fmt-check vet testbed-build chromium etcd torch
 	TESTBED_SHARED=$(abspath $(SHARED)) $(GO) test -count=1 ./...
 	$(MAKE) --no-print-directory test-python
+
+## gpucheck: the checks that need a real NVIDIA GPU (scripts/gpucheck: NVML
+## discovery and power, the PyTorch example on CUDA with NCCL, device
+## confinement with the driver). Not part of test: run it as root on a machine
+## with the NVIDIA driver and a CUDA build of PyTorch; results in out/gpucheck.
+gpucheck:
+	CGO_ENABLED=1 $(GO) build -o $(BIN) ./cmd/gpusched
+	GPUSCHED=$(BIN) scripts/gpucheck out/gpucheck
 
 ## testbed: start the Kubernetes test bed in TESTBED_DIR (then
 ## `. $(TESTBED_DIR)/env; kubectl get nodes`); TESTBED_FLAGS=--volcano adds

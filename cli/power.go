@@ -11,14 +11,14 @@ import (
 
 // powerSamplesOptions are the flags of `gpusched power-samples`.
 type powerSamplesOptions struct {
-	server string
-	nodes  []string
+	clientOptions
+	nodes []string
 }
 
 func newPowerSamplesCommand() *cobra.Command {
 	o := &powerSamplesOptions{}
 	cmd := &cobra.Command{
-		Use:   "power-samples --node NODE [--node NODE...]",
+		Use:   "power-samples --node NODE [--node NODE...] [--server URL] [--token T] [--ca FILE]",
 		Short: "Print nodes' power samples as the CSV that gpusched calibrate --samples reads",
 		Long: "power-samples prints the (load, power, throughput) samples the server kept from\n" +
 			"the nodes' power readings, one row per node and load (the mean of its samples),\n" +
@@ -33,6 +33,7 @@ func newPowerSamplesCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.server, "server", "", "scheduler service URL (default $"+client.EnvServer+", else "+client.DefaultServer+")")
 	f.StringArrayVar(&o.nodes, "node", nil, "node whose samples to print (repeat for several; required)")
+	o.addCredentialFlags(cmd)
 	return cmd
 }
 
@@ -42,8 +43,7 @@ func runPowerSamples(cmd *cobra.Command, o *powerSamplesOptions) error {
 	if len(o.nodes) == 0 {
 		return badInput("power-samples: --node NODE is required")
 	}
-	co := clientOptions{server: o.server}
-	c, err := co.connect()
+	c, err := o.connect()
 	if err != nil {
 		return err
 	}

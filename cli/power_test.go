@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/gpusched/gpusched/core/calibrate"
 	"github.com/gpusched/gpusched/internal/testbed/servicetest"
 	"github.com/gpusched/gpusched/service/api"
+	"github.com/gpusched/gpusched/service/server"
 )
 
 // agentCall sends one agent-protocol request as JSON and decodes the answer.
@@ -103,5 +106,31 @@ func TestProfilesPowerSamplesAndEnergy(t *testing.T) {
 	}
 	if code, _, _ := run(t, "power-samples", "--server", url); code != 2 {
 		t.Errorf("power-samples without --node: exit %d, want 2", code)
+	}
+}
+
+// TestPowerSamplesToken: power-samples takes --token, as every other client
+// command does, for a server that requires authentication (found on a real
+// H200: the flag was missing, only $GPUSCHED_TOKEN worked).
+func TestPowerSamplesToken(t *testing.T) {
+	t.Setenv("GPUSCHED_SERVER", "")
+	t.Setenv("GPUSCHED_TOKEN", "")
+	t.Setenv("GPUSCHED_CONFIG", filepath.Join(t.TempDir(), "none.yaml"))
+	var tokenFile string
+	svc := servicetest.Start(t, func(c *server.Config) {
+		tokenFile = filepath.Join(c.DataDir, "admin.token")
+		c.Auth = &server.AuthConfig{AdminTokenFile: tokenFile}
+	})
+	raw, err := os.ReadFile(tokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run(t, "power-samples", "--server", svc.URL, "--node", "n0"); code == 0 || !strings.Contains(errs, "401") {
+		t.Errorf("without a token: exit %d, %s", code, errs)
+	}
+	// Authenticated, the request reaches the handler: no node n0 here.
+	if code, _, errs := run(t, "power-samples", "--server", svc.URL, "--token", strings.TrimSpace(string(raw)), "--node", "n0"); code == 0 ||
+		!strings.Contains(errs, `404 no node "n0"`) {
+		t.Errorf("with --token: exit %d, %s", code, errs)
 	}
 }

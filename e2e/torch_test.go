@@ -58,7 +58,7 @@ func torchPython(t *testing.T) string {
 	return ""
 }
 
-// torchEvent is one line of train.py's --log.
+// torchEvent is one line of train.py's --events.
 type torchEvent struct {
 	Event           string  `json:"event"`
 	Rank            int     `json:"rank"`
@@ -255,4 +255,46 @@ func (c *testCluster) replicaPID(t testing.TB, name, id string) int {
 	}
 	t.Fatalf("no running replica of %s on %s", id, name)
 	return 0
+}
+
+// torchrunOptions are torchrun's long options in PyTorch 2.11 (its usage,
+// as printed on a real H200 machine) and 1.13 (Debian's), with both
+// spellings of each.
+var torchrunOptions = []string{"--nnodes", "--nproc-per-node", "--rdzv-backend", "--rdzv-endpoint", "--rdzv-id",
+	"--rdzv-conf", "--standalone", "--max-restarts", "--monitor-interval", "--start-method", "--event-log-handler",
+	"--role", "--module", "--no-python", "--run-path", "--log-dir", "--redirects", "--tee", "--local-ranks-filter",
+	"--duplicate-stdout-filters", "--duplicate-stderr-filters", "--node-rank", "--master-addr", "--master-port",
+	"--local-addr", "--logs-specs", "--numa-binding", "--signals-to-handle", "--virtual-local-rank"}
+
+// TestTrainFlagsPassTorchrun: no flag of train.py is a torchrun option or a
+// prefix of one. torchrun's argparse reads abbreviations even after the
+// script's name, so a prefix of two options stops torchrun ("ambiguous
+// option: --log could match --log-dir, --log_dir, --logs-specs,
+// --logs_specs": train.py's --log, seen under PyTorch 2.11 on an H200,
+// now --events). No PyTorch needed.
+func TestTrainFlagsPassTorchrun(t *testing.T) {
+	src, err := os.ReadFile("../examples/pytorch/train.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flags []string
+	for _, line := range strings.Split(string(src), "\n") {
+		if _, rest, ok := strings.Cut(line, `add_argument("--`); ok {
+			name, _, _ := strings.Cut(rest, `"`)
+			flags = append(flags, "--"+name)
+		}
+	}
+	if len(flags) < 8 {
+		t.Fatalf("found %d flags in train.py: %q", len(flags), flags)
+	}
+	for _, f := range flags {
+		for _, o := range torchrunOptions {
+			for _, spelling := range []string{o, strings.ReplaceAll(o, "-", "_")} {
+				spelling = "--" + strings.TrimPrefix(spelling, "__")
+				if strings.HasPrefix(spelling, f) {
+					t.Errorf("train.py's %s is torchrun's %s or a prefix of it", f, spelling)
+				}
+			}
+		}
+	}
 }

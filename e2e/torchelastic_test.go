@@ -166,7 +166,7 @@ func submitTorchElastic(t *testing.T, url, dir, logf, res string, steps int) str
 		env = map[string]string{"PET_RDZV_CONF": "last_call_timeout=30", "PET_MONITOR_INTERVAL": "5"}
 	}
 	id := strings.TrimSpace(mustCLI(t, url, "submit", torchSpec(t, "elastic", dir, env,
-		"--steps", strconv.Itoa(steps), "--log", logf, "--result", res)))
+		"--steps", strconv.Itoa(steps), "--events", logf, "--result", res)))
 	t.Cleanup(func() { logTorchJob(t, url, id, logf) })
 	return id
 }

@@ -30,7 +30,7 @@ func TestTorchStaticPreempted(t *testing.T) {
 	dir := t.TempDir()
 	logf, res := filepath.Join(dir, "log"), filepath.Join(dir, "result.json")
 	id := strings.TrimSpace(mustCLI(t, c.url, "submit", torchSpec(t, "static", dir, nil,
-		"--steps", strconv.Itoa(steps), "--step-ms", "20", "--ckpt-every", "10", "--log", logf, "--result", res)))
+		"--steps", strconv.Itoa(steps), "--step-ms", "20", "--ckpt-every", "10", "--events", logf, "--result", res)))
 	t.Cleanup(func() { logTorchJob(t, c.url, id, logf) })
 	if j := waitState(t, c.url, id, 20*time.Second, api.Running); len(j.Alloc) != 2 {
 		t.Fatalf("the static job runs on %v, want 2 GPUs", j.Alloc)

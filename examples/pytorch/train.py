@@ -51,7 +51,7 @@ def parse_args():
     p.add_argument("--step-ms", type=int, default=0, help="sleep this long in every step (a stand-in for work)")
     p.add_argument("--ckpt", default="ckpt.pt", help="checkpoint file (shared by all nodes)")
     p.add_argument("--ckpt-every", type=int, default=10, help="checkpoint every this many steps")
-    p.add_argument("--log", default="", help="append JSON events here (rank 0: one per step)")
+    p.add_argument("--events", default="", help="append JSON events here (rank 0: one per step)")
     p.add_argument("--result", default="", help="write the final weights and history here as JSON")
     return p.parse_args()
 
@@ -133,7 +133,8 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     history = load(args.ckpt, model, opt)
     net = torch.nn.parallel.DistributedDataParallel(model) if dist.is_initialized() else model
-    log_event(args.log, event="start", rank=rank, world=world, step=len(history), pid=os.getpid(),
+    log_event(args.events, event="start", rank=rank, world=world, step=len(history), pid=os.getpid(),
+              backend=dist.get_backend() if dist.is_initialized() else "none", device=str(device),
               checkpoint_steps=int(os.environ.get("GPUSCHED_CHECKPOINT_STEPS", "-1")),
               restarts=int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")))
     share = args.batch // world
@@ -148,7 +149,7 @@ def main():
         history.append(world)
         time.sleep(args.step_ms / 1000)
         if rank == 0:
-            log_event(args.log, event="step", step=step, world=world, loss=loss.item())
+            log_event(args.events, event="step", step=step, world=world, loss=loss.item())
         flags = torch.tensor([1.0 if stop.signalled else 0.0], device=device)
         if dist.is_initialized():
             dist.all_reduce(flags)  # everyone stops after the same step
@@ -158,10 +159,10 @@ def main():
         elif rank == 0:
             report(len(history), False)
         if stopping:
-            log_event(args.log, event="stop", rank=rank, step=len(history), signalled=stop.signalled)
+            log_event(args.events, event="stop", rank=rank, step=len(history), signalled=stop.signalled)
             sys.exit(0 if stop.signalled else EXIT_PEER_LEFT)
     if rank == 0:
-        log_event(args.log, event="done", step=len(history))
+        log_event(args.events, event="done", step=len(history))
         if args.result:
             with open(args.result, "w") as f:
                 json.dump({"steps": len(history), "history": history,
