@@ -46,6 +46,7 @@ type simOptions struct {
 	contention, sleep      bool
 	upgrade                bool
 	moveCost               bool
+	gangOwed               time.Duration
 	spare                  int
 	queues, queueFrom      string
 	fairShare              string
@@ -130,6 +131,7 @@ func addSimFlags(cmd *cobra.Command, o *simOptions) {
 	f.DurationVar(&o.restartOverhead, "restart-overhead", 30*time.Second, "pause without progress on every restart and resize")
 	f.DurationVar(&o.round, "round", 0, "also schedule periodically at this interval (0: only on events); also the allocation policies' round (default 6m)")
 	f.BoolVar(&o.moveCost, "move-cost", true, "gittins: in its program a running job's value on the other GPU types is scaled by 1 − (--restart-overhead) / its expected remaining time, so that a move must gain more than the restart loses (docs/EXPERIMENTS.md, issue 29, ninth session); --move-cost=false: moves cost nothing in the program, as before")
+	f.DurationVar(&o.gangOwed, "gang-owed", 0, "gittins: a multi-GPU job whose shares of the allocation have promised it this much more time than it ran is taken first on a GPU type where it has a share until it has caught up, while the backlog is deep (its power at least 0.7; --priority-backlog); off by default (0: never; docs/EXPERIMENTS.md, issue 29, ninth session)")
 	f.BoolVar(&o.roundsOnly, "rounds-only", false, "schedule only every --round, as Gavel does: new jobs wait for the next round, freed GPUs stay idle until it (docs/FIDELITY.md)")
 	f.DurationVar(&o.realloc, "realloc-interval", 0, "maxmin, maxthroughput, ftf: least time between two computations of the allocation (Gavel: 32m; 0: whenever the active jobs change)")
 	f.Float64Var(&o.opts.Alloc.Exponent, "esrpt-exponent", 0, "esrpt: exponent of the expected remaining time in its weights (0: 2)")

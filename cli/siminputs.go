@@ -193,6 +193,7 @@ func applyConfig(o *simOptions) error {
 	if o.moveCost {
 		o.opts.Alloc.MoveCost = model.Time(o.restartOverhead.Milliseconds())
 	}
+	o.opts.Alloc.GangOwed = model.Time(o.gangOwed.Milliseconds())
 	return nil
 }
 

@@ -168,6 +168,19 @@ type Alloc struct {
 	// least 1/2 when it leads the type per GPU (wholeGangFirst; fifth
 	// session).
 	GangShare float64
+	// GangOwed is Gittins's owed-gang threshold (0: none). A round realises
+	// X by priority, whole shares first, so a gang given a fraction of a
+	// type runs there only once the jobs with whole shares have left it: on
+	// the gavel-multi-heavy traces 8-GPU gangs ran 0.318 of the cluster's
+	// GPU time where X gave them 0.400 (docs/EXPERIMENTS.md, issue 29,
+	// ninth session, realisation). Every job keeps the time its shares
+	// promised less the time it ran, across computations of X; a gang owed
+	// GangOwed or more is taken first on a type where it has a share (as the
+	// gang share takes one) until it has caught up, while the priority
+	// backlog's β is at least gangOwedBacklog and unless it yields
+	// (gangYield). Off by default: on the development traces it meets the
+	// adoption rule at one setting and not at its neighbours.
+	GangOwed model.Time
 	// Seed seeds FIFOAlloc's random choice of type (Gavel's fifo draws it
 	// with Python's random.Random(seed); the same seed gives the same
 	// draws).
@@ -240,6 +253,7 @@ type Alloc struct {
 	sharedStale bool
 	sharedDup   bool
 	open        []*allocJob // chooseFitted's scratch: the jobs not chosen yet, by Seq
+	beta        float64     // estSRPT's priority backlog power at the last computation of X by the program
 }
 
 // allocJob is what Alloc keeps per active job.
@@ -262,6 +276,8 @@ type allocJob struct {
 	bestT    int          // bestType: the first type of Alloc.order with speed best
 	speedOf  *model.State // the state speed, gpus, best and bestT were computed in (speeds)
 	ftf      ftfState     // FinishTime's history
+	owed     float64      // Gittins with GangOwed: seconds its shares promised less those it ran (accrueOwed)
+	owing    bool         // Gittins with GangOwed: taken first until owed is 0 again (owedFirst)
 }
 
 type allocEntry struct {

@@ -55,6 +55,7 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 		exp = DefaultExponent
 	}
 	beta := a.priorityPower(s, best)
+	a.beta = beta
 	probe := a.probe(beta)
 	p := a.sizedProgram(n, k)
 	for t := range k {

@@ -17,6 +17,7 @@ import (
 // Either marks X as out of date.
 func (a *Alloc) account(s *model.State, now model.Time, reset bool) {
 	c := s.Cluster
+	a.accrueOwed(s, now)
 	if a.last >= 0 && !(reset && !a.keepsDeficit()) {
 		for i, j := range a.tracked {
 			st := a.states[i]
@@ -424,7 +425,7 @@ func (a *Alloc) typeEntries(t int) bool {
 				second = st.deficit[t]
 			}
 			e := allocEntry{prio: a.priority(st, t), deficit: second, x: x, job: j, st: st, t: int32(t), gpus: int32(st.gpus)}
-			if (a.gangFirst(st, x, yield) || a.wholeGangFirst(st, t, x, yield, lead)) && e.prio > 0 {
+			if (a.gangFirst(st, x, yield) || a.wholeGangFirst(st, t, x, yield, lead) || a.owedFirst(st, x, yield)) && e.prio > 0 {
 				e.prio = math.Inf(1) // before every pair with a finite priority; among such gangs, by weight
 			}
 			if e.prio != e.prio || second != second || x != x {

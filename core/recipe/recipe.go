@@ -100,6 +100,9 @@ type AllocOptions struct {
 	// (policy.Alloc), not negative; 0: none. The simulator sets it to its
 	// restart overhead unless --move-cost=false.
 	MoveCost model.Time
+	// GangOwed is gittins's owed-gang threshold (policy.Alloc), not
+	// negative; 0: none (the default).
+	GangOwed model.Time
 }
 
 // DefaultRound is the allocation policies' round length unless set: Gavel's
@@ -233,8 +236,8 @@ func teamPolicy(name string, o Options) (engine.QueuePolicy, error) {
 // queuePolicy builds the named queue policy.
 func queuePolicy(name string, o Options) (engine.QueuePolicy, error) {
 	if a, ok := allocPolicy(name, o.Alloc); ok {
-		if o.Alloc.Round < 0 || o.Alloc.Realloc < 0 || o.Alloc.MoveCost < 0 {
-			return nil, fmt.Errorf("%s: the round, the reallocation interval and the move cost must not be negative", name)
+		if o.Alloc.Round < 0 || o.Alloc.Realloc < 0 || o.Alloc.MoveCost < 0 || o.Alloc.GangOwed < 0 {
+			return nil, fmt.Errorf("%s: the round, the reallocation interval, the move cost and the owed-gang threshold must not be negative", name)
 		}
 		if e := o.Alloc.Exponent; e < 0 || math.IsNaN(e) || math.IsInf(e, 0) || e > 16 {
 			return nil, fmt.Errorf("%s: the esrpt exponent must be between 0 and 16, got %v", name, e)
@@ -304,7 +307,7 @@ func ValidSpeedExponent(e float64) bool { return e >= 0 && e <= 4 }
 func allocPolicy(name string, o AllocOptions) (*policy.Alloc, bool) {
 	a := &policy.Alloc{Round: o.Round, Realloc: o.Realloc, Gavel: o.Gavel, Seed: o.Seed, GangProbe: o.GangProbe,
 		GangProbeLight: o.GangProbeLight, GangProbeEven: o.GangProbeEven, PriorityBacklog: o.PriorityBacklog, SpeedExponent: o.SpeedExponent, GangShare: o.GangShare,
-		MoveCost: o.MoveCost}
+		MoveCost: o.MoveCost, GangOwed: o.GangOwed}
 	if a.Round == 0 {
 		a.Round = DefaultRound
 		if name == "esrpt" || name == "esrpt-oracle" || name == "gittins" {
