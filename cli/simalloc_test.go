@@ -112,6 +112,10 @@ func TestSimAllocationBadInput(t *testing.T) {
 	if err := os.WriteFile(badShare, []byte("allocation:\n  gang_share: 1.2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	badOwed := filepath.Join(dir, "owed.yaml")
+	if err := os.WriteFile(badOwed, []byte("allocation:\n  gang_owed: -5m\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	badSim := filepath.Join(dir, "sim.yaml")
 	if err := os.WriteFile(badSim, []byte("simulator:\n  restart_overhead: soon\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -141,6 +145,8 @@ func TestSimAllocationBadInput(t *testing.T) {
 		{[]string{"--policy", "gittins", "--gang-share", "NaN"}, "gittins: the gang share must be a share from 0 (none) to 1, got NaN"},
 		{[]string{"--config", badSpeed}, "allocation.speed_exponent: must be between 0 (meaning 1) and 4, got 5"},
 		{[]string{"--config", badShare}, "allocation.gang_share: must be a share from 0 (none) to 1, got 1.2"},
+		{[]string{"--config", badOwed}, `allocation.gang_owed: must be a duration ≥ 0 such as 30s or 6m, got "-5m"`},
+		{[]string{"--policy", "gittins", "--gang-owed", "-1m"}, "gittins: the round, the reallocation interval, the move cost and the owed-gang threshold must not be negative"},
 		{[]string{"--config", badSim}, `simulator.restart_overhead: must be a duration ≥ 0 such as 30s or 6m, got "soon"`},
 	} {
 		code, _, errs := run(t, append([]string{"sim"}, tc.args...)...)
@@ -322,34 +328,49 @@ func simAvgJCT(t *testing.T, args ...string) float64 {
 	return sum.AvgJCT
 }
 
-// TestSimMoveCostSettings: gittins's move cost is on by default; the flag
-// --move-cost=false and the config file's simulator.move_cost: false both
-// turn it off, and the flag wins over the file. On this trace the cost
-// changes the result (63 preemptions without it, 69 with it), so the
-// comparisons below tell the settings apart.
-func TestSimMoveCostSettings(t *testing.T) {
-	off := filepath.Join(t.TempDir(), "off.yaml")
-	if err := os.WriteFile(off, []byte("simulator:\n  move_cost: false\n"), 0o644); err != nil {
-		t.Fatal(err)
+// TestSimConfigOrFlag: gittins's move cost (on by default) and owed-gang
+// threshold (off by default) are set alike by their flag and by their key
+// of the config file, and the flag wins over the file. On each trace the
+// setting changes the result (the move cost: 69 preemptions against 63),
+// so the comparisons below tell the settings apart.
+func TestSimConfigOrFlag(t *testing.T) {
+	tests := []struct {
+		name, yaml  string
+		trace       []string
+		flag, unset string // the flag that sets what the file sets, and the one that takes it back
+	}{
+		{"move cost", "simulator:\n  move_cost: false\n",
+			[]string{"--trace", testdata + "gavel-gen/light-120-s1.trace", "--limit", "40", "--gpus", "v100=4,p100=4,k80=8"},
+			"--move-cost=false", "--move-cost"},
+		{"owed gang", "allocation:\n  gang_owed: 30m\n",
+			[]string{"--trace", testdata + "gavel-gen/heavy-400-s1.trace", "--limit", "200", "--gpus", "v100=4,p100=4,k80=4"},
+			"--gang-owed=30m", "--gang-owed=0s"},
 	}
-	sim := func(extra ...string) string {
-		t.Helper()
-		args := append([]string{"sim", "--trace", testdata + "gavel-gen/light-120-s1.trace", "--limit", "40",
-			"--gpus", "v100=4,p100=4,k80=8", "--policy", "gittins", "--placer", "hetero", "--json"}, extra...)
-		code, out, errs := run(t, args...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", extra, code, errs)
-		}
-		return out
-	}
-	on, flagOff := sim(), sim("--move-cost=false")
-	if on == flagOff {
-		t.Fatal("--move-cost=false gives the default's result: the trace no longer tells them apart")
-	}
-	if got := sim("--config", off); got != flagOff {
-		t.Errorf("simulator.move_cost: false gives\n%s\nwant --move-cost=false's\n%s", got, flagOff)
-	}
-	if got := sim("--config", off, "--move-cost"); got != on {
-		t.Errorf("--move-cost over simulator.move_cost: false gives\n%s\nwant the default's\n%s", got, on)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "c.yaml")
+			if err := os.WriteFile(file, []byte(tt.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			sim := func(extra ...string) string {
+				t.Helper()
+				args := append(append([]string{"sim", "--policy", "gittins", "--placer", "hetero", "--json"}, tt.trace...), extra...)
+				code, out, errs := run(t, args...)
+				if code != 0 {
+					t.Fatalf("%v: exit %d: %s", extra, code, errs)
+				}
+				return out
+			}
+			def, flagged := sim(), sim(tt.flag)
+			if def == flagged {
+				t.Fatalf("%s gives the default's result: the trace no longer tells them apart", tt.flag)
+			}
+			if got := sim("--config", file); got != flagged {
+				t.Errorf("the file gives\n%s\nwant %s's\n%s", got, tt.flag, flagged)
+			}
+			if got := sim("--config", file, tt.unset); got != def {
+				t.Errorf("%s over the file gives\n%s\nwant the default's\n%s", tt.unset, got, def)
+			}
+		})
 	}
 }

@@ -177,6 +177,9 @@ func applyConfig(o *simOptions) error {
 	if o.given("realloc-interval") {
 		o.opts.Alloc.Realloc = model.Time(o.realloc.Milliseconds())
 	}
+	if o.given("gang-owed") {
+		o.opts.Alloc.GangOwed = model.Time(o.gangOwed.Milliseconds())
+	}
 	o.opts.Alloc.Seed = o.seed
 	allocRound := false
 	if o.config != "" {
@@ -193,7 +196,6 @@ func applyConfig(o *simOptions) error {
 	if o.moveCost {
 		o.opts.Alloc.MoveCost = model.Time(o.restartOverhead.Milliseconds())
 	}
-	o.opts.Alloc.GangOwed = model.Time(o.gangOwed.Milliseconds())
 	return nil
 }
 

@@ -41,6 +41,9 @@ type AllocationSpec struct {
 	// GangShare is gittins's gang share, from 0 (none) to 1 (--gang-share;
 	// policy.Alloc.GangShare).
 	GangShare *float64 `json:"gang_share,omitempty"`
+	// GangOwed is gittins's owed-gang threshold, a Go duration ≥ 0 (0:
+	// none, the default; --gang-owed; policy.Alloc.GangOwed).
+	GangOwed string `json:"gang_owed,omitempty"`
 }
 
 // SimulatorSpec is the simulator block: modelling settings that only
@@ -95,6 +98,7 @@ func (f *SchedFile) checkAllocation(name string) error {
 		positive bool
 	}{
 		{"allocation.round", a.Round, true}, {"allocation.realloc_interval", a.ReallocInterval, false},
+		{"allocation.gang_owed", a.GangOwed, false},
 		{"simulator.round", s.Round, false}, {"simulator.restart_overhead", s.RestartOverhead, false},
 	} {
 		if d.v == "" {
@@ -158,6 +162,9 @@ func (f *SchedFile) applyAllocation(o *recipe.Options, given func(flag string) b
 	}
 	if a.GangShare != nil && !given("gang-share") {
 		o.Alloc.GangShare = *a.GangShare
+	}
+	if a.GangOwed != "" && !given("gang-owed") {
+		o.Alloc.GangOwed = millis(a.GangOwed)
 	}
 }
 
