@@ -448,12 +448,15 @@ func (s *Solver) stepLengths(frac float64) (float64, float64) {
 
 // mulA sets out = A·v (over rows).
 func (s *Solver) mulA(out, v []float64) {
-	if !s.fair {
+	switch {
+	case s.fair:
+		s.mulAGeneral(out, v)
+	case s.k == 3:
+		s.mulAThree(out, v)
+	default:
 		clear(out)
 		s.mulAPlain(out, v)
-		return
 	}
-	s.mulAGeneral(out, v)
 }
 
 // mulAGeneral is mulA for any program, with or without Fair (mulAPlain is
@@ -499,11 +502,14 @@ func (s *Solver) mulAPlain(out, v []float64) {
 
 // mulAT sets out = Aᵀ·y (over variables).
 func (s *Solver) mulAT(out, y []float64) {
-	if !s.fair {
+	switch {
+	case s.fair:
+		s.mulATGeneral(out, y)
+	case s.k == 3:
+		s.mulATThree(out, y)
+	default:
 		s.mulATPlain(out, y)
-		return
 	}
-	s.mulATGeneral(out, y)
 }
 
 // mulATGeneral is mulAT for any program, with or without Fair
