@@ -146,15 +146,11 @@ func (g *gittinsCurve) index(a float64) (float64, bool) {
 					continue
 				}
 			}
-			num := sa - s[i]
-			if lim := best * d * belowBest; num < lim && lim >= minBound && lim <= math.MaxFloat64 {
-				continue // num/d < best: the division is not needed (belowBest)
-			}
 			// best = max(best, v) as the builtin folds it, by plain
 			// comparisons: a NaN v is taken, a NaN best kept, and best is
 			// never −0 (it starts at +0 and takes only a larger v or a
 			// NaN), so a tie needs no sign test.
-			if v := num / d; v != v || (best == best && v > best) {
+			if v := (sa - s[i]) / d; v != v || (best == best && v > best) {
 				best = v
 			}
 		}
@@ -164,17 +160,3 @@ func (g *gittinsCurve) index(a float64) (float64, bool) {
 
 // pruneEvery is how many grid points apart index bounds the rest.
 const pruneEvery = 16
-
-// belowBest and minBound let index pass over a grid point without its
-// division (most points: the quotient is far below the best so far). With
-// lim the rounded best·d·belowBest, num < lim means num/d < best: lim is
-// at most best·d·(1+2⁻⁵³)²·(1−2⁻⁵⁰) < best·d while best·d and lim are
-// normal numbers (lim at least minBound, and finite), each product being
-// rounded to nearest. Then the rounded quotient is at most best (rounding
-// is monotone and best a float) and not a NaN, and the comparison below
-// would not have taken it: the index is the same bits. A NaN num, or a
-// best of 0 or NaN, never passes the test.
-const (
-	belowBest = 1 - 0x1p-50
-	minBound  = 0x1p-1000
-)
