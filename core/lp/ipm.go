@@ -328,8 +328,7 @@ func (s *Solver) step() {
 	}
 	mu /= float64(cnt)
 	s.factor()
-	s.direction()
-	ap, ad := s.stepLengths(1)
+	ap, ad := s.direction()
 	dv, dw := s.dv[:len(act)], s.dw[:len(act)]
 	muAff := 0.0
 	for i, on := range act {
@@ -342,8 +341,7 @@ func (s *Solver) step() {
 	for i := range rc {
 		rc[i] = sigma*mu - v[i]*w[i] - dv[i]*dw[i]
 	}
-	s.direction()
-	ap, ad = s.stepLengths(1)
+	ap, ad = s.direction()
 	ap, ad = eta*ap, eta*ad // never all the way: the boundary stays strictly ahead
 	for i, on := range act {
 		if on {
@@ -359,8 +357,10 @@ func (s *Solver) step() {
 
 // direction solves the Newton system for the complementarity target rc:
 // A·D·Aᵀ·dy = rp − A·q with q = rc/w − d·rd, then dv = D·Aᵀ·dy + q and
-// dw = (rc − w·dv)/v.
-func (s *Solver) direction() {
+// dw = (rc − w·dv)/v. It returns the primal and dual step lengths along
+// it: the largest up to 1 that keep v and w positive, worked out in the
+// same pass (as a pass of their own over dv and dw once did).
+func (s *Solver) direction() (float64, float64) {
 	act := s.act[:s.nv]
 	q, rc, w, d, rd := s.q[:len(act)], s.rc[:len(act)], s.w[:len(act)], s.d[:len(act)], s.rd[:len(act)]
 	for i, on := range act {
@@ -378,14 +378,26 @@ func (s *Solver) direction() {
 	s.solveRefined(s.dy, s.rhs)
 	s.mulAT(s.dv, s.dy)
 	dv, dw, v := s.dv[:len(act)], s.dw[:len(act)], s.v[:len(act)]
+	ap, ad := 1.0, 1.0
 	for i, on := range act {
 		if !on {
 			dv[i], dw[i] = 0, 0
 			continue
 		}
-		dv[i] = d[i]*dv[i] + q[i]
-		dw[i] = (rc[i] - w[i]*dv[i]) / v[i] // dv[i] as just set
+		dvi := d[i]*dv[i] + q[i]
+		dwi := (rc[i] - w[i]*dvi) / v[i]
+		dv[i], dw[i] = dvi, dwi
+		// The step lengths, as a pass of their own would update them
+		// (the same tests, entry by entry in order; an inactive entry,
+		// 0, never shortens a step).
+		if dvi < 0 && v[i] < -ap*dvi {
+			ap = -v[i] / dvi
+		}
+		if dwi < 0 && w[i] < -ad*dwi {
+			ad = -w[i] / dwi
+		}
 	}
+	return ap, ad
 }
 
 // solveRefined solves the normal equations M·out = r and improves the
@@ -424,26 +436,6 @@ func (s *Solver) solveRefined(out, r []float64) {
 			out[i] += corr[i]
 		}
 	}
-}
-
-// stepLengths returns the primal and dual step lengths: the largest up to 1
-// that keep v and w positive, times frac.
-func (s *Solver) stepLengths(frac float64) (float64, float64) {
-	ap, ad := 1.0, 1.0
-	act := s.act[:s.nv]
-	v, w, dvs, dws := s.v[:len(act)], s.w[:len(act)], s.dv[:len(act)], s.dw[:len(act)]
-	for i, on := range act {
-		if !on {
-			continue
-		}
-		if dv := dvs[i]; dv < 0 && frac*v[i] < -ap*dv {
-			ap = -frac * v[i] / dv
-		}
-		if dw := dws[i]; dw < 0 && frac*w[i] < -ad*dw {
-			ad = -frac * w[i] / dw
-		}
-	}
-	return ap, ad
 }
 
 // mulA sets out = A·v (over rows).
