@@ -283,8 +283,10 @@ func (s *Solver) start() {
 func (s *Solver) residuals() float64 {
 	s.mulA(s.rp, s.v)
 	rp, b, y := s.rp[:s.nr], s.b[:s.nr], s.y[:s.nr]
+	var mp, md uint64 // maxAbs's folds of rp and rd, kept as they are written
 	for i := range rp {
 		rp[i] = b[i] - rp[i]
+		mp = max(mp, math.Float64bits(rp[i])&^(1<<63))
 	}
 	s.mulAT(s.rd, s.y)
 	pobj, dobj := 0.0, 0.0
@@ -292,17 +294,18 @@ func (s *Solver) residuals() float64 {
 	rd, c, w, v := s.rd[:len(act)], s.c[:len(act)], s.w[:len(act)], s.v[:len(act)]
 	for i, on := range act {
 		if !on {
-			rd[i] = 0
+			rd[i] = 0 // +0: no change to md
 			continue
 		}
 		rd[i] = c[i] - rd[i] - w[i]
+		md = max(md, math.Float64bits(rd[i])&^(1<<63))
 		pobj += c[i] * v[i]
 	}
 	for i := range b {
 		dobj += b[i] * y[i]
 	}
-	pinf := maxAbs(s.rp) / (1 + s.bMax)
-	dinf := maxAbs(s.rd) / (1 + s.cMax)
+	pinf := absMax(mp, s.rp) / (1 + s.bMax)
+	dinf := absMax(md, s.rd) / (1 + s.cMax)
 	gap := math.Abs(pobj-dobj) / (1 + math.Abs(pobj))
 	return max(pinf, dinf, gap)
 }
@@ -552,6 +555,12 @@ func maxAbs(v []float64) float64 {
 	for _, x := range v {
 		m = max(m, math.Float64bits(x)&^(1<<63))
 	}
+	return absMax(m, v)
+}
+
+// absMax is maxAbs(v) from m, the largest of v's values' bits without the
+// sign (worked out by a loop that writes v, as residuals's do).
+func absMax(m uint64, v []float64) float64 {
 	if m > math.Float64bits(math.Inf(1)) {
 		return maxAbsFold(v)
 	}
