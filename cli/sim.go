@@ -82,13 +82,15 @@ func newSimCommand() *cobra.Command {
 	return cmd
 }
 
-// simGCPercent is the garbage collector's target during a replay, half
-// Go's default, unless GOGC is set. A replay is one batch whose peak
-// memory is the collector's headroom over what it keeps (the jobs'
-// records, the trace, the auditor's state): on the whole Philly trace the
-// recommended policy peaks at about 260 MB instead of 300–313 MB, for 3 %
-// more CPU (docs/BENCHMARKS.md, issue 29).
-const simGCPercent = 50
+// simGCPercent is the garbage collector's target during a replay, three
+// quarters of Go's default, unless GOGC is set. A replay is one batch whose
+// peak memory is the collector's headroom over what it keeps (the jobs'
+// records, the trace, the auditor's state). On the whole Philly trace the
+// recommended policy peaked at about 260 MB with 50 instead of 300–313 MB
+// with 100; since then what the replay keeps has shrunk, and 75 peaks at
+// about 250 MB (50: about 240 MB, 100: about 270 MB) for about 0.1 s less
+// CPU than 50 (docs/BENCHMARKS.md, issue 29, ninth session).
+const simGCPercent = 75
 
 // addSimFlags registers the flags of `gpusched sim` on cmd, into o.
 func addSimFlags(cmd *cobra.Command, o *simOptions) {

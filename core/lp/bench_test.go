@@ -21,6 +21,12 @@ func BenchmarkMaxThroughput2000x8(b *testing.B) { benchSolve(b, 2000, 8, false, 
 // three-type cluster.
 func BenchmarkMaxMin400x3(b *testing.B) { benchSolve(b, 400, 3, true, false) }
 
+// BenchmarkValue750x3 is the program of gittins and esrpt on a three-type
+// cluster at the size of the Philly replay's (about 750 tracked jobs; its
+// 353 programs take most of the replay's solver time, docs/BENCHMARKS.md):
+// no Fair, values only, the three-type loops (three.go).
+func BenchmarkValue750x3(b *testing.B) { benchSolve(b, 750, 3, false, true) }
+
 func benchSolve(b *testing.B, n, k int, fair, value bool) {
 	rng := rand.New(rand.NewPCG(uint64(n), uint64(k)))
 	p := random(rng, n, k, fair, value)

@@ -283,8 +283,10 @@ func (s *Solver) start() {
 func (s *Solver) residuals() float64 {
 	s.mulA(s.rp, s.v)
 	rp, b, y := s.rp[:s.nr], s.b[:s.nr], s.y[:s.nr]
+	var mp, md uint64 // maxAbs's folds of rp and rd, kept as they are written
 	for i := range rp {
 		rp[i] = b[i] - rp[i]
+		mp = max(mp, math.Float64bits(rp[i])&^(1<<63))
 	}
 	s.mulAT(s.rd, s.y)
 	pobj, dobj := 0.0, 0.0
@@ -292,17 +294,18 @@ func (s *Solver) residuals() float64 {
 	rd, c, w, v := s.rd[:len(act)], s.c[:len(act)], s.w[:len(act)], s.v[:len(act)]
 	for i, on := range act {
 		if !on {
-			rd[i] = 0
+			rd[i] = 0 // +0: no change to md
 			continue
 		}
 		rd[i] = c[i] - rd[i] - w[i]
+		md = max(md, math.Float64bits(rd[i])&^(1<<63))
 		pobj += c[i] * v[i]
 	}
 	for i := range b {
 		dobj += b[i] * y[i]
 	}
-	pinf := maxAbs(s.rp) / (1 + s.bMax)
-	dinf := maxAbs(s.rd) / (1 + s.cMax)
+	pinf := absMax(mp, s.rp) / (1 + s.bMax)
+	dinf := absMax(md, s.rd) / (1 + s.cMax)
 	gap := math.Abs(pobj-dobj) / (1 + math.Abs(pobj))
 	return max(pinf, dinf, gap)
 }
@@ -328,8 +331,7 @@ func (s *Solver) step() {
 	}
 	mu /= float64(cnt)
 	s.factor()
-	s.direction()
-	ap, ad := s.stepLengths(1)
+	ap, ad := s.direction()
 	dv, dw := s.dv[:len(act)], s.dw[:len(act)]
 	muAff := 0.0
 	for i, on := range act {
@@ -342,8 +344,7 @@ func (s *Solver) step() {
 	for i := range rc {
 		rc[i] = sigma*mu - v[i]*w[i] - dv[i]*dw[i]
 	}
-	s.direction()
-	ap, ad = s.stepLengths(1)
+	ap, ad = s.direction()
 	ap, ad = eta*ap, eta*ad // never all the way: the boundary stays strictly ahead
 	for i, on := range act {
 		if on {
@@ -359,8 +360,10 @@ func (s *Solver) step() {
 
 // direction solves the Newton system for the complementarity target rc:
 // A·D·Aᵀ·dy = rp − A·q with q = rc/w − d·rd, then dv = D·Aᵀ·dy + q and
-// dw = (rc − w·dv)/v.
-func (s *Solver) direction() {
+// dw = (rc − w·dv)/v. It returns the primal and dual step lengths along
+// it: the largest up to 1 that keep v and w positive, worked out in the
+// same pass (as a pass of their own over dv and dw once did).
+func (s *Solver) direction() (float64, float64) {
 	act := s.act[:s.nv]
 	q, rc, w, d, rd := s.q[:len(act)], s.rc[:len(act)], s.w[:len(act)], s.d[:len(act)], s.rd[:len(act)]
 	for i, on := range act {
@@ -378,14 +381,26 @@ func (s *Solver) direction() {
 	s.solveRefined(s.dy, s.rhs)
 	s.mulAT(s.dv, s.dy)
 	dv, dw, v := s.dv[:len(act)], s.dw[:len(act)], s.v[:len(act)]
+	ap, ad := 1.0, 1.0
 	for i, on := range act {
 		if !on {
 			dv[i], dw[i] = 0, 0
 			continue
 		}
-		dv[i] = d[i]*dv[i] + q[i]
-		dw[i] = (rc[i] - w[i]*dv[i]) / v[i] // dv[i] as just set
+		dvi := d[i]*dv[i] + q[i]
+		dwi := (rc[i] - w[i]*dvi) / v[i]
+		dv[i], dw[i] = dvi, dwi
+		// The step lengths, as a pass of their own would update them
+		// (the same tests, entry by entry in order; an inactive entry,
+		// 0, never shortens a step).
+		if dvi < 0 && v[i] < -ap*dvi {
+			ap = -v[i] / dvi
+		}
+		if dwi < 0 && w[i] < -ad*dwi {
+			ad = -w[i] / dwi
+		}
 	}
+	return ap, ad
 }
 
 // solveRefined solves the normal equations M·out = r and improves the
@@ -426,34 +441,17 @@ func (s *Solver) solveRefined(out, r []float64) {
 	}
 }
 
-// stepLengths returns the primal and dual step lengths: the largest up to 1
-// that keep v and w positive, times frac.
-func (s *Solver) stepLengths(frac float64) (float64, float64) {
-	ap, ad := 1.0, 1.0
-	act := s.act[:s.nv]
-	v, w, dvs, dws := s.v[:len(act)], s.w[:len(act)], s.dv[:len(act)], s.dw[:len(act)]
-	for i, on := range act {
-		if !on {
-			continue
-		}
-		if dv := dvs[i]; dv < 0 && frac*v[i] < -ap*dv {
-			ap = -frac * v[i] / dv
-		}
-		if dw := dws[i]; dw < 0 && frac*w[i] < -ad*dw {
-			ad = -frac * w[i] / dw
-		}
-	}
-	return ap, ad
-}
-
 // mulA sets out = A·v (over rows).
 func (s *Solver) mulA(out, v []float64) {
-	if !s.fair {
+	switch {
+	case s.fair:
+		s.mulAGeneral(out, v)
+	case s.k == 3:
+		s.mulAThree(out, v)
+	default:
 		clear(out)
 		s.mulAPlain(out, v)
-		return
 	}
-	s.mulAGeneral(out, v)
 }
 
 // mulAGeneral is mulA for any program, with or without Fair (mulAPlain is
@@ -499,11 +497,14 @@ func (s *Solver) mulAPlain(out, v []float64) {
 
 // mulAT sets out = Aᵀ·y (over variables).
 func (s *Solver) mulAT(out, y []float64) {
-	if !s.fair {
+	switch {
+	case s.fair:
+		s.mulATGeneral(out, y)
+	case s.k == 3:
+		s.mulATThree(out, y)
+	default:
 		s.mulATPlain(out, y)
-		return
 	}
-	s.mulATGeneral(out, y)
 }
 
 // mulATGeneral is mulAT for any program, with or without Fair
@@ -554,6 +555,12 @@ func maxAbs(v []float64) float64 {
 	for _, x := range v {
 		m = max(m, math.Float64bits(x)&^(1<<63))
 	}
+	return absMax(m, v)
+}
+
+// absMax is maxAbs(v) from m, the largest of v's values' bits without the
+// sign (worked out by a loop that writes v, as residuals's do).
+func absMax(m uint64, v []float64) float64 {
 	if m > math.Float64bits(math.Inf(1)) {
 		return maxAbsFold(v)
 	}

@@ -27,6 +27,10 @@ import "math"
 // factors of the linking system from the current d.
 func (s *Solver) factor() {
 	if !s.fair {
+		if s.k == 3 {
+			s.factorThree()
+			return
+		}
 		s.factorPlain()
 		return
 	}
@@ -218,6 +222,10 @@ func (s *Solver) buildLinking(alpha float64) {
 // dy_J = p − P⁻¹·u·z − P⁻¹·Q·dy_C.
 func (s *Solver) solveNormal(out, r []float64) {
 	if !s.fair {
+		if s.k == 3 {
+			s.solveThree(out, r)
+			return
+		}
 		s.solvePlain(out, r)
 		return
 	}

@@ -3,6 +3,7 @@ package lp
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -62,22 +63,127 @@ func TestPlainProductsAreGeneral(t *testing.T) {
 			y[i] = special(rng)
 		}
 		got, want := make([]float64, s.nr), make([]float64, s.nr)
-		s.mulA(got, v)
+		s.mulAPlain(got, v)
 		s.mulAGeneral(want, v)
-		sameBits(t, "mulA", got, want)
+		sameBits(t, "mulAPlain", got, want)
 		got, want = make([]float64, s.nv), make([]float64, s.nv)
-		s.mulAT(got, y)
+		s.mulATPlain(got, y)
 		s.mulATGeneral(want, y)
-		sameBits(t, "mulAT", got, want)
+		sameBits(t, "mulATPlain", got, want)
 	}
 }
 
 // sameBits fails t at the first entry whose bits differ.
 func sameBits(t *testing.T, what string, got, want []float64) {
 	t.Helper()
+	sameBitsBut(t, what, got, want, false)
+}
+
+// sameBitsBut is sameBits; with nanPayloads, two NaNs count as the same
+// whatever their payloads and signs (see TestThreeIsPlain).
+func sameBitsBut(t *testing.T, what string, got, want []float64, nanPayloads bool) {
+	t.Helper()
 	for i := range want {
+		if nanPayloads && got[i] != got[i] && want[i] != want[i] {
+			continue
+		}
 		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
-			t.Fatalf("%s: entry %d is %v (%#x), the general product's %v (%#x)", what, i, got[i], math.Float64bits(got[i]), want[i], math.Float64bits(want[i]))
+			t.Fatalf("%s: entry %d of %d is %v (%#x), the general product's %v (%#x)", what, i, len(want), got[i], math.Float64bits(got[i]), want[i], math.Float64bits(want[i]))
 		}
 	}
+}
+
+// TestThreeIsPlain compares the three-type forms (mulAThree, mulATThree,
+// factorThree, solveThree) bit for bit with the plain loops they stand
+// for, on random three-type programs whose vectors and d hold special
+// values (both zeros, infinities, NaNs, denormals) one time in four, and
+// zeros in d (shares whose terms the linking system skips).
+//
+// One thing is let differ: which payload a NaN result carries when both
+// operands of an addition are NaNs. x86 keeps the first operand's, and Go
+// leaves the order of a sum's operands in the machine code to the
+// register allocator (an addition commutes), which writes c + p as p + c
+// where c is kept in a register rather than in memory. Every number, and
+// NaN where a NaN is, is the same; the payloads of two different NaNs
+// meeting cannot arise from the programs' own arithmetic, whose NaNs all
+// carry the one default payload.
+func TestThreeIsPlain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 11))
+	numbers := 0
+	for range 500 {
+		p := random(rng, 1+rng.IntN(40), 3, false, true)
+		var s Solver
+		s.setup(p)
+		finite := rng.IntN(2) == 0 // values of one scale, whose sums' order shows
+		value := func() float64 {
+			if finite {
+				return rng.NormFloat64() * math.Exp(2*rng.NormFloat64())
+			}
+			return special(rng)
+		}
+		v, y := make([]float64, s.nv), make([]float64, s.nr)
+		for i := range v {
+			v[i] = value()
+		}
+		for i := range y {
+			y[i] = value()
+		}
+		got, want := make([]float64, s.nr), make([]float64, s.nr)
+		for i := range got {
+			got[i] = special(rng) // mulAThree writes every entry
+		}
+		s.mulAThree(got, v)
+		s.mulAPlain(want, v)
+		sameBitsBut(t, "mulAThree", got, want, true)
+		got, want = make([]float64, s.nv), make([]float64, s.nv)
+		s.mulATThree(got, y)
+		s.mulATPlain(want, y)
+		sameBitsBut(t, "mulATThree", got, want, true)
+		// Without finite, one NaN in d makes the whole linking system NaN.
+		for i := range s.d {
+			s.d[i] = math.Exp(2 * rng.NormFloat64())
+			if !finite {
+				s.d[i] = math.Abs(special(rng))
+			}
+			switch rng.IntN(6) {
+			case 0:
+				s.d[i] = 0
+			case 1:
+				s.d[i] = 1e300 // a basic share's huge d
+			}
+		}
+		plain, three := s.factorsBy((*Solver).factorPlain, (*Solver).solvePlain, y),
+			s.factorsBy((*Solver).factorThree, (*Solver).solveThree, y)
+		for i := range plain {
+			sameBitsBut(t, "factorThree and solveThree", three[i], plain[i], true)
+			for _, x := range plain[i] {
+				if x == x {
+					numbers++
+				}
+			}
+		}
+	}
+	if numbers < 20000 {
+		t.Errorf("only %d entries of the factors and solutions are numbers", numbers)
+	}
+}
+
+// factorsBy factors s's normal equations with factor, solves them for r
+// with solve, and returns what the two wrote: the blocks, P⁻¹·Q, the
+// linking system's factors and row swaps, and the solution.
+func (s *Solver) factorsBy(factor func(*Solver), solve func(*Solver, []float64, []float64), r []float64) [][]float64 {
+	for _, b := range [][]float64{s.qs, s.pa, s.zr, s.link, s.pr} {
+		for i := range b {
+			b[i] = math.NaN() // every entry is written before it is read
+		}
+	}
+	factor(s)
+	out := make([]float64, s.nr)
+	solve(s, out, r)
+	piv := make([]float64, len(s.piv))
+	for i, p := range s.piv {
+		piv[i] = float64(p)
+	}
+	return [][]float64{slices.Clone(s.qs), slices.Clone(s.pa), slices.Clone(s.zr), slices.Clone(s.link), piv,
+		slices.Clone(s.pr), out}
 }
