@@ -264,13 +264,18 @@ func (c *haCluster) checkAcked(sub *submitter) {
 	}
 }
 
-// etcdLoss kills one etcd member (the service goes on), then a second
-// (writes fail with 503 naming the cause), then restarts one (writes
-// resume).
+// etcdLoss kills one etcd member (the service goes on once the two left
+// have a leader), then a second (writes fail with 503 naming the cause),
+// then restarts one (writes resume).
 func (c *haCluster) etcdLoss(sub *submitter) {
 	t := c.t
 	c.etcd.Kill(0)
 	killed := time.Now()
+	// Member 0 may have been etcd's leader: until the two left elect one
+	// (500 ms election timeout, seconds on a loaded host) etcd itself takes
+	// no write, and the service answers 503 "may not have been carried
+	// out" (seen once, 2026-11-30, with the host's load above 10).
+	c.etcd.WaitReady(20 * time.Second)
 	mustCLI(t, c.list, "submit", "--name", "one-member-down", "--gpus", "1", "--", "true")
 	c.waitStart(killed, "with one etcd member down")
 	c.etcd.Kill(1)
