@@ -83,7 +83,7 @@ func (a *Alloc) chooseFitted(sel []*model.Job, types []engine.TypeSet) ([]*model
 func (a *Alloc) openJobs(built *bool) {
 	if !*built {
 		for _, st := range a.states {
-			if !st.picked {
+			if !a.chosen(st) {
 				a.open = append(a.open, st)
 			}
 		}
@@ -92,7 +92,7 @@ func (a *Alloc) openJobs(built *bool) {
 	}
 	kept := a.open[:0]
 	for _, st := range a.open {
-		if !st.picked {
+		if !a.chosen(st) {
 			kept = append(kept, st)
 		}
 	}
@@ -107,7 +107,7 @@ func (a *Alloc) takeShared(list []*allocJob, t int, sel []*model.Job, types []en
 		if a.remain[t] <= 0 {
 			break
 		}
-		if !st.picked && st.gpus <= a.remain[t] {
+		if !a.chosen(st) && st.gpus <= a.remain[t] {
 			sel, types = a.take(st, t, sel, types)
 		}
 	}

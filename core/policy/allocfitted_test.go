@@ -51,6 +51,7 @@ func TestChooseFittedIsPairs(t *testing.T) {
 			a.account(w.s, now, true)
 			a.reset(now)
 			a.compute(w.s, now)
+			checkPins(t, a, now, fmt.Sprintf("world %d round %d", world, round))
 			fast := a.fittedRound(w.s)
 			if a.fitted != nil {
 				checkFittedX(t, a, world, round)
@@ -158,11 +159,30 @@ func stIDs(sts []*allocJob) []string {
 	return out
 }
 
-// clearPicked forgets choose's selection, as Order does after copying it.
-func (a *Alloc) clearPicked() {
-	for _, st := range a.states {
-		st.picked = false
+// checkPins checks that the pins account noted, where pinned will read
+// them, are the tracked jobs that pinned's pass over them all selects, in
+// its order.
+func checkPins(t *testing.T, a *Alloc, now model.Time, where string) {
+	t.Helper()
+	if !a.pinsOK || a.pinsAt != now {
+		return
 	}
+	var want []*allocJob
+	for i, j := range a.tracked {
+		if j.State == model.Running && now <= j.Resume {
+			want = append(want, a.states[i])
+		}
+	}
+	if !slices.Equal(a.pins, want) {
+		t.Fatalf("%s: account pinned %v, the tracked jobs %v", where, stIDs(a.pins), stIDs(want))
+	}
+}
+
+// clearPicked forgets choose's selection, as Order does after copying it,
+// and starts a new round (Alloc.round), as choose does, for a call of
+// pinned and choosePairs without choose.
+func (a *Alloc) clearPicked() {
+	a.round++
 	a.sel = a.sel[:0]
 }
 
