@@ -63,6 +63,9 @@ func TestChooseFittedIsPairs(t *testing.T) {
 				a.remain[k] = w.s.Cluster.TypeGPUs(k)
 			}
 			wantSel, wantTypes := a.pinned(w.s, now)
+			if fast && a.allFit() {
+				n.allFit++
+			}
 			wantSel, wantTypes = a.choosePairs(wantSel, wantTypes)
 			if !slices.Equal(gotSel, wantSel) || !slices.Equal(gotTypes, wantTypes) {
 				t.Fatalf("world %d round %d (fitted %v): choose took %v on %v, choosePairs %v on %v", world, round, fast, ids(gotSel), gotTypes, ids(wantSel), wantTypes)
@@ -74,8 +77,8 @@ func TestChooseFittedIsPairs(t *testing.T) {
 		}
 	}
 	t.Logf("%+v", n)
-	if n.fast < 300 || n.slow < 300 || n.pinned < 100 || n.offBest < 50 || n.gangFirst < 50 || n.dup < 50 {
-		t.Fatalf("rounds: %d fitted, %d not, %d fitted with pinned jobs, %d fitted with a job off its best type, %d fitted with a gang taken first, %d fitted with two jobs of one Seq; want many of each", n.fast, n.slow, n.pinned, n.offBest, n.gangFirst, n.dup)
+	if n.fast < 300 || n.slow < 300 || n.pinned < 100 || n.offBest < 50 || n.gangFirst < 50 || n.dup < 50 || n.allFit < 100 || n.fast-n.allFit < 100 {
+		t.Fatalf("rounds: %d fitted, %d not, %d fitted with pinned jobs, %d fitted with a job off its best type, %d fitted with a gang taken first, %d fitted with two jobs of one Seq, %d fitted with room for all (allFit); want many of each, and many fitted without room for all", n.fast, n.slow, n.pinned, n.offBest, n.gangFirst, n.dup, n.allFit)
 	}
 }
 
@@ -187,7 +190,7 @@ func (a *Alloc) clearPicked() {
 }
 
 // fittedCounts counts the kinds of rounds TestChooseFittedIsPairs saw.
-type fittedCounts struct{ fast, slow, pinned, offBest, gangFirst, dup int }
+type fittedCounts struct{ fast, slow, pinned, offBest, gangFirst, dup, allFit int }
 
 func (n *fittedCounts) count(a *Alloc, s *model.State, now model.Time, fast bool, sel []*model.Job, types []engine.TypeSet) {
 	if !fast {
