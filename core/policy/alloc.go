@@ -211,7 +211,7 @@ type Alloc struct {
 	rest      []allocEntry     // choose's scratch: one type's pairs without a priority
 	sorter    entrySorter      // choose's: sorts a type's pairs
 	states    []*allocJob      // a.jobs of tracked, in its order
-	sel       []*model.Job     // choose's selection, copied out by Order
+	sel       []*model.Job     // choose's selection, copied out by Order when its buffer is not empty (else chosen there)
 	types     []engine.TypeSet // the last Order's Types, reused by the next
 	remain    []int
 	done      []float64 // estSRPT's scratch: per tracked job, its service at its best speed
@@ -368,10 +368,16 @@ func (a *Alloc) Order(s *model.State, now model.Time, buf []*model.Job) engine.O
 		a.compute(s, now)
 		a.changed = false
 	}
-	sel, types := a.choose(s, now)
+	var sel []*model.Job
+	var types []engine.TypeSet
+	if len(buf) == 0 {
+		sel, types = a.chooseInto(s, now, buf) // chosen in place (choose counts the chosen by len(sel))
+		buf = sel
+	} else {
+		sel, types = a.choose(s, now)
+		buf = append(buf, sel...)
+	}
 	ord := engine.Order{Preemptive: true, Types: types}
-	buf = append(buf, sel...)
-	a.sel = sel[:0]
 	if len(sel) < len(a.tracked) { // else every job is chosen (choose takes each once)
 		for i, j := range a.tracked {
 			if a.chosen(a.states[i]) {

@@ -62,7 +62,7 @@ func TestChooseFittedIsPairs(t *testing.T) {
 			for k := range a.remain {
 				a.remain[k] = w.s.Cluster.TypeGPUs(k)
 			}
-			wantSel, wantTypes := a.pinned(w.s, now)
+			wantSel, wantTypes := a.pinned(w.s, now, a.sel[:0])
 			if fast && a.allFit() {
 				n.allFit++
 			}

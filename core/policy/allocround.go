@@ -324,14 +324,13 @@ func (a *Alloc) chosen(st *allocJob) bool { return st.pick == a.round }
 // stop every job before it progressed, round after round, for ever. Under
 // Gavel's semantics (no restart pause) no job is ever pinned.
 //
-// The selection starts in a.sel, reused from round to round (Order copies
-// it out), and the types in a.types, also reused, with room for one per
-// tracked job (as many as Order gives); nil without tracked jobs.
+// The selection is appended to sel (Order's buffer, or a.sel reused from
+// choose to choose), and the types to a.types, also reused, with room for
+// one per tracked job (as many as Order gives); nil without tracked jobs.
 //
 // When account found them at now (pinsOK), they are a.pins, and the
 // tracked jobs are not visited again; the pins are read once.
-func (a *Alloc) pinned(s *model.State, now model.Time) ([]*model.Job, []engine.TypeSet) {
-	sel := a.sel[:0]
+func (a *Alloc) pinned(s *model.State, now model.Time, sel []*model.Job) ([]*model.Job, []engine.TypeSet) {
 	var types []engine.TypeSet
 	if len(a.tracked) > 0 {
 		types = slices.Grow(a.types[:0], len(a.tracked))
@@ -380,11 +379,19 @@ func pinnedAt(j *model.Job, now model.Time) bool {
 // In a round where X is bestFits's and every job has the last reset's
 // credits, the pairs' order is known without their keys: chooseFitted.
 func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.TypeSet) {
+	sel, types := a.chooseInto(s, now, a.sel[:0])
+	a.sel = sel[:0]
+	return sel, types
+}
+
+// chooseInto is choose appending the chosen jobs to sel (Order's buffer:
+// no copy).
+func (a *Alloc) chooseInto(s *model.State, now model.Time, sel []*model.Job) ([]*model.Job, []engine.TypeSet) {
 	a.round++ // no job is chosen yet
 	for t := range a.remain {
 		a.remain[t] = s.Cluster.TypeGPUs(t)
 	}
-	sel, types := a.pinned(s, now)
+	sel, types := a.pinned(s, now, sel)
 	if a.fittedRound(s) {
 		return a.chooseFitted(sel, types)
 	}
