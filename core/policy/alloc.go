@@ -370,8 +370,8 @@ func (a *Alloc) Order(s *model.State, now model.Time, buf []*model.Job) engine.O
 	}
 	var sel []*model.Job
 	var types []engine.TypeSet
-	if len(buf) == 0 {
-		sel, types = a.chooseInto(s, now, buf) // chosen in place (choose counts the chosen by len(sel))
+	if len(buf) == 0 && cap(buf) >= len(a.tracked) {
+		sel, types = a.chooseInto(s, now, buf) // chosen in place (choose counts the chosen by len(sel)), room for every tracked job
 		buf = sel
 	} else {
 		sel, types = a.choose(s, now)
