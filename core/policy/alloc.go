@@ -211,7 +211,7 @@ type Alloc struct {
 	rest      []allocEntry     // choose's scratch: one type's pairs without a priority
 	sorter    entrySorter      // choose's: sorts a type's pairs
 	states    []*allocJob      // a.jobs of tracked, in its order
-	sel       []*model.Job     // choose's selection, copied out by Order
+	sel       []*model.Job     // choose's selection, copied out by Order when its buffer is not empty (else chosen there)
 	types     []engine.TypeSet // the last Order's Types, reused by the next
 	remain    []int
 	done      []float64 // estSRPT's scratch: per tracked job, its service at its best speed
@@ -253,7 +253,18 @@ type Alloc struct {
 	sharedStale bool
 	sharedDup   bool
 	open        []*allocJob // chooseFitted's scratch: the jobs not chosen yet, by Seq
-	beta        float64     // estSRPT's priority backlog power at the last computation of X by the program
+	// round counts choose's calls: a job is chosen in the current one
+	// when its allocJob.pick is round (chosen), so no pass clears the
+	// marks of the last.
+	round uint64
+	// pins is what account found for pinned: the tracked jobs, in order,
+	// running at pinsAt and still in their restart pause then; pinsOK
+	// while they are all the tracked jobs that are (account tracked no
+	// new job after), until choose reads them.
+	pins   []*allocJob
+	pinsAt model.Time
+	pinsOK bool
+	beta   float64 // estSRPT's priority backlog power at the last computation of X by the program
 }
 
 // allocJob is what Alloc keeps per active job.
@@ -268,7 +279,7 @@ type allocJob struct {
 	received []float64    // seconds run per type since the last reset, plus the credit; read through Alloc.credits or Alloc.receivedOn
 	epoch    uint64       // Alloc.epoch when received was last written: before, every entry is Alloc.resetTo
 	speed    []float64    // speed per type at gpus; 0 where it cannot run
-	picked   bool         // chosen to run this round (scratch)
+	pick     uint64       // Alloc.round when it was last chosen to run (chosen)
 	asks     bool         // counted in Alloc.demand, at bestT and gpus
 	fitX     bool         // x and weight are bestFits's for speed, gpus and bestT as they are (x 1 on bestT where it can run, else 0; weight 0)
 	deficit  []float64    // Gavel's deficit: share owed minus time received, per type (not kept by EstSRPT and Gittins: keepsDeficit)
@@ -357,17 +368,24 @@ func (a *Alloc) Order(s *model.State, now model.Time, buf []*model.Job) engine.O
 		a.compute(s, now)
 		a.changed = false
 	}
-	sel, types := a.choose(s, now)
+	var sel []*model.Job
+	var types []engine.TypeSet
+	if len(buf) == 0 && cap(buf) >= len(a.tracked) {
+		sel, types = a.chooseInto(s, now, buf) // chosen in place (choose counts the chosen by len(sel)), room for every tracked job
+		buf = sel
+	} else {
+		sel, types = a.choose(s, now)
+		buf = append(buf, sel...)
+	}
 	ord := engine.Order{Preemptive: true, Types: types}
-	buf = append(buf, sel...)
-	a.sel = sel[:0]
-	for i, j := range a.tracked {
-		if st := a.states[i]; st.picked {
-			st.picked = false // for the next round
-			continue
+	if len(sel) < len(a.tracked) { // else every job is chosen (choose takes each once)
+		for i, j := range a.tracked {
+			if a.chosen(a.states[i]) {
+				continue
+			}
+			buf = append(buf, j)
+			ord.Types = append(ord.Types, 0)
 		}
-		buf = append(buf, j)
-		ord.Types = append(ord.Types, 0)
 	}
 	ord.Jobs = buf
 	if ord.Types != nil {

@@ -112,6 +112,19 @@ func benchState(b *testing.B, names []string, tflops []float64, gpus []int, spee
 // one type and running there; before each round the oldest running job
 // finishes and a new one arrives, waiting.
 func BenchmarkAllocFitted(b *testing.B) {
+	benchFitted(b, false)
+}
+
+// BenchmarkAllocFittedRounds is BenchmarkAllocFitted's world without
+// arrivals, ends or new allocations (Realloc a day): the rounds between
+// Philly's, one a minute, where the policy only accounts, picks the pinned
+// jobs and chooses (chooseFitted, every type with room for all its jobs),
+// into the engine's reused buffer.
+func BenchmarkAllocFittedRounds(b *testing.B) {
+	benchFitted(b, true)
+}
+
+func benchFitted(b *testing.B, between bool) {
 	const types, nodes, jobs = 3, 25, 210
 	var ts []model.GPUType
 	var ns []model.Node
@@ -168,6 +181,15 @@ func BenchmarkAllocFitted(b *testing.B) {
 	now := model.Time(0)
 	next := jobs
 	var waiting *model.Job
+	if between {
+		buf := a.Order(s, now, nil).Jobs[:0]
+		b.ReportAllocs()
+		for b.Loop() {
+			now += model.Minute
+			buf = a.Order(s, now, buf).Jobs[:0]
+		}
+		return
+	}
 	b.ReportAllocs()
 	for b.Loop() {
 		now += 360 * model.Second

@@ -32,9 +32,20 @@ func (a *Alloc) fittedRound(s *model.State) bool {
 // fails fits here: the room only shrinks. So does a job whose pair with a
 // share on t was passed because it did not fit: the scans of the jobs
 // without a share on t need not skip it.
+//
+// When every type has room for all the jobs that ask for it (allFit),
+// the lists take every such job, and the scans of the others are skipped:
+// they would take none (see allFit).
 func (a *Alloc) chooseFitted(sel []*model.Job, types []engine.TypeSet) ([]*model.Job, []engine.TypeSet) {
 	if a.sharedDup {
 		a.rebuildShared() // in tracked's order, which the kept lists may not follow among equal Seqs
+	}
+	if a.allFit() {
+		for _, t := range a.order {
+			sel, types = a.takeShared(a.shared[t][0], t, sel, types)
+			sel, types = a.takeShared(a.shared[t][1], t, sel, types)
+		}
+		return sel, types
 	}
 	a.open = a.open[:0]
 	built := false // a.open holds the jobs not chosen yet
@@ -77,13 +88,34 @@ func (a *Alloc) chooseFitted(sel []*model.Job, types []engine.TypeSet) ([]*model
 	return sel, types
 }
 
+// allFit reports whether, after pinned, each type has more GPUs left than
+// the jobs that ask for it (Alloc.demand, no GPU count negative) ask for
+// in all. Then takeShared takes every job of a type's lists not chosen
+// yet, and the room never runs out. A job not chosen after a type's lists
+// either cannot run anywhere (best 0: it fits no type) or asks for a type
+// u later in a.order, where it runs faster than on the type t at hand
+// (bestT is the first of a.order with its best speed): its share is on u,
+// so sharedFaster defers it on t, and it is taken on u. The deferred pass
+// then finds every job that can run chosen.
+func (a *Alloc) allFit() bool {
+	if a.negative > 0 {
+		return false
+	}
+	for t, d := range a.demand {
+		if d >= a.remain[t] {
+			return false
+		}
+	}
+	return true
+}
+
 // openJobs sets a.open to the tracked jobs not chosen yet, by Seq: from
 // a.states the first time (built false), then by dropping those chosen
 // since.
 func (a *Alloc) openJobs(built *bool) {
 	if !*built {
 		for _, st := range a.states {
-			if !st.picked {
+			if !a.chosen(st) {
 				a.open = append(a.open, st)
 			}
 		}
@@ -92,7 +124,7 @@ func (a *Alloc) openJobs(built *bool) {
 	}
 	kept := a.open[:0]
 	for _, st := range a.open {
-		if !st.picked {
+		if !a.chosen(st) {
 			kept = append(kept, st)
 		}
 	}
@@ -107,7 +139,7 @@ func (a *Alloc) takeShared(list []*allocJob, t int, sel []*model.Job, types []en
 		if a.remain[t] <= 0 {
 			break
 		}
-		if !st.picked && st.gpus <= a.remain[t] {
+		if !a.chosen(st) && st.gpus <= a.remain[t] {
 			sel, types = a.take(st, t, sel, types)
 		}
 	}

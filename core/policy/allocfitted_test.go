@@ -51,6 +51,7 @@ func TestChooseFittedIsPairs(t *testing.T) {
 			a.account(w.s, now, true)
 			a.reset(now)
 			a.compute(w.s, now)
+			checkPins(t, a, now, fmt.Sprintf("world %d round %d", world, round))
 			fast := a.fittedRound(w.s)
 			if a.fitted != nil {
 				checkFittedX(t, a, world, round)
@@ -61,7 +62,10 @@ func TestChooseFittedIsPairs(t *testing.T) {
 			for k := range a.remain {
 				a.remain[k] = w.s.Cluster.TypeGPUs(k)
 			}
-			wantSel, wantTypes := a.pinned(w.s, now)
+			wantSel, wantTypes := a.pinned(w.s, now, a.sel[:0])
+			if fast && a.allFit() {
+				n.allFit++
+			}
 			wantSel, wantTypes = a.choosePairs(wantSel, wantTypes)
 			if !slices.Equal(gotSel, wantSel) || !slices.Equal(gotTypes, wantTypes) {
 				t.Fatalf("world %d round %d (fitted %v): choose took %v on %v, choosePairs %v on %v", world, round, fast, ids(gotSel), gotTypes, ids(wantSel), wantTypes)
@@ -73,8 +77,8 @@ func TestChooseFittedIsPairs(t *testing.T) {
 		}
 	}
 	t.Logf("%+v", n)
-	if n.fast < 300 || n.slow < 300 || n.pinned < 100 || n.offBest < 50 || n.gangFirst < 50 || n.dup < 50 {
-		t.Fatalf("rounds: %d fitted, %d not, %d fitted with pinned jobs, %d fitted with a job off its best type, %d fitted with a gang taken first, %d fitted with two jobs of one Seq; want many of each", n.fast, n.slow, n.pinned, n.offBest, n.gangFirst, n.dup)
+	if n.fast < 300 || n.slow < 300 || n.pinned < 100 || n.offBest < 50 || n.gangFirst < 50 || n.dup < 50 || n.allFit < 100 || n.fast-n.allFit < 100 {
+		t.Fatalf("rounds: %d fitted, %d not, %d fitted with pinned jobs, %d fitted with a job off its best type, %d fitted with a gang taken first, %d fitted with two jobs of one Seq, %d fitted with room for all (allFit); want many of each, and many fitted without room for all", n.fast, n.slow, n.pinned, n.offBest, n.gangFirst, n.dup, n.allFit)
 	}
 }
 
@@ -158,16 +162,35 @@ func stIDs(sts []*allocJob) []string {
 	return out
 }
 
-// clearPicked forgets choose's selection, as Order does after copying it.
-func (a *Alloc) clearPicked() {
-	for _, st := range a.states {
-		st.picked = false
+// checkPins checks that the pins account noted, where pinned will read
+// them, are the tracked jobs that pinned's pass over them all selects, in
+// its order.
+func checkPins(t *testing.T, a *Alloc, now model.Time, where string) {
+	t.Helper()
+	if !a.pinsOK || a.pinsAt != now {
+		return
 	}
+	var want []*allocJob
+	for i, j := range a.tracked {
+		if j.State == model.Running && now <= j.Resume {
+			want = append(want, a.states[i])
+		}
+	}
+	if !slices.Equal(a.pins, want) {
+		t.Fatalf("%s: account pinned %v, the tracked jobs %v", where, stIDs(a.pins), stIDs(want))
+	}
+}
+
+// clearPicked forgets choose's selection, as Order does after copying it,
+// and starts a new round (Alloc.round), as choose does, for a call of
+// pinned and choosePairs without choose.
+func (a *Alloc) clearPicked() {
+	a.round++
 	a.sel = a.sel[:0]
 }
 
 // fittedCounts counts the kinds of rounds TestChooseFittedIsPairs saw.
-type fittedCounts struct{ fast, slow, pinned, offBest, gangFirst, dup int }
+type fittedCounts struct{ fast, slow, pinned, offBest, gangFirst, dup, allFit int }
 
 func (n *fittedCounts) count(a *Alloc, s *model.State, now model.Time, fast bool, sel []*model.Job, types []engine.TypeSet) {
 	if !fast {

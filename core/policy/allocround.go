@@ -14,7 +14,9 @@ import (
 // still counts for their type), unless reset, which starts the credits
 // again, follows and the deficit, which reads them, is not kept
 // (keepsDeficit); it forgets the jobs that ended and tracks the new ones.
-// Either marks X as out of date.
+// Either marks X as out of date. On the way it notes the jobs that pinned
+// will select at now (Alloc.pins), so that choose need not visit every
+// job again.
 func (a *Alloc) account(s *model.State, now model.Time, reset bool) {
 	c := s.Cluster
 	a.accrueOwed(s, now)
@@ -29,12 +31,17 @@ func (a *Alloc) account(s *model.State, now model.Time, reset bool) {
 			})
 		}
 	}
+	clear(a.pins)
+	a.pins = a.pins[:0]
 	kept := 0 // the jobs still active are moved down in place, written only once one has ended (no write barrier for the others)
 	for i, j := range a.tracked {
 		st := a.states[i]
 		if j.State == model.Running || j.State == model.Waiting {
 			if kept != i {
 				a.tracked[kept], a.states[kept] = j, st
+			}
+			if pinnedAt(j, now) {
+				a.pins = append(a.pins, st)
 			}
 			kept++
 			continue
@@ -52,7 +59,12 @@ func (a *Alloc) account(s *model.State, now model.Time, reset bool) {
 	clear(a.tracked[kept:]) // the ended jobs' slots: not held any longer
 	clear(a.states[kept:])
 	a.tracked, a.states = a.tracked[:kept], a.states[:kept]
-	a.track(s)
+	a.pinsAt, a.pinsOK = now, !a.track(s)
+	for _, st := range a.states[kept:] { // the new jobs, after the others unless track sorted them (then pinned looks again)
+		if pinnedAt(st.job, now) {
+			a.pins = append(a.pins, st)
+		}
+	}
 }
 
 // track starts tracking the running and waiting jobs of s that are not
@@ -60,14 +72,15 @@ func (a *Alloc) account(s *model.State, now model.Time, reset bool) {
 // there are as many new ones as they outnumber the tracked: the search
 // stops when it has found them, from the ends of the queues (the waiting
 // first), where arrivals are. The order it finds them in does not matter:
-// the tracked jobs are sorted by Seq.
-func (a *Alloc) track(s *model.State) {
+// the tracked jobs are sorted by Seq. It reports whether the sort moved
+// any job (else the new ones follow the others).
+func (a *Alloc) track(s *model.State) bool {
 	n := len(s.Running()) + len(s.Waiting())
 	missing := -1 // unknown
 	if a.trackedAll == s {
 		missing = n - len(a.tracked)
 	}
-	added := 0
+	added, sorted := 0, false
 	for _, list := range [][]*model.Job{s.Waiting(), s.Running()} {
 		for k := len(list) - 1; k >= 0 && added != missing; k-- {
 			j := list[k]
@@ -85,27 +98,29 @@ func (a *Alloc) track(s *model.State) {
 		if a.speedsIn != s {
 			a.speedsIn = nil // the new jobs' speeds are s's, the others' not
 		}
-		a.sortTracked(len(a.states) - added)
+		sorted = a.sortTracked(len(a.states) - added)
 	}
 	a.trackedAll = nil
 	if n == len(a.tracked) {
 		a.trackedAll = s
 	}
+	return sorted
 }
 
 // sortTracked sorts the tracked jobs, and their states alike, by Seq
 // (new jobs, from old on, are appended at the end, and mostly arrived
 // last: the sort is skipped when they are in order already; the jobs
-// before old are).
-func (a *Alloc) sortTracked(old int) {
+// before old are). It reports whether it sorted them.
+func (a *Alloc) sortTracked(old int) bool {
 	bySeq := func(x, y *allocJob) int { return x.job.Seq - y.job.Seq }
 	if slices.IsSortedFunc(a.states[max(old-1, 0):], bySeq) {
-		return
+		return false
 	}
 	slices.SortFunc(a.states, bySeq)
 	for i, st := range a.states {
 		a.tracked[i] = st.job
 	}
+	return true
 }
 
 // microTask is the most time a job is credited with per round: with Gavel
@@ -299,6 +314,9 @@ func (a *Alloc) priority(st *allocJob, t int) float64 {
 	return st.x[t] / (received / a.worker[t])
 }
 
+// chosen reports whether st's job is chosen in choose's current round.
+func (a *Alloc) chosen(st *allocJob) bool { return st.pick == a.round }
+
 // pinned selects first, on the type they hold, the running jobs that have
 // made no progress since their last start yet (still in their restart
 // pause, now ≤ Job.Resume): stopping one would throw its restart away for
@@ -306,26 +324,44 @@ func (a *Alloc) priority(st *allocJob, t int) float64 {
 // stop every job before it progressed, round after round, for ever. Under
 // Gavel's semantics (no restart pause) no job is ever pinned.
 //
-// The selection starts in a.sel, reused from round to round (Order copies
-// it out), and the types in a.types, also reused, with room for one per
-// tracked job (as many as Order gives); nil without tracked jobs.
-func (a *Alloc) pinned(s *model.State, now model.Time) ([]*model.Job, []engine.TypeSet) {
-	sel := a.sel[:0]
+// The selection is appended to sel (Order's buffer, or a.sel reused from
+// choose to choose), and the types to a.types, also reused, with room for
+// one per tracked job (as many as Order gives); nil without tracked jobs.
+//
+// When account found them at now (pinsOK), they are a.pins, and the
+// tracked jobs are not visited again; the pins are read once.
+func (a *Alloc) pinned(s *model.State, now model.Time, sel []*model.Job) ([]*model.Job, []engine.TypeSet) {
 	var types []engine.TypeSet
 	if len(a.tracked) > 0 {
 		types = slices.Grow(a.types[:0], len(a.tracked))
 	}
-	for i, j := range a.tracked {
-		if j.State != model.Running || now > j.Resume {
-			continue
-		}
+	pin := func(st *allocJob) {
+		j := st.job
 		t := s.Cluster.TypeOf(j.Alloc[0])
 		a.remain[t] -= len(j.Alloc)
-		a.states[i].picked = true
+		st.pick = a.round
 		sel = append(sel, j)
 		types = append(types, 1<<uint(t))
 	}
+	if a.pinsOK && a.pinsAt == now {
+		for _, st := range a.pins {
+			pin(st)
+		}
+	} else {
+		for i, j := range a.tracked {
+			if pinnedAt(j, now) {
+				pin(a.states[i])
+			}
+		}
+	}
+	a.pinsOK = false
 	return sel, types
+}
+
+// pinnedAt reports whether j is running at now and still in its restart
+// pause (pinned).
+func pinnedAt(j *model.Job, now model.Time) bool {
+	return j.State == model.Running && now <= j.Resume
 }
 
 // choose picks the jobs that run this round and their type (Gavel's
@@ -343,10 +379,19 @@ func (a *Alloc) pinned(s *model.State, now model.Time) ([]*model.Job, []engine.T
 // In a round where X is bestFits's and every job has the last reset's
 // credits, the pairs' order is known without their keys: chooseFitted.
 func (a *Alloc) choose(s *model.State, now model.Time) ([]*model.Job, []engine.TypeSet) {
+	sel, types := a.chooseInto(s, now, a.sel[:0])
+	a.sel = sel[:0]
+	return sel, types
+}
+
+// chooseInto is choose appending the chosen jobs to sel (Order's buffer:
+// no copy).
+func (a *Alloc) chooseInto(s *model.State, now model.Time, sel []*model.Job) ([]*model.Job, []engine.TypeSet) {
+	a.round++ // no job is chosen yet
 	for t := range a.remain {
 		a.remain[t] = s.Cluster.TypeGPUs(t)
 	}
-	sel, types := a.pinned(s, now)
+	sel, types := a.pinned(s, now, sel)
 	if a.fittedRound(s) {
 		return a.chooseFitted(sel, types)
 	}
@@ -413,7 +458,7 @@ func (a *Alloc) typeEntries(t int) bool {
 	for pass := 0; pass < 2; pass++ {
 		for i, j := range a.tracked {
 			st := a.states[i]
-			if finite && st.picked {
+			if finite && a.chosen(st) {
 				continue
 			}
 			x := 0.0
@@ -496,7 +541,7 @@ func entriesSorted(es []allocEntry) bool {
 // fits reports whether the job of st, not yet chosen, can run on type t
 // with what is left of it this round.
 func (a *Alloc) fits(st *allocJob, t int) bool {
-	return a.remain[t] > 0 && !st.picked && st.speed[t] > 0 && st.gpus <= a.remain[t]
+	return a.remain[t] > 0 && !a.chosen(st) && st.speed[t] > 0 && st.gpus <= a.remain[t]
 }
 
 // fitsLaid is fits for a pair that typeEntries laid out in this type's
@@ -511,7 +556,7 @@ func (a *Alloc) fitsLaid(e allocEntry) bool {
 // take chooses st's job to run on type t this round.
 func (a *Alloc) take(st *allocJob, t int, sel []*model.Job, types []engine.TypeSet) ([]*model.Job, []engine.TypeSet) {
 	a.remain[t] -= st.gpus
-	st.picked = true
+	st.pick = a.round
 	return append(sel, st.job), append(types, 1<<uint(t))
 }
 

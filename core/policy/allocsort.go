@@ -1,6 +1,9 @@
 package policy
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // entrySorter sorts one type's pairs as slices.SortStableFunc(es,
 // entryOrder) would, by counting when they have few distinct keys: in a
@@ -8,10 +11,17 @@ import "slices"
 // priority, or +Inf for a gang taken first (gangFirst), and every pair
 // without one the same weight, so the stable sort's O(n log² n) moves are
 // mostly spent on two or three keys. Its buffers are kept from round to
-// round.
+// round. With more keys it sorts their keys and positions (keyed).
 type entrySorter struct {
 	buf   []allocEntry
 	group []uint8
+	keys  []sortKey
+}
+
+// sortKey is a pair's keys and its position among the pairs sorted.
+type sortKey struct {
+	prio, deficit, x float64
+	at               int
 }
 
 // maxKeys is the most distinct keys entrySorter sorts by counting; with
@@ -24,8 +34,41 @@ func (z *entrySorter) sort(es []allocEntry) {
 		return
 	}
 	if !z.count(es) {
-		slices.SortStableFunc(es, entryOrder)
+		z.keyed(es)
 	}
+}
+
+// keyed is sort by sorting the pairs' keys with their positions, ties in
+// the keys broken by position: a strict total order (entryOrder is a total
+// preorder, cmp.Compare's, NaN below every number), so any sort gives the
+// one order slices.SortStableFunc(es, entryOrder) gives, and pdqsort moves
+// the small keys O(n log n) times where the stable sort moves the pairs
+// O(n log² n) times. Then the pairs are laid out in that order.
+func (z *entrySorter) keyed(es []allocEntry) {
+	z.keys = z.keys[:0]
+	for i := range es {
+		e := &es[i]
+		z.keys = append(z.keys, sortKey{e.prio, e.deficit, e.x, i})
+	}
+	slices.SortFunc(z.keys, keyOrder)
+	z.buf = append(z.buf[:0], es...)
+	for i, k := range z.keys {
+		es[i] = z.buf[k.at]
+	}
+}
+
+// keyOrder is entryOrder on p's and q's keys, then their positions.
+func keyOrder(p, q sortKey) int {
+	if c := cmp.Compare(q.prio, p.prio); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(q.deficit, p.deficit); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(q.x, p.x); c != 0 {
+		return c
+	}
+	return p.at - q.at
 }
 
 // count is sort by counting: it reports false, leaving es as it was, when

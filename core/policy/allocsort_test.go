@@ -21,13 +21,22 @@ func TestEntrySorterIsStableSort(t *testing.T) {
 	counted, fell := 0, 0
 	for trial := range 2000 {
 		pool := 1 + rng.IntN(12)
+		if trial%10 == 5 {
+			pool = 50 + rng.IntN(500) // many keys: some drawn from a continuum
+		}
 		keys := make([][3]float64, pool)
 		for k := range keys {
 			for f := range 3 {
 				keys[k][f] = values[rng.IntN(len(values))]
+				if trial%10 == 5 && rng.IntN(2) == 0 {
+					keys[k][f] = rng.Float64()
+				}
 			}
 		}
 		n := rng.IntN(60)
+		if trial%5 == 0 {
+			n = rng.IntN(3000) // long enough for the sorts' larger-slice paths
+		}
 		es := make([]allocEntry, n)
 		for i := range es {
 			k := keys[rng.IntN(pool)]
@@ -69,4 +78,30 @@ func TestEntrySorterHandCase(t *testing.T) {
 			t.Fatalf("position %d: job %d, want %d", i, es[i].job.Seq, want)
 		}
 	}
+}
+
+// BenchmarkEntrySorterKeyed sorts 2,000 pairs with many distinct keys, as
+// choosePairs does in a round whose X the program solved (the fall-back of
+// entrySorter: more than maxKeys keys). The stable sort it replaced is
+// BenchmarkEntrySorterKeyed/stable.
+func BenchmarkEntrySorterKeyed(b *testing.B) {
+	rng := rand.New(rand.NewPCG(29, 3))
+	es := make([]allocEntry, 2000)
+	for i := range es {
+		es[i] = allocEntry{prio: float64(rng.IntN(400)) / 7, deficit: rng.Float64(), x: float64(rng.IntN(3)), job: &model.Job{Seq: i}}
+	}
+	work := make([]allocEntry, len(es))
+	var z entrySorter
+	b.Run("keyed", func(b *testing.B) {
+		for b.Loop() {
+			copy(work, es)
+			z.sort(work)
+		}
+	})
+	b.Run("stable", func(b *testing.B) {
+		for b.Loop() {
+			copy(work, es)
+			slices.SortStableFunc(work, entryOrder)
+		}
+	})
 }
