@@ -135,6 +135,7 @@ func TestSimAllocationBadInput(t *testing.T) {
 		{[]string{"--config", badLight}, "allocation.gang_probe_light: must be a quantile from 0 (the gang probe's) to below 1, got -0.5"},
 		{[]string{"--policy", "gittins", "--gang-probe-even", "-0.2"}, "gittins: the even-gang probe must be a quantile from 0 (the light-load probe's) to below 1, got -0.2"},
 		{[]string{"--config", badEven}, "allocation.gang_probe_even: must be a quantile from 0 (gang_probe_light's) to below 1, got 1"},
+		{[]string{"--policy", "gittins", "--advantage-even", "5"}, "gittins: the advantage weight's exponent must be from 0 (off) to 4, got 5"},
 		{[]string{"--policy", "gittins", "--priority-backlog", "1"}, "gittins: the priority backlog must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got 1"},
 		{[]string{"--policy", "esrpt", "--priority-backlog", "-2"}, "esrpt: the priority backlog must be 0 (none)"},
 		{[]string{"--policy", "esrpt", "--priority-backlog", "+Inf"}, "got +Inf"},
