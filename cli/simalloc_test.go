@@ -100,6 +100,10 @@ func TestSimAllocationBadInput(t *testing.T) {
 	if err := os.WriteFile(badEven, []byte("allocation:\n  gang_probe_even: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	badAdv := filepath.Join(dir, "adv.yaml")
+	if err := os.WriteFile(badAdv, []byte("allocation:\n  advantage_even: -1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	badBacklog := filepath.Join(dir, "backlog.yaml")
 	if err := os.WriteFile(badBacklog, []byte("allocation:\n  priority_backlog: 0.5\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -135,6 +139,8 @@ func TestSimAllocationBadInput(t *testing.T) {
 		{[]string{"--config", badLight}, "allocation.gang_probe_light: must be a quantile from 0 (the gang probe's) to below 1, got -0.5"},
 		{[]string{"--policy", "gittins", "--gang-probe-even", "-0.2"}, "gittins: the even-gang probe must be a quantile from 0 (the light-load probe's) to below 1, got -0.2"},
 		{[]string{"--config", badEven}, "allocation.gang_probe_even: must be a quantile from 0 (gang_probe_light's) to below 1, got 1"},
+		{[]string{"--policy", "gittins", "--advantage-even", "5"}, "gittins: the advantage weight's exponent must be from 0 (off) to 4, got 5"},
+		{[]string{"--config", badAdv}, "allocation.advantage_even: must be from 0 (off) to 4, got -1"},
 		{[]string{"--policy", "gittins", "--priority-backlog", "1"}, "gittins: the priority backlog must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got 1"},
 		{[]string{"--policy", "esrpt", "--priority-backlog", "-2"}, "esrpt: the priority backlog must be 0 (none)"},
 		{[]string{"--policy", "esrpt", "--priority-backlog", "+Inf"}, "got +Inf"},

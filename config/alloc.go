@@ -30,6 +30,11 @@ type AllocationSpec struct {
 	// in [0, 1); 0: gang_probe_light's (--gang-probe-even;
 	// policy.Alloc.GangProbeEven).
 	GangProbeEven *float64 `json:"gang_probe_even,omitempty"`
+	// AdvantageEven is the exponent of gittins's advantage weight while
+	// every job fits and the finished gangs are no longer than the
+	// single-GPU jobs, from 0 (off) to 4 (--advantage-even;
+	// policy.Alloc.AdvantageEven).
+	AdvantageEven *float64 `json:"advantage_even,omitempty"`
 	// PriorityBacklog is esrpt's and gittins's priority backlog, 0 (none)
 	// or a multiple of the cluster's GPUs above 1 (--priority-backlog;
 	// policy.Alloc.PriorityBacklog).
@@ -84,6 +89,9 @@ func (f *SchedFile) checkAllocation(name string) error {
 	if p := a.GangProbeEven; p != nil && !recipe.ValidQuantile(*p) {
 		return fieldError(name, "allocation.gang_probe_even", "must be a quantile from 0 (gang_probe_light's) to below 1, got %v", *p)
 	}
+	if e := a.AdvantageEven; e != nil && !recipe.ValidSpeedExponent(*e) {
+		return fieldError(name, "allocation.advantage_even", "must be from 0 (off) to 4, got %v", *e)
+	}
 	if b := a.PriorityBacklog; b != nil && !recipe.ValidBacklog(*b) {
 		return fieldError(name, "allocation.priority_backlog", "must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got %v", *b)
 	}
@@ -132,7 +140,7 @@ func (f *SchedFile) simulator() SimulatorSpec {
 
 // applyAllocation copies the allocation block into o, except the settings
 // whose flag is given (--realloc-interval, --gavel, --gang-probe,
-// --gang-probe-light, --gang-probe-even, --priority-backlog, --speed-exponent,
+// --gang-probe-light, --gang-probe-even, --advantage-even, --priority-backlog, --speed-exponent,
 // --gang-share).
 func (f *SchedFile) applyAllocation(o *recipe.Options, given func(flag string) bool) {
 	a := f.allocation()
@@ -153,6 +161,9 @@ func (f *SchedFile) applyAllocation(o *recipe.Options, given func(flag string) b
 	}
 	if a.GangProbeEven != nil && !given("gang-probe-even") {
 		o.Alloc.GangProbeEven = *a.GangProbeEven
+	}
+	if a.AdvantageEven != nil && !given("advantage-even") {
+		o.Alloc.AdvantageEven = *a.AdvantageEven
 	}
 	if a.PriorityBacklog != nil && !given("priority-backlog") {
 		o.Alloc.PriorityBacklog = *a.PriorityBacklog

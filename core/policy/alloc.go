@@ -125,6 +125,15 @@ type Alloc struct {
 	// families but puts one more trace above Gavel's best
 	// (docs/EXPERIMENTS.md, issue 29, eighth session).
 	GangProbeEven float64
+	// AdvantageEven is the exponent α of Gittins's advantage weight: while
+	// every job fits (the priority backlog's β = 0) and the gangs finished
+	// so far are no longer than the single-GPU jobs (sizeClasses.even), a
+	// job's flattened weight is multiplied by its comparative advantage to
+	// the power α (advantage). 0: off, the default. On the development
+	// traces it gains a few gavel-multi traces at α 0.25–1 and loses no
+	// bar (docs/EXPERIMENTS.md, issue 29, ninth session, light load and
+	// max-sum throughput).
+	AdvantageEven float64
 	// PriorityBacklog is the backlog, in multiples of the cluster's GPUs,
 	// from which EstSRPT's and Gittins's weights are fully their own (at
 	// most 1: always). Below it each job's value per GPU (its weight,
@@ -203,7 +212,7 @@ type Alloc struct {
 	rng       *pyRand
 	fifoType  map[*model.Job]int  // FIFOAlloc: each allocated job's type
 	finished  []float64           // finished jobs' work in seconds at their best speed
-	sizes     sizeClasses         // Gittins with GangProbeEven: finished's sizes, gangs and single-GPU jobs apart
+	sizes     sizeClasses         // Gittins with GangProbeEven or AdvantageEven: finished's sizes, gangs and single-GPU jobs apart
 	surv      survival            // the size distribution learned from them
 	curve     gittinsCurve        // Gittins: surv smoothed
 	indexes   map[float64]float64 // Gittins: the indexes computed on curve, by service (gittinsOnce)

@@ -58,6 +58,7 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 	a.beta = beta
 	probe := a.probe(beta)
 	p := a.sizedProgram(n, k)
+	adv := a.advantageOn(beta)
 	for t := range k {
 		p.Cap[t] = float64(s.Cluster.TypeGPUs(t))
 	}
@@ -73,6 +74,9 @@ func (a *Alloc) estSRPT(s *model.State, now model.Time) {
 		w := a.value(j, st.gpus, done[i], best[i], now, exp, probe)
 		st.index, st.probing = w, done[i] < probe
 		w = flatten(w, st.gpus, beta)
+		if adv {
+			w *= math.Pow(advantage(st.speed), a.AdvantageEven)
+		}
 		st.weight = w
 		off, cur := a.moveFactor(s, j, done[i])
 		for t, v := range st.speed {

@@ -48,7 +48,7 @@ func (a *Alloc) account(s *model.State, now model.Time, reset bool) {
 		}
 		if best := st.best; j.State == model.Finished && best > 0 {
 			a.finished = append(a.finished, j.Work/best)
-			if a.Objective == Gittins && a.GangProbeEven > 0 {
+			if a.Objective == Gittins && (a.GangProbeEven > 0 || a.AdvantageEven > 0) {
 				a.sizes.add(j.Work/best, st.gpus > 1)
 			}
 		}

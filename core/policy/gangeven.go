@@ -100,3 +100,35 @@ func (a *Alloc) probeLight() float64 {
 	}
 	return a.GangProbeLight
 }
+
+// AdvantageCap bounds a job's comparative advantage (advantage).
+const AdvantageCap = 8
+
+// advantage returns a job's comparative advantage from its speeds per
+// type: its best speed over its second-best, at most AdvantageCap
+// (AdvantageCap where it runs on one type only).
+func advantage(speed []float64) float64 {
+	var b1, b2 float64
+	for _, v := range speed {
+		if v > b1 {
+			b1, b2 = v, b1
+		} else if v > b2 {
+			b2 = v
+		}
+	}
+	if b2 <= 0 {
+		return AdvantageCap
+	}
+	return min(b1/b2, AdvantageCap)
+}
+
+// advantageOn reports whether Gittins's advantage weight (AdvantageEven)
+// applies in a computation at priority backlog power beta: only while
+// every job fits (beta 0) and the gangs finished so far are no longer than
+// the single-GPU jobs (sizeClasses.even). Gavel's max-sum gains on the
+// gavel-multi families by running the type-bound gangs first; where gangs
+// are longer (Philly's and Pollux's traces) the gate stays shut and the
+// Gittins order is kept (docs/EXPERIMENTS.md, issue 29, ninth session).
+func (a *Alloc) advantageOn(beta float64) bool {
+	return a.Objective == Gittins && a.AdvantageEven > 0 && beta == 0 && a.sizes.even()
+}

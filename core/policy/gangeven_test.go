@@ -103,3 +103,55 @@ func TestSizeClassesAdd(t *testing.T) {
 		t.Errorf("singles: upper median %v of %d, want 2 of 3", got, n)
 	}
 }
+
+// TestAdvantage: best speed over second-best, capped; a job that runs on
+// one type only has the cap.
+func TestAdvantage(t *testing.T) {
+	for _, tc := range []struct {
+		speed []float64
+		want  float64
+	}{
+		{[]float64{1, 0.25, 0.1}, 4},
+		{[]float64{0.2, 0.5, 1}, 2},    // best last
+		{[]float64{1, 1, 0.5}, 1},      // a tie for best
+		{[]float64{1, 0.1, 0.05}, 8},   // 10, capped
+		{[]float64{0, 1, 0}, 8},        // one type only
+		{[]float64{0.5, 0.4, 0}, 1.25}, // a type it cannot run on
+	} {
+		if got := advantage(tc.speed); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("advantage(%v) = %v, want %v", tc.speed, got, tc.want)
+		}
+	}
+}
+
+// TestAdvantageOn: the advantage weight applies only to Gittins, with
+// AdvantageEven set, at β = 0 and while the finished gangs are no longer
+// than the single-GPU jobs (at least GangEvenJobs of each).
+func TestAdvantageOn(t *testing.T) {
+	tenSingles := sizesFrom(100, 100, 10) // upper median 600
+	for _, tc := range []struct {
+		name           string
+		obj            Objective
+		alpha, beta    float64
+		gangs, singles []float64
+		want           bool
+	}{
+		{"even, light load", Gittins, 0.5, 0, sizesFrom(100, 100, 10), tenSingles, true},
+		{"gangs longer", Gittins, 0.5, 0, sizesFrom(110, 100, 10), tenSingles, false}, // 610 > 600
+		{"nine gangs only", Gittins, 0.5, 0, sizesFrom(100, 100, 9), tenSingles, false},
+		{"a backlog", Gittins, 0.5, 0.1, sizesFrom(100, 100, 10), tenSingles, false},
+		{"off", Gittins, 0, 0, sizesFrom(100, 100, 10), tenSingles, false},
+		{"esrpt", EstSRPT, 0.5, 0, sizesFrom(100, 100, 10), tenSingles, false},
+	} {
+		a := &Alloc{Objective: tc.obj, AdvantageEven: tc.alpha}
+		for _, s := range tc.gangs {
+			a.sizes.add(s, true)
+		}
+		for _, s := range tc.singles {
+			a.sizes.add(s, false)
+		}
+		if got := a.advantageOn(tc.beta); got != tc.want {
+			t.Errorf("%s: advantageOn %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -86,6 +86,10 @@ type AllocOptions struct {
 	// fits once the finished gangs are no longer than the single-GPU jobs
 	// (policy.Alloc), in [0, 1); 0: GangProbeLight always (the default).
 	GangProbeEven float64
+	// AdvantageEven is gittins's advantage weight's exponent while every
+	// job fits and the finished gangs are no longer than the single-GPU
+	// jobs (policy.Alloc), from 0 to 4; 0: off (the default).
+	AdvantageEven float64
 	// PriorityBacklog is the priority backlog of esrpt and gittins
 	// (policy.Alloc): 0 or above 1, in multiples of the cluster's GPUs;
 	// 0: none. DefaultOptions sets policy.DefaultPriorityBacklog.
@@ -251,6 +255,9 @@ func queuePolicy(name string, o Options) (engine.QueuePolicy, error) {
 		if p := o.Alloc.GangProbeEven; !ValidQuantile(p) {
 			return nil, fmt.Errorf("%s: the even-gang probe must be a quantile from 0 (the light-load probe's) to below 1, got %v", name, p)
 		}
+		if e := o.Alloc.AdvantageEven; !ValidSpeedExponent(e) {
+			return nil, fmt.Errorf("%s: the advantage weight's exponent must be from 0 (off) to 4, got %v", name, e)
+		}
 		if b := o.Alloc.PriorityBacklog; !ValidBacklog(b) {
 			return nil, fmt.Errorf("%s: the priority backlog must be 0 (none) or a finite multiple of the cluster's GPUs above 1, got %v", name, b)
 		}
@@ -306,7 +313,7 @@ func ValidSpeedExponent(e float64) bool { return e >= 0 && e <= 4 }
 // (fifo is one with o.Gavel).
 func allocPolicy(name string, o AllocOptions) (*policy.Alloc, bool) {
 	a := &policy.Alloc{Round: o.Round, Realloc: o.Realloc, Gavel: o.Gavel, Seed: o.Seed, GangProbe: o.GangProbe,
-		GangProbeLight: o.GangProbeLight, GangProbeEven: o.GangProbeEven, PriorityBacklog: o.PriorityBacklog, SpeedExponent: o.SpeedExponent, GangShare: o.GangShare,
+		GangProbeLight: o.GangProbeLight, GangProbeEven: o.GangProbeEven, AdvantageEven: o.AdvantageEven, PriorityBacklog: o.PriorityBacklog, SpeedExponent: o.SpeedExponent, GangShare: o.GangShare,
 		MoveCost: o.MoveCost, GangOwed: o.GangOwed}
 	if a.Round == 0 {
 		a.Round = DefaultRound
