@@ -129,7 +129,7 @@ type Alloc struct {
 	// every job fits (the priority backlog's β = 0) and the gangs finished
 	// so far are no longer than the single-GPU jobs (sizeClasses.even), a
 	// job's flattened weight is multiplied by its comparative advantage to
-	// the power α (advantage). 0: off, the default. On the development
+	// the power α (advantage). 0: off; the shells set DefaultAdvantageEven. On the development
 	// traces it gains a few gavel-multi traces at α 0.25–1 and loses no
 	// bar (docs/EXPERIMENTS.md, issue 29, ninth session, light load and
 	// max-sum throughput).
@@ -311,6 +311,13 @@ type allocEntry struct {
 // DefaultExponent is EstSRPT's exponent unless set, chosen by experiment
 // (docs/EXPERIMENTS.md, issue 21).
 const DefaultExponent = 2
+
+// DefaultAdvantageEven is Gittins's advantage exponent the shells set
+// (recipe.DefaultOptions; Alloc.AdvantageEven): on the 396 development
+// traces of the workload families it met the adoption rule at 0.25, 0.5,
+// 0.75 and 1, and 0.5 had the most traces at ≤ 0.9× of Gavel's best
+// (docs/EXPERIMENTS.md, issue 29, ninth session).
+const DefaultAdvantageEven = 0.5
 
 // DefaultGangProbe is the gang probe the shells set (recipe.DefaultOptions):
 // a gang is probed until it has received the size that 30 % of jobs do not

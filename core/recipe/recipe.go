@@ -88,7 +88,8 @@ type AllocOptions struct {
 	GangProbeEven float64
 	// AdvantageEven is gittins's advantage weight's exponent while every
 	// job fits and the finished gangs are no longer than the single-GPU
-	// jobs (policy.Alloc), from 0 to 4; 0: off (the default).
+	// jobs (policy.Alloc), from 0 to 4; 0: off. DefaultOptions sets
+	// policy.DefaultAdvantageEven.
 	AdvantageEven float64
 	// PriorityBacklog is the priority backlog of esrpt and gittins
 	// (policy.Alloc): 0 or above 1, in multiples of the cluster's GPUs;
@@ -142,7 +143,7 @@ func DefaultOptions() Options {
 	return Options{PriorityRatio: 2, StarveRatio: 4, TiresiasThresholds: policy.TiresiasThresholds(),
 		Threshold: scaler.DefaultThresholdConfig(), MaxLoad: scaler.DefaultMaxLoad,
 		Alloc: AllocOptions{GangProbe: policy.DefaultGangProbe, GangProbeLight: policy.DefaultGangProbeLight, PriorityBacklog: policy.DefaultPriorityBacklog,
-			GangShare: policy.DefaultGangShare}}
+			GangShare: policy.DefaultGangShare, AdvantageEven: policy.DefaultAdvantageEven}}
 }
 
 // Policies returns the queue policy names.
