@@ -5,8 +5,8 @@
 //	go run ./scripts/experiments [-bin bin/gpusched] [-shared ../shared] [-section S]
 //	go run ./scripts/experiments -section gavel [-loads 1800,3600] [-seeds 1-6] [-flags "..."]
 //	go run ./scripts/experiments -section alibaba
-//	go run ./scripts/experiments -section robust [-set dev|held|fresh|sealed|vault|reserve|locker|cellar|both|all] [-traces DIR]
-//	go run ./scripts/experiments -section robust-scalers|robust-energy -set dev|held|fresh|sealed|vault|reserve|locker|cellar [-flags "..."]
+//	go run ./scripts/experiments -section robust [-set dev|held|fresh|sealed|vault|reserve|locker|cellar|attic|both|all] [-traces DIR]
+//	go run ./scripts/experiments -section robust-scalers|robust-energy -set dev|held|fresh|sealed|vault|reserve|locker|cellar|attic [-flags "..."]
 package main
 
 import (
@@ -49,7 +49,7 @@ func main() {
 	seeds := flag.String("seeds", "1-6", "gavel: the generator's seeds, comma-separated numbers and ranges")
 	extra := flag.String("flags", "", "gavel, robust-scalers, robust-energy: flags added to every gpusched run, e.g. \"--gang-probe-light 0\"")
 	keep := flag.String("traces", "", "robust: write the grid's traces into this folder and keep them")
-	set := flag.String("set", "both", "robust: the generator seeds to run: dev (development), held (held-out), fresh (second held-out), sealed (third held-out, reported once), vault (fourth held-out, reported once), reserve (fifth held-out, reported once), locker (sixth held-out, reported once), cellar (seventh held-out, run once to report), both (dev and held) or all (dev, held and fresh)")
+	set := flag.String("set", "both", "robust: the generator seeds to run: dev (development), held (held-out), fresh (second held-out), sealed (third held-out, reported once), vault (fourth held-out, reported once), reserve (fifth held-out, reported once), locker (sixth held-out, reported once), cellar (seventh held-out, reported once), attic (eighth held-out, run once to report), both (dev and held) or all (dev, held and fresh)")
 	flag.Parse()
 	var err error
 	switch *section {

@@ -50,6 +50,10 @@ var (
 	// ninth session, right after robustLocker had been run once to
 	// report: the held-out set of any change made after that run.
 	robustCellar = []uint64{701, 702, 703}
+	// robustAttic is an eighth held-out set, fixed on 2026-11-30 at the
+	// ninth session's end, right after robustCellar had been run once to
+	// report: the held-out set of any change made after that run.
+	robustAttic = []uint64{801, 802, 803}
 	// robustLoads are offered loads: V100-GPU-seconds of work submitted
 	// per second ÷ the cluster's GPUs (robustRate).
 	robustLoads = []float64{0.3, 0.6, 1.0, 1.5}
@@ -220,6 +224,7 @@ var robustSets = []robustSet{
 	{"fresh", "fresh held-out", robustFresh}, {"sealed", "sealed held-out", robustSealed},
 	{"vault", "vault (fourth held-out)", robustVault}, {"reserve", "reserve (fifth held-out)", robustReserve},
 	{"locker", "locker (sixth held-out)", robustLocker}, {"cellar", "cellar (seventh held-out)", robustCellar},
+	{"attic", "attic (eighth held-out)", robustAttic},
 }
 
 // robustSetNamed returns the seed set called name.
@@ -242,7 +247,7 @@ func robustSetNames() string {
 }
 
 // robust prints the grid's tables for the development and the held-out
-// seeds (set: dev, held, fresh, sealed, vault, reserve, locker, cellar, both — dev and held — or
+// seeds (set: dev, held, fresh, sealed, vault, reserve, locker, cellar, attic, both — dev and held — or
 // all, which is dev, held and fresh); the traces are written into keep, and
 // kept, when it is not empty.
 func robust(bin, set, keep string) error {

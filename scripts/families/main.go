@@ -7,8 +7,9 @@
 // Every family has a development set of seeds and seven held-out sets,
 // each fixed here before the tuning it is held out from (the seeds below):
 // OUT/F/heldout, OUT/F/fresh, OUT/F/unseen, OUT/F/sealed, OUT/F/vault and
-// OUT/F/reserve and OUT/F/locker have each been reported on and may now be
-// tuned on with OUT/F/dev; OUT/F/cellar is the one still held out. A family fixes the jobs' arrivals, GPU counts and run
+// OUT/F/reserve, OUT/F/locker and OUT/F/cellar have each been reported on
+// and may now be tuned on with OUT/F/dev; OUT/F/attic is the one still
+// held out. A family fixes the jobs' arrivals, GPU counts and run
 // times (synth.Shape); job types and steps are drawn as Gavel's generator
 // draws them (synth.FromShapes), so that Gavel's simulator can run every
 // trace. Loads are the GPU time the jobs ask at V100 speed over what -gpus
@@ -47,7 +48,8 @@ import (
 // lockerSeeds, fixed on 2026-11-29 at the eighth session's end, right after
 // reserve had been run once to report; and an eighth, cellarSeeds, fixed on
 // 2026-11-30 in the ninth session, right after locker had been run once to
-// report.
+// report; and a ninth, atticSeeds, fixed on 2026-11-30 at the ninth
+// session's end, right after cellar had been run once to report.
 // Read-only tables, never written.
 var (
 	devSeeds     = []uint64{1, 2, 3, 4}
@@ -59,6 +61,7 @@ var (
 	reserveSeeds = []uint64{123, 124, 125, 126, 127}
 	lockerSeeds  = []uint64{128, 129, 130, 131, 132}
 	cellarSeeds  = []uint64{133, 134, 135, 136, 137}
+	atticSeeds   = []uint64{138, 139, 140, 141, 142}
 )
 
 // family is one kind of workload at one load.
@@ -102,7 +105,7 @@ var gavelMulti = [4]float64{0.4, 0.2, 0.25, 0.15}
 
 func main() {
 	shared := flag.String("shared", "../shared", "the shared folder with traces/")
-	out := flag.String("out", "out/families", "where to write OUT/FAMILY/{dev,heldout,fresh,unseen,sealed,vault,reserve,locker,cellar}/FAMILY-sSEED.trace")
+	out := flag.String("out", "out/families", "where to write OUT/FAMILY/{dev,heldout,fresh,unseen,sealed,vault,reserve,locker,cellar,attic}/FAMILY-sSEED.trace")
 	jobs := flag.Int("jobs", 200, "jobs per trace")
 	gpus := flag.Int("gpus", 24, "GPUs of the cluster the loads are for (8:8:8)")
 	flag.Parse()
@@ -126,7 +129,7 @@ func run(shared, out string, jobs, gpus int) error {
 			}
 			sources[f.source] = specs
 		}
-		for set, seeds := range map[string][]uint64{"dev": devSeeds, "heldout": heldOutSeeds, "fresh": freshSeeds, "unseen": unseenSeeds, "sealed": sealedSeeds, "vault": vaultSeeds, "reserve": reserveSeeds, "locker": lockerSeeds, "cellar": cellarSeeds} {
+		for set, seeds := range map[string][]uint64{"dev": devSeeds, "heldout": heldOutSeeds, "fresh": freshSeeds, "unseen": unseenSeeds, "sealed": sealedSeeds, "vault": vaultSeeds, "reserve": reserveSeeds, "locker": lockerSeeds, "cellar": cellarSeeds, "attic": atticSeeds} {
 			for _, seed := range seeds {
 				path := filepath.Join(out, f.name, set, fmt.Sprintf("%s-s%d.trace", f.name, seed))
 				if err := write(path, m, f, sources[f.source], jobs, gpus, seed); err != nil {
